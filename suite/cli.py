@@ -1,0 +1,124 @@
+"""The `suite` command line: argparse subcommands, one cmd_<name>(args) -> int each.
+
+Heavy libraries are imported inside the commands so `suite --help` is instant.
+"""
+
+import argparse
+import os
+import sys
+
+from suite import __version__
+from suite.errors import ExitCode, SuiteError
+
+# --------------------------------------------------------------------------- validators
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit 2), not the whole usage block."""
+
+    def error(self, message):
+        self.exit(ExitCode.BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def size(text: str) -> int:
+    from suite.sizes import parse_size
+
+    try:
+        return parse_size(text)
+    except SuiteError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def workload_names() -> list[str]:
+    from suite.files import data_dir
+
+    return sorted(p.name[:-5] for p in os.scandir(data_dir("workloads")) if p.name.endswith(".yaml"))
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def cmd_list(args) -> int:
+    from suite import workloads
+    from suite.report import text
+
+    resolved = [workloads.resolve(n, a) for n in workloads.names() for a in workloads.accelerators(n)]
+    print(text.workloads_table(resolved))
+    return ExitCode.OK
+
+
+def cmd_datasize(args) -> int:
+    import json
+
+    from suite import datasize, workloads
+    from suite.report import text
+
+    workload = workloads.resolve(args.workload, args.accelerator_type)
+    result = datasize.compute(workload, args.accelerators, args.client_hosts, args.host_memory, args.ruleset)
+    next_command = (f"suite datagen --workload {workload.name} --accelerator-type {workload.accelerator} "
+                    f"--files {result.num_files} --data-dir DATA_DIR")
+    if args.format == "json":
+        print(json.dumps({**result.to_dict(), "next_command": next_command}, indent=2, sort_keys=True))
+    else:
+        print(text.datasize(result, next_command))
+    return ExitCode.OK
+
+
+COMMANDS = {
+    "list": cmd_list,
+    "datasize": cmd_datasize,
+}
+
+# --------------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="suite",
+        description="MLPerf Storage-style and TPCx-AI-style benchmarks under enforced rules.")
+    parser.add_argument("--version", action="version", version=f"suite {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    names = workload_names()
+
+    p = sub.add_parser("list", help="list the workloads and their accelerators")
+    p.add_argument("what", nargs="?", choices=["workloads"], default="workloads")
+
+    p = sub.add_parser("datasize", help="how many files a compliant dataset needs",
+                       description="Size the dataset: max(5x host memory, the minimum-steps rule).")
+    p.add_argument("--workload", required=True, choices=names)
+    p.add_argument("--accelerator-type", default="h100", help="h100, a100 (v1.0/v2.0) or v100 (v0.5)")
+    p.add_argument("--accelerators", type=positive_int, required=True, help="simulated accelerators in all")
+    p.add_argument("--client-hosts", type=positive_int, default=1)
+    p.add_argument("--host-memory", type=size, required=True, help='per host, with a unit: "128GiB" or "137.4GB"')
+    p.add_argument("--ruleset", choices=["v0.5", "v1.0", "v2.0"], default=None,
+                   help="default v1.0 (v0.5 for v100-only workloads)")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(COMMANDS[args.command](args))
+    except SuiteError as exc:
+        print(f"suite {args.command}: error: {exc}", file=sys.stderr)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        print(f"suite {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

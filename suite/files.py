@@ -1,0 +1,144 @@
+"""Reading and writing the suite's data files safely.
+
+- every load is size-limited, decoded as UTF-8 and, when a schema is named,
+  validated against suite/schemas/<name>.schema.json;
+- every write goes to a temporary file in the same directory, is fsync'd and
+  renamed into place, so a reader never sees half a file;
+- every problem becomes a one-line SuiteError naming the file and field.
+"""
+
+import json
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+from suite.errors import SuiteError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+MAX_DATA_FILE_BYTES = 16 * 1024 * 1024  # result, rule and workload files are small
+
+
+def data_dir(name: str) -> Path:
+    """A top-level data directory of the repository (workloads, rules, submissions)."""
+    return REPO_ROOT / name
+
+
+def read_text(path: Path, limit: int = MAX_DATA_FILE_BYTES, error=SuiteError) -> str:
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if not path.is_file():
+            raise error(f"{path}: expected a regular file, got a directory or special file")
+        if size > limit:
+            raise error(f"{path}: size: expected at most {limit} bytes, got {size}")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: encoding: expected UTF-8, got an invalid byte at offset {exc.start}") from None
+
+
+def load_json(path: Path, schema: str | None = None, error=SuiteError):
+    text = read_text(path, error=error)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{path}: line {exc.lineno}: expected valid JSON, got {exc.msg}") from None
+    if schema:
+        validate(doc, schema, path, error)
+    return doc
+
+
+def load_yaml(path: Path, schema: str | None = None, error=SuiteError):
+    import yaml
+
+    text = read_text(path, error=error)
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f"line {mark.line + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise error(f"{path}: {line}expected valid YAML, got {problem}") from None
+    if schema:
+        validate(doc, schema, path, error)
+    return doc
+
+
+@lru_cache(maxsize=None)
+def _validator(schema: str):
+    import jsonschema
+
+    with open(SCHEMA_DIR / f"{schema}.schema.json", encoding="utf-8") as f:
+        doc = json.load(f)
+    cls = jsonschema.validators.validator_for(doc)
+    cls.check_schema(doc)
+    return cls(doc)
+
+
+def schema_errors(doc, schema: str) -> list[str]:
+    """Every schema violation of `doc` as `field: expected X, got Y` strings."""
+    errors = sorted(_validator(schema).iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    return [_describe(e) for e in errors]
+
+
+def validate(doc, schema: str, path, error=SuiteError) -> None:
+    problems = schema_errors(doc, schema)
+    if problems:
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise error(f"{path}: {problems[0]}{more}")
+
+
+def _describe(err) -> str:
+    field = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+    if err.validator == "additionalProperties":
+        allowed = sorted(err.schema.get("properties", {}))
+        extra = sorted(set(err.instance) - set(allowed)) if isinstance(err.instance, dict) else []
+        return f"{field}: unknown key {', '.join(map(repr, extra))}; expected one of {', '.join(allowed)}"
+    if err.validator == "required":
+        return f"{field}: expected key {err.message.split(' ')[0]}, got none"
+    if err.validator == "type":
+        return f"{field}: expected {err.validator_value}, got {type(err.instance).__name__} {err.instance!r}"[:300]
+    if err.validator == "enum":
+        return f"{field}: expected one of {err.validator_value}, got {err.instance!r}"
+    if err.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        return f"{field}: expected {err.validator} {err.validator_value}, got {err.instance!r}"
+    return f"{field}: {err.message}"[:300]
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write `data` to `path` through a temp file + fsync + rename."""
+    path = Path(path)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def dump_json(doc) -> str:
+    return json.dumps(doc, indent=4, sort_keys=True) + "\n"
+
+
+def write_json(path: Path, doc, schema: str | None = None) -> None:
+    """Validate (when a schema is named) and atomically write a JSON document."""
+    if schema:
+        problems = schema_errors(doc, schema)
+        if problems:  # our own output breaking our schema is a bug, not user error
+            raise ValueError(f"{path}: refusing to write, schema {schema}: {problems[0]}")
+    write_atomic(path, dump_json(doc))

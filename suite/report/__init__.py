@@ -1,0 +1,1 @@
+"""Everything formatted for humans: terminal text (text.py) and pages (html.py)."""

@@ -1,0 +1,36 @@
+"""Byte sizes with units: "128GiB" is 128 x 1024^3, "137.4GB" is 137.4 x 1000^3.
+
+A bare number is refused, so GiB and GB are never confused.
+"""
+
+import re
+
+from suite.errors import SuiteError
+
+UNITS = {
+    "B": 1,
+    "KB": 1000, "MB": 1000**2, "GB": 1000**3, "TB": 1000**4, "PB": 1000**5,
+    "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4, "PiB": 1024**5,
+}
+GIB = 1024**3
+MIB = 1024**2
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]i?B|B)\s*$")
+
+
+def parse_size(text: str) -> int:
+    """Return the number of bytes in `text`; raise SuiteError when it has no unit."""
+    match = _SIZE.match(str(text))
+    if not match or match.group(2) not in UNITS:
+        raise SuiteError(
+            f"size {text!r}: expected a number with a unit, e.g. 128GiB (x1024^3) or "
+            f"137.4GB (x1000^3); units: {', '.join(UNITS)}"
+        )
+    value = float(match.group(1)) * UNITS[match.group(2)]
+    if value <= 0:
+        raise SuiteError(f"size {text!r}: expected a positive size, got {value:g} bytes")
+    return int(value)
+
+
+def format_gib(num_bytes: float) -> str:
+    return f"{num_bytes / GIB:.2f} GiB"

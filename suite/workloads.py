@@ -1,0 +1,164 @@
+"""Workloads as data: load workloads/<name>.yaml, check it, resolve it for an accelerator.
+
+A workload file carries DLIO's section keys (dataset, reader, train, checkpoint,
+storage, metric) and an `accelerators` block whose entries override any of them.
+`resolve()` merges base + accelerator block + --param overrides into one config
+(validated again) and a typed `Workload` whose field names carry their units.
+"""
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from suite import files
+from suite.errors import WorkloadError
+
+SECTIONS = ("dataset", "reader", "train", "checkpoint", "storage", "metric")
+
+
+def workload_dir() -> Path:
+    return files.data_dir("workloads")
+
+
+def names() -> list[str]:
+    return sorted(p.stem for p in workload_dir().glob("*.yaml"))
+
+
+def load(name: str) -> dict:
+    """The validated workload file `name` (no accelerator applied)."""
+    path = workload_dir() / f"{name}.yaml"
+    if name not in names():
+        raise WorkloadError(f"workload {name!r}: expected one of {', '.join(names())}")
+    doc = files.load_yaml(path, schema="workload", error=WorkloadError)
+    if doc["name"] != name:
+        raise WorkloadError(f"{path}: name: expected {name!r}, got {doc['name']!r}")
+    return doc
+
+
+def param_types() -> dict[str, str]:
+    """Every `section.key` a --param may set, with its JSON-schema type."""
+    import json
+
+    schema = json.loads((files.SCHEMA_DIR / "workload.schema.json").read_text())
+    out = {}
+    for section, spec in schema["$defs"].items():
+        for key, prop in spec["properties"].items():
+            kind = prop.get("type")
+            if kind is None and "enum" in prop:
+                kind = "string"
+            out[f"{section}.{key}"] = kind
+    return out
+
+
+def parse_params(pairs: list[str]) -> dict[str, object]:
+    """Turn ["reader.read_threads=8", ...] into {"reader.read_threads": 8, ...}."""
+    types = param_types()
+    out: dict[str, object] = {}
+    for pair in pairs or []:
+        key, sep, raw = pair.partition("=")
+        key = key.strip().removeprefix("workload.").removeprefix("++workload.")
+        if not sep:
+            raise WorkloadError(f"--param {pair!r}: expected key=value, got no '='")
+        if key not in types:
+            raise WorkloadError(f"--param {key}: expected one of {', '.join(sorted(types))}, got unknown key")
+        out[key] = _convert(key, raw.strip(), types[key])
+    return out
+
+
+def _convert(key: str, raw: str, kind: str):
+    try:
+        if kind == "integer":
+            return int(raw)
+        if kind == "number":
+            return float(raw)
+        if kind == "boolean":
+            if raw.lower() in ("true", "1", "yes"):
+                return True
+            if raw.lower() in ("false", "0", "no"):
+                return False
+            raise ValueError
+    except ValueError:
+        raise WorkloadError(f"--param {key}: expected {kind}, got {raw!r}") from None
+    return raw
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A workload resolved for one accelerator type, with units in every name."""
+
+    name: str
+    accelerator: str
+    rulesets: tuple[str, ...]
+    framework: str
+    format: str
+    num_samples_per_file: int
+    record_length_bytes: float
+    record_length_stdev_bytes: float
+    batch_size: int
+    read_threads: int
+    computation_threads: int
+    prefetch_size: int
+    transfer_size_bytes: int
+    odirect: bool
+    file_shuffle: str
+    sample_shuffle: str
+    seed: int
+    epochs: int
+    computation_time_s: float
+    total_training_steps: int | None
+    checkpoint_model_size_bytes: int | None
+    checkpoint_after_epoch: int | None
+    au_threshold: float
+    num_files_train: int | None
+    num_subfolders_train: int
+    data_folder: str
+    config: dict = field(compare=False, repr=False)  # the merged DLIO-style config
+
+    @property
+    def dlio_name(self) -> str:
+        """The Hydra workload name DLIO uses in overrides.yaml, e.g. unet3d_h100."""
+        return self.name if self.accelerator == "v100" else f"{self.name}_{self.accelerator}"
+
+
+def accelerators(name: str) -> list[str]:
+    return sorted(load(name)["accelerators"])
+
+
+def resolve(name: str, accelerator: str, params: dict[str, object] | None = None) -> Workload:
+    doc = load(name)
+    path = workload_dir() / f"{name}.yaml"
+    accels = doc["accelerators"]
+    if accelerator not in accels:
+        raise WorkloadError(f"{path}: accelerators: expected one of {', '.join(sorted(accels))}, got {accelerator!r}")
+    config = {s: copy.deepcopy(doc.get(s, {})) for s in SECTIONS}
+    for section in SECTIONS:
+        config[section].update(copy.deepcopy(accels[accelerator].get(section, {})))
+    for dotted, value in (params or {}).items():
+        section, key = dotted.split(".", 1)
+        config[section][key] = value
+    probe = {"schema_version": 1, "name": name, "framework": doc["framework"],
+             "accelerators": {accelerator: {"rulesets": accels[accelerator]["rulesets"], "train": {}}}, **config}
+    files.validate(probe, "workload", f"{path} (with --param)", WorkloadError)
+    if "computation_time" not in config["train"]:
+        raise WorkloadError(f"{path}: accelerators.{accelerator}.train.computation_time: expected a number, got none")
+    ds, rd, tr, ck = config["dataset"], config["reader"], config["train"], config["checkpoint"]
+    return Workload(
+        name=name, accelerator=accelerator, rulesets=tuple(accels[accelerator]["rulesets"]),
+        framework=doc["framework"], format=ds["format"],
+        num_samples_per_file=ds["num_samples_per_file"],
+        record_length_bytes=ds["record_length"], record_length_stdev_bytes=ds.get("record_length_stdev", 0),
+        batch_size=rd["batch_size"], read_threads=rd.get("read_threads", 1),
+        computation_threads=rd.get("computation_threads", 1), prefetch_size=rd.get("prefetch_size", 2),
+        transfer_size_bytes=rd.get("transfer_size", 0), odirect=rd.get("odirect", False),
+        file_shuffle=rd.get("file_shuffle", "seed"), sample_shuffle=rd.get("sample_shuffle", "seed"),
+        seed=rd.get("seed", 100), epochs=tr.get("epochs", 1), computation_time_s=tr["computation_time"],
+        total_training_steps=tr.get("total_training_steps"),
+        checkpoint_model_size_bytes=ck.get("model_size"), checkpoint_after_epoch=ck.get("checkpoint_after_epoch"),
+        au_threshold=config["metric"]["au"], num_files_train=ds.get("num_files_train"),
+        num_subfolders_train=ds.get("num_subfolders_train", 0), data_folder=ds.get("data_folder", f"data/{name}/"),
+        config=config,
+    )
+
+
+def all_accelerators() -> list[str]:
+    return sorted({a for n in names() for a in load(n)["accelerators"]})

@@ -1,0 +1,42 @@
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+FIXTURES = SHARED / "fixtures"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture
+def fixtures_dir():
+    """../shared/fixtures (real published results); the test skips when it is absent."""
+    if not FIXTURES.is_dir():
+        pytest.skip("../shared/fixtures is not present")
+    return FIXTURES
+
+
+@pytest.fixture
+def run_cli(capsys):
+    """Call cli.main([...]) and return (exit_code, stdout, stderr)."""
+    from suite import cli
+
+    def call(*argv):
+        try:
+            code = cli.main([str(a) for a in argv])
+        except SystemExit as exc:  # argparse usage errors
+            code = exc.code
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return call
+
+
+def mpiexec() -> str:
+    """The mpiexec of the mpich wheel installed beside this Python."""
+    exe = Path(sys.executable).parent / "mpiexec"
+    return str(exe) if exe.exists() else (shutil.which("mpiexec") or "mpiexec")

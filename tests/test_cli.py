@@ -1,0 +1,66 @@
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+
+def test_help_is_instant_and_imports_nothing_heavy():
+    code = ("import sys, time; t=time.perf_counter(); from suite import cli; "
+            "import contextlib, io\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try: cli.main(['--help'])\n"
+            "    except SystemExit: pass\n"
+            "heavy = [m for m in ('numpy','h5py','mpi4py','sklearn','xgboost','yaml','jsonschema','matplotlib') if m in sys.modules]\n"
+            "print(time.perf_counter()-t, heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    seconds, heavy = out.split(" ", 1)
+    assert float(seconds) < 0.5 and heavy.strip() == "[]"
+
+
+def test_python_dash_m_suite_works():
+    proc = subprocess.run([sys.executable, "-m", "suite", "--version"], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.startswith("suite ")
+
+
+def test_list_workloads(run_cli):
+    code, out, _ = run_cli("list", "workloads")
+    assert code == 0
+    assert "unet3d" in out and "h100" in out and "0.323" in out and "70%" in out and "v100" in out
+
+
+def test_datasize_text_names_the_rule_and_next_command(run_cli):
+    code, out, _ = run_cli("datasize", "--workload", "unet3d", "--accelerator-type", "h100",
+                           "--accelerators", 8, "--client-hosts", 2, "--host-memory", "128GiB")
+    assert code == 0
+    assert "files         28000" in out and "minimum-steps rule" in out
+    assert "suite datagen --workload unet3d --accelerator-type h100 --files 28000" in out
+    assert "GiB" in out
+
+
+def test_datasize_json(run_cli):
+    code, out, _ = run_cli("datasize", "--workload", "cosmoflow", "--accelerators", 16,
+                           "--host-memory", "64GiB", "--ruleset", "v2.0", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["num_files"] == 121_477 and doc["dictated_by"] == "memory"
+
+
+def test_gb_and_gib_give_different_sizes(run_cli):
+    _, gib, _ = run_cli("datasize", "--workload", "cosmoflow", "--accelerators", 1,
+                        "--host-memory", "64GiB", "--format", "json")
+    _, gb, _ = run_cli("datasize", "--workload", "cosmoflow", "--accelerators", 1,
+                       "--host-memory", "64GB", "--format", "json")
+    assert json.loads(gib)["num_files"] > json.loads(gb)["num_files"]
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--workload", "nope", "--accelerators", "1", "--host-memory", "1GiB"], "invalid choice"),
+    (["--workload", "unet3d", "--accelerators", "0", "--host-memory", "1GiB"], "positive integer"),
+    (["--workload", "unet3d", "--accelerators", "1", "--host-memory", "128"], "137.4GB"),
+    (["--workload", "unet3d", "--accelerator-type", "tpu", "--accelerators", "1", "--host-memory", "1GiB"],
+     "expected one of a100, h100, v100"),
+])
+def test_datasize_bad_input_is_one_line_exit_2(run_cli, argv, needle):
+    code, out, err = run_cli("datasize", *argv)
+    assert code == 2 and needle in err and err.count("\n") == 1 and "Traceback" not in err
