@@ -27,29 +27,50 @@ MemoryCgroup(limit_bytes, name, support=None) -- a context manager
     .peak_bytes()  v1 memory.max_usage_in_bytes, v2 memory.peak (None where absent)
     .usage_bytes() v1 memory.usage_in_bytes, v2 memory.current
     .oom_kills()   v1 memory.oom_control oom_kill, v2 memory.events oom_kill
-    .evidence() -> {version, path, requested_bytes, applied_bytes, peak_bytes, oom_kills,
-        removed, create_s, remove_s, killed_pids, cleanup_error}; valid after the block
+    .evidence() -> {version, path, requested_bytes, applied_bytes, swap_limit_bytes,
+        peak_bytes, oom_kills, removed, create_s, remove_s, killed_pids, cleanup_error}; valid after the block
         (final figures are read just before removal).
     On exit -- also after an exception or KeyboardInterrupt -- every process left in the
     cgroup is SIGKILLed, the cgroup removed (rmdir, retried briefly), evidence removed=True.
     If it cannot be removed: evidence cleanup_error, and CgroupCleanupError (a RunError)
     raised when the body itself did not raise. `.close()` does the same and is idempotent.
 
-remove_stale(prefix) -> [paths]: empty and remove <root>/suite/<prefix>* left by a crash.
+remove_stale(prefix, force=False) -> [paths]: empty and remove <root>/suite/<prefix>*
+    cgroups left by a crashed run -- those whose owner pid (the first all-digit field of
+    the name, as unique_name() makes it) is dead; force=True: every match.
+unique_name(tag="run") -> "<tag>-<pid>-<n>"; preflight(limit_bytes) -> evidence dict:
+    create, read back and remove a probe cgroup now (fail fast before generating data).
 
 Errors: CgroupError (a SuiteError, exit 2), one line naming the path tried, the reason and
 what to do ("run as root ..., or drop --memory-limit"): no usable cgroup, mkdir refused
 (not root, read-only), the kernel refusing the limit, a limit below 1 MiB or above
 MemTotal, a limit read back more than a page from the request.
 
-Names: use something unique per run, e.g. f"run-{os.getpid()}-{n}".
+Names: unique per run and carrying the owner pid: unique_name() or f"run-{os.getpid()}-{n}".
+start() uses a preexec hook (os.open/os.write/os.close of the pid only) in the forked child.
 """
 
-from suite.enforce.cache import CacheDrop, drop_caches, meminfo_bytes, page_cache_residency
-from suite.enforce.cgroup import (CgroupCleanupError, CgroupError, CgroupSupport, CgroupV1,
-                                  CgroupV2, MemoryCgroup, SystemdScope, check_limit,
-                                  detect_cgroup, remove_stale)
+from suite.enforce.backends import CgroupV1, CgroupV2, SystemdScope
+from suite.enforce.cache import (
+    CacheDrop,
+    drop_caches,
+    meminfo_bytes,
+    page_cache_residency,
+)
+from suite.enforce.cgroup import (
+    CgroupCleanupError,
+    CgroupError,
+    CgroupSupport,
+    MemoryCgroup,
+    check_limit,
+    detect_cgroup,
+    owner_pid,
+    preflight,
+    remove_stale,
+    unique_name,
+)
 
-__all__ = ["CacheDrop", "drop_caches", "meminfo_bytes", "page_cache_residency",
-           "CgroupCleanupError", "CgroupError", "CgroupSupport", "CgroupV1", "CgroupV2",
-           "MemoryCgroup", "SystemdScope", "check_limit", "detect_cgroup", "remove_stale"]
+__all__ = ["CacheDrop", "CgroupCleanupError", "CgroupError", "CgroupSupport", "CgroupV1",
+           "CgroupV2", "MemoryCgroup", "SystemdScope", "check_limit", "detect_cgroup",
+           "drop_caches", "meminfo_bytes", "owner_pid", "page_cache_residency", "preflight",
+           "remove_stale", "unique_name"]

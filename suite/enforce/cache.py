@@ -16,7 +16,7 @@ import dataclasses
 import mmap
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 DROP_CACHES_PATH = "/proc/sys/vm/drop_caches"
 MEMINFO_PATH = "/proc/meminfo"
@@ -57,7 +57,7 @@ def meminfo_bytes(field: str, meminfo: str = MEMINFO_PATH) -> int | None:
 
 
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def drop_caches(path: str = DROP_CACHES_PATH, meminfo: str = MEMINFO_PATH) -> CacheDrop:

@@ -1,15 +1,10 @@
 """Memory cgroups that hold a run's processes, with the limit read back as evidence.
 
-Three mechanisms, preferred in this order when usable:
+Three mechanisms, preferred in this order when usable (file operations in backends.py):
   v2       unified hierarchy: memory.max, memory.swap.max=0, memory.peak, memory.events
   v1       /sys/fs/cgroup/memory: memory.limit_in_bytes (+ memory.memsw.limit_in_bytes),
            memory.max_usage_in_bytes, memory.oom_control
   systemd  `systemd-run --scope -p MemoryMax=...` around the command (systemd is PID 1)
-
-The file-level operations live in CgroupV1 / CgroupV2, which take the hierarchy's root
-path as a parameter and touch the filesystem only through plain reads and writes plus
-the two seams `_mkdir` / `_rmdir`, so their logic can be run against a directory tree
-laid out like cgroupfs (tests do this for v2, which this machine lacks).
 """
 
 from __future__ import annotations
@@ -21,17 +16,22 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 import time
 
-from suite.errors import RunError, SuiteError, expected_got
+from suite.enforce.backends import (
+    PARENT,
+    CgroupV1,
+    CgroupV2,
+    SystemdScope,
+    _oserr,
+    _read,
+)
 from suite.enforce.cache import meminfo_bytes
+from suite.errors import RunError, SuiteError, expected_got
 
-PARENT = "suite"                      # every cgroup we make lives under <root>/suite/
-V1_ROOT = "/sys/fs/cgroup/memory"
-V2_ROOT = "/sys/fs/cgroup"
 MIN_LIMIT_BYTES = 1 << 20             # below this not even a shell can exec
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-UNLIMITED_V1 = 9223372036854771712    # what v1 reports for "no limit" (LONG_MAX page-aligned)
 ADVICE = "run as root on a host with a writable memory cgroup, or drop --memory-limit"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
@@ -52,283 +52,6 @@ class CgroupSupport:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
-
-
-def _oserr(path, what: str, exc: OSError) -> str:
-    return f"{path}: {what}: {exc.strerror or exc} (errno {exc.errno})"
-
-
-def _read(path) -> str:
-    with open(path, "rb") as f:       # bytes: no codec lookup (works after dropping root)
-        return f.read().decode()
-
-
-def _write(path, text: str) -> None:
-    """Write to an existing control file, as `echo x > file` does but never O_CREAT:
-    a missing file is an error (e.g. memory.max without the memory controller)."""
-    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-
-
-def _keyed(path, key: str) -> int | None:
-    """The value of `key N` in a flat-keyed file (memory.events, memory.oom_control)."""
-    try:
-        for line in _read(path).splitlines():
-            parts = line.split()
-            if len(parts) == 2 and parts[0] == key:
-                return int(parts[1])
-    except (OSError, ValueError):
-        return None
-    return None
-
-
-def _int_file(path) -> int | None:
-    try:
-        text = _read(path).strip()
-    except OSError:
-        return None
-    if text == "max":
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        return None
-
-
-def _pids(path) -> list[int]:
-    try:
-        return [int(x) for x in _read(os.path.join(path, "cgroup.procs")).split()]
-    except (OSError, ValueError):
-        return []
-
-
-class CgroupV1:
-    """cgroup v1 memory controller rooted at `root` (normally /sys/fs/cgroup/memory)."""
-
-    version = "v1"
-
-    def __init__(self, root: str = V1_ROOT):
-        self.root = str(root)
-        self.parent = os.path.join(self.root, PARENT)
-
-    def _mkdir(self, path) -> None:
-        os.mkdir(path)
-
-    def _rmdir(self, path) -> None:
-        os.rmdir(path)
-
-    def path_for(self, name: str) -> str:
-        return os.path.join(self.parent, name)
-
-    def _ensure_parent(self) -> None:
-        try:
-            self._mkdir(self.parent)
-        except FileExistsError:
-            pass
-
-    def create(self, path: str) -> None:
-        self._ensure_parent()
-        self._mkdir(path)
-
-    def set_limit(self, path: str, limit: int) -> None:
-        _write(os.path.join(path, "memory.limit_in_bytes"), str(limit))
-        memsw = os.path.join(path, "memory.memsw.limit_in_bytes")
-        if os.path.exists(memsw):            # swap accounting on: no escape into swap
-            _write(memsw, str(limit))
-
-    def applied(self, path: str) -> int | None:
-        value = _int_file(os.path.join(path, "memory.limit_in_bytes"))
-        return None if value == UNLIMITED_V1 else value
-
-    def peak(self, path: str) -> int | None:
-        return _int_file(os.path.join(path, "memory.max_usage_in_bytes"))
-
-    def usage(self, path: str) -> int | None:
-        return _int_file(os.path.join(path, "memory.usage_in_bytes"))
-
-    def oom_kills(self, path: str) -> int | None:
-        return _keyed(os.path.join(path, "memory.oom_control"), "oom_kill")
-
-    def join_file(self, path: str) -> str | None:
-        return os.path.join(path, "cgroup.procs")
-
-    def wrap_argv(self, argv, limit: int, path: str) -> list:
-        return list(argv)
-
-    def pids(self, path: str) -> list[int]:
-        return _pids(path)
-
-    def populated(self, path: str) -> bool:
-        return bool(_pids(path))
-
-    def kill_all(self, path: str) -> list[int]:
-        pids = _pids(path)
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        return pids
-
-    def exists(self, path: str) -> bool:
-        return os.path.isdir(path)
-
-    def remove(self, path: str) -> None:
-        self._rmdir(path)
-
-    def children(self) -> list[str]:
-        try:
-            return sorted(e.name for e in os.scandir(self.parent) if e.is_dir())
-        except OSError:
-            return []
-
-
-class CgroupV2(CgroupV1):
-    """cgroup v2 (unified) rooted at `root`; the memory controller is enabled on the way down."""
-
-    version = "v2"
-
-    def __init__(self, root: str = V2_ROOT):
-        super().__init__(root)
-
-    def _enable_memory(self, directory: str) -> None:
-        control = os.path.join(directory, "cgroup.subtree_control")
-        enabled = {t.lstrip("+") for t in _read(control).split()}
-        if "memory" not in enabled:
-            _write(control, "+memory")
-
-    def create(self, path: str) -> None:
-        self._enable_memory(self.root)
-        self._ensure_parent()
-        self._enable_memory(self.parent)
-        self._mkdir(path)
-        if not os.path.exists(os.path.join(path, "memory.max")):
-            raise FileNotFoundError(errno.ENOENT, "memory controller not enabled here "
-                                    "(no memory.max after mkdir)", path)
-
-    def set_limit(self, path: str, limit: int) -> None:
-        _write(os.path.join(path, "memory.max"), str(limit))
-        swap = os.path.join(path, "memory.swap.max")
-        if os.path.exists(swap):
-            _write(swap, "0")
-
-    def applied(self, path: str) -> int | None:
-        return _int_file(os.path.join(path, "memory.max"))
-
-    def peak(self, path: str) -> int | None:
-        return _int_file(os.path.join(path, "memory.peak"))      # kernel >= 5.19
-
-    def usage(self, path: str) -> int | None:
-        return _int_file(os.path.join(path, "memory.current"))
-
-    def oom_kills(self, path: str) -> int | None:
-        return _keyed(os.path.join(path, "memory.events"), "oom_kill")
-
-    def populated(self, path: str) -> bool:
-        value = _keyed(os.path.join(path, "cgroup.events"), "populated")
-        return bool(_pids(path)) if value is None else value != 0
-
-    def kill_all(self, path: str) -> list[int]:
-        pids = _pids(path)
-        kill = os.path.join(path, "cgroup.kill")                  # kernel >= 5.14
-        if pids and os.path.exists(kill):
-            _write(kill, "1")
-            return pids
-        return super().kill_all(path)
-
-
-class SystemdScope:
-    """`systemd-run --scope` around the command; systemd owns the cgroup.
-
-    The limit and usage are read from the scope's cgroup (v2 files) while the scope
-    lives; systemd removes the scope when its last process exits.
-    """
-
-    version = "systemd"
-    root = None
-
-    def __init__(self, cgroupfs: str = V2_ROOT, systemctl: str = "systemctl"):
-        self.cgroupfs = cgroupfs
-        self.systemctl = systemctl
-
-    @staticmethod
-    def unit(path: str) -> str:
-        return f"suite-{os.path.basename(path)}.scope"
-
-    def path_for(self, name: str) -> str:
-        return name
-
-    def create(self, path: str) -> None:
-        pass
-
-    def set_limit(self, path: str, limit: int) -> None:
-        pass
-
-    def wrap_argv(self, argv, limit: int, path: str) -> list:
-        return ["systemd-run", "--scope", "--quiet", "--collect", f"--unit={self.unit(path)}",
-                "-p", f"MemoryMax={limit}", "-p", "MemorySwapMax=0", "--"] + list(argv)
-
-    def _show(self, path: str, prop: str) -> str | None:
-        try:
-            out = subprocess.run([self.systemctl, "show", "-p", prop, "--value", self.unit(path)],
-                                 capture_output=True, text=True, timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        value = out.stdout.strip()
-        return value if out.returncode == 0 and value and value != "[not set]" else None
-
-    def _cgdir(self, path: str) -> str | None:
-        group = self._show(path, "ControlGroup")
-        return os.path.join(self.cgroupfs, group.lstrip("/")) if group else None
-
-    def _file(self, path: str, name: str):
-        d = self._cgdir(path)
-        return os.path.join(d, name) if d else None
-
-    def applied(self, path: str) -> int | None:
-        value = self._show(path, "MemoryMax")
-        return int(value) if value and value.isdigit() else None
-
-    def peak(self, path: str) -> int | None:
-        f = self._file(path, "memory.peak")
-        return _int_file(f) if f else None
-
-    def usage(self, path: str) -> int | None:
-        f = self._file(path, "memory.current")
-        return _int_file(f) if f else None
-
-    def oom_kills(self, path: str) -> int | None:
-        f = self._file(path, "memory.events")
-        return _keyed(f, "oom_kill") if f else None
-
-    def join_file(self, path: str) -> str | None:
-        return None
-
-    def pids(self, path: str) -> list[int]:
-        d = self._cgdir(path)
-        return _pids(d) if d else []
-
-    def populated(self, path: str) -> bool:
-        return bool(self.pids(path))
-
-    def kill_all(self, path: str) -> list[int]:
-        pids = self.pids(path)
-        subprocess.run([self.systemctl, "kill", "--signal=SIGKILL", self.unit(path)],
-                       capture_output=True, timeout=10)
-        return pids
-
-    def exists(self, path: str) -> bool:
-        state = self._show(path, "ActiveState")
-        return state not in (None, "inactive", "failed")
-
-    def remove(self, path: str) -> None:
-        subprocess.run([self.systemctl, "stop", self.unit(path)], capture_output=True, timeout=10)
-
-    def children(self) -> list[str]:
-        return []
 
 
 # ----------------------------------------------------------------------------- detection
@@ -477,6 +200,7 @@ class MemoryCgroup:
         self.version = backend.version
         self.path = backend.path_for(name)
         self.applied_bytes: int | None = None
+        self.swap_limit_bytes: int | None = None
         self.created = False
         self.removed = False
         self.create_s: float | None = None
@@ -487,7 +211,7 @@ class MemoryCgroup:
         self._procs: list[subprocess.Popen] = []
 
     @classmethod
-    def adopt(cls, name: str, backend) -> "MemoryCgroup":
+    def adopt(cls, name: str, backend) -> MemoryCgroup:
         """An existing cgroup <root>/suite/<name>, to be emptied and removed with close()."""
         cg = cls.__new__(cls)
         cg.requested_bytes = None
@@ -496,7 +220,7 @@ class MemoryCgroup:
         return cg
 
     # -- lifecycle
-    def __enter__(self) -> "MemoryCgroup":
+    def __enter__(self) -> MemoryCgroup:
         self.create()
         return self
 
@@ -528,6 +252,7 @@ class MemoryCgroup:
                                          f"{self.requested_bytes} bytes", exc)
                                   + "; choose another --memory-limit") from None
             self.applied_bytes = self.backend.applied(path)
+            self.swap_limit_bytes = self.backend.swap_applied(path)
             if self.version != "systemd":
                 self._check_applied()
         except BaseException:
@@ -542,9 +267,23 @@ class MemoryCgroup:
                                            f"{self.requested_bytes} bytes within a page", got))
 
     def close(self) -> None:
-        """Kill what is left in the cgroup, record final figures, remove it. Idempotent."""
+        """Kill what is left in the cgroup, record final figures, remove it. Idempotent.
+
+        SIGINT and SIGTERM are held off (blocked, not lost) while it runs in the main
+        thread, so a second Ctrl-C cannot leave the cgroup behind; they are delivered
+        when it returns."""
         if not self.created or self.removed:
             return
+        blocked = None
+        if threading.current_thread() is threading.main_thread():
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            self._close()
+        finally:
+            if blocked is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+    def _close(self) -> None:
         t0 = time.perf_counter()
         path, backend = self.path, self.backend
         try:
@@ -666,14 +405,52 @@ class MemoryCgroup:
     def evidence(self) -> dict:
         return {"version": self.version, "path": self.path,
                 "requested_bytes": self.requested_bytes, "applied_bytes": self.applied_bytes,
+                "swap_limit_bytes": self.swap_limit_bytes,
                 "peak_bytes": self.peak_bytes(), "oom_kills": self.oom_kills(),
                 "removed": self.removed, "create_s": self.create_s, "remove_s": self.remove_s,
                 "killed_pids": list(self.killed_pids), "cleanup_error": self.cleanup_error}
 
 
-def remove_stale(prefix: str, support: CgroupSupport | None = None, backend=None) -> list[str]:
-    """Kill the processes in, and remove, every <root>/suite/<prefix>* cgroup (left by a
-    crashed run). Returns the paths removed; raises CgroupCleanupError for one that stays."""
+_OWNER = re.compile(r"-(\d+)(?:-|$)")
+
+
+def unique_name(tag: str = "run") -> str:
+    """`<tag>-<pid>-<n>`: unique in this process, and remove_stale can tell its owner."""
+    global _counter
+    _counter += 1
+    return f"{tag}-{os.getpid()}-{_counter}"
+
+
+_counter = 0
+
+
+def owner_pid(name: str) -> int | None:
+    """The pid in a `<tag>-<pid>-<n>` / `<tag>-<pid>` cgroup name (first all-digit field)."""
+    m = _OWNER.search(name)
+    return int(m.group(1)) if m else None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
+
+
+def remove_stale(prefix: str, support: CgroupSupport | None = None, backend=None,
+                 force: bool = False) -> list[str]:
+    """Kill the processes in, and remove, every <root>/suite/<prefix>* cgroup left by a
+    crashed run: one whose name carries an owner pid (see unique_name) that is no longer
+    alive, or every match with force=True. A cgroup whose owner still runs is another
+    live run's and is left alone. Returns the paths removed; CgroupCleanupError for one
+    that stays."""
     if not prefix or "/" in prefix:
         raise CgroupError(expected_got("remove_stale", "prefix", "a non-empty name prefix",
                                        repr(prefix)))
@@ -686,9 +463,20 @@ def remove_stale(prefix: str, support: CgroupSupport | None = None, backend=None
     for name in backend.children():
         if not name.startswith(prefix):
             continue
+        owner = owner_pid(name)
+        if not force and (owner is None or _pid_alive(owner)):
+            continue
         cg = MemoryCgroup.adopt(name, backend)
         cg.close()
         if cg.cleanup_error:
             raise CgroupCleanupError(cg.cleanup_error)
         removed.append(cg.path)
     return removed
+
+
+def preflight(limit_bytes: int, support: CgroupSupport | None = None) -> dict:
+    """Check before any work that a cgroup with this limit can be made here: creates,
+    reads back and removes a probe cgroup. Returns its evidence; CgroupError otherwise."""
+    with MemoryCgroup(limit_bytes, unique_name("probe"), support=support) as cg:
+        pass
+    return cg.evidence()
