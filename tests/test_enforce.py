@@ -639,3 +639,18 @@ def test_ctrl_c_during_cleanup_does_not_leave_the_cgroup():
     with pytest.raises(KeyboardInterrupt):      # delivered, but only after close() is done
         cg.close()
     assert cg.removed and not os.path.exists(cg.path) and sleeper.returncode == -9
+
+
+def test_v2_busy_parent_explains_the_no_internal_processes_rule(tmp_path):
+    root = _fake_v2_root(tmp_path / "cg")
+
+    class Busy(FakeV2Kernel):                    # a container's v2 root holding processes
+        def _enable_memory(self, directory):
+            raise OSError(errno.EBUSY, "Device or resource busy",
+                          os.path.join(directory, "cgroup.subtree_control"))
+
+    with pytest.raises(CgroupError) as info:
+        MemoryCgroup(64 * MIB, unique("v2busy"), backend=Busy(str(root))).create()
+    msg = str(info.value)
+    assert "\n" not in msg and "cgroup.subtree_control" in msg
+    assert "no-internal-processes" in msg and "drop --memory-limit" in msg

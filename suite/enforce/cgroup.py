@@ -9,6 +9,7 @@ Three mechanisms, preferred in this order when usable (file operations in backen
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import os
@@ -171,6 +172,20 @@ def check_limit(limit_bytes, memtotal_bytes: int | None = None) -> int:
 
 # ----------------------------------------------------------------------------- the context
 
+@contextlib.contextmanager
+def _signals_held():
+    """Block SIGINT/SIGTERM in the main thread for the duration (pending ones are
+    delivered, and the Python handler runs, right after)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 class MemoryCgroup:
     """A memory cgroup holding processes started with .start(); removed on exit.
 
@@ -231,8 +246,14 @@ class MemoryCgroup:
         return False
 
     def create(self) -> None:
+        """Make the cgroup and set the limit (what __enter__ does); signals held off
+        meanwhile so an interrupt cannot fall between mkdir and the bookkeeping."""
         if self.created:
             return
+        with _signals_held():
+            self._create()
+
+    def _create(self) -> None:
         t0 = time.perf_counter()
         path = self.path
         try:
@@ -241,8 +262,14 @@ class MemoryCgroup:
             raise CgroupError(f"{path}: cgroup already exists (a crashed run? remove it with "
                               "suite.enforce.remove_stale, or pick another name)") from None
         except OSError as exc:
-            raise CgroupError(f"{_oserr(exc.filename or path, 'cannot create memory cgroup', exc)}"
-                              f"; {ADVICE}") from None
+            where = exc.filename or path
+            advice = ADVICE
+            if exc.errno == errno.EBUSY and str(where).endswith("cgroup.subtree_control"):
+                advice = ("this cgroup v2 has processes of its own, so it cannot enable "
+                          "controllers for children (v2's no-internal-processes rule); run in "
+                          "a delegated cgroup, under systemd-run, or drop --memory-limit")
+            raise CgroupError(f"{_oserr(where, 'cannot create memory cgroup', exc)}"
+                              f"; {advice}") from None
         self.created = True
         try:
             try:
@@ -269,19 +296,12 @@ class MemoryCgroup:
     def close(self) -> None:
         """Kill what is left in the cgroup, record final figures, remove it. Idempotent.
 
-        SIGINT and SIGTERM are held off (blocked, not lost) while it runs in the main
-        thread, so a second Ctrl-C cannot leave the cgroup behind; they are delivered
-        when it returns."""
+        SIGINT and SIGTERM are held off (blocked, not lost) meanwhile, so a second Ctrl-C
+        cannot leave the cgroup behind; they are delivered when it returns."""
         if not self.created or self.removed:
             return
-        blocked = None
-        if threading.current_thread() is threading.main_thread():
-            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-        try:
+        with _signals_held():
             self._close()
-        finally:
-            if blocked is not None:
-                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     def _close(self) -> None:
         t0 = time.perf_counter()
