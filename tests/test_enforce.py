@@ -636,8 +636,13 @@ def test_ctrl_c_during_cleanup_does_not_leave_the_cgroup():
     cg = MemoryCgroup(64 * MIB, unique("sigint"), backend=InterruptedRemove(SUPPORT.root))
     cg.create()
     sleeper = cg.start(["sleep", "60"])
-    with pytest.raises(KeyboardInterrupt):      # delivered, but only after close() is done
-        cg.close()
+    # a shell's background job starts with SIGINT ignored: install Python's own handler
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):  # delivered, but only after close() is done
+            cg.close()
+    finally:
+        signal.signal(signal.SIGINT, old)
     assert cg.removed and not os.path.exists(cg.path) and sleeper.returncode == -9
 
 
@@ -654,3 +659,28 @@ def test_v2_busy_parent_explains_the_no_internal_processes_rule(tmp_path):
     msg = str(info.value)
     assert "\n" not in msg and "cgroup.subtree_control" in msg
     assert "no-internal-processes" in msg and "drop --memory-limit" in msg
+
+
+@needs_v1
+def test_page_cache_counts_against_the_limit(tmp_path):
+    # Why the limit emulates host memory: a reader in a 32 MiB cgroup streams a 128 MiB
+    # file without being killed, and no more than the limit of it stays cached.
+    data = tmp_path / "big.bin"
+    block = os.urandom(MIB)
+    with open(data, "wb") as f:
+        f.writelines(block for _ in range(128))
+        f.flush()
+        os.fsync(f.fileno())
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)   # evict just this file
+    assert page_cache_residency(data)[0] <= 8 * MIB
+    reader = ("import sys\nn = 0\nwith open(sys.argv[1], 'rb') as f:\n"
+              "    while b := f.read(1 << 20):\n        n += len(b)\nprint(n)")
+    with MemoryCgroup(32 * MIB, unique("cache")) as cg:
+        proc = cg.start([sys.executable, "-c", reader, str(data)], stdout=subprocess.PIPE,
+                        text=True)
+        out, _ = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and int(out) == 128 * MIB
+        resident, _ = page_cache_residency(data)
+        assert cg.oom_kills() == 0
+    assert resident <= 32 * MIB, f"{resident / MIB:.1f} MiB of the file cached under a 32 MiB limit"
+    assert cg.evidence()["peak_bytes"] <= cg.applied_bytes
