@@ -297,7 +297,10 @@ class _Loader:
         try:
             if kind == "json":
                 return files.load_json(path, error=ResultError)
-            return load_yaml_fast(path, error=ResultError)
+            doc = load_yaml_fast(path, error=ResultError)
+            if doc is None:
+                sink.append(Problem("unreadable", path, "file", "a non-empty YAML document", "an empty document"))
+            return doc
         except ResultError as exc:
             text = str(exc)
             prefix = f"{path}: "
@@ -377,6 +380,8 @@ def _load_host(d: Path, walker: _Walker, loader: _Loader) -> Host:
     if ranks:
         host.rank_outputs = ranks
         host.files["rank_outputs"] = d
+    if os.path.lexists(d / "steps") and not (d / "steps").is_dir() and not (d / "steps").is_symlink():
+        sink.append(Problem("not-a-dir", d / "steps", "steps", "a directory", "a file"))
     steps = {}
     for n in sorted(walker.dirs.get(d / "steps", [])):
         m = RANK_STEPS.match(n)
