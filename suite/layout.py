@@ -473,13 +473,14 @@ def discover_tree(path, ruleset: str = "auto") -> Tree:
         st = os.lstat(root_in)
     except OSError as exc:
         raise ResultError(f"{root_in}: expected an existing file or directory, got {exc.strerror or exc}") from None
-    root = Path(os.path.realpath(root_in))
-    if not stat.S_ISDIR(os.stat(root).st_mode if stat.S_ISLNK(st.st_mode) else st.st_mode):
-        if root.name == "summary.json" and root.is_file():
-            root = root.parent      # a summary.json names its run
-        else:
-            raise ResultError(f"{root_in}: expected a directory (a run, a benchmark, a results dir or a "
-                              f"submission tree), got a file")
+    try:
+        root = Path(os.path.realpath(root_in, strict=True))
+        mode = os.stat(root).st_mode
+    except OSError as exc:
+        raise ResultError(f"{root_in}: expected an existing file or directory, got {exc.strerror or exc}") from None
+    if not stat.S_ISDIR(mode):
+        raise ResultError(f"{root_in}: expected a directory (a run, a benchmark, a results dir or a "
+                          f"submission tree), got a file")
     walker = _Walker(root)
     walker.walk(root)
     loader = _Loader()
