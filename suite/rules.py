@@ -354,7 +354,7 @@ def _load_file(rel: str, chain: tuple[str, ...], seen: dict[str, dict]) -> list[
     if not path.is_file():
         where = f"{rules_dir() / chain[-1]}: extends" if chain else str(path)
         raise RuleError(f"{where}: expected an existing rule file, got {rel!r}")
-    doc = files.load_yaml(path, error=RuleError)
+    doc = _read(str(path), path.stat().st_mtime_ns)
     if not isinstance(doc, dict):
         raise RuleError(f"{path}: (top level): expected a mapping, got {type(doc).__name__}")
     unknown = set(doc) - FILE_KEYS
@@ -364,13 +364,26 @@ def _load_file(rel: str, chain: tuple[str, ...], seen: dict[str, dict]) -> list[
     for i, r in enumerate(rule_list if isinstance(rule_list, list) else []):
         if isinstance(r, dict):   # shape problems first: these messages name the rule id
             _check_shape(r, f"{path}: rule {r.get('id', f'#{i + 1}')}")
-    files.validate(doc, "rules", path, RuleError)
+    _validated(str(path), path.stat().st_mtime_ns)
     seen[rel] = doc
     out = []
     for parent in doc.get("extends") or []:
         out += _load_file(parent, chain + (rel,), seen)
     out.append((rel, doc))
     return out
+
+
+@lru_cache(maxsize=256)
+def _read(path: str, mtime_ns: int):
+    """A rule file's YAML (libyaml when available), cached by path and modification time."""
+    from suite.layout import load_yaml_fast
+    return load_yaml_fast(Path(path), error=RuleError)
+
+
+@lru_cache(maxsize=256)
+def _validated(path: str, mtime_ns: int) -> bool:
+    files.validate(_read(path, mtime_ns), "rules", path, RuleError)
+    return True
 
 
 def layer_files(ruleset: str, division: str | None, workload: str | None) -> list[str]:

@@ -432,3 +432,25 @@ def test_weka_rank_outputs_agree_with_the_summary_and_a_changed_rank_is_found(fi
     edit_json(dst / "7_output.json", lambda d: d["3"]["au"].update(block1=d["3"]["au"]["block1"] - 5))
     f = [f for f in checker.check(dst).all_findings() if f.rule_id == "integrity-rank-au"]
     assert f and f[0].field == "metric.train_au_percentage[2]"
+
+
+# --------------------------------------------------------------------------- golden output on pinned real submissions
+
+GOLDEN = DATA / "golden"
+
+
+@pytest.mark.parametrize("name,path,fmt", [
+    ("simplyblock.txt", REAL / "v1.0" / "Closed" / "simplyblock", "text"),
+    ("ddn-unet3d-h100.txt", REAL / "v1.0" / "Closed" / "DDN", "text"),
+    ("ddn-unet3d-h100.json", REAL / "v1.0" / "Closed" / "DDN", "json"),
+    ("v0.5-ddn.txt", REAL / "v0.5", "text"),
+])
+def test_golden_output(run_cli, name, path, fmt):
+    code, out, err = run_cli("check", path, "--format", fmt)
+    out = out.replace(str(path.resolve()), "<PATH>")
+    golden = GOLDEN / name
+    if os.environ.get("SUITE_UPDATE_GOLDEN"):
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(out)
+    assert out == golden.read_text()
+    assert code == (0 if "ddn" in name and "v0.5" not in name else 1) and err == ""
