@@ -9,7 +9,8 @@ benchmark  runs.count, single_run, warmup.present, submission, system.{file,name
            num_samples_per_file,num_hosts} (one item per run/host, for all_equal),
            report.* (mlperf_storage_report.json), report.unmatched_runs, aggregate.*,
            problems.{unreadable,links,dir_links}
-run        hosts.start_s, dataset.{num_files_train,required_files,host_memory_bytes,accelerators}
+run        hosts.start_s, summaries.count, dataset.{num_files_train,required_files,host_memory_bytes,
+           accelerators,host_memory_zero_entries}
 host       files.{summary,overrides,config,per_epoch,results}, summary.* (summary.json),
            results.* (our results.json), per_epoch.epochs, overrides.workload, overrides.params,
            params.<section.key> (override, else config.yaml), expected.{workload_name,
@@ -362,6 +363,9 @@ def _run_scope(b: layout.Benchmark, run: layout.Run, params: dict) -> Scope:
             facts["dataset.num_files_train"] = min(files_train)
             sources["dataset.num_files_train"] = (spath, "num_files_train")
         mem = [h.summary.get("host_memory_GB") for h, _ in summaries]
+        facts["dataset.host_memory_zero_entries"] = sum(
+            1 for m in mem if isinstance(m, list) for x in m if isinstance(x, (int, float)) and x == 0)
+        sources["dataset.host_memory_zero_entries"] = (spath, "host_memory_GB (entries equal to 0)")
         if all(_numbers(m) is not None for m in mem):
             total_gib = math.fsum(math.fsum(m) for m in mem)
             facts["dataset.host_memory_bytes"] = int(total_gib * GIB) if total_gib > 0 else None

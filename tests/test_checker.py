@@ -184,6 +184,7 @@ CASES = {
     "au-meet-expectation": ("dlio", set_metric("train_au_meet_expectation", lambda v: "fail")),
     "dataset-size": ("dlio", rebuild(files=100)),
     "dataset-size-checkable": ("dlio", lambda p: edit_json(p / "run1" / "summary.json", lambda d: d.pop("host_memory_GB"))),
+    "dataset-host-memory-recorded": ("dlio", set_summary("host_memory_GB", [1.0, 0.0], "run2")),
     "params-harness-train-only": ("dlio", add_override("++workload.workflow.generate_data=True")),
     "params-harness-train": ("dlio", add_override("++workload.workflow.train=False")),
     "params-odirect-unet3d-only": ("dlio", lambda p: (rebuild(workload="resnet50", au=(95, 95), tp=(100, 101),
@@ -398,7 +399,7 @@ EXPECTED_VERDICTS = {
     "v0.5/closed/DDN/results/AI400X2_24x13.9TiB_nvme_8xHDR200-Nacc1-Nhosts1/unet3d": (
         "invalid", {"submission-system-description", "submission-generation-logs", "structure-overrides-per-run",
                     "dataset-size-checkable"}),
-    "DDN/results/AI400X2T_24x14TiB_nvme_8xNDR200_18clients/unet3d-h100": ("closed", set()),
+    "DDN/results/AI400X2T_24x14TiB_nvme_8xNDR200_18clients/unet3d-h100": ("closed", {"dataset-host-memory-recorded"}),
     "Micron/results/Micron_6500_Gen4_High_Capacity_NVMe/unet3d/h100": (
         "invalid", {"input-readable", "submission-generation-logs"}),
     "Micron/results/Micron_9400_Gen4_Performance_NVMe/unet3d/h100": ("invalid", {"submission-system-schema"}),
@@ -454,3 +455,35 @@ def test_golden_output(run_cli, name, path, fmt):
         golden.write_text(out)
     assert out == golden.read_text()
     assert code == (0 if "ddn" in name and "v0.5" not in name else 1) and err == ""
+
+
+def test_dataset_size_rule_matches_published_sizes_exactly(fixture_result):
+    """Three published datasets are exactly the size `suite datasize` gives with host_memory_GB as GiB
+    summed over hosts: the formula, the units and the summing are the submitters' own."""
+    exact = {"AI400X2T_24x14TiB_nvme_8xNDR200_18clients/unet3d-a100": 252000,
+             "AI400X2T_24x14TiB_nvme_8xNDR200_32clients/resnet50-a100": 138129,
+             "Micron_9550_Gen5_Performance_NVMe/unet3d/a100": 28000}
+    for br in fixture_result.benchmarks:
+        for suffix, files in exact.items():
+            if str(br.benchmark.path).endswith(suffix):
+                scope = checker._run_scope(br.benchmark, br.benchmark.runs[0], {})
+                assert scope.facts["dataset.required_files"] == files == scope.facts["dataset.num_files_train"]
+
+
+# --------------------------------------------------------------------------- committed valid and broken result dirs
+
+BROKEN = json.loads((DATA / "broken" / "expected.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (DATA / "valid").iterdir()))
+def test_committed_valid_dirs_pass(run_cli, name):
+    code, out, err = run_cli("check", DATA / "valid" / name)
+    assert code == 0 and "CLOSED" in out and "0 findings" in out
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_committed_broken_dirs_fail_with_their_rule(run_cli, name):
+    code, out, err = run_cli("check", DATA / "broken" / name, "--format", "json")
+    assert code == BROKEN[name]["exit"]
+    found = {f["rule_id"] for b in json.loads(out)["benchmarks"] for f in b["findings"]}
+    assert set(BROKEN[name]["rules"]) <= found
