@@ -16,7 +16,7 @@ host       files.{summary,overrides,config,per_epoch,results}, summary.* (summar
            params.<section.key> (override, else config.yaml), expected.{workload_name,
            au_meet_expectation}, recomputed.{au_mean,au_stdev,throughput_mean,throughput_stdev,
            io_mean,io_stdev,rank_outputs_au,rank_outputs_throughput,steps_au}, rank_outputs.ranks,
-           steps.ranks, steps.problems, ours, workload, problems.unreadable
+           steps.ranks, steps.problems, ours, warmup, workload, problems.unreadable
 
 All recomputation goes through suite.metrics and the dataset-size rule through suite.datasize.
 DLIO's summary.json `host_memory_GB` is GiB despite its name (psutil total / 1024^3: WEKA's
@@ -224,7 +224,7 @@ def _benchmark_scope(b: layout.Benchmark, tree: layout.Tree, params: dict):
         accels = 0
         for host in run.hosts:
             s = host.summary if isinstance(host.summary, dict) else {}
-            model, accel, _ = layout._host_model_accel(host)
+            model, accel, _ = layout.host_workload(host)
             where = host.files.get("overrides") or host.files.get("summary") or host.path
             if model:
                 facts["runs.model"].append(Item(model, where, "workload"))
@@ -431,6 +431,7 @@ def _host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params:
                    "per_epoch": "per_epoch_stats.json", "results": "results.json"}[key]
         sources[f"files.{key}"] = (host.path / default, "file")
     facts["workload"] = b.workload
+    facts["warmup"] = run.warmup
     facts["ours"] = host.results is not None or host.rank_steps is not None
     summary = host.summary if isinstance(host.summary, dict) else None
     if summary is not None:

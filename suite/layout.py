@@ -395,8 +395,8 @@ def _load_host(d: Path, walker: _Walker, loader: _Loader) -> Host:
     return host
 
 
-def _host_model_accel(host: Host) -> tuple[str | None, str | None, str]:
-    """Workload and accelerator from the files of one host dir, and what said so."""
+def host_workload(host: Host) -> tuple[str | None, str | None, str]:
+    """(workload, accelerator, which file said so) from one host dir's files; Nones when silent."""
     ov = overrides_dict(host.overrides)
     if ov.get("workload"):
         model, accel = parse_workload_name(ov["workload"])
@@ -493,7 +493,7 @@ def discover_tree(path, ruleset: str = "auto") -> Tree:
     for d, host in hosts.items():
         rel = d.relative_to(root).parts
         if _is_datagen(host, rel):
-            model, accel, _ = _host_model_accel(host)
+            model, accel, _ = host_workload(host)
             if model is None:
                 model, accel = _from_names(rel)
             gen_logs.append(GenerationLog(d, model, accel, _system_of(d, root)))
@@ -588,7 +588,7 @@ def _benchmark(bench_dir: Path, runs: list[Run], root: Path, walker: _Walker, lo
     model = accel = None
     for run in runs:
         for host in run.hosts:
-            m, a, src = _host_model_accel(host)
+            m, a, src = host_workload(host)
             if m and model is None:
                 model, detected["workload"] = m, f"{src} ({host.path.name})"
             if a and accel is None:

@@ -487,3 +487,12 @@ def test_committed_broken_dirs_fail_with_their_rule(run_cli, name):
     assert code == BROKEN[name]["exit"]
     found = {f["rule_id"] for b in json.loads(out)["benchmarks"] for f in b["findings"]}
     assert set(BROKEN[name]["rules"]) <= found
+
+
+def test_v2_warmup_run_is_checked_but_not_held_to_the_au_threshold(tmp_path):
+    b = dlio_benchmark(tmp_path / "bench")
+    dlio_run(b / "warmup", au=(50.0, 60.0, 70.0))
+    result = checker.check(b, "v2.0")
+    assert result.compliant and len(result.benchmarks[0].benchmark.runs) == 5
+    edit_json(b / "warmup" / "summary.json", lambda d: d["metric"].update(train_au_mean_percentage=1.0))
+    assert "integrity-au-mean" in ids(checker.check(b, "v2.0"))
