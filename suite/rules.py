@@ -376,7 +376,7 @@ def _load_file(rel: str, chain: tuple[str, ...], seen: dict[str, dict]) -> list[
 @lru_cache(maxsize=256)
 def _read(path: str, mtime_ns: int):
     """A rule file's YAML (libyaml when available), cached by path and modification time."""
-    from suite.layout import load_yaml_fast
+    from suite.walker import load_yaml_fast
     return load_yaml_fast(Path(path), error=RuleError)
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from check_builders import (dlio_benchmark, dlio_run, edit_json, edit_overrides, ours_results, rank_outputs,
-                            storage_report, submission, write_json)
+                            storage_report, submission)
 from suite import checker, metrics, rules
 
 DATA = Path(__file__).resolve().parent / "data" / "check"
