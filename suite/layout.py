@@ -33,7 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from suite.errors import ResultError
-from suite.walker import Problem, _Loader, _Walker, load_yaml_fast  # noqa: F401  (Problem, load_yaml_fast re-exported)
+from suite.walker import Problem, _Loader, _Walker
 
 ACCELERATORS = ("h100", "a100", "v100")
 MODEL_ALIASES = {"unet3d": "unet3d", "unet": "unet3d", "resnet50": "resnet50", "resnet": "resnet50",
