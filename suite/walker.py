@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,11 +112,30 @@ class _Walker:
         return "file"
 
 
+MAX_NESTING = 256          # brackets; libyaml overflows its C stack on ~100k-deep flow nesting
+MAX_INDENT = 1024          # columns of block indentation
+
+
+def _nesting(text: str) -> tuple[int, int]:
+    """(deepest [/{ nesting, widest leading indentation) of a YAML/JSON text, without parsing it."""
+    depth = deepest = 0
+    for m in re.finditer(r"[\[\]{}]", text):
+        depth += 1 if m.group() in "[{" else -1
+        deepest = max(deepest, depth)
+    indent = max(map(len, re.findall(r"(?m)^ +", text)), default=0)
+    return deepest, indent
+
+
 def load_yaml_fast(path: Path, error=ResultError):
-    """suite.files.load_yaml's contract (size limit, UTF-8, one-line errors) with libyaml when present."""
+    """suite.files.load_yaml's contract (size limit, UTF-8, one-line errors) with libyaml when present,
+    and a nesting limit checked before parsing (deep nesting crashes libyaml instead of raising)."""
     import yaml
 
     text = files.read_text(path, error=error)
+    deepest, indent = _nesting(text)
+    if deepest > MAX_NESTING or indent > MAX_INDENT:
+        raise error(f"{path}: nesting: expected at most {MAX_NESTING} levels and {MAX_INDENT} columns, "
+                    f"got {deepest} levels and {indent} columns")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         return yaml.load(text, Loader=loader)
@@ -124,6 +144,8 @@ def load_yaml_fast(path: Path, error=ResultError):
         line = f"line {mark.line + 1}: " if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise error(f"{path}: {line}expected valid YAML, got {problem}") from None
+    except (RecursionError, ValueError) as exc:
+        raise error(f"{path}: expected a YAML document within Python's limits, got {type(exc).__name__}") from None
 
 
 class _Loader:
@@ -132,7 +154,11 @@ class _Loader:
     def load(self, path: Path, sink: list[Problem], kind: str = "json"):
         try:
             if kind == "json":
-                return files.load_json(path, error=ResultError)
+                try:
+                    return files.load_json(path, error=ResultError)
+                except (RecursionError, ValueError) as exc:   # nesting or integers past Python's limits
+                    raise ResultError(f"{path}: expected JSON within Python's limits (nesting, digits), "
+                                      f"got {type(exc).__name__}: {str(exc)[:80]}") from None
             doc = load_yaml_fast(path, error=ResultError)
             if doc is None:
                 sink.append(Problem("unreadable", path, "file", "a non-empty YAML document", "an empty document"))
