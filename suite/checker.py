@@ -313,8 +313,8 @@ def _aggregate(b: layout.Benchmark, run_values) -> dict | None:
     return {"overall": {**info, **overall}, "runs": runs}
 
 
-def _close(a, b, rel=1e-9) -> bool:
-    return isinstance(a, (int, float)) and isinstance(b, (int, float)) and abs(a - b) <= rel * max(abs(a), abs(b))
+def _close(a, b) -> bool:
+    return rules.close_enough(a, b, rel=1e-9)
 
 
 def _unmatched_report_runs(b: layout.Benchmark, run_values) -> list[Item]:
