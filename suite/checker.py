@@ -115,15 +115,14 @@ def check(path, ruleset: str = "auto") -> CheckResult:
 
 def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
     rs = rules.load(b.ruleset, b.division, b.workload if b.workload in _workload_files(b.ruleset) else None)
-    params = rs.params
     root = tree.root
     found: list[Finding] = []
-    aggregate, bscope = _benchmark_scope(b, tree, params)
+    aggregate, bscope = _benchmark_scope(b, tree)
     found += _evaluate(rs, "benchmark", bscope, root)
     for run in b.runs + ([b.warmup] if b.warmup else []):
-        found += _evaluate(rs, "run", _run_scope(b, run, params), root)
+        found += _evaluate(rs, "run", _run_scope(b, run), root)
         for host in run.hosts:
-            found += _evaluate(rs, "host", _host_scope(b, run, host, params), root)
+            found += _evaluate(rs, "host", _host_scope(b, run, host, rs.params), root)
     verdict = findings.verdict(found, b.division)
     # a result claims the closed division unless the tree (or results.json) says open
     compliant = verdict == "closed" or (verdict == "open" and b.division == "open")
@@ -154,14 +153,13 @@ def _evaluate(rs: rules.RuleSet, kind: str, scope: Scope, root: Path) -> list[Fi
 
 
 def _rel(path, root: Path) -> str:
+    """A finding's path: relative to PATH ('.' for PATH itself)."""
     if path is None:
         return "."
-    p = Path(path)
     try:
-        r = p.relative_to(root)
-        return str(r) if str(r) != "." else "."
+        return str(Path(path).relative_to(root))
     except ValueError:
-        return str(p)
+        return str(path)
 
 
 # --------------------------------------------------------------------------- problems
@@ -196,7 +194,7 @@ def _system_for(b: layout.Benchmark, tree: layout.Tree) -> tuple[layout.SystemFi
     return (mine[0], b.system is None) if len(mine) == 1 else (None, b.system is None)
 
 
-def _benchmark_scope(b: layout.Benchmark, tree: layout.Tree, params: dict):
+def _benchmark_scope(b: layout.Benchmark, tree: layout.Tree):
     system, _ = _system_for(b, tree)
     problems = list(b.problems) + (list(system.problems) if system else [])
     facts = _problem_facts(problems)
@@ -342,7 +340,7 @@ def _unmatched_report_runs(b: layout.Benchmark, run_values) -> list[Item]:
 # --------------------------------------------------------------------------- run
 
 
-def _run_scope(b: layout.Benchmark, run: layout.Run, params: dict) -> Scope:
+def _run_scope(b: layout.Benchmark, run: layout.Run) -> Scope:
     facts: dict = {}
     sources: dict = {}
     starts = []

@@ -466,7 +466,7 @@ def test_dataset_size_rule_matches_published_sizes_exactly(fixture_result):
     for br in fixture_result.benchmarks:
         for suffix, files in exact.items():
             if str(br.benchmark.path).endswith(suffix):
-                scope = checker._run_scope(br.benchmark, br.benchmark.runs[0], {})
+                scope = checker._run_scope(br.benchmark, br.benchmark.runs[0])
                 assert scope.facts["dataset.required_files"] == files == scope.facts["dataset.num_files_train"]
 
 

@@ -80,7 +80,6 @@ def json_text(result) -> str:
 
 def _rel(path, root) -> str:
     try:
-        r = str(path.relative_to(root))
-        return "." if r == "." else r
+        return str(path.relative_to(root))
     except ValueError:
         return str(path)
