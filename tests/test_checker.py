@@ -496,3 +496,23 @@ def test_v2_warmup_run_is_checked_but_not_held_to_the_au_threshold(tmp_path):
     assert result.compliant and len(result.benchmarks[0].benchmark.runs) == 5
     edit_json(b / "warmup" / "summary.json", lambda d: d["metric"].update(train_au_mean_percentage=1.0))
     assert "integrity-au-mean" in ids(checker.check(b, "v2.0"))
+
+
+def test_v2_yaml_system_description_is_checked_against_its_schema(tmp_path):
+    import yaml
+    tree = submission(tmp_path / "tree")
+    org = tree / "closed" / "Org"
+    (org / "systems" / "sys1.json").unlink()
+    doc = {"System": {"name": "sys1", "description": "d", "type": "NAS"},
+           "Nodes": {"client": {"quantity": 2, "hardware": {}}},
+           "PowerRequirements": {"storage": {"quantity": 1, "psu_rating_watts": 1200}}}
+    (org / "systems" / "sys1.yaml").write_text(yaml.safe_dump(doc))
+    dlio_run(org / "results" / "sys1" / "unet3d-h100" / "warmup")
+    result = checker.check(tree, "v2.0")
+    assert result.compliant, [f.message for f in result.all_findings()]
+    del doc["PowerRequirements"]
+    doc["Nodes"]["client"]["quantity"] = 0
+    (org / "systems" / "sys1.yaml").write_text(yaml.safe_dump(doc))
+    found = [f for f in checker.check(tree, "v2.0").all_findings() if f.rule_id == "submission-system-schema"]
+    assert {f.field for f in found} == {"(top level)", "Nodes.client.quantity"}
+    assert all(f.path == "closed/Org/systems/sys1.yaml" for f in found)
