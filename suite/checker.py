@@ -15,7 +15,8 @@ host       files.{summary,overrides,config,per_epoch,results}, summary.* (summar
            results.* (our results.json), per_epoch.epochs, overrides.workload, overrides.params,
            params.<section.key> (override, else config.yaml), expected.{workload_name,
            au_meet_expectation}, recomputed.{au_mean,au_stdev,throughput_mean,throughput_stdev,
-           io_mean,io_stdev,rank_outputs_au,rank_outputs_throughput,steps_au}, rank_outputs.ranks,
+           io_mean,io_stdev,rank_outputs_au,rank_outputs_throughput,steps_au,
+           steps_throughput}, rank_outputs.ranks,
            steps.ranks, steps.problems, ours, warmup, workload, problems.unreadable
 
 All recomputation goes through suite.metrics and the dataset-size rule through suite.datasize.
@@ -323,8 +324,10 @@ def _unmatched_report_runs(b: layout.Benchmark, run_values) -> list[Item]:
     out = []
     free = [(r, tp, mb) for r, tp, mb in run_values if tp is not None]
     for name, entry in runs.items():
-        tp = entry.get("train_throughput_samples_per_second") if isinstance(entry, dict) else None
-        mb = entry.get("train_throughput_MB_per_second") if isinstance(entry, dict) else None
+        entry = entry if isinstance(entry, dict) else {}
+        # report.py's keys, or the run's DLIO metric block (as `suite run` writes its report)
+        tp = entry.get("train_throughput_samples_per_second", entry.get("train_throughput_mean_samples_per_second"))
+        mb = entry.get("train_throughput_MB_per_second", entry.get("train_io_mean_MB_per_second"))
         named = next((x for x in free if x[0].name == name), None)
         match = named if named and _close(named[1], tp) and _close(named[2], mb) else \
             next((x for x in free if _close(x[1], tp) and _close(x[2], mb)), None)
@@ -493,10 +496,10 @@ def _host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params:
     if host.rank_steps is not None:
         facts["steps.ranks"] = sorted(host.rank_steps)
         sources["steps.ranks"] = (host.path / "steps", "rank-<r>.json")
-        steps_au, problems = _steps_au(host)
+        steps_au, steps_tp, problems = _steps_au(host)
         facts["steps.problems"] = problems
-        if steps_au is not None:
-            facts["recomputed.steps_au"] = steps_au
+        facts["recomputed.steps_au"] = steps_au
+        facts["recomputed.steps_throughput"] = steps_tp
     return Scope("host", host.path, facts, sources, docs)
 
 
@@ -525,9 +528,11 @@ def _rank_output_epochs(ranks: dict[int, dict], summary):
 
 
 def _steps_au(host: layout.Host):
-    """Per epoch, the mean over ranks of metrics.epoch_au_from_steps; plus well-formedness problems."""
+    """Per epoch, the AU (mean over ranks) and samples/s (sum over ranks) recomputed from
+    steps/rank-<r>.json, plus well-formedness problems. Throughput is None when suite.metrics
+    has no epoch_from_ranks (the runner's reduction) to recompute it with."""
     problems: list[Item] = []
-    per_epoch: dict[int, list[float]] = {}
+    per_epoch: dict[int, list[dict]] = {}
     base = host.files.get("rank_steps", host.path / "steps")
     for rank, doc in sorted(host.rank_steps.items()):
         path = base / f"rank-{rank}.json"
@@ -544,14 +549,22 @@ def _steps_au(host: layout.Host):
                 continue
             lists = [ep.get(k) for k in ("step_start_s", "step_end_s", "step_compute_s")]
             if not all(isinstance(x, list) for x in lists) or any(_numbers(x) is None and x for x in lists) \
-                    or len({len(x) for x in lists}) != 1:
+                    or len({len(x) for x in lists}) != 1 or _int(ep.get("samples")) is None:
                 problems.append(Item("ragged or non-numeric step lists", path, f"{where}.step_*_s",
-                                     "three equal-length lists of numbers"))
+                                     "three equal-length lists of numbers and integer samples"))
                 continue
-            per_epoch.setdefault(ep["epoch"], []).append(metrics.epoch_au_from_steps(*lists))
+            per_epoch.setdefault(ep["epoch"], []).append(ep)
     if problems or not per_epoch:
-        return None, problems
+        return None, None, problems
     n = len(host.rank_steps)
     if any(len(v) != n for v in per_epoch.values()):
-        return None, problems + [Item("epochs missing for some ranks", base, "epochs", "every rank has every epoch")]
-    return [math.fsum(per_epoch[e]) / n for e in sorted(per_epoch)], problems
+        return None, None, problems + [Item("epochs missing for some ranks", base, "epochs",
+                                            "every rank has every epoch")]
+    reduce = getattr(metrics, "epoch_from_ranks", None)
+    if reduce is not None:
+        pairs = [reduce(per_epoch[e]) for e in sorted(per_epoch)]
+        return [a for a, _ in pairs], [t for _, t in pairs], problems
+    aus = [metrics.mean_pstdev([metrics.epoch_au_from_steps(ep["step_start_s"], ep["step_end_s"],
+                                                            ep["step_compute_s"]) for ep in per_epoch[e]])[0]
+           for e in sorted(per_epoch)]
+    return aus, None, problems

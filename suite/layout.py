@@ -267,9 +267,11 @@ def host_workload(host: Host) -> tuple[str | None, str | None, str]:
         if model:
             return model, accel, "overrides.yaml"
     res = host.results or {}
-    if isinstance(res.get("workload"), str):
-        model, accel = parse_workload_name(res["workload"])
-        accel = res.get("accelerator_type") if isinstance(res.get("accelerator_type"), str) else accel
+    name = res.get("dlio_workload") if isinstance(res.get("dlio_workload"), str) else res.get("workload")
+    if isinstance(name, str):
+        model, accel = parse_workload_name(name)
+        if isinstance(res.get("accelerator"), str) and res["accelerator"] in ACCELERATORS:
+            accel = res["accelerator"]
         if model:
             return model, accel, "results.json"
     conf = host.config or {}

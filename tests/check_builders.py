@@ -69,7 +69,7 @@ def ours_run(d: Path, ranks=2, epochs=3, steps=6, compute_s=0.01, wait_s=0.0002,
     aus, tps, rank_docs = [], [], {r: {"schema_version": 1, "rank": r, "hostname": "host1", "epochs": []}
                                    for r in range(ranks)}
     for e in range(epochs):
-        per_rank = []
+        per_rank, rank_tps = [], []
         for r in range(ranks):
             t = 100.0 * e
             starts, ends, comp = [], [], []
@@ -83,13 +83,15 @@ def ours_run(d: Path, ranks=2, epochs=3, steps=6, compute_s=0.01, wait_s=0.0002,
                                            "step_compute_s": comp, "samples": steps * w.batch_size,
                                            "bytes_read": int(steps * w.batch_size * w.record_length_bytes)})
             per_rank.append(metrics.epoch_au_from_steps(starts, ends, comp))
-        aus.append(math.fsum(per_rank) / ranks)
-        tps.append(ranks * steps * w.batch_size / (steps * (compute_s + 2 * wait_s)))
+            rank_tps.append(steps * w.batch_size / (ends[-1] - starts[0]))   # DLIO: every sample / epoch wall
+        aus.append(metrics.mean_pstdev(per_rank)[0])                          # ranks' AU averaged
+        tps.append(math.fsum(rank_tps))                                       # ranks' samples/s summed
     dlio_run(d, workload=workload, accel=accel, accelerators=ranks, files=files, au=aus, tp=tps)
     for r, doc in rank_docs.items():
         write_json(d / "steps" / f"rank-{r}.json", doc)
     results = {
-        "schema_version": 1, "workload": workload, "accelerator_type": accel, "ruleset": "v1.0",
+        "schema_version": 1, "workload": workload, "dlio_workload": w.dlio_name, "accelerator": accel,
+        "num_accelerators": ranks, "ruleset": "v1.0",
         "division": "closed", "complete": complete, "status": "complete" if complete else "interrupted",
         "miniature": miniature,
         "enforcement": {
@@ -174,3 +176,43 @@ def storage_report(bench: Path, runs_dir: Path | None = None) -> Path:
     overall = metrics.overall([r["train_throughput_samples_per_second"] for r in runs.values()],
                               [r["train_throughput_MB_per_second"] for r in runs.values()])
     return write_json(bench / "mlperf_storage_report.json", {"overall": {"model": "unet3d", **overall}, "runs": runs})
+
+
+def make_committed_dirs(data: Path) -> None:
+    """(Re)build tests/data/check/{valid,broken}: `python -c "import check_builders as b, pathlib;
+    b.make_committed_dirs(pathlib.Path('data/check'))"` from tests/."""
+    import shutil
+    for sub in ("valid", "broken"):
+        if (data / sub).exists():
+            shutil.rmtree(data / sub)
+    ours_results(data / "valid" / "suite-run-5x2ranks")
+    dlio_benchmark(data / "valid" / "dlio-unet3d-h100")
+    cases = {}
+    br = data / "broken"
+    b = dlio_benchmark(br / "au-below-threshold", au=(85.0, 86.0, 88.0))
+    cases[b.name] = (1, ["au-threshold"])
+    b = dlio_benchmark(br / "truncated-summary")
+    (b / "run2" / "summary.json").write_text('{"metric": {"train_au')
+    cases[b.name] = (1, ["input-readable"])
+    b = dlio_benchmark(br / "four-runs", runs=4)
+    cases[b.name] = (1, ["structure-run-count"])
+    b = dlio_benchmark(br / "dataset-too-small", files=1000)
+    cases[b.name] = (1, ["dataset-size"])
+    b = dlio_benchmark(br / "edited-au-mean")
+    edit_json(b / "run4" / "summary.json", lambda d: d["metric"].update(train_au_mean_percentage=97.0))
+    cases[b.name] = (1, ["integrity-au-mean"])
+    b = dlio_benchmark(br / "open-param", overrides_extra=("++workload.dataset.format=npy",))
+    cases[b.name] = (1, ["closed-params"])
+    b = dlio_benchmark(br / "unknown-param", overrides_extra=("++workload.reader.batch_size=2",))
+    cases[b.name] = (1, ["closed-params", "open-params"])
+    b = ours_results(br / "suite-run-no-cache-drop")
+    edit_json(b / "run-2" / "results.json",
+              lambda d: d["enforcement"]["cache_drop"].update(succeeded=False, error="Permission denied"))
+    cases[b.name] = (1, ["ours-cache-drop-succeeded"])
+    b = ours_results(br / "suite-run-edited-epoch-au")
+    edit_json(b / "run-3" / "summary.json", lambda d: d["metric"]["train_au_percentage"].__setitem__(0, 99.0))
+    cases[b.name] = (1, ["integrity-steps-au", "integrity-au-mean"])
+    b = ours_results(br / "suite-run-interrupted", complete=False)
+    cases[b.name] = (1, ["ours-complete", "ours-status"])
+    (br / "expected.json").write_text(json.dumps({k: {"exit": v[0], "rules": v[1]} for k, v in sorted(cases.items())},
+                                                 indent=2) + "\n")
