@@ -251,6 +251,10 @@ def _benchmark_scope(b: layout.Benchmark, tree: layout.Tree):
     return aggregate, Scope("benchmark", b.path, facts, sources, docs)
 
 
+def _num(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
 def _int(x):
     return x if isinstance(x, int) and not isinstance(x, bool) else None
 
@@ -326,8 +330,9 @@ def _unmatched_report_runs(b: layout.Benchmark, run_values) -> list[Item]:
     for name, entry in runs.items():
         entry = entry if isinstance(entry, dict) else {}
         # report.py's keys, or the run's DLIO metric block (as `suite run` writes its report)
-        tp = entry.get("train_throughput_samples_per_second", entry.get("train_throughput_mean_samples_per_second"))
-        mb = entry.get("train_throughput_MB_per_second", entry.get("train_io_mean_MB_per_second"))
+        tp, mb = entry.get("train_throughput_samples_per_second"), entry.get("train_throughput_MB_per_second")
+        if not (_num(tp) and _num(mb)):
+            tp, mb = entry.get("train_throughput_mean_samples_per_second"), entry.get("train_io_mean_MB_per_second")
         named = next((x for x in free if x[0].name == name), None)
         match = named if named and _close(named[1], tp) and _close(named[2], mb) else \
             next((x for x in free if _close(x[1], tp) and _close(x[2], mb)), None)

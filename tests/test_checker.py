@@ -520,3 +520,16 @@ def test_v2_yaml_system_description_is_checked_against_its_schema(tmp_path):
     found = [f for f in checker.check(tree, "v2.0").all_findings() if f.rule_id == "submission-system-schema"]
     assert {f.field for f in found} == {"(top level)", "Nodes.client.quantity"}
     assert all(f.path == "closed/Org/systems/sys1.yaml" for f in found)
+
+
+def test_report_runs_may_be_dlio_metric_blocks(tmp_path):
+    """`suite run` writes R/mlperf_storage_report.json with each run's DLIO metric block."""
+    r = ours_results(tmp_path / "R")
+    runs = {f"run-{k}": json.loads((r / f"run-{k}" / "summary.json").read_text())["metric"] for k in range(1, 6)}
+    overall = metrics.overall([m["train_throughput_mean_samples_per_second"] for m in runs.values()],
+                              [m["train_io_mean_MB_per_second"] for m in runs.values()])
+    (r / "mlperf_storage_report.json").write_text(json.dumps({"overall": overall, "runs": runs}))
+    assert checker.check(r).all_findings() == []
+    runs["run-2"]["train_throughput_mean_samples_per_second"] *= 1.01
+    (r / "mlperf_storage_report.json").write_text(json.dumps({"overall": overall, "runs": runs}))
+    assert "integrity-report-run-values" in ids(checker.check(r))
