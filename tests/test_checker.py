@@ -533,3 +533,20 @@ def test_report_runs_may_be_dlio_metric_blocks(tmp_path):
     runs["run-2"]["train_throughput_mean_samples_per_second"] *= 1.01
     (r / "mlperf_storage_report.json").write_text(json.dumps({"overall": overall, "runs": runs}))
     assert "integrity-report-run-values" in ids(checker.check(r))
+
+
+def test_real_suite_run_output_passes_and_an_edited_au_is_named(tmp_path, run_cli):
+    src = REAL / "suite-run" / "cosmoflow-h100-1acc"
+    r = tmp_path / "R"
+    shutil.copytree(src, r)
+    code, out, err = run_cli("check", r)
+    assert code == 0 and "0 findings" in out
+    summary = r / "run-2" / "summary.json"
+    doc = json.loads(summary.read_text())
+    old = doc["metric"]["train_au_percentage"][3]
+    doc["metric"]["train_au_percentage"][3] = old + 0.25
+    summary.write_text(json.dumps(doc))
+    code, out, err = run_cli("check", r)
+    assert code == 1
+    assert (f"run-2/summary.json: metric.train_au_percentage[3]: expected {old!r}, got {old + 0.25!r} "
+            f"(integrity-steps-au)") in out
