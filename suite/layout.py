@@ -198,63 +198,47 @@ def _has_run_output(walker: _Walker, d: Path) -> bool:
 
 
 def _load_host(d: Path, walker: _Walker, loader: _Loader) -> Host:
+    """Every output file of one host dir, each a parsed document or a Problem (never an exception)."""
     host = Host(path=d, name=d.name)
-    names = set(walker.dirs.get(d, []))
+    names, subs = set(walker.dirs.get(d, [])), set(walker.subdirs.get(d, []))
+    conf_names = set(walker.dirs.get(d / "configs", []))
     sink = host.problems
-    if "summary.json" in names:
-        host.files["summary"] = d / "summary.json"
-        host.summary = loader.typed(loader.load(d / "summary.json", sink), dict, d / "summary.json", sink, "summary.json")
-    elif (d / "summary.json").is_dir() and not (d / "summary.json").is_symlink():
-        sink.append(Problem("not-a-file", d / "summary.json", "file", "a file", "a directory"))
-    if "per_epoch_stats.json" in names:
-        host.files["per_epoch"] = d / "per_epoch_stats.json"
-        host.per_epoch = loader.typed(loader.load(d / "per_epoch_stats.json", sink), dict,
-                                      d / "per_epoch_stats.json", sink, "per_epoch_stats.json")
-    if "results.json" in names:
-        host.files["results"] = d / "results.json"
-        host.results = loader.typed(loader.load(d / "results.json", sink), dict, d / "results.json", sink, "results.json")
-    conf = d / "configs"
-    conf_names = set(walker.dirs.get(conf, []))
-    if (d / "configs").exists() and conf not in walker.dirs and not (d / "configs").is_symlink() \
-            and not (d / "configs").is_dir():
-        sink.append(Problem("not-a-dir", conf, "configs", "a directory", "a file"))
+
+    def doc(path: Path, want: type, what: str, kind: str = "json"):
+        return loader.typed(loader.load(path, sink, kind), want, path, sink, what)
+
+    for key, name in (("summary", "summary.json"), ("per_epoch", "per_epoch_stats.json"), ("results", "results.json")):
+        if name in names:
+            host.files[key] = d / name
+            setattr(host, key, doc(d / name, dict, name))
+        elif name in subs:
+            sink.append(Problem("not-a-file", d / name, "file", "a file", "a directory"))
+    for name in ("configs", "steps"):
+        if name in names:
+            sink.append(Problem("not-a-dir", d / name, name, "a directory", "a file"))
     if "overrides.yaml" in conf_names:
-        host.files["overrides"] = conf / "overrides.yaml"
-        doc = loader.typed(loader.load(conf / "overrides.yaml", sink, "yaml"), list, conf / "overrides.yaml",
-                           sink, "overrides.yaml")
-        if doc is not None:
-            bad = [x for x in doc if not isinstance(x, str)]
+        path = host.files["overrides"] = d / "configs" / "overrides.yaml"
+        items = doc(path, list, "overrides.yaml", "yaml")
+        if items is not None:
+            bad = [x for x in items if not isinstance(x, str)]
             if bad:
-                sink.append(Problem("unreadable", conf / "overrides.yaml", "(items)", "strings key=value",
+                sink.append(Problem("unreadable", path, "(items)", "strings key=value",
                                     f"{type(bad[0]).__name__} {bad[0]!r}"[:120]))
-            host.overrides = [x for x in doc if isinstance(x, str)]
+            host.overrides = [x for x in items if isinstance(x, str)]
     if "config.yaml" in conf_names:
-        host.files["config"] = conf / "config.yaml"
-        doc = loader.typed(loader.load(conf / "config.yaml", sink, "yaml"), dict, conf / "config.yaml",
-                           sink, "config.yaml")
-        if doc is not None:
-            host.config = doc["workload"] if isinstance(doc.get("workload"), dict) else doc
-    ranks = {}
-    for n in sorted(names):
-        m = RANK_OUTPUT.match(n)
-        if m:
-            doc = loader.typed(loader.load(d / n, sink), dict, d / n, sink, "DLIO rank output")
-            if doc is not None:
-                ranks[int(m.group(1))] = doc
+        path = host.files["config"] = d / "configs" / "config.yaml"
+        conf = doc(path, dict, "config.yaml", "yaml")
+        if conf is not None:
+            host.config = conf["workload"] if isinstance(conf.get("workload"), dict) else conf
+    ranks = {int(m.group(1)): doc(d / n, dict, "DLIO rank output")
+             for n in sorted(names) if (m := RANK_OUTPUT.match(n))}
     if ranks:
-        host.rank_outputs = ranks
+        host.rank_outputs = {r: v for r, v in ranks.items() if v is not None}
         host.files["rank_outputs"] = d
-    if os.path.lexists(d / "steps") and not (d / "steps").is_dir() and not (d / "steps").is_symlink():
-        sink.append(Problem("not-a-dir", d / "steps", "steps", "a directory", "a file"))
-    steps = {}
-    for n in sorted(walker.dirs.get(d / "steps", [])):
-        m = RANK_STEPS.match(n)
-        if m:
-            doc = loader.typed(loader.load(d / "steps" / n, sink), dict, d / "steps" / n, sink, "rank steps")
-            if doc is not None:
-                steps[int(m.group(1))] = doc
-    if steps or (d / "steps").is_dir():
-        host.rank_steps = steps
+    if "steps" in subs:
+        steps = {int(m.group(1)): doc(d / "steps" / n, dict, "rank steps")
+                 for n in sorted(walker.dirs.get(d / "steps", [])) if (m := RANK_STEPS.match(n))}
+        host.rank_steps = {r: v for r, v in steps.items() if v is not None}
         host.files["rank_steps"] = d / "steps"
     return host
 
