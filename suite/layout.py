@@ -364,6 +364,15 @@ def discover_tree(path, ruleset: str = "auto") -> Tree:
             if bench_dir.name.lower() == "runs" and bench_dir != root:
                 bench_dir = bench_dir.parent
         groups.setdefault(bench_dir, []).append(run)
+    # a run-named directory beside the runs but without any output is a run that produced nothing
+    known = set(runs) | {h.path for r in runs.values() for h in r.hosts} | {g.path for g in gen_logs}
+    for bench_dir, bruns in groups.items():
+        for parent in (bench_dir, bench_dir / "runs"):
+            for name in walker.subdirs.get(parent, []):
+                d = parent / name
+                if RUN_NAME.match(name) and d not in known and d != root:
+                    bruns.append(Run(path=d, name=name, hosts=[Host(path=d, name=name)],
+                                     warmup=bool(WARMUP_NAME.search(name))))
 
     benchmarks = []
     for bench_dir, bruns in sorted(groups.items()):

@@ -160,6 +160,8 @@ CASES = {
     "deeply-nested-yaml": (lambda p: w(over(p), "[" * 100000 + "]" * 100000), 1, "input-readable"),
     "deeply-indented-yaml": (lambda p: w(over(p), "".join(" " * i + f"a{i}:\n" for i in range(1500))), 1,
                              "input-readable"),
+    "empty-run6-dir": (lambda p: (p / "run6").mkdir(), 1, "structure-summary-per-run"),
+    "run-dir-with-empty-host": (lambda p: (p / "run7" / "c001").mkdir(parents=True), 1, "structure-run-count"),
     "empty-run-dir": (lambda p: [x.unlink() for x in (p / "run2").glob("*.json")], 1, "structure-summary-per-run"),
 }
 
