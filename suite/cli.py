@@ -74,9 +74,38 @@ def cmd_datasize(args) -> int:
     return ExitCode.OK
 
 
+def cmd_check(args) -> int:
+    from pathlib import Path
+
+    from suite import checker, files
+    from suite.report import findings as report
+
+    output = Path(args.output) if args.output else None
+    if output is not None:  # refuse before doing the work: never a surprise location
+        if output.is_dir():
+            raise SuiteError(f"--output {output}: expected a file path, got a directory")
+        if not output.parent.is_dir():
+            raise SuiteError(f"--output {output}: expected an existing directory {output.parent}, got none")
+    result = checker.check(args.path, args.ruleset)
+    if args.format == "json":
+        out = report.json_text(result)
+    else:
+        out = report.text(result, result.rule_messages())
+    if output is None:
+        sys.stdout.write(out)
+    else:
+        try:
+            files.write_atomic(output, out)
+        except OSError as exc:
+            raise SuiteError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
+        print(f"{report.summary_line(result)}; wrote {output}")
+    return ExitCode.OK if result.compliant else ExitCode.FAILED
+
+
 COMMANDS = {
     "list": cmd_list,
     "datasize": cmd_datasize,
+    "check": cmd_check,
 }
 
 # --------------------------------------------------------------------------- parser
@@ -104,6 +133,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ruleset", choices=["v0.5", "v1.0", "v2.0"], default=None,
                    help="default v1.0 (v0.5 for v100-only workloads)")
     p.add_argument("--format", choices=["text", "json"], default="text")
+
+    p = sub.add_parser("check", help="check runs, results dirs or submission trees against the rules",
+                       description="Check a run, a benchmark with its runs, a `suite run` results dir or a "
+                                   "submission tree against rules/<ruleset>/. Exit 0 compliant, 1 not, 2 unusable.")
+    p.add_argument("path", metavar="PATH", help="a run, a benchmark dir, a results dir or a submission tree")
+    p.add_argument("--ruleset", choices=["auto", "v0.5", "v1.0", "v2.0"], default="auto",
+                   help="default: detected from the files")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--output", metavar="FILE", default=None,
+                   help="write the report to FILE (atomically) instead of stdout")
     return parser
 
 
