@@ -6,6 +6,7 @@ Heavy libraries are imported inside the commands so `suite --help` is instant.
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from suite import __version__
 from suite.errors import ExitCode, SuiteError
@@ -74,9 +75,42 @@ def cmd_datasize(args) -> int:
     return ExitCode.OK
 
 
+def cmd_metrics(args) -> int:
+    import json
+
+    from suite import fdr
+    from suite.errors import ResultError, expected_got
+    from suite.report import metrics_text
+
+    path = args.path
+    if not path.exists():
+        raise ResultError(expected_got(path, "path", "an existing file or directory", "nothing there"))
+    if path.is_file() or (path / fdr.RUN_FILE).is_file():
+        data = fdr.load(path)
+        result = data.compute()
+        if args.format == "json":
+            doc = {"kind": data.doc["kind"], "source": str(data.path), "kit_version": data.doc["kit_version"],
+                   "published": data.published, **result.to_dict()}
+            print(json.dumps(doc, indent=2, sort_keys=True))
+        else:
+            print(metrics_text.tpcxai(data, result))
+        if not result.complete:
+            raise ResultError(result.why_incomplete(str(data.path)))
+        return ExitCode.OK
+    from suite import storage_metrics
+
+    summary = storage_metrics.summarise(path)
+    if args.format == "json":
+        print(json.dumps(summary, indent=2, sort_keys=True))
+    else:
+        print(metrics_text.storage(summary))
+    return ExitCode.OK
+
+
 COMMANDS = {
     "list": cmd_list,
     "datasize": cmd_datasize,
+    "metrics": cmd_metrics,
 }
 
 # --------------------------------------------------------------------------- parser
@@ -103,6 +137,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host-memory", type=size, required=True, help='per host, with a unit: "128GiB" or "137.4GB"')
     p.add_argument("--ruleset", choices=["v0.5", "v1.0", "v2.0"], default=None,
                    help="default v1.0 (v0.5 for v100-only workloads)")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+
+    p = sub.add_parser("metrics", help="the published numbers of storage results or a TPCx-AI result/FDR file",
+                       description="Storage results: AU, samples/s and MiB/s per run and over runs. "
+                                   "TPCx-AI: AIUCpm@SF and $/AIUCpm@SF from a run or an FDR data file "
+                                   "(.yaml, .json or .csv).")
+    p.add_argument("path", type=Path, metavar="PATH", help="results directory, or TPCx-AI FDR data file")
     p.add_argument("--format", choices=["text", "json"], default="text")
     return parser
 
