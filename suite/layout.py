@@ -1,0 +1,628 @@
+"""Walk a result tree and find its benchmarks, runs and hosts, whatever the layout.
+
+Real published MLPerf Storage submissions use many layouts; none is demanded here:
+- DDN   results/<system>/unet3d-h100/runs/run1/c008/{summary.json, configs/...}
+- Micron results/<system>/unet3d/h100/run_1/...  (or .../unet3d/h100/runs/run1/...)
+- WEKA  results/<system>/unet3d-h100/run1/...   (plus DLIO <rank>_output.json files)
+- simplyblock results/resnet-h100/runs/run1/... (no system directory)
+- v0.5  results/<system>/unet3d/run-1/host-1/... (one directory per host)
+- HPE   .../unet3d_h100/run-1/...,  IEI .../unet3d-h100/10hosts@13GPUs/run1/...
+- ours (`suite run`): R/run-<k>/{summary.json, per_epoch_stats.json, configs/, steps/, results.json}
+
+A "host directory" is any directory holding run output (summary.json, configs/overrides.yaml,
+per_epoch_stats.json, results.json, DLIO <rank>_output.json, steps/). Its parent is the run when
+the parent's name looks like a run (run1, run-1, run_1, iter0, warmup); otherwise it is the run
+itself. A benchmark is the parent of its runs (skipping an intermediate `runs/`). Data-generation
+directories (under generation_logs/, named datagen, or with generate_data=True and train=False)
+are recorded as generation logs, not runs. Workload, accelerator and ruleset come from the files
+(overrides.yaml `workload=unet3d_h100`, config.yaml, summary keys, results.json) and only then
+from directory names.
+
+Safety: nothing outside PATH is ever read. Symlinks are not followed when they leave PATH or loop
+(each becomes a Problem); symlinked directories are never descended. Every file is read through
+suite.files (size limit, UTF-8); a file that cannot be used becomes a Problem, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from suite import files
+from suite.errors import ResultError
+
+ACCELERATORS = ("h100", "a100", "v100")
+MODEL_ALIASES = {"unet3d": "unet3d", "unet": "unet3d", "resnet50": "resnet50", "resnet": "resnet50",
+                 "cosmoflow": "cosmoflow", "bert": "bert"}
+RULESETS = ("v0.5", "v1.0", "v2.0")
+RUN_NAME = re.compile(r"^(?:run|iter|iteration)[-_]?\d+$|^warm[-_]?up(?:[-_]?\d+)?$|^run[-_]?warm[-_]?up$", re.I)
+WARMUP_NAME = re.compile(r"warm[-_]?up", re.I)
+RANK_OUTPUT = re.compile(r"^(\d+)_output\.json$")
+RANK_STEPS = re.compile(r"^rank-(\d+)\.json$")
+RULESET_IN_NAME = re.compile(r"(?:^|[^0-9.])v(0\.5|1\.0|2\.0)(?:$|[^0-9])")
+MAX_DEPTH = 24
+MAX_ENTRIES = 200_000
+HOST_MARKERS = ("summary.json", "per_epoch_stats.json", "results.json")
+
+
+@dataclass
+class Problem:
+    """A file that could not be used: becomes a finding (rule ids in rules/*/common.yaml)."""
+
+    kind: str            # unreadable | outside | loop | not-a-dir | not-a-file | too-deep | special
+    path: Path
+    field: str
+    expected: str
+    actual: str
+
+
+@dataclass
+class Host:
+    """One host's (or the only) output directory of a run."""
+
+    path: Path
+    name: str
+    summary: dict | None = None
+    per_epoch: dict | None = None
+    overrides: list[str] | None = None
+    config: dict | None = None          # the `workload:` block of configs/config.yaml (or the whole doc)
+    results: dict | None = None         # our results.json
+    rank_steps: dict[int, dict] | None = None    # our steps/rank-<r>.json, by rank
+    rank_outputs: dict[int, dict] | None = None  # DLIO <rank>_output.json, by rank
+    files: dict[str, Path] = field(default_factory=dict)   # what was found: summary, per_epoch, ...
+    problems: list[Problem] = field(default_factory=list)
+
+
+@dataclass
+class Run:
+    """One benchmark run: one or more host directories (v0.5 multi-host has one per host).
+
+    The single-file attributes (summary, per_epoch, ...) are those of the first host; all hosts
+    are in `hosts`.
+    """
+
+    path: Path
+    name: str
+    hosts: list[Host]
+    warmup: bool = False
+
+    def _first(self, attr):
+        return getattr(self.hosts[0], attr) if self.hosts else None
+
+    summary = property(lambda self: self._first("summary"))
+    per_epoch = property(lambda self: self._first("per_epoch"))
+    overrides = property(lambda self: self._first("overrides"))
+    config = property(lambda self: self._first("config"))
+    results = property(lambda self: self._first("results"))
+    rank_steps = property(lambda self: self._first("rank_steps"))
+    rank_outputs = property(lambda self: self._first("rank_outputs"))
+
+    @property
+    def summaries(self) -> list[dict]:
+        return [h.summary for h in self.hosts if isinstance(h.summary, dict)]
+
+    @property
+    def problems(self) -> list[Problem]:
+        return [p for h in self.hosts for p in h.problems]
+
+
+@dataclass
+class GenerationLog:
+    path: Path
+    model: str | None
+    accelerator: str | None
+    system: str | None
+
+
+@dataclass
+class Benchmark:
+    path: Path
+    org: str | None
+    system: str | None
+    division: str | None            # closed | open | None (not said by the tree)
+    ruleset: str
+    workload: str | None            # unet3d, resnet50, cosmoflow, bert
+    accelerator: str | None         # h100, a100, v100
+    runs: list[Run]
+    report: dict | None = None      # mlperf_storage_report.json
+    warmup: Run | None = None
+    report_path: Path | None = None
+    single_run: bool = False        # PATH was one run, not a benchmark with its runs
+    problems: list[Problem] = field(default_factory=list)
+    detected_from: dict[str, str] = field(default_factory=dict)   # what said workload/accelerator/ruleset
+    generation_logs: list[GenerationLog] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+@dataclass
+class SystemFile:
+    path: Path
+    org: str | None
+    name: str
+    doc: object | None              # parsed JSON/YAML, None when unreadable
+    problems: list[Problem] = field(default_factory=list)
+
+
+@dataclass
+class Tree:
+    root: Path
+    benchmarks: list[Benchmark]
+    systems: list[SystemFile]
+    generation_logs: list[GenerationLog]
+    submission: bool                # a submission tree (results/ under an org) rather than loose results
+    problems: list[Problem] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- names
+
+
+def parse_workload_name(text: str) -> tuple[str | None, str | None]:
+    """'unet3d_h100' -> ('unet3d', 'h100'); 'resnet-a100' -> ('resnet50', 'a100'); 'unet3d' -> ('unet3d', None)."""
+    model = accel = None
+    for token in re.split(r"[-_/\s.@]+", str(text).lower()):
+        if token in MODEL_ALIASES and model is None:
+            model = MODEL_ALIASES[token]
+        elif token in ACCELERATORS and accel is None:
+            accel = token
+    return model, accel
+
+
+def overrides_dict(overrides: list[str] | None) -> dict[str, str]:
+    """['- workload=unet3d_h100', '++workload.reader.read_threads=8'] -> {'workload': 'unet3d_h100', 'reader.read_threads': '8'}."""
+    out: dict[str, str] = {}
+    for item in overrides or []:
+        key, sep, value = str(item).partition("=")
+        if not sep:
+            continue
+        key = key.strip().lstrip("+").strip()
+        key = key.removeprefix("workload.") if key != "workload" else key
+        out[key] = value.strip()
+    return out
+
+
+def _is_datagen(host: Host, rel_parts: tuple[str, ...]) -> bool:
+    if any(p.lower() in ("generation_logs", "datagen") for p in rel_parts):
+        return True
+    ov = overrides_dict(host.overrides)
+    return (ov.get("workflow.generate_data", "").lower() == "true"
+            and ov.get("workflow.train", "").lower() == "false")
+
+
+# --------------------------------------------------------------------------- safe walking
+
+
+class _Walker:
+    def __init__(self, root: Path):
+        self.root = root
+        self.problems: list[Problem] = []
+        self.dirs: dict[Path, list[str]] = {}        # dir -> names of regular files (links resolved inside root)
+        self.subdirs: dict[Path, list[str]] = {}
+        self.entries = 0
+
+    def inside(self, real: str) -> bool:
+        r = str(self.root)
+        return real == r or real.startswith(r.rstrip(os.sep) + os.sep)
+
+    def walk(self, d: Path, depth: int = 0) -> None:
+        if depth > MAX_DEPTH:
+            self.problems.append(Problem("too-deep", d, "depth", f"at most {MAX_DEPTH} levels", "deeper"))
+            return
+        try:
+            it = list(os.scandir(d))
+        except OSError as exc:
+            self.problems.append(Problem("unreadable", d, "directory", "a readable directory",
+                                         exc.strerror or str(exc)))
+            return
+        names, subs = [], []
+        for entry in sorted(it, key=lambda e: e.name):
+            self.entries += 1
+            if self.entries > MAX_ENTRIES:
+                self.problems.append(Problem("too-many", d, "entries", f"at most {MAX_ENTRIES}", "more"))
+                break
+            p = Path(entry.path)
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                self.problems.append(Problem("unreadable", p, "entry", "a readable entry", exc.strerror or str(exc)))
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                kind = self._link(p)
+                if kind == "file":
+                    names.append(entry.name)
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                subs.append(entry.name)
+            elif stat.S_ISREG(st.st_mode):
+                names.append(entry.name)
+            else:
+                self.problems.append(Problem("special", p, "type", "a regular file or directory", "a special file"))
+        self.dirs[d] = names
+        self.subdirs[d] = subs
+        for s in subs:
+            self.walk(d / s, depth + 1)
+
+    def _link(self, p: Path) -> str | None:
+        """Classify a symlink: 'file' (inside PATH, usable), else records a Problem and returns None."""
+        try:
+            target = os.readlink(p)
+        except OSError:
+            target = "?"
+        try:
+            real = os.path.realpath(p, strict=True)
+        except OSError as exc:  # loop or dangling
+            import errno
+            if exc.errno == errno.ELOOP:
+                self.problems.append(Problem("loop", p, "symlink", "a link that resolves", f"a symlink loop ({target})"))
+            else:
+                self.problems.append(Problem("unreadable", p, "symlink", "an existing target",
+                                             f"a dangling link to {target}"))
+            return None
+        if not self.inside(real):
+            self.problems.append(Problem("outside", p, "symlink", "a target inside PATH",
+                                         f"a link to {target} (outside, not followed)"))
+            return None
+        if os.path.isdir(real):
+            self.problems.append(Problem("dir-link", p, "symlink", "a real directory",
+                                         f"a symlinked directory to {target} (not descended)"))
+            return None
+        return "file"
+
+
+class _Loader:
+    """Reads files under the root through suite.files; failures become Problems on `sink`."""
+
+    def load(self, path: Path, sink: list[Problem], kind: str = "json"):
+        try:
+            if kind == "json":
+                return files.load_json(path, error=ResultError)
+            return files.load_yaml(path, error=ResultError)
+        except ResultError as exc:
+            text = str(exc)
+            prefix = f"{path}: "
+            text = text[len(prefix):] if text.startswith(prefix) else text
+            sink.append(Problem("unreadable", path, "file", f"a readable {kind.upper()} file", text))
+            return None
+
+    def typed(self, doc, want, path: Path, sink: list[Problem], what: str):
+        if doc is None:
+            return None
+        if not isinstance(doc, want):
+            exp = "an object" if want is dict else "a list"
+            sink.append(Problem("unreadable", path, "(top level)", f"{exp} ({what})", type(doc).__name__))
+            return None
+        return doc
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def _has_run_output(walker: _Walker, d: Path) -> bool:
+    names = walker.dirs.get(d, [])
+    if any(n in HOST_MARKERS for n in names) or any(RANK_OUTPUT.match(n) for n in names):
+        return True
+    subs = walker.subdirs.get(d, [])
+    if "configs" in subs and "overrides.yaml" in walker.dirs.get(d / "configs", []):
+        return True
+    if "steps" in subs and any(RANK_STEPS.match(n) for n in walker.dirs.get(d / "steps", [])):
+        return True
+    return False
+
+
+def _load_host(d: Path, walker: _Walker, loader: _Loader) -> Host:
+    host = Host(path=d, name=d.name)
+    names = set(walker.dirs.get(d, []))
+    sink = host.problems
+    if "summary.json" in names:
+        host.files["summary"] = d / "summary.json"
+        host.summary = loader.typed(loader.load(d / "summary.json", sink), dict, d / "summary.json", sink, "summary.json")
+    elif (d / "summary.json").is_dir() and not (d / "summary.json").is_symlink():
+        sink.append(Problem("not-a-file", d / "summary.json", "file", "a file", "a directory"))
+    if "per_epoch_stats.json" in names:
+        host.files["per_epoch"] = d / "per_epoch_stats.json"
+        host.per_epoch = loader.typed(loader.load(d / "per_epoch_stats.json", sink), dict,
+                                      d / "per_epoch_stats.json", sink, "per_epoch_stats.json")
+    if "results.json" in names:
+        host.files["results"] = d / "results.json"
+        host.results = loader.typed(loader.load(d / "results.json", sink), dict, d / "results.json", sink, "results.json")
+    conf = d / "configs"
+    conf_names = set(walker.dirs.get(conf, []))
+    if (d / "configs").exists() and conf not in walker.dirs and not (d / "configs").is_symlink() \
+            and not (d / "configs").is_dir():
+        sink.append(Problem("not-a-dir", conf, "configs", "a directory", "a file"))
+    if "overrides.yaml" in conf_names:
+        host.files["overrides"] = conf / "overrides.yaml"
+        doc = loader.typed(loader.load(conf / "overrides.yaml", sink, "yaml"), list, conf / "overrides.yaml",
+                           sink, "overrides.yaml")
+        if doc is not None:
+            bad = [x for x in doc if not isinstance(x, str)]
+            if bad:
+                sink.append(Problem("unreadable", conf / "overrides.yaml", "(items)", "strings key=value",
+                                    f"{type(bad[0]).__name__} {bad[0]!r}"[:120]))
+            host.overrides = [x for x in doc if isinstance(x, str)]
+    if "config.yaml" in conf_names:
+        host.files["config"] = conf / "config.yaml"
+        doc = loader.typed(loader.load(conf / "config.yaml", sink, "yaml"), dict, conf / "config.yaml",
+                           sink, "config.yaml")
+        if doc is not None:
+            host.config = doc["workload"] if isinstance(doc.get("workload"), dict) else doc
+    ranks = {}
+    for n in sorted(names):
+        m = RANK_OUTPUT.match(n)
+        if m:
+            doc = loader.typed(loader.load(d / n, sink), dict, d / n, sink, "DLIO rank output")
+            if doc is not None:
+                ranks[int(m.group(1))] = doc
+    if ranks:
+        host.rank_outputs = ranks
+        host.files["rank_outputs"] = d
+    steps = {}
+    for n in sorted(walker.dirs.get(d / "steps", [])):
+        m = RANK_STEPS.match(n)
+        if m:
+            doc = loader.typed(loader.load(d / "steps" / n, sink), dict, d / "steps" / n, sink, "rank steps")
+            if doc is not None:
+                steps[int(m.group(1))] = doc
+    if steps or (d / "steps").is_dir():
+        host.rank_steps = steps
+        host.files["rank_steps"] = d / "steps"
+    return host
+
+
+def _host_model_accel(host: Host) -> tuple[str | None, str | None, str]:
+    """Workload and accelerator from the files of one host dir, and what said so."""
+    ov = overrides_dict(host.overrides)
+    if ov.get("workload"):
+        model, accel = parse_workload_name(ov["workload"])
+        if model:
+            return model, accel, "overrides.yaml"
+    res = host.results or {}
+    if isinstance(res.get("workload"), str):
+        model, accel = parse_workload_name(res["workload"])
+        accel = res.get("accelerator_type") if isinstance(res.get("accelerator_type"), str) else accel
+        if model:
+            return model, accel, "results.json"
+    conf = host.config or {}
+    model = conf.get("model") if isinstance(conf.get("model"), str) else None
+    if model is None and isinstance((host.summary or {}).get("model"), str):
+        model = host.summary["model"]
+    if model:
+        model = MODEL_ALIASES.get(model.lower(), model.lower())
+        return model, _accel_from_compute(model, conf), "config.yaml" if conf.get("model") else "summary.json"
+    return None, None, ""
+
+
+def _accel_from_compute(model: str, conf: dict) -> str | None:
+    """The accelerator whose computation_time the run's config.yaml carries."""
+    train = conf.get("train") if isinstance(conf, dict) else None
+    ct = train.get("computation_time") if isinstance(train, dict) else None
+    if not isinstance(ct, (int, float)):
+        return None
+    try:
+        from suite import workloads
+        for accel in workloads.accelerators(model):
+            if abs(workloads.resolve(model, accel).computation_time_s - ct) < 1e-9:
+                return accel
+    except Exception:  # unknown model: no accelerator from compute time
+        return None
+    return None
+
+
+def _from_names(parts: tuple[str, ...]) -> tuple[str | None, str | None]:
+    model = accel = None
+    for part in reversed(parts):
+        m, a = parse_workload_name(part)
+        model = model or m
+        accel = accel or a
+    return model, accel
+
+
+def _ruleset_hint(parts: tuple[str, ...]) -> str | None:
+    for part in reversed(parts):
+        m = RULESET_IN_NAME.search(part.lower())
+        if m:
+            return "v" + m.group(1)
+    return None
+
+
+def discover_tree(path, ruleset: str = "auto") -> Tree:
+    """Everything under `path`: benchmarks (with runs and hosts), system files, generation logs."""
+    root_in = Path(path)
+    try:
+        st = os.lstat(root_in)
+    except OSError as exc:
+        raise ResultError(f"{root_in}: expected an existing file or directory, got {exc.strerror or exc}") from None
+    root = Path(os.path.realpath(root_in))
+    if not stat.S_ISDIR(os.stat(root).st_mode if stat.S_ISLNK(st.st_mode) else st.st_mode):
+        if root.name == "summary.json" and root.is_file():
+            root = root.parent      # a summary.json names its run
+        else:
+            raise ResultError(f"{root_in}: expected a directory (a run, a benchmark, a results dir or a "
+                              f"submission tree), got a file")
+    walker = _Walker(root)
+    walker.walk(root)
+    loader = _Loader()
+
+    host_dirs = [d for d in walker.dirs if _has_run_output(walker, d)]
+    hosts = {d: _load_host(d, walker, loader) for d in sorted(host_dirs)}
+
+    gen_logs: list[GenerationLog] = []
+    runs: dict[Path, Run] = {}
+    for d, host in hosts.items():
+        rel = d.relative_to(root).parts
+        if _is_datagen(host, rel):
+            model, accel, _ = _host_model_accel(host)
+            if model is None:
+                model, accel = _from_names(rel)
+            gen_logs.append(GenerationLog(d, model, accel, _system_of(d, root)))
+            continue
+        parent = d.parent
+        if d != root and RUN_NAME.match(parent.name) and not RUN_NAME.match(d.name) and _within(parent, root):
+            run_dir = parent
+        else:
+            run_dir = d
+        run = runs.setdefault(run_dir, Run(path=run_dir, name=run_dir.name, hosts=[],
+                                           warmup=bool(WARMUP_NAME.search(run_dir.name))))
+        run.hosts.append(host)
+        if isinstance(host.results, dict) and host.results.get("warmup") is True:
+            run.warmup = True
+
+    groups: dict[Path, list[Run]] = {}
+    for run_dir, run in sorted(runs.items()):
+        if run_dir == root:
+            bench_dir = root
+        else:
+            bench_dir = run_dir.parent
+            if bench_dir.name.lower() == "runs" and bench_dir != root:
+                bench_dir = bench_dir.parent
+        groups.setdefault(bench_dir, []).append(run)
+
+    benchmarks = []
+    for bench_dir, bruns in sorted(groups.items()):
+        benchmarks.append(_benchmark(bench_dir, bruns, root, walker, loader, ruleset))
+
+    systems = _systems(root, walker, loader)
+    submission = any("results" in [p.lower() for p in b.path.relative_to(root).parts] for b in benchmarks)
+    for g in gen_logs:
+        for b in benchmarks:
+            if g.model == b.workload and (g.system == b.system or g.path.is_relative_to(b.path)):
+                b.generation_logs.append(g)
+    tree = Tree(root=root, benchmarks=benchmarks, systems=systems, generation_logs=gen_logs,
+                submission=submission, problems=[])
+    # walk problems go to the benchmark that contains them, else to the tree
+    for p in walker.problems:
+        owner = next((b for b in sorted(benchmarks, key=lambda b: -len(b.path.parts))
+                      if _within(p.path, b.path)), None)
+        (owner.problems if owner else tree.problems).append(p)
+    return tree
+
+
+def discover(path, ruleset: str = "auto") -> list[Benchmark]:
+    """The benchmarks under `path` (see discover_tree for the whole tree)."""
+    return discover_tree(path, ruleset).benchmarks
+
+
+def _within(p: Path, root: Path) -> bool:
+    try:
+        p.relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def _org_system(bench_dir: Path, root: Path) -> tuple[str | None, str | None, str | None]:
+    """(division, org, system) from `<division>/<org>/results/<system>/<benchmark>` when present."""
+    parts = bench_dir.parts
+    division = org = system = None
+    lower = [p.lower() for p in parts]
+    for i in range(len(parts) - 1, -1, -1):
+        if lower[i] in ("closed", "open") and division is None:
+            division = lower[i]
+    if "results" in lower:
+        i = len(lower) - 1 - lower[::-1].index("results")
+        org = parts[i - 1] if i >= 1 else None
+        below = parts[i + 1:]
+        if len(below) >= 2:
+            system = below[0]
+        elif len(below) == 1:
+            m, _ = parse_workload_name(below[0])
+            system = None if m else below[0]
+    return division, org, system
+
+
+def _system_of(d: Path, root: Path) -> str | None:
+    parts = [p for p in d.parts]
+    lower = [p.lower() for p in parts]
+    if "generation_logs" in lower:
+        i = lower.index("generation_logs")
+        return parts[i + 1] if i + 1 < len(parts) else None
+    return _org_system(d, root)[2]
+
+
+def _benchmark(bench_dir: Path, runs: list[Run], root: Path, walker: _Walker, loader: _Loader,
+               ruleset: str) -> Benchmark:
+    division, org, system = _org_system(bench_dir, root)
+    detected: dict[str, str] = {}
+    model = accel = None
+    for run in runs:
+        for host in run.hosts:
+            m, a, src = _host_model_accel(host)
+            if m and model is None:
+                model, detected["workload"] = m, f"{src} ({host.path.name})"
+            if a and accel is None:
+                accel, detected["accelerator"] = a, f"{src} ({host.path.name})"
+    if model is None or accel is None:
+        nm, na = _from_names(bench_dir.parts[-3:] if bench_dir != root else bench_dir.parts[-2:])
+        if model is None and nm:
+            model, detected["workload"] = nm, "directory names"
+        if accel is None and na:
+            accel, detected["accelerator"] = na, "directory names"
+    # ruleset
+    rs = None
+    if ruleset and ruleset != "auto":
+        rs, detected["ruleset"] = ruleset, "--ruleset"
+    if rs is None:
+        for run in runs:
+            r = (run.results or {}).get("ruleset")
+            if r in RULESETS:
+                rs, detected["ruleset"] = r, "results.json"
+                break
+    if rs is None:
+        hint = _ruleset_hint(bench_dir.parts)
+        if hint:
+            rs, detected["ruleset"] = hint, "directory names"
+    if rs is None:
+        summaries = [s for r in runs for s in r.summaries]
+        ov = next((overrides_dict(r.overrides).get("workload") for r in runs if r.overrides), None)
+        if any(r.warmup for r in runs):
+            rs, why = "v2.0", "a warm-up run"
+        elif (ov and parse_workload_name(ov)[1] is None) or (
+                summaries and all("num_hosts" not in s and "host_memory_GB" not in s for s in summaries)):
+            rs, why = "v0.5", "workload name without accelerator / v0.5 summary keys"
+        else:
+            rs, why = "v1.0", "default (v1.0 summary keys or none)"
+        detected["ruleset"] = why
+    if accel is None and rs == "v0.5" and model in ("unet3d", "bert"):
+        accel, detected["accelerator"] = "v100", "v0.5 (v100 only)"
+    if division is None:
+        for run in runs:
+            d = (run.results or {}).get("division")
+            if d in ("closed", "open"):
+                division = d
+                break
+    warm = [r for r in runs if r.warmup]
+    main = sorted([r for r in runs if not r.warmup], key=lambda r: _natural(r.name))
+    report = report_path = None
+    problems: list[Problem] = []
+    for cand in (bench_dir / "mlperf_storage_report.json", bench_dir / "runs" / "mlperf_storage_report.json"):
+        if cand.name in walker.dirs.get(cand.parent, []):
+            report_path = cand
+            report = loader.typed(loader.load(cand, problems), dict, cand, problems, "mlperf_storage_report.json")
+            break
+    return Benchmark(path=bench_dir, org=org, system=system, division=division, ruleset=rs, workload=model,
+                     accelerator=accel, runs=main, report=report, warmup=warm[0] if warm else None,
+                     report_path=report_path, single_run=(len(runs) == 1 and runs[0].path == root),
+                     problems=problems, detected_from=detected)
+
+
+def _natural(name: str):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
+def _systems(root: Path, walker: _Walker, loader: _Loader) -> list[SystemFile]:
+    out = []
+    for d, names in walker.dirs.items():
+        if d.name.lower() != "systems":
+            continue
+        org = d.parent.name if d != root else None
+        for n in names:
+            if n.endswith((".json", ".yaml", ".yml")) and not n.startswith("."):
+                sink: list[Problem] = []
+                doc = loader.load(d / n, sink, "json" if n.endswith(".json") else "yaml")
+                out.append(SystemFile(path=d / n, org=org, name=n.rsplit(".", 1)[0], doc=doc, problems=sink))
+    return sorted(out, key=lambda s: s.path)

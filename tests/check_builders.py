@@ -1,0 +1,109 @@
+"""Build small DLIO-style and `suite run`-style result dirs for the checker tests.
+
+Values are computed with suite.metrics, so a freshly built tree is internally consistent;
+tests then break one thing at a time.
+"""
+
+import json
+import math
+from pathlib import Path
+
+import yaml
+
+from suite import metrics, workloads
+
+RECORD = {"unet3d": 146600628, "resnet50": 114660.07, "cosmoflow": 2828486}
+
+
+def write_json(path: Path, doc) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=4))
+    return path
+
+
+def write_yaml(path: Path, doc) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def dlio_run(d: Path, workload="unet3d", accel="h100", accelerators=1, hosts=1, files=3500,
+             au=(95.0, 95.5, 96.0), tp=(3.0, 3.1, 3.2), host_memory_gb=1.0, overrides_extra=(),
+             workload_name=None, v05=False, start="2024-08-07T14:23:23.782006"):
+    """A DLIO v1.0 (or v0.5) run directory: summary.json, per_epoch_stats.json, configs/."""
+    w = workloads.resolve(workload, accel)
+    rec = w.record_length_bytes
+    metric = metrics.run_metric(list(au), list(tp), rec, w.au_threshold)
+    summary = {"start": start, "num_accelerators": accelerators, "hostname": "host1", "metric": metric,
+               "num_files_train": files, "num_files_eval": 0, "num_samples_per_file": w.num_samples_per_file,
+               "epochs": len(au), "end": "2024-08-07T14:38:31.093688"}
+    if v05:
+        summary["model"] = workload
+    else:
+        summary.update({"num_hosts": hosts, "host_memory_GB": [host_memory_gb] * hosts,
+                        "host_cpu_count": [8] * hosts})
+    write_json(d / "summary.json", summary)
+    write_json(d / "per_epoch_stats.json", {str(e + 1): {"start": start, "end": start, "duration": "1.00"}
+                                            for e in range(len(au))})
+    name = workload_name or (workload if v05 else f"{workload}_{accel}")
+    ov = [f"workload={name}", "++workload.workflow.generate_data=False", "++workload.workflow.train=True",
+          f"++workload.dataset.num_files_train={files}", "++workload.dataset.data_folder=/data/x",
+          "++workload.reader.read_threads=4", *overrides_extra]
+    write_yaml(d / "configs" / "overrides.yaml", ov)
+    config = {"workload": {"model": workload, **{k: v for k, v in w.config.items()}}}
+    config["workload"]["dataset"] = {**config["workload"]["dataset"], "num_files_train": files}
+    write_yaml(d / "configs" / "config.yaml", config)
+    return d
+
+
+def dlio_benchmark(d: Path, runs=5, run_name="run{k}", **kw) -> Path:
+    for k in range(1, runs + 1):
+        dlio_run(d / run_name.format(k=k), **kw)
+    return d
+
+
+def ours_run(d: Path, ranks=2, epochs=3, steps=6, compute_s=0.01, wait_s=0.001, files=3500,
+             workload="unet3d", accel="h100", miniature=False, complete=True, memory=True):
+    """A `suite run` run dir: DLIO files + steps/rank-<r>.json + results.json, consistent."""
+    w = workloads.resolve(workload, accel)
+    aus, tps, rank_docs = [], [], {r: {"schema_version": 1, "rank": r, "hostname": "host1", "epochs": []}
+                                   for r in range(ranks)}
+    for e in range(epochs):
+        per_rank = []
+        for r in range(ranks):
+            t = 100.0 * e
+            starts, ends, comp = [], [], []
+            for s in range(steps):
+                wait = wait_s * (1 + r + s % 3)
+                starts.append(t)
+                t += wait + compute_s
+                ends.append(t)
+                comp.append(compute_s)
+            rank_docs[r]["epochs"].append({"epoch": e + 1, "step_start_s": starts, "step_end_s": ends,
+                                           "step_compute_s": comp, "samples": steps * w.batch_size,
+                                           "bytes_read": int(steps * w.batch_size * w.record_length_bytes)})
+            per_rank.append(metrics.epoch_au_from_steps(starts, ends, comp))
+        aus.append(math.fsum(per_rank) / ranks)
+        tps.append(ranks * steps * w.batch_size / (steps * (compute_s + 2 * wait_s)))
+    dlio_run(d, workload=workload, accel=accel, accelerators=ranks, files=files, au=aus, tp=tps)
+    for r, doc in rank_docs.items():
+        write_json(d / "steps" / f"rank-{r}.json", doc)
+    results = {
+        "schema_version": 1, "workload": workload, "accelerator_type": accel, "ruleset": "v1.0",
+        "division": "closed", "complete": complete, "status": "complete" if complete else "interrupted",
+        "miniature": miniature,
+        "enforcement": {
+            "cache_drop": {"attempted": True, "succeeded": True, "duration_s": 0.2, "error": None},
+            "memory_limit": ({"requested_bytes": 1 << 30, "applied_bytes": 1 << 30, "peak_bytes": 900 << 20,
+                              "version": "v1", "removed": True} if memory else None),
+        },
+        "compliance": {"compliant": True, "reasons": []},
+    }
+    write_json(d / "results.json", results)
+    return d
+
+
+def ours_results(d: Path, runs=5, **kw) -> Path:
+    for k in range(1, runs + 1):
+        ours_run(d / f"run-{k}", **kw)
+    return d
