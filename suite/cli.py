@@ -97,9 +97,9 @@ def cmd_metrics(args) -> int:
         if not result.complete:
             raise ResultError(result.why_incomplete(str(data.path)))
         return ExitCode.OK
-    from suite import storage_metrics
+    from suite import aggregate
 
-    summary = storage_metrics.summarise(path)
+    summary = aggregate.summarise(path)
     if args.format == "json":
         print(json.dumps(summary, indent=2, sort_keys=True))
     else:

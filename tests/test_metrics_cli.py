@@ -64,3 +64,33 @@ def test_unknown_file_kind_and_missing_path(run_cli, tmp_path):
 def test_bad_format_choice(run_cli):
     code, _, err = run_cli("metrics", DELL, "--format", "xml")
     assert code == 2 and "invalid choice" in err
+
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def test_storage_text_rounds_to_2_decimals_with_full_values(run_cli):
+    code, out, err = run_cli("metrics", DATA / "storage" / "simplyblock")
+    assert code == 0 and err == ""
+    assert "samples/s  1778.69 ± 0.16  (1778.68841495969" in out
+    assert 'MiB/s      194.50 ± 0.02' in out and 'DLIO labels it "MB/s"' in out and "114660.07 B" in out
+    assert "accelerators 1, hosts 1: ip-172-31-74-102" in out
+    assert re.search(r"^run3 +complete +1 +1 +99\.61 ± 0\.00 +1778\.60 ± 0\.04 +194\.49 ± 0\.00$", out, re.M)
+
+
+def test_storage_json(run_cli):
+    code, out, _ = run_cli("metrics", DATA / "suite-run" / "unet3d-h100", "--format", "json")
+    doc = json.loads(out)
+    (b,) = doc["benchmarks"]
+    assert code == 0 and doc["kind"] == "storage" and b["overall"]["num_runs"] == 2
+    assert b["overall"]["published"]["au_mean_percentage"] == round(b["overall"]["au_mean_percentage"], 2)
+
+
+def test_storage_fixture_tree(run_cli, fixtures_dir):
+    code, out, _ = run_cli("metrics", fixtures_dir / "mlperf-storage-v0.5")
+    assert code == 0 and "unet3d v100" in out and "406.78" in out
+
+
+def test_directory_without_results(run_cli, tmp_path):
+    code, out, err = run_cli("metrics", tmp_path)
+    assert code == 2 and out == "" and "expected storage results" in err and err.count("\n") == 1

@@ -39,3 +39,49 @@ def tpcxai(fdr, result) -> str:
             rows.append(["published", money(published["price_per_aiucpm"], result.currency),
                          f"per AIUCpm; computed - published = {diff:+.2f}"])
     return "\n".join(head + [table(rows, ["figure", "value", "how"])])
+
+
+def _pm(mean, std, places=2) -> str:
+    return "-" if mean is None else f"{mean:.{places}f} ± {std or 0.0:.{places}f}"
+
+
+def storage(summary: dict) -> str:
+    """Per run and overall numbers of every benchmark found, 2-decimal figures with full values beside."""
+    blocks = []
+    for b in summary["benchmarks"]:
+        who = " / ".join(x for x in (b["org"], b["system"]) if x)
+        head = "  ".join(x for x in (f"{b['workload'] or '?'} {b['accelerator'] or '?'}", who,
+                                      f"{b['division'] or ''} {b['ruleset']}".strip(), f"({b['path']})") if x)
+        rows = [[r["name"], r["status"] + (" (miniature)" if r["miniature"] else ""), str(r["num_accelerators"] or "-"), str(r["num_hosts"] or "-"),
+                 _pm(r["au_mean_percentage"], r["au_stdev_percentage"]),
+                 _pm(r["samples_per_second"], r["samples_per_second_stdev"]),
+                 _pm(r["mib_per_second"], r["mib_per_second_stdev"])] for r in b["runs"]]
+        lines = [head, table(rows, ["run", "status", "accel", "hosts", "AU % (stdev)", "samples/s (stdev)",
+                                    "MiB/s (stdev)"])]
+        o = b["overall"]
+        if o is None:
+            lines.append("overall: no run with usable numbers")
+        else:
+            rl = next((r["record_length_bytes"] for r in b["runs"] if r["record_length_bytes"]), None)
+            how = f'samples/s x {rl:.10g} B / 1024^2, DLIO labels it "MB/s"' if rl else 'DLIO "MB/s"'
+            lines += [
+                f"overall over {o['num_runs']} run(s), population stdev (2 decimals; full values):",
+                f"  samples/s  {_pm(o['samples_per_second'], o['samples_per_second_stdev'])}"
+                f"  ({o['samples_per_second']!r} ± {o['samples_per_second_stdev']!r})",
+                f"  MiB/s      {_pm(o['mib_per_second'], o['mib_per_second_stdev'])}"
+                f"  ({o['mib_per_second']!r} ± {o['mib_per_second_stdev']!r}; {how})",
+                f"  AU %       {_pm(o['au_mean_percentage'], o['au_stdev_percentage'])}"
+                f"  ({o['au_mean_percentage']!r} ± {o['au_stdev_percentage']!r})",
+                f"  accelerators {o['num_accelerators']}, hosts {o['num_hosts']}"
+                + (f": {', '.join(o['hostnames'])}" if o["hostnames"] else ""),
+            ]
+            c = b["claimed"]
+            if c and c["samples_per_second"] is not None:
+                diff = o["samples_per_second"] - c["samples_per_second"]
+                lines.append(f"  mlperf_storage_report.json claims {c['samples_per_second']:.2f} samples/s"
+                             + (f", {c['mib_per_second']:.2f} MB/s" if c["mib_per_second"] is not None else "")
+                             + f" over {c['num_runs']:g} runs; recomputed - claimed = {diff:+.4f} samples/s")
+        for p in b["problems"]:
+            lines.append(f"  problem: {p}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
