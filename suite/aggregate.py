@@ -59,13 +59,16 @@ def run_numbers(run, bench) -> dict:
            "au_meets_threshold": None, "samples_per_second": None, "samples_per_second_stdev": None,
            "mib_per_second": None, "mib_per_second_stdev": None, "record_length_bytes": None,
            "record_length_from": None, "au_per_epoch": [], "samples_per_second_per_epoch": [],
-           "miniature": None, "compliant": None, "problems": []}
+           "miniature": None, "compliant": None, "evidence": None, "problems": []}
     if results is not None:
         row["status"] = results.get("status", "unknown")
         row["miniature"] = results.get("miniature")
         compliance = results.get("compliance")
         if isinstance(compliance, dict):
             row["compliant"] = compliance.get("compliant")
+        # what `suite run` recorded about the host and the rules it enforced
+        row["evidence"] = {k: results[k] for k in ("host", "enforcement", "versions", "compliance", "miniature")
+                           if k in results}
     summaries = [s for s in run.summaries if isinstance(s.get("metric"), dict)]
     if not summaries:
         row["status"] = row["status"] if row["status"] != "complete" else "no summary.json metric"
@@ -132,6 +135,17 @@ def _sum_lists(lists):
     return [math.fsum(lst[i] for lst in lists) for i in range(n)]
 
 
+def _au_threshold(bench) -> float | None:
+    """The workload's AU threshold in percent, from workloads/*.yaml; None for a workload we do not ship."""
+    if not (bench.workload and bench.accelerator):
+        return None
+    from suite import workloads
+    try:
+        return 100.0 * workloads.resolve(bench.workload, bench.accelerator).au_threshold
+    except Exception:  # noqa: BLE001 - unknown workload/accelerator pair
+        return None
+
+
 def benchmark_numbers(bench) -> dict:
     """A benchmark's runs and their overall numbers (runs without usable numbers are listed, not counted)."""
     runs = [run_numbers(r, bench) for r in bench.runs]
@@ -163,6 +177,7 @@ def benchmark_numbers(bench) -> dict:
                    "mib_per_second": _num(o.get("train_throughput_mean_MB_per_second")),
                    "num_runs": _num(o.get("num_benchmark_runs"))}
     return {
+        "au_threshold_percentage": _au_threshold(bench),
         "path": str(bench.path), "name": bench.name, "org": bench.org, "system": bench.system,
         "division": bench.division, "ruleset": bench.ruleset, "workload": bench.workload,
         "accelerator": bench.accelerator, "runs": runs, "overall": overall, "claimed": claimed,

@@ -107,10 +107,64 @@ def cmd_metrics(args) -> int:
     return ExitCode.OK
 
 
+def cmd_report(args) -> int:
+    import shutil
+    import tempfile
+    from datetime import datetime, timezone
+
+    from suite import fdr
+    from suite.errors import ResultError, expected_got
+
+    path, out = args.path, args.out
+    if not path.exists():
+        raise ResultError(expected_got(path, "path", "an existing file or directory", "nothing there"))
+    if out.exists() and not out.is_dir():
+        raise ResultError(expected_got(out, "--out", "a directory", "a file"))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ResultError(expected_got(out, "--out", "a directory we can create", exc.strerror or exc)) from None
+    # matplotlib keeps a font cache; keep it under --out for this run, so nothing else is written
+    mpl_dir = None
+    if "matplotlib" not in sys.modules and "MPLCONFIGDIR" not in os.environ:
+        mpl_dir = tempfile.mkdtemp(prefix=".matplotlib-", dir=out)
+        os.environ["MPLCONFIGDIR"] = mpl_dir
+    try:
+        from suite.report import content, export
+
+        if path.is_file() or (path / fdr.RUN_FILE).is_file():
+            data = fdr.load(path)
+            page = content.build_tpcxai(data, data.compute())
+        else:
+            from suite import aggregate
+
+            summary = aggregate.summarise(path)
+            page = content.build_storage(summary, _check_or_none(path))
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        written = export.write_report(page, out, f"suite {__version__} report, {stamp}")
+    finally:
+        if mpl_dir:
+            os.environ.pop("MPLCONFIGDIR", None)
+            shutil.rmtree(mpl_dir, ignore_errors=True)
+    print(f"suite report: wrote {len(written)} files to {out}: {out / 'index.html'} (open it in a browser), "
+          f"{out / 'report.md'}, " + ", ".join(p.name for p in written if p.suffix in (".csv", ".parquet")))
+    return ExitCode.OK
+
+
+def _check_or_none(path):
+    """suite check's result for the report's compliance section; None where the checker is absent."""
+    try:
+        from suite import checker
+    except ImportError:
+        return None
+    return checker.check(path, ruleset="auto")
+
+
 COMMANDS = {
     "list": cmd_list,
     "datasize": cmd_datasize,
     "metrics": cmd_metrics,
+    "report": cmd_report,
 }
 
 # --------------------------------------------------------------------------- parser
@@ -145,6 +199,12 @@ def build_parser() -> argparse.ArgumentParser:
                                    "(.yaml, .json or .csv).")
     p.add_argument("path", type=Path, metavar="PATH", help="results directory, or TPCx-AI FDR data file")
     p.add_argument("--format", choices=["text", "json"], default="text")
+
+    p = sub.add_parser("report", help="an HTML page (+ Markdown, CSV, parquet) of storage or TPCx-AI results",
+                       description="Writes index.html (self-contained), report.md, plots/*.png, runs.csv and "
+                                   "runs.parquet (and use_cases.* for TPCx-AI) into --out, and nowhere else.")
+    p.add_argument("path", type=Path, metavar="PATH", help="results directory, or TPCx-AI FDR data file")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory to write the report into")
     return parser
 
 
