@@ -160,9 +160,39 @@ def _check_or_none(path):
     return checker.check(path, ruleset="auto")
 
 
+def cmd_check(args) -> int:
+    from pathlib import Path
+
+    from suite import checker, files, rules
+    from suite.report import findings as report
+
+    output = Path(args.output) if args.output else None
+    if output is not None:  # refuse before doing the work: never a surprise location
+        if output.is_dir():
+            raise SuiteError(f"--output {output}: expected a file path, got a directory")
+        if not output.parent.is_dir():
+            raise SuiteError(f"--output {output}: expected an existing directory {output.parent}, got none")
+    result = checker.check(args.path, args.ruleset)
+    if args.format == "json":
+        out = report.json_text(result)
+    else:
+        messages = {r.id: r.message for r in rules.all_rule_ids().values()}
+        out = report.text(result, messages)
+    if output is None:
+        sys.stdout.write(out)
+    else:
+        try:
+            files.write_atomic(output, out)
+        except OSError as exc:
+            raise SuiteError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
+        print(f"{report.summary_line(result)}; wrote {output}")
+    return ExitCode.OK if result.compliant else ExitCode.FAILED
+
+
 COMMANDS = {
     "list": cmd_list,
     "datasize": cmd_datasize,
+    "check": cmd_check,
     "metrics": cmd_metrics,
     "report": cmd_report,
 }
@@ -205,6 +235,16 @@ def build_parser() -> argparse.ArgumentParser:
                                    "runs.parquet (and use_cases.* for TPCx-AI) into --out, and nowhere else.")
     p.add_argument("path", type=Path, metavar="PATH", help="results directory, or TPCx-AI FDR data file")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory to write the report into")
+
+    p = sub.add_parser("check", help="check runs, results dirs or submission trees against the rules",
+                       description="Check a run, a benchmark with its runs, a `suite run` results dir or a "
+                                   "submission tree against rules/<ruleset>/. Exit 0 compliant, 1 not, 2 unusable.")
+    p.add_argument("path", metavar="PATH", help="a run, a benchmark dir, a results dir or a submission tree")
+    p.add_argument("--ruleset", choices=["auto", "v0.5", "v1.0", "v2.0"], default="auto",
+                   help="default: detected from the files")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--output", metavar="FILE", default=None,
+                   help="write the report to FILE (atomically) instead of stdout")
     return parser
 
 

@@ -29,6 +29,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from suite import files
@@ -274,6 +275,21 @@ class _Walker:
         return "file"
 
 
+def load_yaml_fast(path: Path, error=ResultError):
+    """suite.files.load_yaml's contract (size limit, UTF-8, one-line errors) with libyaml when present."""
+    import yaml
+
+    text = files.read_text(path, error=error)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f"line {mark.line + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise error(f"{path}: {line}expected valid YAML, got {problem}") from None
+
+
 class _Loader:
     """Reads files under the root through suite.files; failures become Problems on `sink`."""
 
@@ -281,7 +297,7 @@ class _Loader:
         try:
             if kind == "json":
                 return files.load_json(path, error=ResultError)
-            return files.load_yaml(path, error=ResultError)
+            return load_yaml_fast(path, error=ResultError)
         except ResultError as exc:
             text = str(exc)
             prefix = f"{path}: "
@@ -403,14 +419,29 @@ def _accel_from_compute(model: str, conf: dict) -> str | None:
     ct = train.get("computation_time") if isinstance(train, dict) else None
     if not isinstance(ct, (int, float)):
         return None
-    try:
-        from suite import workloads
-        for accel in workloads.accelerators(model):
-            if abs(workloads.resolve(model, accel).computation_time_s - ct) < 1e-9:
-                return accel
-    except Exception:  # unknown model: no accelerator from compute time
-        return None
+    for accel, compute_s in _compute_times(model):
+        if abs(compute_s - ct) < 1e-9:
+            return accel
     return None
+
+
+@lru_cache(maxsize=None)
+def _compute_times(model: str) -> tuple[tuple[str, float], ...]:
+    from suite import workloads
+    try:
+        return tuple((a, workloads.resolve(model, a).computation_time_s) for a in workloads.accelerators(model))
+    except Exception:  # unknown model: no accelerator from compute time
+        return ()
+
+
+@lru_cache(maxsize=None)
+def resolve_workload(model: str | None, accel: str | None):
+    """workloads.resolve, cached; None for an unknown workload/accelerator."""
+    from suite import workloads
+    try:
+        return workloads.resolve(model, accel)
+    except Exception:
+        return None
 
 
 def _from_names(parts: tuple[str, ...]) -> tuple[str | None, str | None]:

@@ -29,13 +29,27 @@ def test_storage_report_of_a_suite_run_result(run_cli, tmp_path):
     for sid in ("b1-headline", "b1-compliance", "b1-runs", "b1-evidence"):
         assert f'id="{sid}"' in page
     assert "20.85 samples/s" in page and "2,914.49 MiB/s" in page and "96.19 %" in page
-    assert "non-compliant" in page and "miniature: the 500-step minimum is not applied" in page
+    # suite check's verdict and findings, and what the runner itself recorded
+    assert '<span class="verdict v-invalid">invalid</span>suite check: 5 finding(s)' in page
+    assert "ours-not-miniature" in page and "structure-run-count" in page
+    assert "miniature: the 500-step minimum is not applied" in page
     assert "enforcement.memory_limit.limit_bytes" in page and "268435456" in page
     assert page.count("data:image/png;base64,") == 2 and "<script" not in page and "http://" not in page
     md = (out / "report.md").read_text()
     assert "**Throughput: 20.85 samples/s**" in md and "![per-epoch AU and throughput](plots/b1-epochs.png)" in md
     for png in (out / "plots").iterdir():
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+def test_several_benchmarks_get_an_overview(run_cli, tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(SIMPLYBLOCK, tree / "a")
+    shutil.copytree(RUN, tree / "b" / "unet3d-h100")
+    code, _, _ = run_cli("report", tree, "--out", tmp_path / "out")
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert code == 0 and page.index('id="overview"') < page.index('id="b1-headline"') < page.index('id="b2-headline"')
+    assert "<title>2 storage benchmarks</title>" in page and "1,778.69" in page and "20.85" in page
+    assert len(list(csv.DictReader((tmp_path / "out" / "runs.csv").open()))) == 7
 
 
 def test_exports_agree_with_each_other_and_the_metrics(run_cli, tmp_path):

@@ -125,9 +125,11 @@ def build_storage(summary: dict, check=None) -> Page:
             c = b["claimed"]
             if c and c["samples_per_second"] is not None:
                 diff = o["samples_per_second"] - c["samples_per_second"]
+                agree = ("they agree" if abs(diff) <= 1e-6 * max(1.0, abs(c["samples_per_second"]))
+                         else f"difference {diff:+.6f}")
                 head.blocks.append(Text(f"mlperf_storage_report.json claims {c['samples_per_second']:,.4f} samples/s; "
                                         f"recomputed from the runs' summaries: {o['samples_per_second']:,.4f} "
-                                        f"(difference {diff:+.6f})."))
+                                        f"({agree})."))
         else:
             head.blocks.append(Text("No run has usable numbers."))
         sections.append(head)
@@ -149,8 +151,10 @@ def build_storage(summary: dict, check=None) -> Page:
             comp.blocks.append(Verdict(v, f"suite check: {len(findings)} finding(s)"))
             if findings:
                 comp.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
-                                         [[f.get("rule_id"), f.get("severity"), f.get("effect"),
-                                           f.get("path_rel") or f.get("path"), f.get("message")] for f in findings]))
+                                         [[f["rule_id"], f["severity"], f["effect"], f["path"], f["message"]]
+                                          for f in findings],
+                                         "Paths are relative to the checked directory; effect says what the "
+                                         "result still qualifies for when the rule fails."))
         reasons = [(r["name"], reason) for r in b["runs"] for reason in (r.get("evidence") or {}).get(
             "compliance", {}).get("reasons", [])]
         if reasons:
@@ -183,6 +187,27 @@ def build_storage(summary: dict, check=None) -> Page:
                 ev.blocks.append(KeyValues(f"{name}" + (" — miniature, not valid for submission"
                                                         if e.get("miniature") else ""), items))
             sections.append(ev)
+    if len(benches) > 1:
+        overview = Section("overview", "Overview")
+        rows = []
+        for i, b in enumerate(benches):
+            o = b["overall"] or {}
+            v = (verdicts or {}).get(_norm(b["path"]))
+            rows.append([f"{b['workload'] or '?'} {b['accelerator'] or '?'}",
+                         " / ".join(x for x in (b["org"], b["system"]) if x) or "–",
+                         v[0] if v else "–", fmt(o.get("num_runs")), fmt(o.get("num_accelerators")),
+                         fmt(o.get("samples_per_second")), fmt(o.get("mib_per_second")),
+                         fmt(o.get("au_mean_percentage"))])
+        overview.blocks.append(Table(["benchmark", "system", "verdict", "runs", "accelerators", "samples/s", "MiB/s",
+                                      "AU %"], rows, "Means over runs; details per benchmark below."))
+        sections.insert(0, overview)
+    tree = (verdicts or {}).get("(tree)")
+    if tree and tree[1]:
+        t = Section("tree", "Submission tree")
+        t.blocks.append(Verdict(tree[0], f"suite check, findings outside any benchmark: {len(tree[1])}"))
+        t.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
+                              [[f["rule_id"], f["severity"], f["effect"], f["path"], f["message"]] for f in tree[1]]))
+        sections.append(t)
     page = Page(title=title, subtitle=summary["path"], sections=sections)
     page.tables["runs"] = (list(aggregate.RUN_TABLE_COLUMNS), aggregate.run_table(summary))
     return page
@@ -205,13 +230,16 @@ def _verdicts(check):
     def get(obj, name, default=None):
         return obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
 
+    def finding(f) -> dict:
+        return {k: (str(get(f, k)) if get(f, k) is not None else None)
+                for k in ("rule_id", "severity", "effect", "path", "message")}
+
     out = {}
     for b in get(check, "benchmarks", []) or []:
-        findings = []
-        for f in get(b, "findings", []) or []:
-            findings.append({k: (str(get(f, k)) if get(f, k) is not None else None)
-                             for k in ("rule_id", "severity", "effect", "path", "message")})
-        out[_norm(get(b, "path"))] = (str(get(b, "verdict", "unknown")), findings)
+        bench = get(b, "benchmark")
+        path = get(bench, "path") if bench is not None else get(b, "path")
+        out[_norm(path)] = (str(get(b, "verdict", "unknown")), [finding(f) for f in get(b, "findings", []) or []])
+    out["(tree)"] = (str(get(check, "verdict", "unknown")), [finding(f) for f in get(check, "findings", []) or []])
     return out
 
 

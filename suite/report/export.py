@@ -2,6 +2,7 @@
 
 import csv
 import io
+import os
 
 from suite.files import write_atomic
 
@@ -45,6 +46,7 @@ def write_report(page, out, generated_by: str) -> list:
 
     def put(rel, data):
         write_atomic(out / rel, data)
+        os.chmod(out / rel, 0o644)   # a report is for reading (write_atomic's temp file is 0600)
         written.append(out / rel)
 
     put("index.html", html.render(page, generated_by))

@@ -24,7 +24,7 @@ p { margin:6px 0; }
 .figures { display:grid; grid-template-columns:repeat(auto-fit,minmax(220px,1fr)); gap:12px; margin:10px 0; }
 .figure { border:1px solid var(--line); border-radius:6px; padding:10px 14px; background:#fbfcfd; }
 .figure .label { color:var(--muted); font-size:12px; text-transform:uppercase; letter-spacing:.04em; }
-.figure .value { font-size:24px; font-weight:650; margin:2px 0; font-variant-numeric:tabular-nums; }
+.figure .value { font-size:21px; font-weight:650; margin:2px 0; font-variant-numeric:tabular-nums; }
 .figure .note { color:var(--muted); font-size:12px; }
 table { border-collapse:collapse; width:100%; margin:8px 0; font-size:13.5px; }
 th, td { text-align:left; padding:5px 10px; border-bottom:1px solid var(--line); vertical-align:top; }

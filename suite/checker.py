@@ -1,0 +1,542 @@
+"""Check a result tree: layout facts + rules -> findings, verdicts and recomputed aggregates.
+
+`check(path, ruleset="auto") -> CheckResult`. Every rule runs on every scope it applies to and
+every finding is kept (no stop at the first error). Facts the rules can name:
+
+tree       problems.unreadable, problems.links, problems.dir_links
+benchmark  runs.count, single_run, warmup.present, submission, system.{file,name,expected_name,doc},
+           generation_logs, runs.{model,accelerator,num_accelerators,num_files_train,
+           num_samples_per_file,num_hosts} (one item per run/host, for all_equal),
+           report.* (mlperf_storage_report.json), report.unmatched_runs, aggregate.*,
+           problems.{unreadable,links,dir_links}
+run        hosts.start_s, dataset.{num_files_train,required_files,host_memory_bytes,accelerators}
+host       files.{summary,overrides,config,per_epoch,results}, summary.* (summary.json),
+           results.* (our results.json), per_epoch.epochs, overrides.workload, overrides.params,
+           params.<section.key> (override, else config.yaml), expected.{workload_name,
+           au_meet_expectation}, recomputed.{au_mean,au_stdev,throughput_mean,throughput_stdev,
+           io_mean,io_stdev,rank_outputs_au,rank_outputs_throughput,steps_au}, rank_outputs.ranks,
+           steps.ranks, steps.problems, ours, workload, problems.unreadable
+
+All recomputation goes through suite.metrics and the dataset-size rule through suite.datasize.
+DLIO's summary.json `host_memory_GB` is GiB despite its name (psutil total / 1024^3: WEKA's
+2015.59 "GB" is its MemTotal of 2113502212 kB in GiB); host memory = the sum of that list over
+all hosts of the run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from suite import datasize, findings, layout, metrics, rules
+from suite.errors import ResultError, SuiteError
+from suite.findings import Finding
+from suite.rules import Item, Scope
+from suite.sizes import GIB
+
+LINK_KINDS = ("outside", "loop")
+DIR_LINK_KINDS = ("dir-link",)
+
+
+@dataclass
+class BenchmarkResult:
+    benchmark: layout.Benchmark
+    verdict: str
+    findings: list[Finding]
+    aggregate: dict | None
+    compliant: bool
+    rule_files: list[str] = field(default_factory=list)
+    rules_evaluated: int = 0
+
+    def to_dict(self, root: Path) -> dict:
+        b = self.benchmark
+        return {
+            "path": _rel(b.path, root), "org": b.org, "system": b.system, "division": b.division,
+            "ruleset": b.ruleset, "workload": b.workload, "accelerator": b.accelerator,
+            "detected_from": dict(b.detected_from), "num_runs": len(b.runs),
+            "verdict": self.verdict, "compliant": self.compliant,
+            "findings": [f.to_dict() for f in self.findings], "aggregate": self.aggregate,
+            "rule_files": self.rule_files, "rules_evaluated": self.rules_evaluated,
+        }
+
+
+@dataclass
+class CheckResult:
+    root: Path
+    benchmarks: list[BenchmarkResult]
+    findings: list[Finding]          # tree-level (outside any benchmark)
+    verdict: str
+    compliant: bool
+
+    def all_findings(self) -> list[Finding]:
+        return self.findings + [f for b in self.benchmarks for f in b.findings]
+
+    def to_dict(self) -> dict:
+        return {
+            "schema_version": 1, "root": str(self.root), "verdict": self.verdict, "compliant": self.compliant,
+            "findings": [f.to_dict() for f in self.findings],
+            "benchmarks": [b.to_dict(self.root) for b in self.benchmarks],
+        }
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def check(path, ruleset: str = "auto") -> CheckResult:
+    if ruleset not in ("auto", *layout.RULESETS):
+        raise SuiteError(f"--ruleset: expected one of auto, {', '.join(layout.RULESETS)}, got {ruleset!r}")
+    tree = layout.discover_tree(path, ruleset)
+    root = tree.root
+    if not tree.benchmarks:
+        extra = f" ({len(tree.problems)} unusable entries, e.g. {tree.problems[0].path}: " \
+                f"{tree.problems[0].actual})" if tree.problems else ""
+        raise ResultError(f"{path}: expected run output (summary.json, configs/overrides.yaml, results.json, "
+                          f"...) somewhere below, got none{extra}")
+    results = [_check_benchmark(b, tree) for b in tree.benchmarks]
+    tree_rules = rules.load(results[0].benchmark.ruleset, None, None)
+    tree_findings = _evaluate(tree_rules, "tree", _tree_scope(tree), root)
+    verdict = findings.worst([r.verdict for r in results] + [findings.verdict(tree_findings)])
+    compliant = all(r.compliant for r in results) and findings.verdict(tree_findings) == "closed"
+    return CheckResult(root, results, tree_findings, verdict, compliant)
+
+
+def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
+    rs = rules.load(b.ruleset, b.division, b.workload if b.workload in _workload_files(b.ruleset) else None)
+    params = rs.params
+    root = tree.root
+    found: list[Finding] = []
+    aggregate, bscope = _benchmark_scope(b, tree, params)
+    found += _evaluate(rs, "benchmark", bscope, root)
+    for run in b.runs + ([b.warmup] if b.warmup else []):
+        found += _evaluate(rs, "run", _run_scope(b, run, params), root)
+        for host in run.hosts:
+            found += _evaluate(rs, "host", _host_scope(b, run, host, params), root)
+    verdict = findings.verdict(found, b.division)
+    compliant = verdict != "invalid" and not (b.division == "closed" and verdict != "closed")
+    return BenchmarkResult(b, verdict, found, aggregate, compliant, rs.files, len(rs.rules))
+
+
+def _workload_files(ruleset: str) -> set[str]:
+    d = rules.rules_dir() / ruleset
+    return {p.stem for p in d.glob("*.yaml")} - {"common", "closed", "open"} if d.is_dir() else set()
+
+
+def _evaluate(rs: rules.RuleSet, kind: str, scope: Scope, root: Path) -> list[Finding]:
+    out = []
+    for rule in rs.for_scope(kind):
+        if not rules.applies(rule, scope, rs.params):
+            continue
+        vs = rules.violations(rule, scope, rs.params)
+        if not vs:
+            continue
+        src_path, src_field = scope.source(rule.field)
+        for v in vs:
+            path = v.path if v.path is not None else src_path
+            fld = v.field if v.field is not None else f"{src_field}{v.field_suffix}"
+            out.append(findings.make(rule.id, rule.severity, rule.effect, _rel(path, root), fld,
+                                     v.expected, v.actual))
+    return out
+
+
+def _rel(path, root: Path) -> str:
+    if path is None:
+        return "."
+    p = Path(path)
+    try:
+        r = p.relative_to(root)
+        return str(r) if str(r) != "." else "."
+    except ValueError:
+        return str(p)
+
+
+# --------------------------------------------------------------------------- problems
+
+
+def _problem_facts(problems: list[layout.Problem]) -> dict:
+    def items(kinds=None, exclude=()):
+        return [Item(p.actual, p.path, p.field, p.expected) for p in problems
+                if (kinds is None or p.kind in kinds) and p.kind not in exclude]
+    return {"problems.unreadable": items(exclude=LINK_KINDS + DIR_LINK_KINDS),
+            "problems.links": items(LINK_KINDS), "problems.dir_links": items(DIR_LINK_KINDS)}
+
+
+def _tree_scope(tree: layout.Tree) -> Scope:
+    facts = _problem_facts(tree.problems)
+    facts["benchmarks.count"] = len(tree.benchmarks)
+    return Scope("tree", tree.root, facts)
+
+
+# --------------------------------------------------------------------------- benchmark
+
+
+def _system_for(b: layout.Benchmark, tree: layout.Tree) -> tuple[layout.SystemFile | None, bool]:
+    """The benchmark's system description and whether its name matches the results' system dir.
+
+    No exact match but exactly one description for the organisation: that one, name mismatched.
+    """
+    mine = [s for s in tree.systems if s.org == b.org]
+    exact = next((s for s in mine if b.system is not None and s.name == b.system), None)
+    if exact:
+        return exact, True
+    return (mine[0], b.system is None) if len(mine) == 1 else (None, b.system is None)
+
+
+def _benchmark_scope(b: layout.Benchmark, tree: layout.Tree, params: dict):
+    system, _ = _system_for(b, tree)
+    problems = list(b.problems) + (list(system.problems) if system else [])
+    facts = _problem_facts(problems)
+    facts.update({
+        "runs.count": len(b.runs), "single_run": b.single_run, "warmup.present": b.warmup is not None,
+        "submission": tree.submission, "system.file": str(system.path) if system else None,
+        "system.name": system.name if system else None, "system.expected_name": b.system or (system.name if system else None),
+        "generation_logs": [str(g.path) for g in b.generation_logs], "workload": b.workload,
+    })
+    org_dir = next((p for p in b.path.parents if p.name.lower() == "results"), b.path.parent).parent
+    sources = {"runs.count": (b.path, "runs"),
+               "system.file": (org_dir / "systems" / f"{b.system or '<system>'}.json", "file"),
+               "system.name": (system.path if system else org_dir / "systems", "file name"),
+               "generation_logs": (org_dir / "generation_logs" / (b.system or ""), f"{b.workload} datagen logs")}
+    docs = {}
+    if system is not None and system.doc is not None:
+        docs["system"] = ({"doc": system.doc}, system.path)
+        sources["system.doc"] = (system.path, "(top level)")
+    # consistency items: one per host (model/accelerator/files) or per run (accelerators/hosts)
+    for key in ("model", "accelerator", "num_files_train", "num_samples_per_file", "num_accelerators", "num_hosts"):
+        facts[f"runs.{key}"] = []
+    run_values = []
+    for run in b.runs:
+        hosts_n = 0
+        accels = 0
+        for host in run.hosts:
+            s = host.summary if isinstance(host.summary, dict) else {}
+            model, accel, _ = layout._host_model_accel(host)
+            where = host.files.get("overrides") or host.files.get("summary") or host.path
+            if model:
+                facts["runs.model"].append(Item(model, where, "workload"))
+            if accel:
+                facts["runs.accelerator"].append(Item(accel, where, "workload"))
+            spath = host.files.get("summary", host.path)
+            for key in ("num_files_train", "num_samples_per_file"):
+                if key in s:
+                    facts[f"runs.{key}"].append(Item(s[key], spath, key))
+            if _int(s.get("num_accelerators")) is not None:
+                accels += s["num_accelerators"]
+            hosts_n = _int(s.get("num_hosts")) or hosts_n
+        first = run.hosts[0].files.get("summary", run.path) if run.hosts else run.path
+        facts["runs.num_accelerators"].append(Item(accels, first, "num_accelerators"))
+        facts["runs.num_hosts"].append(Item(hosts_n or len(run.hosts), first, "num_hosts"))
+        run_values.append((run, *_run_throughput(b, run)))
+    aggregate = _aggregate(b, run_values)
+    if aggregate:
+        for k, v in aggregate["overall"].items():
+            facts[f"aggregate.{k}"] = v
+    if b.report is not None:
+        docs["report"] = (b.report, b.report_path)
+        facts["report.unmatched_runs"] = _unmatched_report_runs(b, run_values)
+        sources["report.unmatched_runs"] = (b.report_path, "runs")
+    return aggregate, Scope("benchmark", b.path, facts, sources, docs)
+
+
+def _int(x):
+    return x if isinstance(x, int) and not isinstance(x, bool) else None
+
+
+def _numbers(x) -> list[float] | None:
+    if isinstance(x, list) and x and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                         and math.isfinite(v) for v in x):
+        return [float(v) for v in x]
+    return None
+
+
+def _record_length(b: layout.Benchmark, host: layout.Host) -> float | None:
+    conf = host.config if isinstance(host.config, dict) else {}
+    ds = conf.get("dataset") if isinstance(conf.get("dataset"), dict) else {}
+    rec = ds.get("record_length")
+    if isinstance(rec, (int, float)) and not isinstance(rec, bool) and rec > 0:
+        return float(rec)
+    w = _workload(b)
+    return float(w.record_length_bytes) if w else None
+
+
+def _workload(b: layout.Benchmark):
+    """The resolved workload, or None when unknown (rules needing it are then skipped)."""
+    return layout.resolve_workload(b.workload, b.accelerator)
+
+
+def _run_throughput(b: layout.Benchmark, run: layout.Run):
+    """(samples/s, MB/s) of a run from its per-epoch lists: summed over hosts; None when unusable."""
+    tp_total = mb_total = 0.0
+    for host in run.hosts:
+        m = (host.summary or {}).get("metric") if isinstance(host.summary, dict) else None
+        tps = _numbers(m.get("train_throughput_samples_per_second")) if isinstance(m, dict) else None
+        rec = _record_length(b, host)
+        if tps is None or rec is None:
+            return None, None
+        mean, _ = metrics.mean_pstdev(tps)
+        tp_total += mean
+        mb_total += metrics.mib_per_second(mean, rec)
+    return (tp_total, mb_total) if run.hosts else (None, None)
+
+
+def _aggregate(b: layout.Benchmark, run_values) -> dict | None:
+    usable = [(r, tp, mb) for r, tp, mb in run_values if tp is not None]
+    if not usable:
+        return None
+    overall = metrics.overall([tp for _, tp, _ in usable], [mb for _, _, mb in usable])
+    s0 = usable[0][0].summary or {}
+    accels = sum(_int(h.summary.get("num_accelerators")) or 0 for h in usable[0][0].hosts
+                 if isinstance(h.summary, dict))
+    hosts = _int(s0.get("num_hosts")) or len(usable[0][0].hosts)
+    info = {"model": b.workload, "accelerator": b.accelerator, "num_client_hosts": hosts,
+            "train_num_accelerators": str(accels), "num_files_train": s0.get("num_files_train"),
+            "num_samples_per_file": s0.get("num_samples_per_file")}
+    runs = {}
+    for r, tp, mb in usable:
+        runs[r.name] = {"train_throughput_samples_per_second": tp, "train_throughput_MB_per_second": mb,
+                        **{k: info[k] for k in ("train_num_accelerators", "model", "accelerator",
+                                                "num_files_train", "num_samples_per_file")}}
+    return {"overall": {**info, **overall}, "runs": runs}
+
+
+def _close(a, b, rel=1e-9) -> bool:
+    return isinstance(a, (int, float)) and isinstance(b, (int, float)) and abs(a - b) <= rel * max(abs(a), abs(b))
+
+
+def _unmatched_report_runs(b: layout.Benchmark, run_values) -> list[Item]:
+    """Report runs whose samples/s and MB/s match no run (by name first, else by value)."""
+    runs = b.report.get("runs") if isinstance(b.report, dict) else None
+    if not isinstance(runs, dict):
+        return [Item("no runs object", b.report_path, "runs", "an object of runs")]
+    out = []
+    free = [(r, tp, mb) for r, tp, mb in run_values if tp is not None]
+    for name, entry in runs.items():
+        tp = entry.get("train_throughput_samples_per_second") if isinstance(entry, dict) else None
+        mb = entry.get("train_throughput_MB_per_second") if isinstance(entry, dict) else None
+        named = next((x for x in free if x[0].name == name), None)
+        match = named if named and _close(named[1], tp) and _close(named[2], mb) else \
+            next((x for x in free if _close(x[1], tp) and _close(x[2], mb)), None)
+        if match:
+            free.remove(match)
+            continue
+        expected = f"{named[1]!r} samples/s (recomputed from {named[0].name})" if named else \
+            "a run with these samples/s and MB/s"
+        out.append(Item(tp, b.report_path, f"runs.{name}.train_throughput_samples_per_second", expected))
+    return out
+
+
+# --------------------------------------------------------------------------- run
+
+
+def _run_scope(b: layout.Benchmark, run: layout.Run, params: dict) -> Scope:
+    facts: dict = {}
+    sources: dict = {}
+    starts = []
+    for host in run.hosts:
+        s = host.summary if isinstance(host.summary, dict) else {}
+        t = _timestamp(s.get("start"))
+        if t is not None:
+            starts.append(Item(t, host.files.get("summary"), "start"))
+    facts["hosts.start_s"] = starts
+    facts["summaries.count"] = sum(isinstance(h.summary, dict) for h in run.hosts)
+    sources["hosts.start_s"] = (run.path, "start")
+    summaries = [(h, h.summary) for h in run.hosts if isinstance(h.summary, dict)]
+    if summaries:
+        first_host, s0 = summaries[0]
+        spath = first_host.files.get("summary")
+        files_train = [s.get("num_files_train") for _, s in summaries]
+        if all(_int(x) is not None for x in files_train):
+            facts["dataset.num_files_train"] = min(files_train)
+            sources["dataset.num_files_train"] = (spath, "num_files_train")
+        mem = [h.summary.get("host_memory_GB") for h, _ in summaries]
+        if all(_numbers(m) is not None for m in mem):
+            total_gib = math.fsum(math.fsum(m) for m in mem)
+            facts["dataset.host_memory_bytes"] = int(total_gib * GIB) if total_gib > 0 else None
+        sources["dataset.host_memory_bytes"] = (spath, "host_memory_GB")
+        accels = [_int(s.get("num_accelerators")) for _, s in summaries]
+        if all(a is not None and a > 0 for a in accels):
+            facts["dataset.accelerators"] = sum(accels)
+        w = _workload(b)
+        if w and facts.get("dataset.host_memory_bytes") and facts.get("dataset.accelerators"):
+            try:
+                ds = datasize.compute(w, facts["dataset.accelerators"], 1, facts["dataset.host_memory_bytes"],
+                                      b.ruleset)
+                facts["dataset.required_files"] = ds.num_files
+            except SuiteError:
+                pass
+    return Scope("run", run.path, facts, sources)
+
+
+def _timestamp(text):
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        return None
+
+
+# --------------------------------------------------------------------------- host
+
+
+_SCALARS = {"true": True, "false": False}
+
+
+def _yaml_value(text: str):
+    """An override's value as Hydra reads it: bools, ints, floats, else the string."""
+    t = text.strip()
+    if t.lower() in _SCALARS:
+        return _SCALARS[t.lower()]
+    for cast in (int, float):
+        try:
+            return cast(t)
+        except ValueError:
+            pass
+    return t
+
+
+def _config_lookup(config, dotted: str):
+    node = config
+    for key in dotted.split("."):
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    return node
+
+
+def _host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params: dict) -> Scope:
+    facts = _problem_facts(host.problems)
+    sources: dict = {}
+    docs: dict = {}
+    for key in ("summary", "overrides", "config", "per_epoch", "results"):
+        facts[f"files.{key}"] = str(host.files[key]) if key in host.files else None
+        default = {"summary": "summary.json", "overrides": "configs/overrides.yaml", "config": "configs/config.yaml",
+                   "per_epoch": "per_epoch_stats.json", "results": "results.json"}[key]
+        sources[f"files.{key}"] = (host.path / default, "file")
+    facts["workload"] = b.workload
+    facts["ours"] = host.results is not None or host.rank_steps is not None
+    summary = host.summary if isinstance(host.summary, dict) else None
+    if summary is not None:
+        docs["summary"] = (summary, host.files["summary"])
+    if isinstance(host.results, dict):
+        docs["results"] = (host.results, host.files["results"])
+    if isinstance(host.per_epoch, dict):
+        facts["per_epoch.epochs"] = [k for k in host.per_epoch if str(k).isdigit()]
+        sources["per_epoch.epochs"] = (host.files["per_epoch"], "(epochs)")
+
+    # ---- expectations that depend on the ruleset and workload
+    if b.workload:
+        with_accel = params.get("workload_name_with_accelerator", True) and b.accelerator not in (None, "v100")
+        facts["expected.workload_name"] = f"{b.workload}_{b.accelerator}" if with_accel else b.workload
+    threshold = params.get("au_threshold_percentage")
+    metric = summary.get("metric") if summary and isinstance(summary.get("metric"), dict) else None
+    if metric is not None and isinstance(threshold, (int, float)):
+        mean = metric.get("train_au_mean_percentage")
+        if isinstance(mean, (int, float)) and not isinstance(mean, bool):
+            facts["expected.au_meet_expectation"] = "success" if mean >= threshold else "fail"
+
+    # ---- overrides and effective parameters
+    ovpath = host.files.get("overrides")
+    ov = layout.overrides_dict(host.overrides) if host.overrides is not None else None
+    if ov is not None:
+        facts["overrides.workload"] = ov.get("workload")
+        sources["overrides.workload"] = (ovpath, "workload")
+        harness = set(params.get("harness_params") or [])
+        facts["overrides.params"] = [Item(k, ovpath, k) for k in ov if k != "workload" and k not in harness]
+        sources["overrides.params"] = (ovpath, "(overrides)")
+    for key in ("reader.prefetch_size", "reader.odirect", "workflow.generate_data", "workflow.train"):
+        if ov is not None and key in ov:
+            facts[f"params.{key}"] = _yaml_value(ov[key])
+            sources[f"params.{key}"] = (ovpath, key)
+        else:
+            v = _config_lookup(host.config, key)
+            if v is not None:
+                facts[f"params.{key}"] = v
+                sources[f"params.{key}"] = (host.files.get("config"), key)
+
+    # ---- integrity: recompute from the per-epoch lists
+    if metric is not None:
+        au = _numbers(metric.get("train_au_percentage"))
+        tp = _numbers(metric.get("train_throughput_samples_per_second"))
+        if au:
+            facts["recomputed.au_mean"], facts["recomputed.au_stdev"] = metrics.mean_pstdev(au)
+        if tp:
+            m, s = metrics.mean_pstdev(tp)
+            facts["recomputed.throughput_mean"], facts["recomputed.throughput_stdev"] = m, s
+            rec = _record_length(b, host)
+            if rec:
+                facts["recomputed.io_mean"] = metrics.mib_per_second(m, rec)
+                facts["recomputed.io_stdev"] = metrics.mib_per_second(s, rec)
+    if host.rank_outputs:
+        facts["rank_outputs.ranks"] = sorted(host.rank_outputs)
+        sources["rank_outputs.ranks"] = (host.path, "<rank>_output.json")
+        au_e, tp_e = _rank_output_epochs(host.rank_outputs, summary)
+        if au_e is not None:
+            facts["recomputed.rank_outputs_au"] = au_e
+            facts["recomputed.rank_outputs_throughput"] = tp_e
+    if host.rank_steps is not None:
+        facts["steps.ranks"] = sorted(host.rank_steps)
+        sources["steps.ranks"] = (host.path / "steps", "rank-<r>.json")
+        steps_au, problems = _steps_au(host)
+        facts["steps.problems"] = problems
+        if steps_au is not None:
+            facts["recomputed.steps_au"] = steps_au
+    return Scope("host", host.path, facts, sources, docs)
+
+
+def _rank_output_epochs(ranks: dict[int, dict], summary):
+    """Per epoch: mean of the ranks' AU and sum of their samples/s (DLIO <rank>_output.json)."""
+    epochs = summary.get("epochs") if isinstance(summary, dict) else None
+    if _int(epochs) is None:
+        epochs = min(sum(1 for k in d if str(k).isdigit()) for d in ranks.values())
+    au, tp = [], []
+    for e in range(1, epochs + 1):
+        aus, tps = [], []
+        for doc in ranks.values():
+            ep = doc.get(str(e))
+            a = ep.get("au") if isinstance(ep, dict) else None
+            t = ep.get("throughput") if isinstance(ep, dict) else None
+            if not (isinstance(a, dict) and isinstance(t, dict) and len(a) == 1 and len(t) == 1):
+                return None, None
+            av, tv = next(iter(a.values())), next(iter(t.values()))
+            if _numbers([av, tv]) is None:
+                return None, None
+            aus.append(float(av))
+            tps.append(float(tv))
+        au.append(math.fsum(aus) / len(aus))
+        tp.append(math.fsum(tps))
+    return au, tp
+
+
+def _steps_au(host: layout.Host):
+    """Per epoch, the mean over ranks of metrics.epoch_au_from_steps; plus well-formedness problems."""
+    problems: list[Item] = []
+    per_epoch: dict[int, list[float]] = {}
+    base = host.files.get("rank_steps", host.path / "steps")
+    for rank, doc in sorted(host.rank_steps.items()):
+        path = base / f"rank-{rank}.json"
+        if doc.get("rank") != rank:
+            problems.append(Item(doc.get("rank"), path, "rank", rank))
+        eps = doc.get("epochs")
+        if not isinstance(eps, list):
+            problems.append(Item(type(eps).__name__, path, "epochs", "a list"))
+            continue
+        for i, ep in enumerate(eps):
+            where = f"epochs[{i}]"
+            if not isinstance(ep, dict) or _int(ep.get("epoch")) is None:
+                problems.append(Item(repr(ep)[:60], path, where, "an object with an integer epoch"))
+                continue
+            lists = [ep.get(k) for k in ("step_start_s", "step_end_s", "step_compute_s")]
+            if not all(isinstance(x, list) for x in lists) or any(_numbers(x) is None and x for x in lists) \
+                    or len({len(x) for x in lists}) != 1:
+                problems.append(Item("ragged or non-numeric step lists", path, f"{where}.step_*_s",
+                                     "three equal-length lists of numbers"))
+                continue
+            per_epoch.setdefault(ep["epoch"], []).append(metrics.epoch_au_from_steps(*lists))
+    if problems or not per_epoch:
+        return None, problems
+    n = len(host.rank_steps)
+    if any(len(v) != n for v in per_epoch.values()):
+        return None, problems + [Item("epochs missing for some ranks", base, "epochs", "every rank has every epoch")]
+    return [math.fsum(per_epoch[e]) / n for e in sorted(per_epoch)], problems

@@ -1,0 +1,86 @@
+"""`suite check` output: text grouped by benchmark (verdict first) and the JSON document.
+
+Pure functions: a checker.CheckResult in, a str out.
+"""
+
+import json
+from collections import Counter
+
+from suite import files
+
+UPPER = {"closed": "CLOSED", "open": "OPEN", "invalid": "INVALID"}
+
+
+def _num(x, digits=4) -> str:
+    return f"{x:.{digits}f}" if isinstance(x, (int, float)) else "-"
+
+
+def _what(b) -> str:
+    accel = f"/{b.accelerator}" if b.accelerator else ""
+    division = b.division or "division not given"
+    return f"{b.workload or 'unknown workload'}{accel}, {b.ruleset} {division}, {len(b.runs)} run(s)"
+
+
+def text(result, rule_messages: dict | None = None) -> str:
+    """Human-readable report: per benchmark the verdict, what was detected, the numbers, the findings."""
+    lines = [f"suite check {result.root}"]
+    for br in result.benchmarks:
+        b = br.benchmark
+        rel = _rel(b.path, result.root)
+        status = "" if br.compliant else "  (not compliant)"
+        lines.append("")
+        lines.append(f"{UPPER[br.verdict]:<8} {rel}{status}")
+        lines.append(f"         {_what(b)}; detected from " +
+                     ", ".join(f"{k}: {v}" for k, v in sorted(b.detected_from.items())))
+        agg = br.aggregate
+        if agg:
+            o = agg["overall"]
+            lines.append(f"         {o['num_benchmark_runs']} runs x {o['train_num_accelerators']} accelerators: "
+                         f"{_num(o['train_throughput_mean_samples_per_second'])} "
+                         f"({_num(o['train_throughput_stdev_samples_per_second'])}) samples/s, "
+                         f"{_num(o['train_throughput_mean_MB_per_second'])} "
+                         f"({_num(o['train_throughput_stdev_MB_per_second'])}) MB/s")
+        for f in br.findings:
+            lines.append(f"  {f.effect:<7} {f.severity:<7} {f.message}")
+    if result.findings:
+        lines.append("")
+        lines.append("outside any benchmark:")
+        for f in result.findings:
+            lines.append(f"  {f.effect:<7} {f.severity:<7} {f.message}")
+    every = result.all_findings()
+    if every and rule_messages:
+        lines.append("")
+        lines.append("rules that failed:")
+        for rid in sorted({f.rule_id for f in every}):
+            lines.append(f"  {rid}: {rule_messages.get(rid, '')}")
+    counts = Counter(f.effect for f in every)
+    ok = sum(br.compliant for br in result.benchmarks)
+    lines.append("")
+    lines.append(f"verdict: {UPPER[result.verdict]} ({'compliant' if result.compliant else 'not compliant'}); "
+                 f"{ok} of {len(result.benchmarks)} benchmarks compliant; {len(every)} findings "
+                 f"({counts.get('invalid', 0)} invalid, {counts.get('open', 0)} open, {counts.get('closed', 0)} notes)")
+    return "\n".join(lines) + "\n"
+
+
+def summary_line(result) -> str:
+    every = result.all_findings()
+    ok = sum(br.compliant for br in result.benchmarks)
+    return (f"verdict: {UPPER[result.verdict]} ({'compliant' if result.compliant else 'not compliant'}); "
+            f"{ok} of {len(result.benchmarks)} benchmarks compliant; {len(every)} findings")
+
+
+def json_text(result) -> str:
+    """The JSON document (validated against suite/schemas/check-result.schema.json)."""
+    doc = result.to_dict()
+    problems = files.schema_errors(doc, "check-result")
+    if problems:  # our own output breaking our schema is a bug
+        raise ValueError(f"check-result: {problems[0]}")
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def _rel(path, root) -> str:
+    try:
+        r = str(path.relative_to(root))
+        return "." if r == "." else r
+    except ValueError:
+        return str(path)

@@ -1,0 +1,470 @@
+"""The rule engine: rules/<ruleset>/*.yaml, layered with `extends:`, checked by one small evaluator.
+
+A rule file:
+    schema_version: 1
+    extends: [v1.0/common.yaml]        # other rule files (relative to rules/), loaded first
+    params: {runs_required: 5}         # values rules refer to; later layers override earlier ones
+    rules:
+      - id: structure-run-count        # stable kebab-case id, unique over the assembled set
+        applies_to: benchmark          # tree | benchmark | run | host (or a list of them)
+        field: runs.count              # a fact name (see suite/checker.py)
+        op: eq                         # from the closed registry OPS below
+        value: {param: runs_required}  # literal | {fact: name} | {param: name} | {params: [a, b]}
+        when: {field: single_run, op: eq, value: false}   # optional precondition(s)
+        severity: error                # info | warning | error
+        effect: invalid                # closed | open | invalid: what the result still qualifies for
+        message: exactly 5 runs per benchmark
+
+Layers for a benchmark: <ruleset>/common.yaml -> <ruleset>/closed.yaml and open.yaml (open.yaml
+only, for results in the open division) -> <ruleset>/<workload>.yaml. No eval, no exec: an
+operator is a name in OPS. Unknown op, unknown key, duplicate id, undefined param or cycle in
+`extends` -> RuleError naming the file and the rule id, at load time.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from suite import files
+from suite.errors import RuleError
+from suite.findings import EFFECTS, SEVERITIES
+
+SCOPES = ("tree", "benchmark", "run", "host")
+RULE_KEYS = {"id", "applies_to", "field", "op", "value", "when", "severity", "effect", "message"}
+REQUIRED_KEYS = ("id", "applies_to", "field", "op", "severity", "effect", "message")
+FILE_KEYS = {"schema_version", "description", "extends", "params", "rules"}
+VALUE_KEYS = {"fact", "param", "params", "value", "rel", "abs"}
+ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class Item:
+    """One element of a list-valued fact, with where it came from (for per-element findings)."""
+
+    value: object
+    path: object = None
+    field: str | None = None
+    expected: object = None      # for problem items: what was expected
+
+
+@dataclass(frozen=True)
+class Violation:
+    expected: object
+    actual: object
+    field_suffix: str = ""
+    path: object = None
+    field: str | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    applies_to: tuple[str, ...]
+    field: str
+    op: str
+    value: object
+    when: tuple
+    severity: str
+    effect: str
+    message: str
+    source: str
+
+
+@dataclass
+class RuleSet:
+    ruleset: str
+    division: str | None
+    workload: str | None
+    rules: list[Rule]
+    params: dict
+    files: list[str] = field(default_factory=list)
+
+    def for_scope(self, scope: str) -> list[Rule]:
+        return [r for r in self.rules if scope in r.applies_to]
+
+
+# --------------------------------------------------------------------------- operators
+
+
+def _num(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _values(actual):
+    return [a.value if isinstance(a, Item) else a for a in actual]
+
+
+def _one(ok: bool, expected, actual) -> list[Violation]:
+    return [] if ok else [Violation(expected, actual)]
+
+
+def op_eq(a, v, o):
+    same = (a is v) if isinstance(v, bool) else (a == v and not isinstance(a, bool))
+    return _one(same, v, a)
+
+
+def op_ne(a, v, o):
+    return _one(a != v, f"not {v!r}", a)
+
+
+def op_in(a, v, o):
+    return _one(a in v, f"one of {v}", a)
+
+
+def op_not_in(a, v, o):
+    return _one(a not in v, f"none of {v}", a)
+
+
+def op_min(a, v, o):
+    return _one(_num(a) and a >= v, f">= {v!r}", a)
+
+
+def op_max(a, v, o):
+    return _one(_num(a) and a <= v, f"<= {v!r}", a)
+
+
+def op_range(a, v, o):
+    return _one(_num(a) and v[0] <= a <= v[1], f"within [{v[0]!r}, {v[1]!r}]", a)
+
+
+def op_exists(a, v, o):
+    present = a is not None
+    return _one(present == bool(v), "present" if v else "absent", "present" if present else "missing")
+
+
+def _len(a):
+    return len(a) if isinstance(a, (list, tuple, dict, str)) else None
+
+
+def op_count(a, v, o):
+    n = _len(a)
+    return _one(n == v, f"{v} entries", f"{n} entries" if n is not None else type(a).__name__)
+
+
+def op_count_min(a, v, o):
+    n = _len(a)
+    return _one(n is not None and n >= v, f"at least {v} entries", f"{n} entries")
+
+
+def op_count_max(a, v, o):
+    n = _len(a)
+    return _one(n is not None and n <= v, f"at most {v} entries", f"{n} entries")
+
+
+def _close(a, b, rel, abs_) -> bool:
+    if not (_num(a) and _num(b)):
+        return False
+    return abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
+
+
+def op_close(a, v, o):
+    """Reported `a` equals recomputed `v` within rel/abs tolerance; lists element by element."""
+    rel, abs_ = o.get("rel", 0.0), o.get("abs", 0.0)
+    if isinstance(v, (list, tuple)):
+        if not isinstance(a, (list, tuple)):
+            return [Violation(f"a list of {len(v)} numbers", type(a).__name__)]
+        if len(a) != len(v):
+            return [Violation(f"{len(v)} values", f"{len(a)} values")]
+        return [Violation(b, x, f"[{i}]") for i, (x, b) in enumerate(zip(a, v)) if not _close(x, b, rel, abs_)]
+    return _one(_close(a, v, rel, abs_), v, a)
+
+
+def op_all_in(a, v, o):
+    if not isinstance(a, (list, tuple)):
+        return [Violation(f"a list within {v}", type(a).__name__)]
+    out = []
+    for item in a:
+        value = item.value if isinstance(item, Item) else item
+        if value not in v:
+            out.append(Violation(f"one of {', '.join(map(str, v))}", value,
+                                 path=getattr(item, "path", None), field=getattr(item, "field", None)))
+    return out
+
+
+def op_empty(a, v, o):
+    """Every element is a problem; one violation each (items carry their own path/field/expected)."""
+    if not isinstance(a, (list, tuple)):
+        return [Violation("none", a)]
+    out = []
+    for item in a:
+        if isinstance(item, Item):
+            out.append(Violation(item.expected if item.expected is not None else "none", item.value,
+                                 path=item.path, field=item.field))
+        else:
+            out.append(Violation("none", item))
+    return out
+
+
+def op_all_equal(a, v, o):
+    """Every element equals the most common one (first seen wins ties)."""
+    if not isinstance(a, (list, tuple)) or not a:
+        return []
+    vals = _values(a)
+    counts: dict = {}
+    for x in vals:
+        counts[repr(x)] = counts.get(repr(x), 0) + 1
+    top = max(counts.values())
+    majority = next(x for x in vals if counts[repr(x)] == top)
+    return [Violation(majority, x, path=getattr(item, "path", None), field=getattr(item, "field", None))
+            for item, x in zip(a, vals) if x != majority]
+
+
+def op_spread_max(a, v, o):
+    vals = [x for x in _values(a or []) if _num(x)]
+    if len(vals) < 2:
+        return []
+    spread = max(vals) - min(vals)
+    return _one(spread <= v, f"a spread <= {v!r}", spread)
+
+
+def op_schema(a, v, o):
+    return [Violation("valid", e.split(": ", 1)[1] if ": " in e else e, field_suffix="",
+                      field=e.split(": ", 1)[0] if ": " in e else None)
+            for e in files.schema_errors(a, v)]
+
+
+OPS = {
+    "eq": op_eq, "ne": op_ne, "in": op_in, "not_in": op_not_in, "min": op_min, "max": op_max,
+    "range": op_range, "exists": op_exists, "count": op_count, "count_min": op_count_min,
+    "count_max": op_count_max, "close": op_close, "all_in": op_all_in, "empty": op_empty,
+    "all_equal": op_all_equal, "spread_max": op_spread_max, "schema": op_schema,
+}
+EVALUATED_WHEN_MISSING = {"exists"}
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+class Scope:
+    """What a rule looks at: facts by name, and the file each fact came from."""
+
+    def __init__(self, kind: str, path, facts: dict, sources: dict | None = None, docs: dict | None = None):
+        self.kind, self.path, self.facts = kind, path, facts
+        self.sources = sources or {}      # fact name or prefix -> file path
+        self.docs = docs or {}            # prefix -> (document, file path), e.g. "summary" -> (dict, path)
+
+    def get(self, name: str):
+        if name in self.facts:
+            return self.facts[name]
+        prefix, _, rest = name.partition(".")
+        if prefix in self.docs and rest:
+            doc = self.docs[prefix][0]
+            for key in rest.split("."):
+                if not isinstance(doc, dict) or key not in doc:
+                    return None
+                doc = doc[key]
+            return doc
+        if prefix in self.docs and not rest:
+            return self.docs[prefix][0]
+        return None
+
+    def source(self, name: str):
+        """(file, field as named inside that file) for a fact."""
+        if name in self.sources:
+            src = self.sources[name]
+            return (src if not isinstance(src, tuple) else src[0]), (src[1] if isinstance(src, tuple) else name)
+        prefix, _, rest = name.partition(".")
+        if prefix in self.docs:
+            return self.docs[prefix][1], rest or "(top level)"
+        return self.path, name
+
+
+def resolve(value, scope: Scope, params: dict):
+    """(value, options) for a rule's `value`; value None means 'cannot compare here'."""
+    if not isinstance(value, dict):
+        return value, {}
+    opts = {k: value[k] for k in ("rel", "abs") if k in value}
+    if "fact" in value:
+        return scope.get(value["fact"]), opts
+    if "param" in value:
+        return params.get(value["param"]), opts
+    if "params" in value:
+        out = []
+        for name in value["params"]:
+            out.extend(params.get(name) or [])
+        return out, opts
+    return value.get("value"), opts
+
+
+def violations(rule_like: dict | Rule, scope: Scope, params: dict) -> list[Violation] | None:
+    """None when the rule does not apply (field missing, comparison value missing)."""
+    fld = rule_like["field"] if isinstance(rule_like, dict) else rule_like.field
+    op = rule_like["op"] if isinstance(rule_like, dict) else rule_like.op
+    raw = rule_like.get("value") if isinstance(rule_like, dict) else rule_like.value
+    actual = scope.get(fld)
+    if actual is None and op not in EVALUATED_WHEN_MISSING:
+        return None
+    value, opts = resolve(raw, scope, params)
+    if value is None and op not in ("exists", "empty", "all_equal") and raw is not None:
+        return None
+    return OPS[op](actual, value, opts)
+
+
+def applies(rule: Rule, scope: Scope, params: dict) -> bool:
+    for cond in rule.when:
+        v = violations(cond, scope, params)
+        if v is None or v:
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def rules_dir() -> Path:
+    return files.data_dir("rules")
+
+
+def _check_value(value, where: str, op: str, params: dict | None = None):
+    if isinstance(value, dict):
+        unknown = set(value) - VALUE_KEYS
+        if unknown:
+            raise RuleError(f"{where}: value: unknown key {', '.join(sorted(unknown))}; "
+                            f"expected one of {', '.join(sorted(VALUE_KEYS))}")
+        refs = [k for k in ("fact", "param", "params", "value") if k in value]
+        if len(refs) != 1:
+            raise RuleError(f"{where}: value: expected exactly one of fact, param, params, value, got {refs or 'none'}")
+        if ("rel" in value or "abs" in value) and op != "close":
+            raise RuleError(f"{where}: value: expected rel/abs only with op close, got op {op}")
+    if op == "range" and not (isinstance(value, list) and len(value) == 2):
+        raise RuleError(f"{where}: value: expected [low, high] for op range, got {value!r}")
+    if op == "schema":
+        if isinstance(value, dict) and "param" in value:
+            value = (params or {}).get(value["param"])
+        if not isinstance(value, str) or not (files.SCHEMA_DIR / f"{value}.schema.json").is_file():
+            raise RuleError(f"{where}: value: expected a schema name in suite/schemas, got {value!r}")
+
+
+def _load_file(rel: str, chain: tuple[str, ...], seen: dict[str, dict]) -> list[tuple[str, dict]]:
+    """[(file, doc)] for `rel` and everything it extends, extends first, each file once."""
+    if rel in chain:
+        raise RuleError(f"{rules_dir() / rel}: extends: expected no cycle, got {' -> '.join(chain + (rel,))}")
+    if rel in seen:
+        return []
+    path = rules_dir() / rel
+    if not path.is_file():
+        where = f"{rules_dir() / chain[-1]}: extends" if chain else str(path)
+        raise RuleError(f"{where}: expected an existing rule file, got {rel!r}")
+    doc = files.load_yaml(path, error=RuleError)
+    if not isinstance(doc, dict):
+        raise RuleError(f"{path}: (top level): expected a mapping, got {type(doc).__name__}")
+    unknown = set(doc) - FILE_KEYS
+    if unknown:
+        raise RuleError(f"{path}: unknown key {', '.join(sorted(unknown))}; expected one of {', '.join(sorted(FILE_KEYS))}")
+    for i, r in enumerate(doc.get("rules") or []):   # key problems first: they name the rule id
+        if isinstance(r, dict):
+            rid = r.get("id", f"#{i + 1}")
+            bad = set(r) - RULE_KEYS
+            if bad:
+                raise RuleError(f"{path}: rule {rid}: unknown key {', '.join(sorted(bad))}; "
+                                f"expected one of {', '.join(sorted(RULE_KEYS))}")
+            if "op" in r and r["op"] not in OPS:
+                raise RuleError(f"{path}: rule {rid}: op: expected one of {', '.join(sorted(OPS))}, got {r['op']!r}")
+    files.validate(doc, "rules", path, RuleError)
+    seen[rel] = doc
+    out = []
+    for parent in doc.get("extends") or []:
+        out += _load_file(parent, chain + (rel,), seen)
+    out.append((rel, doc))
+    return out
+
+
+def layer_files(ruleset: str, division: str | None, workload: str | None) -> list[str]:
+    base = rules_dir() / ruleset
+    if not base.is_dir():
+        have = sorted(p.name for p in rules_dir().iterdir() if p.is_dir())
+        raise RuleError(f"ruleset: expected one of {', '.join(have)}, got {ruleset!r}")
+    names = ["common.yaml"] + (["open.yaml"] if division == "open" else ["closed.yaml", "open.yaml"])
+    if workload:
+        names.append(f"{workload}.yaml")
+    return [f"{ruleset}/{n}" for n in names if (base / n).is_file()]
+
+
+@lru_cache(maxsize=64)
+def load(ruleset: str, division: str | None = None, workload: str | None = None) -> RuleSet:
+    """The assembled, checked rule set for one benchmark."""
+    seen: dict[str, dict] = {}
+    loaded: list[tuple[str, dict]] = []
+    for rel in layer_files(ruleset, division, workload):
+        loaded += _load_file(rel, (), seen)
+    params: dict = {}
+    rules: list[Rule] = []
+    where_id: dict[str, str] = {}
+    for rel, doc in loaded:
+        params.update(doc.get("params") or {})
+    for rel, doc in loaded:
+        path = rules_dir() / rel
+        for r in doc.get("rules") or []:
+            rules.append(_rule(r, path, params, where_id))
+    return RuleSet(ruleset, division, workload, rules, params, [rel for rel, _ in loaded])
+
+
+def _rule(r: dict, path: Path, params: dict, where_id: dict[str, str]) -> Rule:
+    rid = r.get("id")
+    where = f"{path}: rule {rid}"
+    missing = [k for k in REQUIRED_KEYS if k not in r]
+    if missing:
+        raise RuleError(f"{where}: expected keys {', '.join(missing)}, got none")
+    if not isinstance(rid, str) or not ID_RE.match(rid):
+        raise RuleError(f"{path}: rule {rid!r}: id: expected kebab-case, got {rid!r}")
+    if rid in where_id:
+        raise RuleError(f"{where}: id: expected unique, got a duplicate of {where_id[rid]}")
+    where_id[rid] = str(path)
+    scopes = tuple(r["applies_to"]) if isinstance(r["applies_to"], list) else (r["applies_to"],)
+    for s in scopes:
+        if s not in SCOPES:
+            raise RuleError(f"{where}: applies_to: expected one of {', '.join(SCOPES)}, got {s!r}")
+    if r["severity"] not in SEVERITIES:
+        raise RuleError(f"{where}: severity: expected one of {', '.join(SEVERITIES)}, got {r['severity']!r}")
+    if r["effect"] not in EFFECTS:
+        raise RuleError(f"{where}: effect: expected one of {', '.join(EFFECTS)}, got {r['effect']!r}")
+    _check_value(r.get("value"), where, r["op"], params)
+    for ref in _param_refs(r.get("value")) + [p for c in _conds(r) for p in _param_refs(c.get("value"))]:
+        if ref not in params:
+            raise RuleError(f"{where}: value: expected a defined param, got {ref!r}")
+    conds = _conds(r)
+    for c in conds:
+        if not isinstance(c, dict) or set(c) - {"field", "op", "value"} or "field" not in c or "op" not in c:
+            raise RuleError(f"{where}: when: expected {{field, op, value}}, got {c!r}")
+        if c["op"] not in OPS:
+            raise RuleError(f"{where}: when.op: expected one of {', '.join(sorted(OPS))}, got {c['op']!r}")
+        _check_value(c.get("value"), f"{where}: when", c["op"])
+    return Rule(rid, scopes, r["field"], r["op"], r.get("value"), tuple(conds), r["severity"], r["effect"],
+                r["message"], str(path))
+
+
+def _conds(r: dict) -> list:
+    w = r.get("when")
+    return [] if w is None else (w if isinstance(w, list) else [w])
+
+
+def _param_refs(value) -> list[str]:
+    if isinstance(value, dict):
+        if "param" in value:
+            return [value["param"]]
+        if "params" in value:
+            return list(value["params"])
+    return []
+
+
+def all_rule_files() -> list[Path]:
+    return sorted(rules_dir().glob("*/*.yaml"))
+
+
+def all_rule_ids() -> dict[str, Rule]:
+    """Every rule id of every ruleset/division/workload combination that exists on disk."""
+    out: dict[str, Rule] = {}
+    for rs_dir in sorted(p for p in rules_dir().iterdir() if p.is_dir()):
+        workloads_here = [p.stem for p in rs_dir.glob("*.yaml") if p.stem not in ("common", "closed", "open")]
+        for division in ("closed", "open"):
+            for wl in workloads_here or [None]:
+                for r in load(rs_dir.name, division, wl).rules:
+                    out.setdefault(r.id, r)
+    return out
