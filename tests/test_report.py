@@ -79,6 +79,17 @@ def test_tpcxai_report_of_the_dell_fdr(run_cli, tmp_path):
     assert len(uc) == 10 and uc[7]["training_s"] == "4928.427"
     (row,) = csv.DictReader((tmp_path / "runs.csv").open())
     assert row["aiucpm"] == "425.297" and row["price_per_aiucpm"] == "113.83"
+    md = (tmp_path / "report.md").read_text()
+    assert "- **AIUCpm@10: 425.30** — kit value 425.297" in md and "| UC8 | 4,928.427 | 396.486 | 396.099 | – |" in md
+
+
+def test_tpcxai_report_of_a_subset_says_why_there_is_no_metric(run_cli, tmp_path):
+    doc = __import__("yaml").safe_load(DELL.read_text())
+    doc["training_s"] = doc["training_s"][:9]
+    code, _, _ = run_cli("report", write(tmp_path, "subset.yaml", doc), "--out", tmp_path / "out")
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert code == 0 and "training_s: expected 10 use-case times, got 9 (missing use case 10)" in page
+    assert "113.83 USD/AIUCpm" not in page
 
 
 def test_tpcxai_report_with_jobs_and_quality(run_cli, tmp_path):
