@@ -49,6 +49,7 @@ class BenchmarkResult:
     compliant: bool
     rule_files: list[str] = field(default_factory=list)
     rules_evaluated: int = 0
+    rule_messages: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self, root: Path) -> dict:
         b = self.benchmark
@@ -69,9 +70,17 @@ class CheckResult:
     findings: list[Finding]          # tree-level (outside any benchmark)
     verdict: str
     compliant: bool
+    tree_rule_messages: dict[str, str] = field(default_factory=dict)
 
     def all_findings(self) -> list[Finding]:
         return self.findings + [f for b in self.benchmarks for f in b.findings]
+
+    def rule_messages(self) -> dict[str, str]:
+        """Rule id -> the rule's one-line description, for every rule set used."""
+        out = dict(self.tree_rule_messages)
+        for b in self.benchmarks:
+            out.update(b.rule_messages)
+        return out
 
     def to_dict(self) -> dict:
         return {
@@ -99,7 +108,8 @@ def check(path, ruleset: str = "auto") -> CheckResult:
     tree_findings = _evaluate(tree_rules, "tree", _tree_scope(tree), root)
     verdict = findings.worst([r.verdict for r in results] + [findings.verdict(tree_findings)])
     compliant = all(r.compliant for r in results) and findings.verdict(tree_findings) == "closed"
-    return CheckResult(root, results, tree_findings, verdict, compliant)
+    return CheckResult(root, results, tree_findings, verdict, compliant,
+                       {r.id: r.message for r in tree_rules.rules})
 
 
 def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
@@ -114,8 +124,10 @@ def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
         for host in run.hosts:
             found += _evaluate(rs, "host", _host_scope(b, run, host, params), root)
     verdict = findings.verdict(found, b.division)
-    compliant = verdict != "invalid" and not (b.division == "closed" and verdict != "closed")
-    return BenchmarkResult(b, verdict, found, aggregate, compliant, rs.files, len(rs.rules))
+    # a result claims the closed division unless the tree (or results.json) says open
+    compliant = verdict == "closed" or (verdict == "open" and b.division == "open")
+    return BenchmarkResult(b, verdict, found, aggregate, compliant, rs.files, len(rs.rules),
+                           {r.id: r.message for r in rs.rules})
 
 
 def _workload_files(ruleset: str) -> set[str]:

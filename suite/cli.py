@@ -163,7 +163,7 @@ def _check_or_none(path):
 def cmd_check(args) -> int:
     from pathlib import Path
 
-    from suite import checker, files, rules
+    from suite import checker, files
     from suite.report import findings as report
 
     output = Path(args.output) if args.output else None
@@ -176,8 +176,7 @@ def cmd_check(args) -> int:
     if args.format == "json":
         out = report.json_text(result)
     else:
-        messages = {r.id: r.message for r in rules.all_rule_ids().values()}
-        out = report.text(result, messages)
+        out = report.text(result, result.rule_messages())
     if output is None:
         sys.stdout.write(out)
     else:

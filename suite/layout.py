@@ -297,7 +297,10 @@ class _Loader:
         try:
             if kind == "json":
                 return files.load_json(path, error=ResultError)
-            return load_yaml_fast(path, error=ResultError)
+            doc = load_yaml_fast(path, error=ResultError)
+            if doc is None:
+                sink.append(Problem("unreadable", path, "file", "a non-empty YAML document", "an empty document"))
+            return doc
         except ResultError as exc:
             text = str(exc)
             prefix = f"{path}: "
@@ -377,6 +380,8 @@ def _load_host(d: Path, walker: _Walker, loader: _Loader) -> Host:
     if ranks:
         host.rank_outputs = ranks
         host.files["rank_outputs"] = d
+    if os.path.lexists(d / "steps") and not (d / "steps").is_dir() and not (d / "steps").is_symlink():
+        sink.append(Problem("not-a-dir", d / "steps", "steps", "a directory", "a file"))
     steps = {}
     for n in sorted(walker.dirs.get(d / "steps", [])):
         m = RANK_STEPS.match(n)
@@ -468,13 +473,14 @@ def discover_tree(path, ruleset: str = "auto") -> Tree:
         st = os.lstat(root_in)
     except OSError as exc:
         raise ResultError(f"{root_in}: expected an existing file or directory, got {exc.strerror or exc}") from None
-    root = Path(os.path.realpath(root_in))
-    if not stat.S_ISDIR(os.stat(root).st_mode if stat.S_ISLNK(st.st_mode) else st.st_mode):
-        if root.name == "summary.json" and root.is_file():
-            root = root.parent      # a summary.json names its run
-        else:
-            raise ResultError(f"{root_in}: expected a directory (a run, a benchmark, a results dir or a "
-                              f"submission tree), got a file")
+    try:
+        root = Path(os.path.realpath(root_in, strict=True))
+        mode = os.stat(root).st_mode
+    except OSError as exc:
+        raise ResultError(f"{root_in}: expected an existing file or directory, got {exc.strerror or exc}") from None
+    if not stat.S_ISDIR(mode):
+        raise ResultError(f"{root_in}: expected a directory (a run, a benchmark, a results dir or a "
+                          f"submission tree), got a file")
     walker = _Walker(root)
     walker.walk(root)
     loader = _Loader()

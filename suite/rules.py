@@ -337,7 +337,9 @@ def _check_value(value, where: str, op: str, params: dict | None = None):
         raise RuleError(f"{where}: value: expected [low, high] for op range, got {value!r}")
     if op == "schema":
         if isinstance(value, dict) and "param" in value:
-            value = (params or {}).get(value["param"])
+            if params is None:
+                return          # checked again once the layers' params are known
+            value = params.get(value["param"])
         if not isinstance(value, str) or not (files.SCHEMA_DIR / f"{value}.schema.json").is_file():
             raise RuleError(f"{where}: value: expected a schema name in suite/schemas, got {value!r}")
 
@@ -352,28 +354,36 @@ def _load_file(rel: str, chain: tuple[str, ...], seen: dict[str, dict]) -> list[
     if not path.is_file():
         where = f"{rules_dir() / chain[-1]}: extends" if chain else str(path)
         raise RuleError(f"{where}: expected an existing rule file, got {rel!r}")
-    doc = files.load_yaml(path, error=RuleError)
+    doc = _read(str(path), path.stat().st_mtime_ns)
     if not isinstance(doc, dict):
         raise RuleError(f"{path}: (top level): expected a mapping, got {type(doc).__name__}")
     unknown = set(doc) - FILE_KEYS
     if unknown:
         raise RuleError(f"{path}: unknown key {', '.join(sorted(unknown))}; expected one of {', '.join(sorted(FILE_KEYS))}")
-    for i, r in enumerate(doc.get("rules") or []):   # key problems first: they name the rule id
-        if isinstance(r, dict):
-            rid = r.get("id", f"#{i + 1}")
-            bad = set(r) - RULE_KEYS
-            if bad:
-                raise RuleError(f"{path}: rule {rid}: unknown key {', '.join(sorted(bad))}; "
-                                f"expected one of {', '.join(sorted(RULE_KEYS))}")
-            if "op" in r and r["op"] not in OPS:
-                raise RuleError(f"{path}: rule {rid}: op: expected one of {', '.join(sorted(OPS))}, got {r['op']!r}")
-    files.validate(doc, "rules", path, RuleError)
+    rule_list = doc.get("rules")
+    for i, r in enumerate(rule_list if isinstance(rule_list, list) else []):
+        if isinstance(r, dict):   # shape problems first: these messages name the rule id
+            _check_shape(r, f"{path}: rule {r.get('id', f'#{i + 1}')}")
+    _validated(str(path), path.stat().st_mtime_ns)
     seen[rel] = doc
     out = []
     for parent in doc.get("extends") or []:
         out += _load_file(parent, chain + (rel,), seen)
     out.append((rel, doc))
     return out
+
+
+@lru_cache(maxsize=256)
+def _read(path: str, mtime_ns: int):
+    """A rule file's YAML (libyaml when available), cached by path and modification time."""
+    from suite.layout import load_yaml_fast
+    return load_yaml_fast(Path(path), error=RuleError)
+
+
+@lru_cache(maxsize=256)
+def _validated(path: str, mtime_ns: int) -> bool:
+    files.validate(_read(path, mtime_ns), "rules", path, RuleError)
+    return True
 
 
 def layer_files(ruleset: str, division: str | None, workload: str | None) -> list[str]:
@@ -406,18 +416,20 @@ def load(ruleset: str, division: str | None = None, workload: str | None = None)
     return RuleSet(ruleset, division, workload, rules, params, [rel for rel, _ in loaded])
 
 
-def _rule(r: dict, path: Path, params: dict, where_id: dict[str, str]) -> Rule:
-    rid = r.get("id")
-    where = f"{path}: rule {rid}"
+def _check_shape(r: dict, where: str) -> None:
+    """Everything about one rule that needs no other file; messages name the file and rule id."""
+    bad = set(r) - RULE_KEYS
+    if bad:
+        raise RuleError(f"{where}: unknown key {', '.join(sorted(bad))}; expected one of {', '.join(sorted(RULE_KEYS))}")
     missing = [k for k in REQUIRED_KEYS if k not in r]
     if missing:
         raise RuleError(f"{where}: expected keys {', '.join(missing)}, got none")
+    rid = r["id"]
     if not isinstance(rid, str) or not ID_RE.match(rid):
-        raise RuleError(f"{path}: rule {rid!r}: id: expected kebab-case, got {rid!r}")
-    if rid in where_id:
-        raise RuleError(f"{where}: id: expected unique, got a duplicate of {where_id[rid]}")
-    where_id[rid] = str(path)
-    scopes = tuple(r["applies_to"]) if isinstance(r["applies_to"], list) else (r["applies_to"],)
+        raise RuleError(f"{where}: id: expected kebab-case, got {rid!r}")
+    if r["op"] not in OPS:
+        raise RuleError(f"{where}: op: expected one of {', '.join(sorted(OPS))}, got {r['op']!r}")
+    scopes = r["applies_to"] if isinstance(r["applies_to"], list) else [r["applies_to"]]
     for s in scopes:
         if s not in SCOPES:
             raise RuleError(f"{where}: applies_to: expected one of {', '.join(SCOPES)}, got {s!r}")
@@ -425,18 +437,28 @@ def _rule(r: dict, path: Path, params: dict, where_id: dict[str, str]) -> Rule:
         raise RuleError(f"{where}: severity: expected one of {', '.join(SEVERITIES)}, got {r['severity']!r}")
     if r["effect"] not in EFFECTS:
         raise RuleError(f"{where}: effect: expected one of {', '.join(EFFECTS)}, got {r['effect']!r}")
-    _check_value(r.get("value"), where, r["op"], params)
-    for ref in _param_refs(r.get("value")) + [p for c in _conds(r) for p in _param_refs(c.get("value"))]:
-        if ref not in params:
-            raise RuleError(f"{where}: value: expected a defined param, got {ref!r}")
-    conds = _conds(r)
-    for c in conds:
+    _check_value(r.get("value"), where, r["op"], None if _param_refs(r.get("value")) else {})
+    for c in _conds(r):
         if not isinstance(c, dict) or set(c) - {"field", "op", "value"} or "field" not in c or "op" not in c:
             raise RuleError(f"{where}: when: expected {{field, op, value}}, got {c!r}")
         if c["op"] not in OPS:
             raise RuleError(f"{where}: when.op: expected one of {', '.join(sorted(OPS))}, got {c['op']!r}")
-        _check_value(c.get("value"), f"{where}: when", c["op"])
-    return Rule(rid, scopes, r["field"], r["op"], r.get("value"), tuple(conds), r["severity"], r["effect"],
+        _check_value(c.get("value"), f"{where}: when", c["op"], {})
+
+
+def _rule(r: dict, path: Path, params: dict, where_id: dict[str, str]) -> Rule:
+    """A Rule from a shape-checked dict: ids unique over the whole set, params defined."""
+    rid = r["id"]
+    where = f"{path}: rule {rid}"
+    if rid in where_id:
+        raise RuleError(f"{where}: id: expected unique, got a duplicate of {where_id[rid]}")
+    where_id[rid] = str(path)
+    for ref in _param_refs(r.get("value")) + [p for c in _conds(r) for p in _param_refs(c.get("value"))]:
+        if ref not in params:
+            raise RuleError(f"{where}: value: expected a defined param, got {ref!r}")
+    _check_value(r.get("value"), where, r["op"], params)
+    scopes = tuple(r["applies_to"]) if isinstance(r["applies_to"], list) else (r["applies_to"],)
+    return Rule(rid, scopes, r["field"], r["op"], r.get("value"), tuple(_conds(r)), r["severity"], r["effect"],
                 r["message"], str(path))
 
 

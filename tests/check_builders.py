@@ -62,7 +62,7 @@ def dlio_benchmark(d: Path, runs=5, run_name="run{k}", **kw) -> Path:
     return d
 
 
-def ours_run(d: Path, ranks=2, epochs=3, steps=6, compute_s=0.01, wait_s=0.001, files=3500,
+def ours_run(d: Path, ranks=2, epochs=3, steps=6, compute_s=0.01, wait_s=0.0002, files=7000,
              workload="unet3d", accel="h100", miniature=False, complete=True, memory=True):
     """A `suite run` run dir: DLIO files + steps/rank-<r>.json + results.json, consistent."""
     w = workloads.resolve(workload, accel)
@@ -107,3 +107,70 @@ def ours_results(d: Path, runs=5, **kw) -> Path:
     for k in range(1, runs + 1):
         ours_run(d / f"run-{k}", **kw)
     return d
+
+
+def edit_json(path: Path, fn) -> None:
+    """Apply `fn` to the parsed document in place and write it back."""
+    doc = json.loads(path.read_text())
+    fn(doc)
+    path.write_text(json.dumps(doc, indent=4))
+
+
+def edit_overrides(path: Path, fn) -> None:
+    items = yaml.safe_load(path.read_text())
+    write_yaml(path, fn(items))
+
+
+SYSTEM_V1 = {
+    "networks": [{"network_name": "net", "network_type": "Ethernet", "bitrate": 100, "protocols": ["NFS"]}],
+    "nodes": [{"node_type_name": "client", "config_options": [], "CPU": {"vendor_and_model_name": "x"},
+               "DRAM": {"capacity_MiB": 1024}, "accelerators": [], "nic_ports": [], "drives": []}],
+    "benchmark_hosts": [{"node_name": "c1", "node_type_name": "client", "benchmark_instances": [{}]}],
+    "storage_system": {"vendor_name": "V", "solution_name": "S", "model_name": "M", "version": "1",
+                       "software_defined": "yes", "hyperconverged": "no", "solution_type": "NAS",
+                       "client_mount_options": [], "usable_capacity_GiB": 100, "raw_capacity_GiB": 120,
+                       "software_components": []},
+}
+
+
+def submission(root: Path, org="Org", system="sys1", bench="unet3d-h100", runs=5, **kw) -> Path:
+    """closed/<org>/{results/<system>/<bench>/run1..5, systems/<system>.json, generation_logs/...}."""
+    base = root / "closed" / org
+    dlio_benchmark(base / "results" / system / bench, runs=runs, **kw)
+    write_json(base / "systems" / f"{system}.json", SYSTEM_V1)
+    model, accel = bench.split("-")
+    write_yaml(base / "generation_logs" / system / bench / "datagen" / "configs" / "overrides.yaml",
+               [f"workload={model}_{accel}", "++workload.workflow.generate_data=True",
+                "++workload.workflow.train=False"])
+    return root
+
+
+def rank_outputs(run_dir: Path, ranks=None) -> Path:
+    """DLIO <rank>_output.json files agreeing with the run's summary (AU mean, throughput sum)."""
+    s = json.loads((run_dir / "summary.json").read_text())
+    n = ranks or s["num_accelerators"]
+    m = s["metric"]
+    for r in range(n):
+        doc = {"host_memory_GB": 1.0, "hostname": "host1"}
+        for e, (au, tp) in enumerate(zip(m["train_au_percentage"], m["train_throughput_samples_per_second"])):
+            # spread the AU around the mean so the mean over ranks is exact-ish, throughput split evenly
+            delta = (r - (n - 1) / 2) * 0.5
+            doc[str(e + 1)] = {"au": {"block1": au + delta}, "throughput": {"block1": tp / n},
+                               "load": {"block1": [0.01]}, "proc": {"block1": [0.1]}, "compute": {"block1": [0.1]}}
+        write_json(run_dir / f"{r}_output.json", doc)
+    return run_dir
+
+
+def storage_report(bench: Path, runs_dir: Path | None = None) -> Path:
+    """mlperf_storage_report.json computed (as report.py does) from the runs' summaries."""
+    runs = {}
+    for d in sorted((runs_dir or bench).iterdir()):
+        if (d / "summary.json").is_file():
+            s = json.loads((d / "summary.json").read_text())
+            runs[d.name] = {"train_throughput_samples_per_second": s["metric"]["train_throughput_mean_samples_per_second"],
+                            "train_throughput_MB_per_second": s["metric"]["train_io_mean_MB_per_second"],
+                            "train_num_accelerators": str(s["num_accelerators"]), "model": "unet3d",
+                            "num_files_train": s["num_files_train"], "num_samples_per_file": s["num_samples_per_file"]}
+    overall = metrics.overall([r["train_throughput_samples_per_second"] for r in runs.values()],
+                              [r["train_throughput_MB_per_second"] for r in runs.values()])
+    return write_json(bench / "mlperf_storage_report.json", {"overall": {"model": "unet3d", **overall}, "runs": runs})

@@ -1,0 +1,202 @@
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from suite import files, rules, workloads
+from suite.errors import RuleError
+from suite.rules import Item, Scope
+
+
+# --------------------------------------------------------------------------- the rule files
+
+
+def test_every_rule_file_validates_against_its_schema():
+    paths = rules.all_rule_files()
+    assert len(paths) >= 15
+    for path in paths:
+        files.load_yaml(path, schema="rules", error=RuleError)
+
+
+@pytest.mark.parametrize("ruleset", ["v0.5", "v1.0", "v2.0"])
+@pytest.mark.parametrize("division", ["closed", "open", None])
+def test_every_layer_combination_loads(ruleset, division):
+    for wl in [None, *sorted(p.stem for p in (rules.rules_dir() / ruleset).glob("*.yaml")
+                             if p.stem not in ("common", "closed", "open"))]:
+        rs = rules.load(ruleset, division, wl)
+        assert rs.rules and rs.files[0].startswith("v1.0/common.yaml")
+        ids = [r.id for r in rs.rules]
+        assert len(ids) == len(set(ids))
+        if division == "open":
+            assert "closed-params" not in ids and "open-params" in ids
+        else:
+            assert "closed-params" in ids and "open-params" in ids
+
+
+def test_rule_ids_are_stable_kebab_case_and_many():
+    ids = rules.all_rule_ids()
+    assert len(ids) >= 60
+    assert all(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", i) for i in ids)
+
+
+@pytest.mark.parametrize("ruleset", ["v1.0", "v2.0"])
+def test_au_thresholds_agree_with_the_workload_files(ruleset):
+    for name in ("unet3d", "resnet50", "cosmoflow"):
+        rs = rules.load(ruleset, "closed", name)
+        assert rs.params["au_threshold_percentage"] == pytest.approx(100 * workloads.resolve(name, "h100").au_threshold)
+    assert rules.load("v0.5", "closed", "unet3d").params["au_threshold_percentage"] == 90
+
+
+def test_layering_v2_unet3d_adds_odirect_to_the_closed_list():
+    assert rules.load("v2.0", "closed", "unet3d").params["workload_closed_params"] == ["reader.odirect"]
+    assert rules.load("v1.0", "closed", "unet3d").params["workload_closed_params"] == []
+    assert "v2-warmup-run" in {r.id for r in rules.load("v2.0", "closed", "unet3d").rules}
+    assert "v2-warmup-run" not in {r.id for r in rules.load("v1.0", "closed", "unet3d").rules}
+
+
+def test_engine_has_no_eval_or_exec():
+    src = Path(rules.__file__).read_text() + Path(rules.__file__).with_name("checker.py").read_text()
+    assert not re.search(r"(?<![.\w])(eval|exec|compile|__import__)\s*\(", src)
+
+
+# --------------------------------------------------------------------------- strict loader
+
+
+@pytest.fixture
+def rule_tree(tmp_path, monkeypatch):
+    """A private rules/ directory; returns a writer for <ruleset>/<file>."""
+    monkeypatch.setattr(rules, "rules_dir", lambda: tmp_path)
+    rules.load.cache_clear()
+    yield lambda rel, doc: (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True) or \
+        (tmp_path / rel).write_text(yaml.safe_dump(doc, sort_keys=False))
+    rules.load.cache_clear()
+
+
+GOOD = {"id": "x-one", "applies_to": "host", "field": "a", "op": "eq", "value": 1, "severity": "error",
+        "effect": "invalid", "message": "m"}
+
+
+@pytest.mark.parametrize("rule,match", [
+    ({**GOOD, "op": "regex"}, r"common.yaml: rule x-one: op: expected one of .*got 'regex'"),
+    ({**GOOD, "colour": "red"}, r"common.yaml: rule x-one: unknown key colour"),
+    ({**GOOD, "applies_to": "galaxy"}, r"rule x-one: applies_to: expected one of"),
+    ({**GOOD, "severity": "fatal"}, r"rule x-one: severity"),
+    ({**GOOD, "effect": "maybe"}, r"rule x-one: effect"),
+    ({**GOOD, "value": {"param": "nope"}}, r"rule x-one: value: expected a defined param, got 'nope'"),
+    ({**GOOD, "value": {"fact": "a", "colour": 1}}, r"rule x-one: value: unknown key colour"),
+    ({**GOOD, "value": {"fact": "a", "rel": 0.1}}, r"rule x-one: value: expected rel/abs only with op close"),
+    ({**GOOD, "op": "range", "value": 3}, r"rule x-one: value: expected \[low, high\]"),
+    ({**GOOD, "op": "schema", "value": "no-such"}, r"rule x-one: value: expected a schema name"),
+    ({**GOOD, "id": "Bad_Id"}, r"id|pattern"),
+    ({**GOOD, "when": {"field": "a", "op": "bogus"}}, r"rule x-one: when.op"),
+    ({k: v for k, v in GOOD.items() if k != "message"}, r"rule x-one: expected keys message"),
+])
+def test_strict_loader_names_file_and_rule(rule_tree, rule, match):
+    rule_tree("vt/common.yaml", {"schema_version": 1, "rules": [rule]})
+    with pytest.raises(RuleError, match=match):
+        rules.load("vt")
+
+
+def test_duplicate_id_across_layers(rule_tree):
+    rule_tree("vt/common.yaml", {"schema_version": 1, "rules": [GOOD]})
+    rule_tree("vt/closed.yaml", {"schema_version": 1, "extends": ["vt/common.yaml"], "rules": [GOOD]})
+    with pytest.raises(RuleError, match=r"closed.yaml: rule x-one: id: expected unique, got a duplicate of .*common.yaml"):
+        rules.load("vt", "closed")
+
+
+def test_extends_cycle_and_missing(rule_tree):
+    rule_tree("vt/common.yaml", {"schema_version": 1, "extends": ["vt/closed.yaml"], "rules": []})
+    rule_tree("vt/closed.yaml", {"schema_version": 1, "extends": ["vt/common.yaml"], "rules": []})
+    with pytest.raises(RuleError, match="cycle"):
+        rules.load("vt", "closed")
+    rule_tree("vt/common.yaml", {"schema_version": 1, "extends": ["vt/gone.yaml"], "rules": []})
+    rules.load.cache_clear()
+    with pytest.raises(RuleError, match="expected an existing rule file, got 'vt/gone.yaml'"):
+        rules.load("vt")
+
+
+def test_unknown_file_key_and_bad_yaml(rule_tree, tmp_path):
+    rule_tree("vt/common.yaml", {"schema_version": 1, "rules": [], "imports": []})
+    with pytest.raises(RuleError, match="unknown key imports"):
+        rules.load("vt")
+    (tmp_path / "vt" / "common.yaml").write_text("rules: [\n")
+    rules.load.cache_clear()
+    with pytest.raises(RuleError, match="expected valid YAML"):
+        rules.load("vt")
+
+
+def test_unknown_ruleset(rule_tree):
+    with pytest.raises(RuleError, match="ruleset: expected one of"):
+        rules.load("v9.9")
+
+
+def test_params_layer_later_wins(rule_tree):
+    rule_tree("vt/common.yaml", {"schema_version": 1, "params": {"n": 5}, "rules": [
+        {**GOOD, "value": {"param": "n"}}]})
+    rule_tree("vt/unet3d.yaml", {"schema_version": 1, "params": {"n": 3}, "rules": []})
+    assert rules.load("vt", None, "unet3d").params["n"] == 3
+    assert rules.load("vt", None, None).params["n"] == 5
+
+
+# --------------------------------------------------------------------------- operators
+
+
+def viol(op, actual, value, **opts):
+    return rules.OPS[op](actual, value, opts)
+
+
+@pytest.mark.parametrize("op,actual,value,ok", [
+    ("eq", 5, 5, True), ("eq", 5, 6, False), ("eq", True, 1, False), ("eq", 1, True, False),
+    ("eq", True, True, True), ("ne", 1, 2, True), ("ne", 2, 2, False),
+    ("in", "a", ["a", "b"], True), ("in", "c", ["a", "b"], False),
+    ("not_in", "c", ["a"], True), ("not_in", "a", ["a"], False),
+    ("min", 90.0, 90, True), ("min", 89.99, 90, False), ("min", "95", 90, False), ("min", float("nan"), 90, False),
+    ("max", 2, 2, True), ("max", 3, 2, False), ("range", 5, [1, 9], True), ("range", 10, [1, 9], False),
+    ("exists", None, True, False), ("exists", 0, True, True), ("exists", None, False, True),
+    ("count", [1, 2], 2, True), ("count", [1], 2, False), ("count_min", [], 1, False), ("count_max", [1], 1, True),
+    ("spread_max", [0.0, 9.9], 10, True), ("spread_max", [0.0, 10.5], 10, False),
+])
+def test_ops(op, actual, value, ok):
+    assert (viol(op, actual, value) == []) is ok
+
+
+def test_close_is_relative_and_elementwise():
+    assert viol("close", 1.0, 1.0 + 1e-12, rel=1e-9) == []
+    assert viol("close", 1.0, 1.001, rel=1e-9)
+    v = viol("close", [1.0, 2.0, 3.0], [1.0, 2.5, 3.0], rel=1e-9)
+    assert len(v) == 1 and v[0].field_suffix == "[1]" and v[0].expected == 2.5 and v[0].actual == 2.0
+    assert viol("close", [1.0], [1.0, 2.0], rel=1e-9)[0].expected == "2 values"
+    assert viol("close", 0.0, 1e-12, abs=1e-9) == []
+
+
+def test_list_ops_report_each_item():
+    items = [Item("a", "f1", "k1"), Item("z", "f2", "k2"), Item("y", "f3", "k3")]
+    v = viol("all_in", items, ["a"])
+    assert [(x.actual, x.path, x.field) for x in v] == [("z", "f2", "k2"), ("y", "f3", "k3")]
+    v = viol("all_equal", [Item(1, "p1"), Item(1, "p2"), Item(2, "p3")], None)
+    assert len(v) == 1 and v[0].expected == 1 and v[0].actual == 2 and v[0].path == "p3"
+    v = viol("empty", [Item("bad", "p", "f", "good")], None)
+    assert (v[0].expected, v[0].actual, v[0].path, v[0].field) == ("good", "bad", "p", "f")
+
+
+def test_schema_op_names_the_field():
+    v = viol("schema", {"nodes": []}, "system-v1.0")
+    assert any(x.field == "(top level)" and "networks" in x.actual for x in v)
+    assert any(x.field == "nodes" for x in v)
+
+
+def test_scope_reads_docs_and_sources():
+    s = Scope("host", "/r", {"x": 1}, {"x": ("/r/f.json", "fx")}, {"summary": ({"metric": {"a": 2}}, "/r/summary.json")})
+    assert s.get("x") == 1 and s.get("summary.metric.a") == 2 and s.get("summary.metric.b") is None
+    assert s.source("summary.metric.a") == ("/r/summary.json", "metric.a")
+    assert s.source("x") == ("/r/f.json", "fx") and s.source("y") == ("/r", "y")
+
+
+def test_when_and_missing_fields_skip_the_rule():
+    rule = rules.Rule("t", ("host",), "a", "min", 5, ({"field": "b", "op": "eq", "value": True},),
+                      "error", "invalid", "m", "f")
+    assert rules.applies(rule, Scope("host", "/", {"a": 1, "b": True}), {})
+    assert not rules.applies(rule, Scope("host", "/", {"a": 1, "b": False}), {})
+    assert not rules.applies(rule, Scope("host", "/", {"a": 1}), {})
+    assert rules.violations(rule, Scope("host", "/", {}), {}) is None
