@@ -75,17 +75,32 @@ def cmd_datasize(args) -> int:
     return ExitCode.OK
 
 
+STORAGE_FILES = ("summary.json", "results.json", "per_epoch_stats.json")
+
+
+def _source(path):
+    """("tpcx-ai", file or run dir) or ("storage", directory) for `suite metrics` and `suite report`."""
+    from suite import fdr
+    from suite.errors import ResultError, expected_got
+
+    if not path.exists():
+        raise ResultError(expected_got(path, "path", "an existing file or directory", "nothing there"))
+    if path.is_dir():
+        return ("tpcx-ai" if (path / fdr.RUN_FILE).is_file() else "storage"), path
+    if path.name in STORAGE_FILES:       # one run's file names its run directory
+        return "storage", path.parent
+    return "tpcx-ai", path               # fdr.load refuses what is not a data file
+
+
 def cmd_metrics(args) -> int:
     import json
 
     from suite import fdr
-    from suite.errors import ResultError, expected_got
+    from suite.errors import ResultError
     from suite.report import metrics_text
 
-    path = args.path
-    if not path.exists():
-        raise ResultError(expected_got(path, "path", "an existing file or directory", "nothing there"))
-    if path.is_file() or (path / fdr.RUN_FILE).is_file():
+    kind, path = _source(args.path)
+    if kind == "tpcx-ai":
         data = fdr.load(path)
         result = data.compute()
         if args.format == "json":
@@ -115,9 +130,8 @@ def cmd_report(args) -> int:
     from suite import fdr
     from suite.errors import ResultError, expected_got
 
-    path, out = args.path, args.out
-    if not path.exists():
-        raise ResultError(expected_got(path, "path", "an existing file or directory", "nothing there"))
+    out = args.out
+    kind, path = _source(args.path)
     if out.exists() and not out.is_dir():
         raise ResultError(expected_got(out, "--out", "a directory", "a file"))
     try:
@@ -132,7 +146,7 @@ def cmd_report(args) -> int:
     try:
         from suite.report import content, export
 
-        if path.is_file() or (path / fdr.RUN_FILE).is_file():
+        if kind == "tpcx-ai":
             data = fdr.load(path)
             page = content.build_tpcxai(data, data.compute())
         else:

@@ -94,3 +94,9 @@ def test_storage_fixture_tree(run_cli, fixtures_dir):
 def test_directory_without_results(run_cli, tmp_path):
     code, out, err = run_cli("metrics", tmp_path)
     assert code == 2 and out == "" and "expected storage results" in err and err.count("\n") == 1
+
+
+def test_a_runs_summary_json_names_its_run(run_cli):
+    code, out, _ = run_cli("metrics", DATA / "storage" / "simplyblock" / "results" / "resnet-h100" / "runs" / "run2"
+                           / "summary.json")
+    assert code == 0 and "overall over 1 run(s)" in out and "1778.94" in out
