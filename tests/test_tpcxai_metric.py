@@ -189,3 +189,10 @@ def test_refusals_name_the_field(over, needle):
     with pytest.raises(ResultError) as err:
         metric.compute(dell(**over), where="x.yaml")
     assert str(err.value).startswith("x.yaml: ") and needle in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_stream_must_run_every_use_case_once():
+    jobs = [j for j in kit_mode_jobs() if not (j.stream == 2 and j.use_case == 7)]
+    with pytest.raises(ResultError, match=r"throughput stream 2: expected one job for each of use cases 1..10, "
+                                          r"got use cases \[1, 2, 3, 4, 5, 6, 8, 9, 10\]"):
+        metric.throughput_time_s(jobs, "1.0.3")

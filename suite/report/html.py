@@ -29,6 +29,7 @@ p { margin:6px 0; }
 table { border-collapse:collapse; width:100%; margin:8px 0; font-size:13.5px; }
 th, td { text-align:left; padding:5px 10px; border-bottom:1px solid var(--line); vertical-align:top; }
 th { background:#f0f2f5; font-weight:600; }
+td:first-child { white-space:nowrap; }
 td.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
 img { max-width:100%; height:auto; display:block; margin:10px 0; }
 .verdict { display:inline-block; padding:3px 12px; border-radius:12px; font-weight:650; font-size:14px;

@@ -120,6 +120,13 @@ def throughput_time_s(jobs, kit: str) -> float:
     tput = [j for j in jobs if j.phase == "throughput"]
     if not tput:
         raise ResultError("jobs: phase: expected throughput jobs, got none")
+    per_stream = {}
+    for j in tput:
+        per_stream.setdefault(j.stream, []).append(j.use_case)
+    for stream, ucs in sorted(per_stream.items()):   # every stream runs each use case once
+        if sorted(ucs) != list(USE_CASES):
+            raise ResultError(expected_got("jobs", f"throughput stream {stream}",
+                                           "one job for each of use cases 1..10", f"use cases {sorted(ucs)}"))
     if kit == "1.0.2":
         sums = {}
         for j in tput:
