@@ -69,6 +69,8 @@ def run_numbers(run, bench) -> dict:
         # what `suite run` recorded about the host and the rules it enforced
         row["evidence"] = {k: results[k] for k in ("host", "enforcement", "versions", "compliance", "miniature")
                            if k in results}
+    for p in getattr(run, "problems", []):    # files layout could not use (unreadable, outside PATH, ...)
+        row["problems"].append(f"{p.path}: {p.field}: expected {p.expected}, got {p.actual}")
     summaries = [s for s in run.summaries if isinstance(s.get("metric"), dict)]
     if not summaries:
         row["status"] = row["status"] if row["status"] != "complete" else "no summary.json metric"

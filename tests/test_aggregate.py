@@ -114,3 +114,12 @@ def test_every_published_fixture_agrees_with_its_report(fixtures_dir):
 def test_run_table_rows(tmp_path):
     rows = aggregate.run_table(aggregate.summarise(DATA / "storage" / "simplyblock"))
     assert len(rows) == 5 and list(rows[0]) == list(aggregate.RUN_TABLE_COLUMNS)
+
+
+def test_unreadable_files_are_listed_as_problems(tmp_path):
+    b = tmp_path / "unet3d-h100"
+    dlio_run(b / "run1", [10], [95])
+    (b / "run1" / "configs" / "config.yaml").write_text("workload: [1\n")
+    (bench,) = aggregate.summarise(tmp_path)["benchmarks"]
+    assert any("config.yaml" in p for p in bench["problems"])
+    assert bench["runs"][0]["record_length_from"] == "workloads/unet3d.yaml"
