@@ -10,7 +10,8 @@ the header `field,use_case,stream,value,start_s,end_s` (only `field` and `value`
 - a top-level field: `scale_factor,,,10`;
 - a per-use-case time: `training_s,3,,113.122`;
 - a published figure or a quality entry: `published.aiucpm,,,425.31`, `quality.metric,2,,word_error_rate`;
-- a job: `job,<use case>,<stream>,<phase>,<start_s>,<end_s>`.
+- a job: `job,<use case>,<stream>,<phase>,<start_s>,<end_s>`;
+- a row whose field starts with `#` is a comment.
 See README "FDR data files" and submissions/examples/dell-sf10-fdr.yaml.
 """
 
@@ -217,6 +218,8 @@ def from_csv(text: str, path) -> dict:
     for n, row in enumerate(reader, start=2):
         at = f"{path}: line {n}"
         name = (row.get("field") or "").strip()
+        if name.startswith("#"):      # a comment row
+            continue
         value = (row.get("value") or "").strip()
         uc = (row.get("use_case") or "").strip()
         if name == "job":

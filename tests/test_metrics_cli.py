@@ -100,3 +100,29 @@ def test_a_runs_summary_json_names_its_run(run_cli):
     code, out, _ = run_cli("metrics", DATA / "storage" / "simplyblock" / "results" / "resnet-h100" / "runs" / "run2"
                            / "summary.json")
     assert code == 0 and "overall over 1 run(s)" in out and "1778.94" in out
+
+
+SYNTHETIC = REPO / "submissions" / "examples" / "synthetic-sf1-jobs.csv"
+
+
+@pytest.mark.parametrize("kit,value", [("1.0.2", "300.00"), ("1.0.3", "150.00")])
+def test_synthetic_csv_example_in_both_kit_modes(run_cli, tmp_path, kit, value):
+    path = tmp_path / "example.csv"
+    path.write_text(SYNTHETIC.read_text().replace("kit_version,,,1.0.2,,", f"kit_version,,,{kit},,"))
+    code, out, _ = run_cli("metrics", path)
+    assert code == 0 and re.search(rf"^AIUCpm@1 +{value} ", out, re.M)
+
+
+GOLDEN = DATA / "golden"
+
+
+@pytest.mark.parametrize("source,golden", [
+    (DATA / "storage" / "simplyblock", "metrics-simplyblock.txt"),
+    (REPO / "submissions" / "examples" / "dell-sf10-fdr.yaml", "metrics-dell-sf10.txt"),
+])
+def test_golden_text(run_cli, monkeypatch, source, golden):
+    """To update after an intended change: suite metrics SOURCE | sed "s#$PWD#<repo>#g" > tests/data/golden/..."""
+    monkeypatch.chdir(REPO)
+    code, out, _ = run_cli("metrics", source.relative_to(REPO))
+    assert code == 0
+    assert out.replace(str(REPO), "<repo>") == (GOLDEN / golden).read_text()
