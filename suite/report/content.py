@@ -1,7 +1,7 @@
 """What a report says, independent of how it is shown: one model, two renderings (html.py, markdown.py).
 
 build_storage(summary, check) and build_tpcxai(fdr, result) return a Page of Sections, each holding
-blocks: Figures (headline numbers), Table, Image (PNG bytes), Verdict, Text, KeyValues.
+blocks: Figures (headline numbers), Table, Image (PNG bytes), Verdict, Text.
 """
 
 from dataclasses import dataclass, field
@@ -19,6 +19,7 @@ class Table:
     header: list
     rows: list
     caption: str = ""
+    numbers_right: bool = True     # right-align cells that are numbers
 
 
 @dataclass
@@ -37,12 +38,6 @@ class Verdict:
 @dataclass
 class Text:
     text: str
-
-
-@dataclass
-class KeyValues:
-    title: str
-    items: list            # [(key, value)]
 
 
 @dataclass
@@ -88,6 +83,15 @@ def _flatten(doc, prefix="") -> list:
     else:
         out.append((prefix[:-1], fmt(doc, 4) if isinstance(doc, (float, bool)) else ("–" if doc is None else str(doc))))
     return out
+
+
+def _human(key: str, value: str) -> str:
+    """Byte counts also in MiB/GiB, so evidence reads at a glance."""
+    if "bytes" in key.rsplit(".", 1)[-1] and value.isdigit():
+        n = int(value)
+        unit, div = ("GiB", 1024 ** 3) if n >= 1024 ** 3 else ("MiB", 1024 ** 2)
+        return f"{n} ({n / div:,.1f} {unit})"
+    return value
 
 
 # --------------------------------------------------------------------------- storage
@@ -182,10 +186,14 @@ def build_storage(summary: dict, check=None) -> Page:
         evidence = [(r["name"], r["evidence"]) for r in b["runs"] if r.get("evidence")]
         if evidence:
             ev = Section(f"{sid}-evidence", "Host and enforcement evidence")
-            for name, e in evidence:
-                items = _flatten({k: e[k] for k in ("host", "enforcement", "versions") if k in e})
-                ev.blocks.append(KeyValues(f"{name}" + (" — miniature, not valid for submission"
-                                                        if e.get("miniature") else ""), items))
+            per_run = [dict(_flatten({k: e[k] for k in ("host", "enforcement", "versions") if k in e}))
+                       for _, e in evidence]
+            keys = sorted({k for d in per_run for k in d})
+            rows = [[k] + [_human(k, d.get(k, "–")) for d in per_run] for k in keys]
+            minis = [name for name, e in evidence if e.get("miniature")]
+            ev.blocks.append(Table(["recorded by suite run"] + [name for name, _ in evidence], rows,
+                                   ("Miniature runs (not valid for submission): " + ", ".join(minis) + ". ")
+                                   * bool(minis) + "From each run's results.json.", numbers_right=False))
             sections.append(ev)
     if len(benches) > 1:
         overview = Section("overview", "Overview")

@@ -38,10 +38,6 @@ img { max-width:100%; height:auto; display:block; margin:10px 0; }
 .v-open { background:#c77c1a; }
 .v-invalid, .v-non-compliant { background:#b5443a; }
 .v-unknown { background:#7b8494; }
-dl.kv { display:grid; grid-template-columns:minmax(220px,max-content) 1fr; gap:2px 16px; margin:4px 0 10px;
-        font-size:13px; }
-dl.kv dt { color:var(--muted); }
-dl.kv dd { margin:0; font-variant-numeric:tabular-nums; word-break:break-word; }
 footer { color:var(--muted); font-size:12px; text-align:center; padding:10px; }
 """
 
@@ -62,7 +58,8 @@ def _block(b) -> str:
     if isinstance(b, c.Table):
         head = "".join(f"<th>{escape(str(h))}</th>" for h in b.header)
         body = "".join("<tr>" + "".join(
-            f'<td class="num">{escape(str(v))}</td>' if _is_num(str(v)) else f"<td>{escape(str(v))}</td>"
+            f'<td class="num">{escape(str(v))}</td>' if b.numbers_right and _is_num(str(v))
+            else f"<td>{escape(str(v))}</td>"
             for v in row) + "</tr>" for row in b.rows)
         cap = f'<p class="caption">{escape(b.caption)}</p>' if b.caption else ""
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{cap}"
@@ -72,9 +69,6 @@ def _block(b) -> str:
     if isinstance(b, c.Verdict):
         cls = "v-" + "".join(ch if ch.isalnum() or ch == "-" else "-" for ch in b.verdict.lower())
         return f'<p><span class="verdict {cls}">{escape(b.verdict)}</span>{escape(b.text)}</p>'
-    if isinstance(b, c.KeyValues):
-        items = "".join(f"<dt>{escape(str(k))}</dt><dd>{escape(str(v))}</dd>" for k, v in b.items)
-        return f"<h3>{escape(b.title)}</h3><dl class=\"kv\">{items}</dl>"
     raise TypeError(f"unknown report block {type(b).__name__}")
 
 

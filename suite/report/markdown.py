@@ -20,8 +20,6 @@ def _block(b) -> str:
         return f"![{b.alt}](plots/{b.name}.png)"
     if isinstance(b, c.Verdict):
         return f"**Verdict: {b.verdict}** — {b.text}"
-    if isinstance(b, c.KeyValues):
-        return f"#### {b.title}\n\n" + "\n".join(f"- {k}: `{_cell(v)}`" for k, v in b.items)
     raise TypeError(f"unknown report block {type(b).__name__}")
 
 
