@@ -9,13 +9,14 @@ benchmark  runs.count, single_run, warmup.present, submission, system.{file,name
            num_samples_per_file,num_hosts} (one item per run/host, for all_equal),
            report.* (mlperf_storage_report.json), report.unmatched_runs, aggregate.*,
            problems.{unreadable,links,dir_links}
-run        hosts.start_s, dataset.{num_files_train,required_files,host_memory_bytes,accelerators}
+run        hosts.start_s, summaries.count, dataset.{num_files_train,required_files,host_memory_bytes,
+           accelerators,host_memory_zero_entries}
 host       files.{summary,overrides,config,per_epoch,results}, summary.* (summary.json),
            results.* (our results.json), per_epoch.epochs, overrides.workload, overrides.params,
            params.<section.key> (override, else config.yaml), expected.{workload_name,
            au_meet_expectation}, recomputed.{au_mean,au_stdev,throughput_mean,throughput_stdev,
            io_mean,io_stdev,rank_outputs_au,rank_outputs_throughput,steps_au}, rank_outputs.ranks,
-           steps.ranks, steps.problems, ours, workload, problems.unreadable
+           steps.ranks, steps.problems, ours, warmup, workload, problems.unreadable
 
 All recomputation goes through suite.metrics and the dataset-size rule through suite.datasize.
 DLIO's summary.json `host_memory_GB` is GiB despite its name (psutil total / 1024^3: WEKA's
@@ -114,15 +115,14 @@ def check(path, ruleset: str = "auto") -> CheckResult:
 
 def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
     rs = rules.load(b.ruleset, b.division, b.workload if b.workload in _workload_files(b.ruleset) else None)
-    params = rs.params
     root = tree.root
     found: list[Finding] = []
-    aggregate, bscope = _benchmark_scope(b, tree, params)
+    aggregate, bscope = _benchmark_scope(b, tree)
     found += _evaluate(rs, "benchmark", bscope, root)
     for run in b.runs + ([b.warmup] if b.warmup else []):
-        found += _evaluate(rs, "run", _run_scope(b, run, params), root)
+        found += _evaluate(rs, "run", _run_scope(b, run), root)
         for host in run.hosts:
-            found += _evaluate(rs, "host", _host_scope(b, run, host, params), root)
+            found += _evaluate(rs, "host", _host_scope(b, run, host, rs.params), root)
     verdict = findings.verdict(found, b.division)
     # a result claims the closed division unless the tree (or results.json) says open
     compliant = verdict == "closed" or (verdict == "open" and b.division == "open")
@@ -153,14 +153,13 @@ def _evaluate(rs: rules.RuleSet, kind: str, scope: Scope, root: Path) -> list[Fi
 
 
 def _rel(path, root: Path) -> str:
+    """A finding's path: relative to PATH ('.' for PATH itself)."""
     if path is None:
         return "."
-    p = Path(path)
     try:
-        r = p.relative_to(root)
-        return str(r) if str(r) != "." else "."
+        return str(Path(path).relative_to(root))
     except ValueError:
-        return str(p)
+        return str(path)
 
 
 # --------------------------------------------------------------------------- problems
@@ -195,7 +194,7 @@ def _system_for(b: layout.Benchmark, tree: layout.Tree) -> tuple[layout.SystemFi
     return (mine[0], b.system is None) if len(mine) == 1 else (None, b.system is None)
 
 
-def _benchmark_scope(b: layout.Benchmark, tree: layout.Tree, params: dict):
+def _benchmark_scope(b: layout.Benchmark, tree: layout.Tree):
     system, _ = _system_for(b, tree)
     problems = list(b.problems) + (list(system.problems) if system else [])
     facts = _problem_facts(problems)
@@ -223,7 +222,7 @@ def _benchmark_scope(b: layout.Benchmark, tree: layout.Tree, params: dict):
         accels = 0
         for host in run.hosts:
             s = host.summary if isinstance(host.summary, dict) else {}
-            model, accel, _ = layout._host_model_accel(host)
+            model, accel, _ = layout.host_workload(host)
             where = host.files.get("overrides") or host.files.get("summary") or host.path
             if model:
                 facts["runs.model"].append(Item(model, where, "workload"))
@@ -312,8 +311,8 @@ def _aggregate(b: layout.Benchmark, run_values) -> dict | None:
     return {"overall": {**info, **overall}, "runs": runs}
 
 
-def _close(a, b, rel=1e-9) -> bool:
-    return isinstance(a, (int, float)) and isinstance(b, (int, float)) and abs(a - b) <= rel * max(abs(a), abs(b))
+def _close(a, b) -> bool:
+    return rules.close_enough(a, b, rel=1e-9)
 
 
 def _unmatched_report_runs(b: layout.Benchmark, run_values) -> list[Item]:
@@ -341,7 +340,7 @@ def _unmatched_report_runs(b: layout.Benchmark, run_values) -> list[Item]:
 # --------------------------------------------------------------------------- run
 
 
-def _run_scope(b: layout.Benchmark, run: layout.Run, params: dict) -> Scope:
+def _run_scope(b: layout.Benchmark, run: layout.Run) -> Scope:
     facts: dict = {}
     sources: dict = {}
     starts = []
@@ -362,6 +361,9 @@ def _run_scope(b: layout.Benchmark, run: layout.Run, params: dict) -> Scope:
             facts["dataset.num_files_train"] = min(files_train)
             sources["dataset.num_files_train"] = (spath, "num_files_train")
         mem = [h.summary.get("host_memory_GB") for h, _ in summaries]
+        facts["dataset.host_memory_zero_entries"] = sum(
+            1 for m in mem if isinstance(m, list) for x in m if isinstance(x, (int, float)) and x == 0)
+        sources["dataset.host_memory_zero_entries"] = (spath, "host_memory_GB (entries equal to 0)")
         if all(_numbers(m) is not None for m in mem):
             total_gib = math.fsum(math.fsum(m) for m in mem)
             facts["dataset.host_memory_bytes"] = int(total_gib * GIB) if total_gib > 0 else None
@@ -427,6 +429,7 @@ def _host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params:
                    "per_epoch": "per_epoch_stats.json", "results": "results.json"}[key]
         sources[f"files.{key}"] = (host.path / default, "file")
     facts["workload"] = b.workload
+    facts["warmup"] = run.warmup
     facts["ours"] = host.results is not None or host.rank_steps is not None
     summary = host.summary if isinstance(host.summary, dict) else None
     if summary is not None:

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from suite import files
 from suite.errors import ResultError
+from suite.walker import Problem, _Loader, _Walker
 
 ACCELERATORS = ("h100", "a100", "v100")
 MODEL_ALIASES = {"unet3d": "unet3d", "unet": "unet3d", "resnet50": "resnet50", "resnet": "resnet50",
@@ -44,20 +44,7 @@ WARMUP_NAME = re.compile(r"warm[-_]?up", re.I)
 RANK_OUTPUT = re.compile(r"^(\d+)_output\.json$")
 RANK_STEPS = re.compile(r"^rank-(\d+)\.json$")
 RULESET_IN_NAME = re.compile(r"(?:^|[^0-9.])v(0\.5|1\.0|2\.0)(?:$|[^0-9])")
-MAX_DEPTH = 24
-MAX_ENTRIES = 200_000
 HOST_MARKERS = ("summary.json", "per_epoch_stats.json", "results.json")
-
-
-@dataclass
-class Problem:
-    """A file that could not be used: becomes a finding (rule ids in rules/*/common.yaml)."""
-
-    kind: str            # unreadable | outside | loop | not-a-dir | not-a-file | too-deep | special
-    path: Path
-    field: str
-    expected: str
-    actual: str
 
 
 @dataclass
@@ -195,129 +182,6 @@ def _is_datagen(host: Host, rel_parts: tuple[str, ...]) -> bool:
             and ov.get("workflow.train", "").lower() == "false")
 
 
-# --------------------------------------------------------------------------- safe walking
-
-
-class _Walker:
-    def __init__(self, root: Path):
-        self.root = root
-        self.problems: list[Problem] = []
-        self.dirs: dict[Path, list[str]] = {}        # dir -> names of regular files (links resolved inside root)
-        self.subdirs: dict[Path, list[str]] = {}
-        self.entries = 0
-
-    def inside(self, real: str) -> bool:
-        r = str(self.root)
-        return real == r or real.startswith(r.rstrip(os.sep) + os.sep)
-
-    def walk(self, d: Path, depth: int = 0) -> None:
-        if depth > MAX_DEPTH:
-            self.problems.append(Problem("too-deep", d, "depth", f"at most {MAX_DEPTH} levels", "deeper"))
-            return
-        try:
-            it = list(os.scandir(d))
-        except OSError as exc:
-            self.problems.append(Problem("unreadable", d, "directory", "a readable directory",
-                                         exc.strerror or str(exc)))
-            return
-        names, subs = [], []
-        for entry in sorted(it, key=lambda e: e.name):
-            self.entries += 1
-            if self.entries > MAX_ENTRIES:
-                self.problems.append(Problem("too-many", d, "entries", f"at most {MAX_ENTRIES}", "more"))
-                break
-            p = Path(entry.path)
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError as exc:
-                self.problems.append(Problem("unreadable", p, "entry", "a readable entry", exc.strerror or str(exc)))
-                continue
-            if stat.S_ISLNK(st.st_mode):
-                kind = self._link(p)
-                if kind == "file":
-                    names.append(entry.name)
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                subs.append(entry.name)
-            elif stat.S_ISREG(st.st_mode):
-                names.append(entry.name)
-            else:
-                self.problems.append(Problem("special", p, "type", "a regular file or directory", "a special file"))
-        self.dirs[d] = names
-        self.subdirs[d] = subs
-        for s in subs:
-            self.walk(d / s, depth + 1)
-
-    def _link(self, p: Path) -> str | None:
-        """Classify a symlink: 'file' (inside PATH, usable), else records a Problem and returns None."""
-        try:
-            target = os.readlink(p)
-        except OSError:
-            target = "?"
-        try:
-            real = os.path.realpath(p, strict=True)
-        except OSError as exc:  # loop or dangling
-            import errno
-            if exc.errno == errno.ELOOP:
-                self.problems.append(Problem("loop", p, "symlink", "a link that resolves", f"a symlink loop ({target})"))
-            else:
-                self.problems.append(Problem("unreadable", p, "symlink", "an existing target",
-                                             f"a dangling link to {target}"))
-            return None
-        if not self.inside(real):
-            self.problems.append(Problem("outside", p, "symlink", "a target inside PATH",
-                                         f"a link to {target} (outside, not followed)"))
-            return None
-        if os.path.isdir(real):
-            self.problems.append(Problem("dir-link", p, "symlink", "a real directory",
-                                         f"a symlinked directory to {target} (not descended)"))
-            return None
-        return "file"
-
-
-def load_yaml_fast(path: Path, error=ResultError):
-    """suite.files.load_yaml's contract (size limit, UTF-8, one-line errors) with libyaml when present."""
-    import yaml
-
-    text = files.read_text(path, error=error)
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        return yaml.load(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f"line {mark.line + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise error(f"{path}: {line}expected valid YAML, got {problem}") from None
-
-
-class _Loader:
-    """Reads files under the root through suite.files; failures become Problems on `sink`."""
-
-    def load(self, path: Path, sink: list[Problem], kind: str = "json"):
-        try:
-            if kind == "json":
-                return files.load_json(path, error=ResultError)
-            doc = load_yaml_fast(path, error=ResultError)
-            if doc is None:
-                sink.append(Problem("unreadable", path, "file", "a non-empty YAML document", "an empty document"))
-            return doc
-        except ResultError as exc:
-            text = str(exc)
-            prefix = f"{path}: "
-            text = text[len(prefix):] if text.startswith(prefix) else text
-            sink.append(Problem("unreadable", path, "file", f"a readable {kind.upper()} file", text))
-            return None
-
-    def typed(self, doc, want, path: Path, sink: list[Problem], what: str):
-        if doc is None:
-            return None
-        if not isinstance(doc, want):
-            exp = "an object" if want is dict else "a list"
-            sink.append(Problem("unreadable", path, "(top level)", f"{exp} ({what})", type(doc).__name__))
-            return None
-        return doc
-
-
 # --------------------------------------------------------------------------- discovery
 
 
@@ -395,8 +259,8 @@ def _load_host(d: Path, walker: _Walker, loader: _Loader) -> Host:
     return host
 
 
-def _host_model_accel(host: Host) -> tuple[str | None, str | None, str]:
-    """Workload and accelerator from the files of one host dir, and what said so."""
+def host_workload(host: Host) -> tuple[str | None, str | None, str]:
+    """(workload, accelerator, which file said so) from one host dir's files; Nones when silent."""
     ov = overrides_dict(host.overrides)
     if ov.get("workload"):
         model, accel = parse_workload_name(ov["workload"])
@@ -470,10 +334,6 @@ def discover_tree(path, ruleset: str = "auto") -> Tree:
     """Everything under `path`: benchmarks (with runs and hosts), system files, generation logs."""
     root_in = Path(path)
     try:
-        st = os.lstat(root_in)
-    except OSError as exc:
-        raise ResultError(f"{root_in}: expected an existing file or directory, got {exc.strerror or exc}") from None
-    try:
         root = Path(os.path.realpath(root_in, strict=True))
         mode = os.stat(root).st_mode
     except OSError as exc:
@@ -493,7 +353,7 @@ def discover_tree(path, ruleset: str = "auto") -> Tree:
     for d, host in hosts.items():
         rel = d.relative_to(root).parts
         if _is_datagen(host, rel):
-            model, accel, _ = _host_model_accel(host)
+            model, accel, _ = host_workload(host)
             if model is None:
                 model, accel = _from_names(rel)
             gen_logs.append(GenerationLog(d, model, accel, _system_of(d, root)))
@@ -588,7 +448,7 @@ def _benchmark(bench_dir: Path, runs: list[Run], root: Path, walker: _Walker, lo
     model = accel = None
     for run in runs:
         for host in run.hosts:
-            m, a, src = _host_model_accel(host)
+            m, a, src = host_workload(host)
             if m and model is None:
                 model, detected["workload"] = m, f"{src} ({host.path.name})"
             if a and accel is None:

@@ -158,7 +158,8 @@ def op_count_max(a, v, o):
     return _one(n is not None and n <= v, f"at most {v} entries", f"{n} entries")
 
 
-def _close(a, b, rel, abs_) -> bool:
+def close_enough(a, b, rel: float = 0.0, abs_: float = 0.0) -> bool:
+    """Both finite numbers and |a - b| within max(abs_, rel x the larger magnitude)."""
     if not (_num(a) and _num(b)):
         return False
     return abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
@@ -172,8 +173,8 @@ def op_close(a, v, o):
             return [Violation(f"a list of {len(v)} numbers", type(a).__name__)]
         if len(a) != len(v):
             return [Violation(f"{len(v)} values", f"{len(a)} values")]
-        return [Violation(b, x, f"[{i}]") for i, (x, b) in enumerate(zip(a, v)) if not _close(x, b, rel, abs_)]
-    return _one(_close(a, v, rel, abs_), v, a)
+        return [Violation(b, x, f"[{i}]") for i, (x, b) in enumerate(zip(a, v)) if not close_enough(x, b, rel, abs_)]
+    return _one(close_enough(a, v, rel, abs_), v, a)
 
 
 def op_all_in(a, v, o):
@@ -376,7 +377,7 @@ def _load_file(rel: str, chain: tuple[str, ...], seen: dict[str, dict]) -> list[
 @lru_cache(maxsize=256)
 def _read(path: str, mtime_ns: int):
     """A rule file's YAML (libyaml when available), cached by path and modification time."""
-    from suite.layout import load_yaml_fast
+    from suite.walker import load_yaml_fast
     return load_yaml_fast(Path(path), error=RuleError)
 
 

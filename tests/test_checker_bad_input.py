@@ -155,6 +155,11 @@ CASES = {
     "missing-summary": (lambda p: summary(p).unlink(), 1, "structure-summary-per-run"),
     "missing-run": (lambda p: __import__("shutil").rmtree(p / "run3"), 1, "structure-run-count"),
     "too-deep": (deep, 1, "input-readable"),
+    "deeply-nested-json": (lambda p: w(summary(p), "[" * 100000 + "]" * 100000), 1, "input-readable"),
+    "integer-too-long": (lambda p: w(summary(p), '{"num_files_train": ' + "1" * 5000 + "}"), 1, "input-readable"),
+    "deeply-nested-yaml": (lambda p: w(over(p), "[" * 100000 + "]" * 100000), 1, "input-readable"),
+    "deeply-indented-yaml": (lambda p: w(over(p), "".join(" " * i + f"a{i}:\n" for i in range(1500))), 1,
+                             "input-readable"),
     "empty-run-dir": (lambda p: [x.unlink() for x in (p / "run2").glob("*.json")], 1, "structure-summary-per-run"),
 }
 

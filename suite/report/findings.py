@@ -50,7 +50,7 @@ def text(result, rule_messages: dict | None = None) -> str:
     every = result.all_findings()
     if every and rule_messages:
         lines.append("")
-        lines.append("rules that failed:")
+        lines.append("rules with findings:")
         for rid in sorted({f.rule_id for f in every}):
             lines.append(f"  {rid}: {rule_messages.get(rid, '')}")
     counts = Counter(f.effect for f in every)
@@ -80,7 +80,6 @@ def json_text(result) -> str:
 
 def _rel(path, root) -> str:
     try:
-        r = str(path.relative_to(root))
-        return "." if r == "." else r
+        return str(path.relative_to(root))
     except ValueError:
         return str(path)

@@ -1,0 +1,180 @@
+"""Reading a result tree safely: never outside PATH, never a traceback.
+
+- _Walker lists a tree without following symlinked directories; a symlink that leaves PATH,
+  dangles or loops, a special file, or a tree deeper than MAX_DEPTH becomes a Problem;
+- _Loader reads JSON/YAML through suite.files (size limit, UTF-8) and turns every failure
+  (truncated, empty, non-UTF-8, wrong top-level type) into a Problem;
+- a Problem names the file, the field, what was expected and what was found; the checker
+  turns them into findings (rules input-readable, input-symlink-inside, input-symlink-dir).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from suite import files
+from suite.errors import ResultError
+
+MAX_DEPTH = 24
+MAX_ENTRIES = 200_000
+
+
+@dataclass
+class Problem:
+    """A file that could not be used: becomes a finding (rule ids in rules/*/common.yaml)."""
+
+    kind: str            # unreadable | outside | loop | not-a-dir | not-a-file | too-deep | special
+    path: Path
+    field: str
+    expected: str
+    actual: str
+
+
+
+class _Walker:
+    def __init__(self, root: Path):
+        self.root = root
+        self.problems: list[Problem] = []
+        self.dirs: dict[Path, list[str]] = {}        # dir -> names of regular files (links resolved inside root)
+        self.subdirs: dict[Path, list[str]] = {}
+        self.entries = 0
+
+    def inside(self, real: str) -> bool:
+        r = str(self.root)
+        return real == r or real.startswith(r.rstrip(os.sep) + os.sep)
+
+    def walk(self, d: Path, depth: int = 0) -> None:
+        if depth > MAX_DEPTH:
+            self.problems.append(Problem("too-deep", d, "depth", f"at most {MAX_DEPTH} levels", "deeper"))
+            return
+        try:
+            it = list(os.scandir(d))
+        except OSError as exc:
+            self.problems.append(Problem("unreadable", d, "directory", "a readable directory",
+                                         exc.strerror or str(exc)))
+            return
+        names, subs = [], []
+        for entry in sorted(it, key=lambda e: e.name):
+            self.entries += 1
+            if self.entries > MAX_ENTRIES:
+                self.problems.append(Problem("too-many", d, "entries", f"at most {MAX_ENTRIES}", "more"))
+                break
+            p = Path(entry.path)
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                self.problems.append(Problem("unreadable", p, "entry", "a readable entry", exc.strerror or str(exc)))
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                kind = self._link(p)
+                if kind == "file":
+                    names.append(entry.name)
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                subs.append(entry.name)
+            elif stat.S_ISREG(st.st_mode):
+                names.append(entry.name)
+            else:
+                self.problems.append(Problem("special", p, "type", "a regular file or directory", "a special file"))
+        self.dirs[d] = names
+        self.subdirs[d] = subs
+        for s in subs:
+            self.walk(d / s, depth + 1)
+
+    def _link(self, p: Path) -> str | None:
+        """Classify a symlink: 'file' (inside PATH, usable), else records a Problem and returns None."""
+        try:
+            target = os.readlink(p)
+        except OSError:
+            target = "?"
+        try:
+            real = os.path.realpath(p, strict=True)
+        except OSError as exc:  # loop or dangling
+            if exc.errno == errno.ELOOP:
+                self.problems.append(Problem("loop", p, "symlink", "a link that resolves", f"a symlink loop ({target})"))
+            else:
+                self.problems.append(Problem("unreadable", p, "symlink", "an existing target",
+                                             f"a dangling link to {target}"))
+            return None
+        if not self.inside(real):
+            self.problems.append(Problem("outside", p, "symlink", "a target inside PATH",
+                                         f"a link to {target} (outside, not followed)"))
+            return None
+        if os.path.isdir(real):
+            self.problems.append(Problem("dir-link", p, "symlink", "a real directory",
+                                         f"a symlinked directory to {target} (not descended)"))
+            return None
+        return "file"
+
+
+MAX_NESTING = 256          # brackets; libyaml overflows its C stack on ~100k-deep flow nesting
+MAX_INDENT = 1024          # columns of block indentation
+
+
+def _nesting(text: str) -> tuple[int, int]:
+    """(deepest [/{ nesting, widest leading indentation) of a YAML/JSON text, without parsing it."""
+    depth = deepest = 0
+    for m in re.finditer(r"[\[\]{}]", text):
+        depth += 1 if m.group() in "[{" else -1
+        deepest = max(deepest, depth)
+    indent = max(map(len, re.findall(r"(?m)^ +", text)), default=0)
+    return deepest, indent
+
+
+def load_yaml_fast(path: Path, error=ResultError):
+    """suite.files.load_yaml's contract (size limit, UTF-8, one-line errors) with libyaml when present,
+    and a nesting limit checked before parsing (deep nesting crashes libyaml instead of raising)."""
+    import yaml
+
+    text = files.read_text(path, error=error)
+    deepest, indent = _nesting(text)
+    if deepest > MAX_NESTING or indent > MAX_INDENT:
+        raise error(f"{path}: nesting: expected at most {MAX_NESTING} levels and {MAX_INDENT} columns, "
+                    f"got {deepest} levels and {indent} columns")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f"line {mark.line + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise error(f"{path}: {line}expected valid YAML, got {problem}") from None
+    except (RecursionError, ValueError) as exc:
+        raise error(f"{path}: expected a YAML document within Python's limits, got {type(exc).__name__}") from None
+
+
+class _Loader:
+    """Reads files under the root through suite.files; failures become Problems on `sink`."""
+
+    def load(self, path: Path, sink: list[Problem], kind: str = "json"):
+        try:
+            if kind == "json":
+                try:
+                    return files.load_json(path, error=ResultError)
+                except (RecursionError, ValueError) as exc:   # nesting or integers past Python's limits
+                    raise ResultError(f"{path}: expected JSON within Python's limits (nesting, digits), "
+                                      f"got {type(exc).__name__}: {str(exc)[:80]}") from None
+            doc = load_yaml_fast(path, error=ResultError)
+            if doc is None:
+                sink.append(Problem("unreadable", path, "file", "a non-empty YAML document", "an empty document"))
+            return doc
+        except ResultError as exc:
+            text = str(exc)
+            prefix = f"{path}: "
+            text = text[len(prefix):] if text.startswith(prefix) else text
+            sink.append(Problem("unreadable", path, "file", f"a readable {kind.upper()} file", text))
+            return None
+
+    def typed(self, doc, want, path: Path, sink: list[Problem], what: str):
+        if doc is None:
+            return None
+        if not isinstance(doc, want):
+            exp = "an object" if want is dict else "a list"
+            sink.append(Problem("unreadable", path, "(top level)", f"{exp} ({what})", type(doc).__name__))
+            return None
+        return doc
