@@ -102,10 +102,14 @@ def from_doc(doc, path) -> Fdr:
         metric.check_jobs(jobs, where=f"{where}: jobs")
         phases = {j.phase for j in jobs}
         derived = {}
-        if "load" in phases:
-            derived["load_time_s"] = metric.load_time_s(jobs, kit_mode)
+        try:
+            if "load" in phases:
+                derived["load_time_s"] = metric.load_time_s(jobs, kit_mode)
+            if "throughput" in phases:
+                derived["throughput_elapsed_s"] = metric.throughput_time_s(jobs, kit_mode)
+        except ResultError as exc:
+            raise ResultError(f"{where}: {exc}") from None
         if "throughput" in phases:
-            derived["throughput_elapsed_s"] = metric.throughput_time_s(jobs, kit_mode)
             found = metric.streams_reported(jobs)
             if reported is not None and reported != found:
                 raise ResultError(expected_got(where, "reported_streams", f"{found} (streams in jobs)", reported))
@@ -124,9 +128,9 @@ def from_doc(doc, path) -> Fdr:
                            total_price=price, currency=doc["currency"], **given)
     quality = {_uc(k, where, "quality"): v for k, v in doc.get("quality", {}).items()}
     for uc, q in quality.items():
-        for key in ("value", "threshold"):
-            if key in q:
-                _number(q[key], where, f"quality.uc{uc}.{key}")
+        for key in ("value", "threshold"):   # may be 0 or negative (MCC), never NaN or infinite
+            if key in q and not math.isfinite(q[key]):
+                raise ResultError(expected_got(where, f"quality.uc{uc}.{key}", "a finite number", repr(q[key])))
     published = doc.get("published", {})
     for key, value in published.items():
         _number(value, where, f"published.{key}")

@@ -208,3 +208,21 @@ def test_bad_csv(tmp_path, text, needle):
     path.write_text(text)
     with pytest.raises(ResultError, match=re.escape(needle)):
         fdr.load(path)
+
+
+def test_quality_may_be_zero_or_negative_but_finite(tmp_path):
+    doc = jobs_doc("1.0.2")
+    doc["quality"] = {"uc6": {"metric": "matthews_corrcoef", "value": -0.05, "threshold": 0.19,
+                              "higher_is_better": True}, "uc2": {"metric": "word_error_rate", "value": 0.0}}
+    assert fdr.load(write(tmp_path, "a.yaml", doc)).quality[6]["value"] == -0.05
+    doc["quality"]["uc2"]["value"] = float("nan")
+    with pytest.raises(ResultError, match="quality.uc2.value: expected a finite number, got nan"):
+        fdr.load(write(tmp_path, "b.yaml", doc))
+
+
+def test_incomplete_stream_names_the_file(tmp_path):
+    doc = jobs_doc("1.0.3")
+    doc["jobs"] = [j for j in doc["jobs"] if not (j.get("stream") == 2 and j.get("use_case") == 4)]
+    path = write(tmp_path, "a.yaml", doc)
+    with pytest.raises(ResultError, match=re.escape(f"{path}: jobs: throughput stream 2: expected one job for each")):
+        fdr.load(path)
