@@ -17,6 +17,8 @@ from suite import metrics
 from suite.errors import ResultError
 
 PUBLISH_PLACES = 2
+PUBLISHED_KEYS = ("samples_per_second", "samples_per_second_stdev", "mib_per_second", "mib_per_second_stdev",
+                  "au_mean_percentage", "au_stdev_percentage")
 
 
 def published(value):
@@ -124,6 +126,7 @@ def run_numbers(run, bench) -> dict:
         "samples_per_second_per_epoch": parts[0]["tput"] if len(parts) == 1 else _sum_lists([p["tput"] for p in parts]),
     })
     row["epochs"] = len(row["au_per_epoch"]) or None
+    row["published"] = {k: published(row[k]) for k in PUBLISHED_KEYS}
     return row
 
 
@@ -169,9 +172,7 @@ def benchmark_numbers(bench) -> dict:
             "num_hosts": hosts[0] if len(hosts) == 1 else hosts,
             "hostnames": sorted({h for r in used for h in r["hosts"]}),
         }
-        overall["published"] = {k: published(overall[k]) for k in (
-            "samples_per_second", "samples_per_second_stdev", "mib_per_second", "mib_per_second_stdev",
-            "au_mean_percentage", "au_stdev_percentage")}
+        overall["published"] = {k: published(overall[k]) for k in PUBLISHED_KEYS}
     claimed = None
     if isinstance(bench.report, dict) and isinstance(bench.report.get("overall"), dict):
         o = bench.report["overall"]

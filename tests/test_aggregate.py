@@ -90,6 +90,8 @@ def test_simplyblock_copy_matches_its_report():
     assert math.isclose(o["samples_per_second"], claimed["samples_per_second"], rel_tol=1e-12)
     assert math.isclose(o["mib_per_second"], claimed["mib_per_second"], rel_tol=1e-12)
     assert o["published"]["samples_per_second"] == 1778.69 and o["published"]["mib_per_second"] == 194.5
+    assert bench["runs"][2]["published"]["samples_per_second"] == 1778.6 and \
+        bench["runs"][2]["samples_per_second"] == pytest.approx(1778.6025925517383)
 
 
 def test_our_run_shape(tmp_path):
