@@ -6,6 +6,7 @@ Heavy libraries are imported inside the commands so `suite --help` is instant.
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from suite import __version__
 from suite.errors import ExitCode, SuiteError
@@ -74,6 +75,105 @@ def cmd_datasize(args) -> int:
     return ExitCode.OK
 
 
+STORAGE_FILES = ("summary.json", "results.json", "per_epoch_stats.json")
+
+
+def _source(path):
+    """("tpcx-ai", file or run dir) or ("storage", directory) for `suite metrics` and `suite report`."""
+    from suite import fdr
+    from suite.errors import ResultError, expected_got
+
+    if not path.exists():
+        raise ResultError(expected_got(path, "path", "an existing file or directory", "nothing there"))
+    if path.is_dir():
+        return ("tpcx-ai" if (path / fdr.RUN_FILE).is_file() else "storage"), path
+    if path.name in STORAGE_FILES:       # one run's file names its run directory
+        return "storage", path.parent
+    return "tpcx-ai", path               # fdr.load refuses what is not a data file
+
+
+def cmd_metrics(args) -> int:
+    import json
+
+    from suite import fdr
+    from suite.errors import ResultError
+    from suite.report import metrics_text
+
+    kind, path = _source(args.path)
+    if kind == "tpcx-ai":
+        data = fdr.load(path)
+        result = data.compute()
+        if args.format == "json":
+            doc = {"kind": data.doc["kind"], "source": str(data.path), "kit_version": data.doc["kit_version"],
+                   "published": data.published, **result.to_dict()}
+            print(json.dumps(doc, indent=2, sort_keys=True))
+        else:
+            print(metrics_text.tpcxai(data, result))
+        if not result.complete:
+            raise ResultError(result.why_incomplete(str(data.path)))
+        return ExitCode.OK
+    from suite import aggregate
+
+    summary = aggregate.summarise(path)
+    if args.format == "json":
+        print(json.dumps(summary, indent=2, sort_keys=True))
+    else:
+        print(metrics_text.storage(summary))
+    return ExitCode.OK
+
+
+def cmd_report(args) -> int:
+    import shutil
+    import tempfile
+    from datetime import datetime, timezone
+
+    from suite import fdr
+    from suite.errors import ResultError, expected_got
+
+    out = args.out
+    kind, path = _source(args.path)
+    if out.exists() and not out.is_dir():
+        raise ResultError(expected_got(out, "--out", "a directory", "a file"))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ResultError(expected_got(out, "--out", "a directory we can create", exc.strerror or exc)) from None
+    # matplotlib keeps a font cache; keep it under --out for this run, so nothing else is written
+    mpl_dir = None
+    if "matplotlib" not in sys.modules and "MPLCONFIGDIR" not in os.environ:
+        mpl_dir = tempfile.mkdtemp(prefix=".matplotlib-", dir=out)
+        os.environ["MPLCONFIGDIR"] = mpl_dir
+    try:
+        from suite.report import content, export
+
+        if kind == "tpcx-ai":
+            data = fdr.load(path)
+            page = content.build_tpcxai(data, data.compute())
+        else:
+            from suite import aggregate
+
+            summary = aggregate.summarise(path)
+            page = content.build_storage(summary, _check_or_none(path))
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        written = export.write_report(page, out, f"suite {__version__} report, {stamp}")
+    finally:
+        if mpl_dir:
+            os.environ.pop("MPLCONFIGDIR", None)
+            shutil.rmtree(mpl_dir, ignore_errors=True)
+    print(f"suite report: wrote {len(written)} files to {out}: {out / 'index.html'} (open it in a browser), "
+          f"{out / 'report.md'}, " + ", ".join(p.name for p in written if p.suffix in (".csv", ".parquet")))
+    return ExitCode.OK
+
+
+def _check_or_none(path):
+    """suite check's result for the report's compliance section; None where the checker is absent."""
+    try:
+        from suite import checker
+    except ImportError:
+        return None
+    return checker.check(path, ruleset="auto")
+
+
 def cmd_check(args) -> int:
     from pathlib import Path
 
@@ -106,6 +206,8 @@ COMMANDS = {
     "list": cmd_list,
     "datasize": cmd_datasize,
     "check": cmd_check,
+    "metrics": cmd_metrics,
+    "report": cmd_report,
 }
 
 # --------------------------------------------------------------------------- parser
@@ -133,6 +235,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ruleset", choices=["v0.5", "v1.0", "v2.0"], default=None,
                    help="default v1.0 (v0.5 for v100-only workloads)")
     p.add_argument("--format", choices=["text", "json"], default="text")
+
+    p = sub.add_parser("metrics", help="the published numbers of storage results or a TPCx-AI result/FDR file",
+                       description="Storage results: AU, samples/s and MiB/s per run and over runs. "
+                                   "TPCx-AI: AIUCpm@SF and $/AIUCpm@SF from a run or an FDR data file "
+                                   "(.yaml, .json or .csv).")
+    p.add_argument("path", type=Path, metavar="PATH", help="results directory, or TPCx-AI FDR data file")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+
+    p = sub.add_parser("report", help="an HTML page (+ Markdown, CSV, parquet) of storage or TPCx-AI results",
+                       description="Writes index.html (self-contained), report.md, plots/*.png, runs.csv and "
+                                   "runs.parquet (and use_cases.* for TPCx-AI) into --out, and nowhere else.")
+    p.add_argument("path", type=Path, metavar="PATH", help="results directory, or TPCx-AI FDR data file")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory to write the report into")
 
     p = sub.add_parser("check", help="check runs, results dirs or submission trees against the rules",
                        description="Check a run, a benchmark with its runs, a `suite run` results dir or a "

@@ -1,0 +1,340 @@
+"""What a report says, independent of how it is shown: one model, two renderings (html.py, markdown.py).
+
+build_storage(summary, check) and build_tpcxai(fdr, result) return a Page of Sections, each holding
+blocks: Figures (headline numbers), Table, Image (PNG bytes), Verdict, Text.
+"""
+
+from dataclasses import dataclass, field
+
+from suite.report import plots
+
+
+@dataclass
+class Figures:
+    items: list            # [(label, value, note)]
+
+
+@dataclass
+class Table:
+    header: list
+    rows: list
+    caption: str = ""
+    numbers_right: bool = True     # right-align cells that are numbers
+
+
+@dataclass
+class Image:
+    name: str              # file stem (plots/<name>.png in the Markdown twin)
+    png: bytes
+    alt: str
+
+
+@dataclass
+class Verdict:
+    verdict: str           # closed | open | invalid | compliant | non-compliant | unknown
+    text: str
+
+
+@dataclass
+class Text:
+    text: str
+
+
+@dataclass
+class Section:
+    id: str
+    title: str
+    blocks: list = field(default_factory=list)
+
+
+@dataclass
+class Page:
+    title: str
+    subtitle: str
+    sections: list
+    tables: dict = field(default_factory=dict)   # export name -> (columns, rows)
+
+    def images(self):
+        return [b for s in self.sections for b in s.blocks if isinstance(b, Image)]
+
+
+def fmt(value, places=2) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:,.{places}f}"
+    return str(value)
+
+
+def _pm(mean, std) -> str:
+    return "–" if mean is None else f"{mean:,.2f} ± {std or 0.0:,.2f}"
+
+
+def _flatten(doc, prefix="") -> list:
+    """Nested evidence dicts as (dotted key, value) pairs, lists joined."""
+    out = []
+    if isinstance(doc, dict):
+        for k in sorted(doc):
+            out += _flatten(doc[k], f"{prefix}{k}.")
+    elif isinstance(doc, list):
+        out.append((prefix[:-1], ", ".join(str(x) for x in doc) if doc else "[]"))
+    else:
+        out.append((prefix[:-1], fmt(doc, 4) if isinstance(doc, (float, bool)) else ("–" if doc is None else str(doc))))
+    return out
+
+
+def _human(key: str, value: str) -> str:
+    """Byte counts also in MiB/GiB, so evidence reads at a glance."""
+    if "bytes" in key.rsplit(".", 1)[-1] and value.isdigit():
+        n = int(value)
+        unit, div = ("GiB", 1024 ** 3) if n >= 1024 ** 3 else ("MiB", 1024 ** 2)
+        return f"{n} ({n / div:,.1f} {unit})"
+    return value
+
+
+# --------------------------------------------------------------------------- storage
+
+
+def build_storage(summary: dict, check=None) -> Page:
+    from suite import aggregate
+
+    benches = summary["benchmarks"]
+    title = (f"{benches[0]['workload'] or '?'} {benches[0]['accelerator'] or '?'} storage benchmark"
+             if len(benches) == 1 else f"{len(benches)} storage benchmarks")
+    sections = []
+    verdicts = _verdicts(check)
+    for i, b in enumerate(benches):
+        sid = f"b{i + 1}"
+        hostnames = sorted({h for r in b["runs"] for h in r["hosts"]})
+        who = " / ".join(x for x in (b["org"], b["system"]) if x) or (
+            f"system not named (hosts {', '.join(hostnames)})" if hostnames else "system not named")
+        o = b["overall"]
+        head = Section(f"{sid}-headline", f"{b['workload'] or '?'} {b['accelerator'] or '?'} — {who}")
+        head.blocks.append(Text(f"{b['division'] or 'division not stated'}, ruleset {b['ruleset']}; {b['path']}"))
+        if o:
+            rl = next((r["record_length_bytes"] for r in b["runs"] if r["record_length_bytes"]), None)
+            head.blocks.append(Figures([
+                ("Throughput", f"{o['published']['samples_per_second']:,.2f} samples/s",
+                 f"± {o['published']['samples_per_second_stdev']:,.2f} over {o['num_runs']} runs (population stdev)"),
+                ("I/O throughput", f"{o['published']['mib_per_second']:,.2f} MiB/s",
+                 f"± {o['published']['mib_per_second_stdev']:,.2f}; DLIO's \"MB/s\""
+                 + (f" = samples/s × {rl:,.0f} B / 1024²" if rl else "")),
+                ("Accelerator utilisation", f"{o['published']['au_mean_percentage']:.2f} %",
+                 f"± {o['published']['au_stdev_percentage']:.2f} over runs"),
+                ("Accelerators / hosts", f"{o['num_accelerators']} / {o['num_hosts']}",
+                 ", ".join(o["hostnames"]) or ""),
+            ]))
+            c = b["claimed"]
+            if c and c["samples_per_second"] is not None:
+                diff = o["samples_per_second"] - c["samples_per_second"]
+                agree = ("they agree" if abs(diff) <= 1e-6 * max(1.0, abs(c["samples_per_second"]))
+                         else f"difference {diff:+.6f}")
+                head.blocks.append(Text(f"mlperf_storage_report.json claims {c['samples_per_second']:,.4f} samples/s; "
+                                        f"recomputed from the runs' summaries: {o['samples_per_second']:,.4f} "
+                                        f"({agree})."))
+        else:
+            head.blocks.append(Text("No run has usable numbers."))
+        sections.append(head)
+
+        comp = Section(f"{sid}-compliance", "Compliance")
+        verdict = verdicts.get(_norm(b["path"])) if verdicts is not None else None
+        if verdict is None and verdicts is None:
+            runs_ours = [r for r in b["runs"] if r["compliant"] is not None]
+            if runs_ours:
+                ok = all(r["compliant"] for r in runs_ours)
+                comp.blocks.append(Verdict("compliant" if ok else "non-compliant",
+                                           "as recorded by suite run in results.json (suite check not available)"))
+            else:
+                comp.blocks.append(Verdict("unknown", "suite check is not available in this build"))
+        elif verdict is None:
+            comp.blocks.append(Verdict("unknown", "suite check found no verdict for this benchmark"))
+        else:
+            v, findings = verdict
+            comp.blocks.append(Verdict(v, f"suite check: {len(findings)} finding(s)"))
+            if findings:
+                comp.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
+                                         [[f["rule_id"], f["severity"], f["effect"], f["path"], f["message"]]
+                                          for f in findings],
+                                         "Paths are relative to the checked directory; effect says what the "
+                                         "result still qualifies for when the rule fails."))
+        reasons = [(r["name"], reason) for r in b["runs"] for reason in (r.get("evidence") or {}).get(
+            "compliance", {}).get("reasons", [])]
+        if reasons:
+            comp.blocks.append(Table(["run", "recorded by suite run"], [list(x) for x in reasons]))
+        if b["problems"]:
+            comp.blocks.append(Table(["problem"], [[p] for p in b["problems"]]))
+        sections.append(comp)
+
+        runs = Section(f"{sid}-runs", "Runs")
+        runs.blocks.append(Table(
+            ["run", "status", "accelerators", "hosts", "epochs", "AU % (stdev)", "samples/s (stdev)", "MiB/s (stdev)",
+             "AU ok"],
+            [[r["name"], r["status"] + (" (miniature)" if r["miniature"] else ""), fmt(r["num_accelerators"]),
+              fmt(r["num_hosts"]), fmt(r["epochs"]), _pm(r["au_mean_percentage"], r["au_stdev_percentage"]),
+              _pm(r["samples_per_second"], r["samples_per_second_stdev"]),
+              _pm(r["mib_per_second"], r["mib_per_second_stdev"]), fmt(r["au_meets_threshold"])]
+             for r in b["runs"]],
+            "Per run: mean and population stdev over its epochs. Full values are in runs.csv / runs.parquet."))
+        if o:
+            runs.blocks.append(Image(f"{sid}-runs", plots.storage_runs(b), "per-run throughput and AU"))
+            if any(r["au_per_epoch"] for r in b["runs"]):
+                runs.blocks.append(Image(f"{sid}-epochs", plots.storage_epochs(b), "per-epoch AU and throughput"))
+        sections.append(runs)
+
+        evidence = [(r["name"], r["evidence"]) for r in b["runs"] if r.get("evidence")]
+        if evidence:
+            ev = Section(f"{sid}-evidence", "Host and enforcement evidence")
+            per_run = [dict(_flatten({k: e[k] for k in ("host", "enforcement", "versions") if k in e}))
+                       for _, e in evidence]
+            keys = sorted({k for d in per_run for k in d})
+            rows = [[k] + [_human(k, d.get(k, "–")) for d in per_run] for k in keys]
+            minis = [name for name, e in evidence if e.get("miniature")]
+            ev.blocks.append(Table(["recorded by suite run"] + [name for name, _ in evidence], rows,
+                                   ("Miniature runs (not valid for submission): " + ", ".join(minis) + ". ")
+                                   * bool(minis) + "From each run's results.json.", numbers_right=False))
+            sections.append(ev)
+    if len(benches) > 1:
+        overview = Section("overview", "Overview")
+        rows = []
+        for i, b in enumerate(benches):
+            o = b["overall"] or {}
+            v = (verdicts or {}).get(_norm(b["path"]))
+            rows.append([f"{b['workload'] or '?'} {b['accelerator'] or '?'}",
+                         " / ".join(x for x in (b["org"], b["system"]) if x) or "–",
+                         v[0] if v else "–", fmt(o.get("num_runs")), fmt(o.get("num_accelerators")),
+                         fmt(o.get("samples_per_second")), fmt(o.get("mib_per_second")),
+                         fmt(o.get("au_mean_percentage"))])
+        overview.blocks.append(Table(["benchmark", "system", "verdict", "runs", "accelerators", "samples/s", "MiB/s",
+                                      "AU %"], rows, "Means over runs; details per benchmark below."))
+        sections.insert(0, overview)
+    tree = (verdicts or {}).get("(tree)")
+    if tree and tree[1]:
+        t = Section("tree", "Submission tree")
+        t.blocks.append(Verdict(tree[0], f"suite check, findings outside any benchmark: {len(tree[1])}"))
+        t.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
+                              [[f["rule_id"], f["severity"], f["effect"], f["path"], f["message"]] for f in tree[1]]))
+        sections.append(t)
+    page = Page(title=title, subtitle=summary["path"], sections=sections)
+    page.tables["runs"] = (list(aggregate.RUN_TABLE_COLUMNS), aggregate.run_table(summary))
+    return page
+
+
+def _norm(path) -> str:
+    import os
+    return os.path.realpath(str(path))
+
+
+def _verdicts(check):
+    """{benchmark path: (verdict, [finding dicts])} from a checker result; None without one.
+
+    Reads the CheckResult duck-typed (attributes or keys), so the report only depends on
+    `benchmarks[*].path/verdict/findings` and each finding's rule_id/severity/effect/path/message.
+    """
+    if check is None:
+        return None
+
+    def get(obj, name, default=None):
+        return obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
+
+    def finding(f) -> dict:
+        return {k: (str(get(f, k)) if get(f, k) is not None else None)
+                for k in ("rule_id", "severity", "effect", "path", "message")}
+
+    out = {}
+    for b in get(check, "benchmarks", []) or []:
+        bench = get(b, "benchmark")
+        path = get(bench, "path") if bench is not None else get(b, "path")
+        out[_norm(path)] = (str(get(b, "verdict", "unknown")), [finding(f) for f in get(b, "findings", []) or []])
+    out["(tree)"] = (str(get(check, "verdict", "unknown")), [finding(f) for f in get(check, "findings", []) or []])
+    return out
+
+
+# --------------------------------------------------------------------------- TPCx-AI
+
+
+def build_tpcxai(data, result) -> Page:
+    from suite.tpcxai import metric
+
+    sf = f"{result.scale_factor:g}"
+    who = data.doc.get("sponsor") or "unnamed sponsor"
+    title = f"TPCx-AI SF{sf} — {who}"
+    head = Section("headline", title)
+    head.blocks.append(Text(f"{data.doc['kind']}, kit {data.doc['kit_version']}, {result.streams} throughput "
+                            f"streams; {data.path}"))
+    if result.complete:
+        figs = [(f"AIUCpm@{sf}", f"{result.aiucpm_published:.2f}", f"kit value {result.aiucpm:.3f}")]
+        if result.price_per_aiucpm is not None:
+            figs.append((f"Price-performance", f"{result.price_per_aiucpm:,.2f} {result.currency or ''}/AIUCpm",
+                         f"{result.total_price:,.0f} {result.currency or ''} / {result.aiucpm_published:.2f}"))
+    else:
+        figs = [(f"AIUCpm@{sf}", "none", result.why_incomplete("this result").split(": ", 1)[1])]
+    avail = data.doc.get("availability_date") or "not stated"
+    figs.append(("Availability", avail, f"total price {result.total_price:,.0f} {result.currency or ''}"
+                 if result.total_price else ""))
+    head.blocks.append(Figures(figs))
+    pub = data.published
+    if pub and result.complete and "aiucpm" in pub:
+        diff = result.aiucpm_published - pub["aiucpm"]
+        text = f"Published: {pub['aiucpm']:.2f} AIUCpm@{sf}"
+        if "price_per_aiucpm" in pub:
+            text += f", {pub['price_per_aiucpm']:.2f} {result.currency or ''}/AIUCpm"
+        head.blocks.append(Text(text + f". Recomputed − published = {diff:+.2f} AIUCpm."))
+    if data.doc.get("notes"):
+        head.blocks.append(Text(data.doc["notes"]))
+
+    phases = Section("phases", "Metric components")
+    phases.blocks.append(Table(["component", "seconds", "what"], [
+        ["TLD", f"{result.tld_s:.3f}", "load time" + (f" (kit {data.kit_mode}, from jobs)" if data.jobs else "")],
+        ["TPTT", f"{result.tptt_s:.3f}", "geometric mean of the training times"],
+        ["TPST1", f"{result.tpst1_s:.3f}", "geometric mean of serving run 1"],
+        ["TPST2", f"{result.tpst2_s:.3f}", "geometric mean of serving run 2"],
+        ["TPST", f"{result.tpst_s:.3f}", "max(TPST1, TPST2)"],
+        ["TTT", f"{result.ttt_s:.4f}", f"{result.throughput_elapsed_s:.3f} s / ({result.streams} streams × 10)"],
+    ], "AIUCpm@SF = 60 · SF · 10 / (TLD · TPTT · TPST · TTT)^¼; every component weighs the same."))
+    phases.blocks.append(Image("components", plots.tpcxai_components(result), "metric components"))
+
+    ucs = Section("use-cases", "Use cases")
+    inp = data.inputs
+    rows = []
+    for uc in metric.USE_CASES:
+        q = data.quality.get(uc, {})
+        quality = "–"
+        if q:
+            quality = f"{q['metric']} {q['value']:g}"
+            if "threshold" in q:
+                hib = q.get("higher_is_better")
+                ok = None if hib is None else (q["value"] >= q["threshold"] if hib else q["value"] <= q["threshold"])
+                quality += f" (threshold {q['threshold']:g}{'' if ok is None else ', pass' if ok else ', FAIL'})"
+        rows.append([f"UC{uc}", fmt(inp.training_s.get(uc), 3), fmt(inp.serving_1_s.get(uc), 3),
+                     fmt(inp.serving_2_s.get(uc), 3), quality])
+    ucs.blocks.append(Table(["use case", "training s", "serving 1 s", "serving 2 s", "quality"], rows))
+    ucs.blocks.append(Image("use-cases", plots.tpcxai_use_cases(inp), "per-use-case times"))
+    sections = [head, phases, ucs]
+    if data.jobs:
+        jobs = Section("jobs", "Per-job times")
+        by_stream = {}
+        for j in data.jobs:
+            if j.phase == "throughput":
+                by_stream.setdefault(j.stream, []).append(j)
+        jobs.blocks.append(Table(["stream", "jobs", "summed durations s", "span s"], [
+            [str(s), str(len(js)), f"{sum(j.duration_s for j in js):.3f}",
+             f"{max(j.end_s for j in js) - min(j.start_s for j in js):.3f}"] for s, js in sorted(by_stream.items())],
+            f"Kit 1.0.2 takes the largest summed durations, kit 1.0.3 the wall-clock span of all streams; "
+            f"this result uses kit {data.kit_mode}."))
+        sections.append(jobs)
+
+    page = Page(title=title, subtitle=str(data.path), sections=sections)
+    row = {"source": str(data.path), "kind": data.doc["kind"], "kit_version": data.doc["kit_version"],
+           **result.to_dict()}
+    row.pop("missing_use_cases")
+    page.tables["runs"] = (list(row), [row])
+    uc_cols = ["use_case", "training_s", "serving_1_s", "serving_2_s", "quality_metric", "quality_value",
+               "quality_threshold"]
+    page.tables["use_cases"] = (uc_cols, [
+        {"use_case": uc, "training_s": inp.training_s.get(uc), "serving_1_s": inp.serving_1_s.get(uc),
+         "serving_2_s": inp.serving_2_s.get(uc), "quality_metric": data.quality.get(uc, {}).get("metric"),
+         "quality_value": data.quality.get(uc, {}).get("value"),
+         "quality_threshold": data.quality.get(uc, {}).get("threshold")} for uc in metric.USE_CASES])
+    return page

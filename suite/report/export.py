@@ -1,0 +1,59 @@
+"""Exports of report tables: CSV (RFC 4180, header row) and parquet (pyarrow), written atomically."""
+
+import csv
+import io
+import os
+
+from suite.files import write_atomic
+
+
+def csv_text(columns: list, rows: list[dict]) -> str:
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
+    w.writeheader()
+    for row in rows:
+        w.writerow({k: "" if row.get(k) is None else (repr(row[k]) if isinstance(row[k], float) else row[k])
+                    for k in columns})
+    return out.getvalue()
+
+
+def write_csv(path, columns: list, rows: list[dict]) -> None:
+    write_atomic(path, csv_text(columns, rows))
+
+
+def parquet_bytes(columns: list, rows: list[dict]) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({k: pa.array([r.get(k) for r in rows]) for k in columns})
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    return sink.getvalue().to_pybytes()
+
+
+def write_parquet(path, columns: list, rows: list[dict]) -> None:
+    write_atomic(path, parquet_bytes(columns, rows))
+
+
+def write_report(page, out, generated_by: str) -> list:
+    """index.html, report.md, plots/*.png and every table as CSV and parquet, under `out` only."""
+    from pathlib import Path
+
+    from suite.report import html, markdown
+
+    out = Path(out)
+    written = []
+
+    def put(rel, data):
+        write_atomic(out / rel, data)
+        os.chmod(out / rel, 0o644)   # a report is for reading (write_atomic's temp file is 0600)
+        written.append(out / rel)
+
+    put("index.html", html.render(page, generated_by))
+    put("report.md", markdown.render(page, generated_by))
+    for img in page.images():
+        put(f"plots/{img.name}.png", img.png)
+    for name, (columns, rows) in page.tables.items():
+        put(f"{name}.csv", csv_text(columns, rows))
+        put(f"{name}.parquet", parquet_bytes(columns, rows))
+    return written

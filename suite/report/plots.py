@@ -1,0 +1,118 @@
+"""Report plots as PNG bytes (matplotlib, Agg canvas; no pyplot, no global state, no display)."""
+
+import io
+
+COLORS = ["#2f6db5", "#e07b39", "#3a9a5b", "#b5443a", "#7a5cb5", "#8c6d3f", "#d35fa6", "#6f6f6f"]
+DPI = 100
+
+
+def _figure(width_in=10.0, height_in=3.6, ncols=1):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width_in, height_in), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, ncols, squeeze=False)[0]
+    for ax in axes:
+        ax.grid(True, axis="y", color="#dddddd", linewidth=0.8)
+        ax.set_axisbelow(True)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+    return fig, axes
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def storage_runs(bench: dict) -> bytes:
+    """Per run: samples/s with its stdev over epochs, and AU % (mean ± stdev)."""
+    runs = [r for r in bench["runs"] if r["samples_per_second"] is not None]
+    names = [r["name"] for r in runs]
+    fig, (ax1, ax2) = _figure(ncols=2)
+    x = range(len(runs))
+    ax1.bar(x, [r["samples_per_second"] for r in runs], yerr=[r["samples_per_second_stdev"] or 0 for r in runs],
+            color=COLORS[0], capsize=4)
+    o = bench["overall"]
+    if o:
+        ax1.axhline(o["samples_per_second"], color="#333333", linewidth=1, linestyle="--",
+                    label=f"mean {o['samples_per_second']:,.2f}")
+        ax1.legend(loc="lower right", fontsize=8)
+    ax1.set_title("Throughput per run", fontsize=11)
+    ax1.set_ylabel("samples/s")
+    ax1.set_xticks(list(x), names)
+    au = [r["au_mean_percentage"] for r in runs]
+    ax2.errorbar(list(x), au, yerr=[r["au_stdev_percentage"] or 0 for r in runs], fmt="o", color=COLORS[1],
+                 capsize=4)
+    ax2.set_title("Accelerator utilisation per run", fontsize=11)
+    ax2.set_ylabel("AU %")
+    ax2.set_xticks(list(x), names)
+    for ax in (ax1, ax2):
+        ax.set_xlim(-0.6, len(runs) - 0.4)
+    threshold = bench.get("au_threshold_percentage")
+    low = min(au + ([threshold] if threshold else [])) if au else 0
+    ax2.set_ylim(max(0.0, low - 5), 100.5)
+    if threshold:
+        ax2.axhline(threshold, color="#b5443a", linewidth=1, linestyle=":", label=f"threshold {threshold:g} %")
+        ax2.legend(loc="lower right", fontsize=8)
+    return _png(fig)
+
+
+def storage_epochs(bench: dict) -> bytes:
+    """Per epoch of each run: AU % and samples/s."""
+    fig, (ax1, ax2) = _figure(ncols=2)
+    for i, r in enumerate(bench["runs"]):
+        color = COLORS[i % len(COLORS)]
+        if r["au_per_epoch"]:
+            ax1.plot(range(1, len(r["au_per_epoch"]) + 1), r["au_per_epoch"], marker="o", color=color,
+                     label=r["name"])
+        if r["samples_per_second_per_epoch"]:
+            ax2.plot(range(1, len(r["samples_per_second_per_epoch"]) + 1), r["samples_per_second_per_epoch"],
+                     marker="o", color=color, label=r["name"])
+    ax1.set_title("AU per epoch", fontsize=11)
+    ax1.set_xlabel("epoch")
+    ax1.set_ylabel("AU %")
+    ax2.set_title("Throughput per epoch", fontsize=11)
+    ax2.set_xlabel("epoch")
+    ax2.set_ylabel("samples/s")
+    for ax in (ax1, ax2):
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.legend(fontsize=8, ncols=2)
+    return _png(fig)
+
+
+def tpcxai_use_cases(inputs) -> bytes:
+    """Training and both serving runs per use case, log scale (times span three orders of magnitude)."""
+    from suite.tpcxai.metric import USE_CASES
+
+    fig, (ax,) = _figure(height_in=3.8)
+    width = 0.27
+    for k, (name, times) in enumerate((("training", inputs.training_s), ("serving 1", inputs.serving_1_s),
+                                       ("serving 2", inputs.serving_2_s))):
+        xs = [uc + (k - 1) * width for uc in USE_CASES if uc in times]
+        ax.bar(xs, [times[uc] for uc in USE_CASES if uc in times], width=width, color=COLORS[k], label=name)
+    ax.set_yscale("log")
+    ax.set_xticks(list(USE_CASES), [f"UC{uc}" for uc in USE_CASES])
+    ax.set_ylabel("seconds (log scale)")
+    ax.set_title("Time per use case", fontsize=11)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def tpcxai_components(result) -> bytes:
+    """The four components of AIUCpm (each weighs a quarter, in logs)."""
+    fig, (ax,) = _figure(height_in=2.8)
+    names = ["TLD", "TPTT", "TPST", "TTT"]
+    values = [result.tld_s, result.tptt_s, result.tpst_s, result.ttt_s]
+    bars = ax.barh(names, values, color=[COLORS[i] for i in range(4)])
+    ax.set_xscale("log")
+    ax.invert_yaxis()
+    ax.grid(True, axis="x", color="#dddddd", linewidth=0.8)
+    ax.set_xlabel("seconds (log scale)")
+    ax.set_title("Metric components: AIUCpm = 60·SF·10 / (TLD·TPTT·TPST·TTT)^¼", fontsize=11)
+    for bar, v in zip(bars, values):
+        ax.text(bar.get_width() * 1.05, bar.get_y() + bar.get_height() / 2, f"{v:,.3f} s", va="center", fontsize=9)
+    ax.set_xlim(min(values) / 2, max(values) * 4)
+    return _png(fig)

@@ -1,0 +1,193 @@
+import csv
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_fdr import DELL, jobs_doc, write
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+RUN = DATA / "suite-run" / "unet3d-h100"
+SIMPLYBLOCK = DATA / "storage" / "simplyblock"
+
+
+def snapshot(root: Path) -> dict:
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
+
+
+def test_storage_report_of_a_suite_run_result(run_cli, tmp_path):
+    out = tmp_path / "out"
+    code, stdout, err = run_cli("report", RUN, "--out", out)
+    assert code == 0 and err == "" and "index.html" in stdout
+    assert sorted(p.name for p in out.iterdir()) == ["index.html", "plots", "report.md", "runs.csv", "runs.parquet"]
+    page = (out / "index.html").read_text()
+    for sid in ("b1-headline", "b1-compliance", "b1-runs", "b1-evidence"):
+        assert f'id="{sid}"' in page
+    assert "20.85 samples/s" in page and "2,914.49 MiB/s" in page and "96.19 %" in page
+    # suite check's verdict and findings, and what the runner itself recorded
+    assert '<span class="verdict v-invalid">invalid</span>suite check: 5 finding(s)' in page
+    assert "ours-not-miniature" in page and "structure-run-count" in page
+    assert "miniature: the 500-step minimum is not applied" in page
+    assert "enforcement.memory_limit.limit_bytes" in page and "268435456" in page
+    assert page.count("data:image/png;base64,") == 2 and "<script" not in page and "http://" not in page
+    md = (out / "report.md").read_text()
+    assert "**Throughput: 20.85 samples/s**" in md and "![per-epoch AU and throughput](plots/b1-epochs.png)" in md
+    for png in (out / "plots").iterdir():
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+def test_several_benchmarks_get_an_overview(run_cli, tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(SIMPLYBLOCK, tree / "a")
+    shutil.copytree(RUN, tree / "b" / "unet3d-h100")
+    code, _, _ = run_cli("report", tree, "--out", tmp_path / "out")
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert code == 0 and page.index('id="overview"') < page.index('id="b1-headline"') < page.index('id="b2-headline"')
+    assert "<title>2 storage benchmarks</title>" in page and "1,778.69" in page and "20.85" in page
+    assert len(list(csv.DictReader((tmp_path / "out" / "runs.csv").open()))) == 7
+
+
+def test_exports_agree_with_each_other_and_the_metrics(run_cli, tmp_path):
+    import pyarrow.parquet as pq
+
+    from suite import aggregate
+
+    run_cli("report", SIMPLYBLOCK, "--out", tmp_path)
+    rows = list(csv.DictReader((tmp_path / "runs.csv").open()))
+    table = pq.read_table(tmp_path / "runs.parquet").to_pylist()
+    expected = aggregate.run_table(aggregate.summarise(SIMPLYBLOCK))
+    assert len(rows) == len(table) == 5
+    assert [r["run"] for r in rows] == [r["run"] for r in table] == ["run1", "run2", "run3", "run4", "run5"]
+    for c, p, e in zip(rows, table, expected):
+        assert float(c["samples_per_second"]) == p["samples_per_second"] == e["samples_per_second"]
+        assert p["num_accelerators"] == 1 and p["hosts"] == "ip-172-31-74-102"
+    assert list(rows[0]) == list(aggregate.RUN_TABLE_COLUMNS)
+
+
+def test_tpcxai_report_of_the_dell_fdr(run_cli, tmp_path):
+    code, _, err = run_cli("report", DELL, "--out", tmp_path)
+    page = (tmp_path / "index.html").read_text()
+    assert code == 0 and err == ""
+    assert "425.30" in page and "113.83 USD/AIUCpm" in page and "Recomputed − published = -0.01" in page
+    assert 'id="use-cases"' in page and "4,928.427" in page and page.count("data:image/png;base64,") == 2
+    uc = list(csv.DictReader((tmp_path / "use_cases.csv").open()))
+    assert len(uc) == 10 and uc[7]["training_s"] == "4928.427"
+    (row,) = csv.DictReader((tmp_path / "runs.csv").open())
+    assert row["aiucpm"] == "425.297" and row["price_per_aiucpm"] == "113.83"
+    md = (tmp_path / "report.md").read_text()
+    assert "- **AIUCpm@10: 425.30** — kit value 425.297" in md and "| UC8 | 4,928.427 | 396.486 | 396.099 | – |" in md
+
+
+def test_tpcxai_report_of_a_subset_says_why_there_is_no_metric(run_cli, tmp_path):
+    doc = __import__("yaml").safe_load(DELL.read_text())
+    doc["training_s"] = doc["training_s"][:9]
+    code, _, _ = run_cli("report", write(tmp_path, "subset.yaml", doc), "--out", tmp_path / "out")
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert code == 0 and "training_s: expected 10 use-case times, got 9 (missing use case 10)" in page
+    assert "113.83 USD/AIUCpm" not in page
+
+
+def test_tpcxai_report_with_jobs_and_quality(run_cli, tmp_path):
+    path = write(tmp_path, "run.yaml", jobs_doc("1.0.3"))
+    code, _, _ = run_cli("report", path, "--out", tmp_path / "out")
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert code == 0 and 'id="jobs"' in page and "this result uses kit 1.0.3" in page
+    assert "word_error_rate 0.41 (threshold 0.5, pass)" in page and "150.00" in page
+
+
+def test_report_of_a_published_fixture(run_cli, tmp_path, fixtures_dir):
+    code, _, _ = run_cli("report", fixtures_dir / "mlperf-storage-v0.5", "--out", tmp_path)
+    page = (tmp_path / "index.html").read_text()
+    assert code == 0 and "unet3d v100" in page and "406.78 MiB/s" in page and "DDN" in page
+
+
+def test_out_is_the_only_place_written(tmp_path):
+    """A fresh process (no matplotlib cache) with HOME and cwd in tmp: nothing lands outside --out."""
+    home, cwd, src = tmp_path / "home", tmp_path / "cwd", tmp_path / "src"
+    home.mkdir(), cwd.mkdir()
+    shutil.copytree(RUN, src)
+    before = snapshot(src)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MPL", "XDG_"))}
+    env.update(HOME=str(home), PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-m", "suite", "report", str(src), "--out", str(tmp_path / "out")],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert list(home.iterdir()) == [] and list(cwd.iterdir()) == [] and snapshot(src) == before
+    assert not any(p.name.startswith(".matplotlib") for p in (tmp_path / "out").iterdir())
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["nope", "--out", "{tmp}/o"], "nope: path: expected an existing file or directory, got nothing there"),
+    ([str(RUN), "--out", "{tmp}/file"], "--out: expected a directory, got a file"),
+    ([str(REPO / "README.md"), "--out", "{tmp}/o"], "file kind: expected a .yaml, .yml, .json or .csv data file"),
+    ([str(RUN)], "the following arguments are required: --out"),
+])
+def test_bad_input_is_one_line_exit_2(run_cli, tmp_path, argv, needle):
+    (tmp_path / "file").write_text("x")
+    code, out, err = run_cli("report", *[a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert code == 2 and needle in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "o").exists() or "file kind" in err
+
+
+def test_bad_fdr_field_named(run_cli, tmp_path):
+    bad = write(tmp_path, "bad.yaml", {**__import__("yaml").safe_load(DELL.read_text()), "throughput_elapsed_s": -1})
+    code, _, err = run_cli("report", bad, "--out", tmp_path / "o")
+    assert code == 2 and "throughput_elapsed_s: expected a positive number, got -1" in err
+
+
+# --------------------------------------------------------------------------- real headless browser
+
+
+def chromium_render(page: Path, tmp_path: Path):
+    if not (shutil.which("chromium") or shutil.which("chromium-browser")):
+        pytest.skip("chromium is not installed (tools/install-debian-packages.sh)")
+    shot = tmp_path / "shot.png"
+    # a probe copy: the page itself has no script (and a CSP forbidding one); the copy drops the CSP and
+    # marks in the DOM whether every image decoded and how many sections there are
+    probe = page.with_name("probe.html")
+    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
+    probe.write_text(text.replace("</body>", "<script>addEventListener('load', () => {"
+                                             "const imgs=[...document.images];"
+                                             "document.body.dataset.images=imgs.length;"
+                                             "document.body.dataset.broken=imgs.filter(i=>!(i.complete&&i.naturalWidth>0)).length;"
+                                             "document.body.dataset.sections=document.querySelectorAll('section').length;"
+                                             "});</script></body>"))
+    subprocess.run([str(REPO / "tools" / "render-page.sh"), str(page), str(shot)], check=True, timeout=180)
+    dom_shot = tmp_path / "probe.png"
+    subprocess.run([str(REPO / "tools" / "render-page.sh"), str(probe), str(dom_shot), str(tmp_path / "dom.html")],
+                   check=True, timeout=180)
+    return shot, (Path(str(shot) + ".log")).read_text(), (tmp_path / "dom.html").read_text()
+
+
+def assert_real_screenshot(shot: Path):
+    from PIL import Image
+
+    assert shot.stat().st_size > 50_000
+    with Image.open(shot) as im:
+        assert im.size == (1280, 2000)
+        colours = im.convert("RGB").resize((320, 500)).getcolors(maxcolors=1 << 20)
+        assert len(colours) > 200    # text, cards, plots; a blank or error page has a handful
+
+
+@pytest.mark.timeout(300)
+def test_storage_page_renders_in_headless_chromium(run_cli, tmp_path):
+    run_cli("report", RUN, "--out", tmp_path / "out")
+    shot, log, dom = chromium_render(tmp_path / "out" / "index.html", tmp_path)
+    assert_real_screenshot(shot)
+    assert "CONSOLE" not in log                 # no console message of any kind (CSP violations included)
+    assert 'data-images="2"' in dom and 'data-broken="0"' in dom and 'data-sections="4"' in dom
+    assert "Host and enforcement evidence" in dom
+
+
+@pytest.mark.timeout(300)
+def test_tpcxai_page_renders_in_headless_chromium(run_cli, tmp_path):
+    run_cli("report", DELL, "--out", tmp_path / "out")
+    shot, log, dom = chromium_render(tmp_path / "out" / "index.html", tmp_path)
+    assert_real_screenshot(shot)
+    assert "CONSOLE" not in log
+    assert 'data-images="2"' in dom and 'data-broken="0"' in dom and "AIUCpm@10" in dom
