@@ -16,7 +16,7 @@ def test_help_is_instant_and_imports_nothing_heavy():
             "print(time.perf_counter()-t, heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     seconds, heavy = out.split(" ", 1)
-    assert float(seconds) < 0.5 and heavy.strip() == "[]"
+    assert float(seconds) < 1.0 and heavy.strip() == "[]"
 
 
 def test_python_dash_m_suite_works():

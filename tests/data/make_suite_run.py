@@ -36,7 +36,10 @@ def main():
                             "samples": steps * 7, "bytes_read": steps * 7 * RECORD, "au_percentage": au,
                             "throughput_samples_per_second": tput,
                             "throughput_mib_per_second": metrics.mib_per_second(tput, RECORD)})
-            rank_epochs.append({"epoch": e, "step_start_s": starts, "step_end_s": ends, "step_compute_s": comps})
+            rank_epochs.append({"epoch": e, "step_start_s": [x - run_start for x in starts],
+                                "step_end_s": [x - run_start for x in ends], "step_compute_s": comps,
+                                "start_s": t0 - run_start, "end_s": t - run_start,
+                                "samples": steps * 7, "bytes_read": steps * 7 * RECORD})
             per_epoch[str(e)] = {"start": f"2025-11-21T04:40:{e:02d}", "end": f"2025-11-21T04:41:{e:02d}",
                                  "duration": f"{t - t0:.2f}"}
             t += 0.5
