@@ -88,8 +88,8 @@ def from_doc(doc, path) -> Fdr:
                                            f"{type(value).__name__} {value!r}"))
     files.validate(doc, "fdr", where, ResultError)
     kit_mode = {"1.0.2": "1.0.2", "1.0.3": "1.0.3", "1.0.3.1": "1.0.3"}.get(doc["kit_version"])
-    price = _number(doc["total_price"], where, "total_price")
-    _number(doc["scale_factor"], where, "scale_factor")
+    price = metric.finite_positive(doc["total_price"], where, "total_price")
+    metric.finite_positive(doc["scale_factor"], where, "scale_factor")
     jobs = [metric.Job(phase=j["phase"], start_s=j["start_s"], end_s=j["end_s"], use_case=j.get("use_case"),
                        stream=j.get("stream"))
             for j in doc.get("jobs", [])]
@@ -133,7 +133,7 @@ def from_doc(doc, path) -> Fdr:
                 raise ResultError(expected_got(where, f"quality.uc{uc}.{key}", "a finite number", repr(q[key])))
     published = doc.get("published", {})
     for key, value in published.items():
-        _number(value, where, f"published.{key}")
+        metric.finite_positive(value, where, f"published.{key}")
     data = Fdr(path=Path(path), doc=doc, inputs=inputs, kit_mode=kit_mode, jobs=jobs,
                published=published, quality=quality)
     data.compute()   # refuse now what the metric would refuse (streams, non-positive times, ...)
@@ -154,16 +154,6 @@ def _plain(value):
     return value
 
 
-def _number(value, where, name) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ResultError(expected_got(where, name, "a number", f"{type(value).__name__} {value!r}"))
-    if not math.isfinite(value):
-        raise ResultError(expected_got(where, name, "a finite number", repr(value)))
-    if value <= 0:
-        raise ResultError(expected_got(where, name, "a positive number", repr(value)))
-    return float(value)
-
-
 def _time(value, where, name) -> float:
     """Seconds from a number, or from a string with a unit; any other unit is refused."""
     if isinstance(value, str):
@@ -173,7 +163,7 @@ def _time(value, where, name) -> float:
             raise ResultError(expected_got(where, name, "seconds (a number, or a string with unit s, ms, min or h)",
                                            repr(value)))
         value = float(m.group(1)) * UNIT_SECONDS[unit]
-    return metric.round_ms(_number(value, where, name))
+    return metric.round_ms(metric.finite_positive(value, where, name))
 
 
 def _uc(key, where, name) -> int:

@@ -219,7 +219,8 @@ class Result:
         return doc
 
 
-def _finite_positive(value, where: str, name: str) -> float:
+def finite_positive(value, where: str, name: str) -> float:
+    """`value` as a float; a one-line ResultError unless it is a finite number > 0."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ResultError(expected_got(where, name, "a number", f"{type(value).__name__} {value!r}"))
     if not math.isfinite(value):
@@ -234,7 +235,7 @@ def _use_cases(times: dict, where: str, name: str) -> dict[int, float]:
     for uc, t in times.items():
         if uc not in USE_CASES:
             raise ResultError(expected_got(where, f"{name}", "use cases 1..10", repr(uc)))
-        out[uc] = round_ms(_finite_positive(t, where, f"{name}.uc{uc}"))
+        out[uc] = round_ms(finite_positive(t, where, f"{name}.uc{uc}"))
     if not out:
         raise ResultError(expected_got(where, name, "at least one use-case time", "none"))
     return out
@@ -246,9 +247,9 @@ def compute(inputs: Inputs, where: str = "input") -> Result:
     Fewer than 10 use cases in a power phase gives the phase times and no AIUCpm
     (Result.aiucpm is None, Result.missing says which); everything else that is wrong raises.
     """
-    sf = _finite_positive(inputs.scale_factor, where, "scale_factor")
-    tld = round_ms(_finite_positive(inputs.load_time_s, where, "load_time_s"))
-    elapsed = round_ms(_finite_positive(inputs.throughput_elapsed_s, where, "throughput_elapsed_s"))
+    sf = finite_positive(inputs.scale_factor, where, "scale_factor")
+    tld = round_ms(finite_positive(inputs.load_time_s, where, "load_time_s"))
+    elapsed = round_ms(finite_positive(inputs.throughput_elapsed_s, where, "throughput_elapsed_s"))
     streams = inputs.streams
     if isinstance(streams, bool) or not isinstance(streams, int):
         raise ResultError(expected_got(where, "streams", "an integer", repr(streams)))
@@ -273,7 +274,7 @@ def compute(inputs: Inputs, where: str = "input") -> Result:
     missing = {k: v for k, v in missing.items() if v}
     price = inputs.total_price
     if price is not None:
-        price = _finite_positive(price, where, "total_price")
+        price = finite_positive(price, where, "total_price")
     value = rounded = published = per = None
     if not missing:
         value = aiucpm(sf, tld, tptt, tpst, ttt)
