@@ -16,6 +16,7 @@ import re
 import socket
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -141,12 +142,12 @@ def scan(data_dir, workload, deep: bool = False) -> DatasetScan:
                 out.problems.append(f"{log}: {key}: expected {want}, got {doc[key]}")
     else:
         out.problems.append(f"{log}: missing")
-    found, counts = [], set()
+    found, counts = [], Counter()
     for root, _dirs, names in os.walk(train):
         for name in names:
             match = _NAME.match(name)
             if match:
-                counts.add(int(match.group(2)))
+                counts[int(match.group(2))] += 1
                 found.append(Path(root) / name)
             else:
                 out.problems.append(f"{Path(root) / name}: {'unfinished temp file' if _TEMP.match(name) else 'foreign file'}")
@@ -155,7 +156,7 @@ def scan(data_dir, workload, deep: bool = False) -> DatasetScan:
         return out
     if len(counts) > 1:
         out.problems.append(f"{train}: file names disagree on the number of files: {sorted(counts)}")
-    n = out.expected_files = max(counts)
+    n = out.expected_files = counts.most_common(1)[0][0]        # the layout most files belong to
     expected = train_files(data_dir, workload, n)
     lengths, spf = record_lengths(workload, n, seed), workload.num_samples_per_file
     for stray in sorted(set(found) - set(expected)):
@@ -380,7 +381,7 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
         "num_samples": num_files * workload.num_samples_per_file, "subfolders": num_subfolders(workload, num_files),
         "bytes": totals["bytes"], "files_written": totals["written"], "files_kept": totals["files"] - totals["written"],
         "bytes_written": totals["bytes_written"], "duration_s": round(duration, 6),
-        "throughput_mb_s": round(totals["bytes_written"] / duration / 1e6, 3) if duration > 0 else 0.0,
+        "throughput_mb_s": round(totals["bytes_written"] / duration / 1e6, 6) if duration > 0 else 0.0,
         "processes": processes, "ranks": size, "mode": "mpi" if comm else "local",
         "hostname": socket.gethostname(), "suite_version": __version__,
         "started": started.isoformat(timespec="seconds"),
@@ -419,7 +420,7 @@ class Progress:
         if self.bar is not None:
             self.bar.update(files - self.bar.n)
             self.bar.set_postfix_str(f"{nbytes / 2**30:.2f} GiB", refresh=False)
-        elif files >= self.next_files or now - self.last >= 10 or files == self.total:
+        elif (files >= self.next_files and now - self.last >= 1) or now - self.last >= 10 or files == self.total:
             rate = nbytes / max(now - self.t0, 1e-9) / 1e6
             print(f"datagen: {files}/{self.total} files, {nbytes / 2**30:.2f} GiB, {rate:.0f} MB/s",
                   file=self.stream, flush=True)
