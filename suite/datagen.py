@@ -6,7 +6,7 @@ Record lengths: one draw of shape (files, samples per file) from Normal(record_l
 record_length_stdev) with the seed, rounded and clipped below at min_record_bytes(); so a file's
 expected size is known without reading it, and the same command writes the same bytes.
 Every file is written to a hidden temp name and renamed when complete; a rerun keeps complete files
-(size, + TFRecord framing) and rewrites the rest. One fsync pass at the end, like fio's end_fsync.
+(size, + TFRecord framing) and rewrites the rest. One syncfs at the end, like fio's end_fsync.
 Parallel: P local processes (fork), or MPI ranks when launched under mpiexec (each rank its shard).
 """
 
@@ -194,6 +194,7 @@ def _write_one(index: int) -> tuple[int, int, bool]:
         else:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             try:
+                formats.preallocate(fd, expected_size(fmt, record, spf))
                 sink = formats.Sink(fd, content, index)
                 if fmt == "tfrecord":
                     formats.write_tfrecord(sink, record)
@@ -224,12 +225,27 @@ def _content(seed):
     return _CONTENT[seed]
 
 
-def _fsync(paths) -> None:
-    """fsync the files and then their directories (fio --end_fsync=1, once per file)."""
-    for path in list(paths) + sorted({p.parent for p in paths}):
-        fd = os.open(path, os.O_RDONLY)
+def _flush(paths) -> None:
+    """Make the written files durable once at the end (fio's --end_fsync=1): syncfs(2) of each file
+    system holding them (data and metadata); fsync of every file and folder where syncfs is missing."""
+    import ctypes
+
+    from suite.formats import _libc_function
+
+    syncfs = _libc_function("syncfs", (ctypes.c_int,))
+    if syncfs:
+        targets = list({os.stat(p.parent).st_dev: p.parent for p in paths}.values())
+    else:
+        targets = list(paths) + sorted({p.parent for p in paths})
+    for target in targets:
+        fd = os.open(target, os.O_RDONLY)
         try:
-            os.fsync(fd)
+            if syncfs and syncfs(fd) != 0:
+                raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+            if not syncfs:
+                os.fsync(fd)
+        except OSError as exc:
+            raise SuiteError(f"{target}: cannot flush to disk: {exc.strerror or exc}") from None
         finally:
             os.close(fd)
 
@@ -254,7 +270,7 @@ def _run(indices, processes: int, on_file) -> list[Path]:
             on_file(*result)
             if result[2]:
                 written.append(paths[i])
-        _fsync(written)
+        _flush(written)
         return written
     import multiprocessing
 
@@ -264,7 +280,7 @@ def _run(indices, processes: int, on_file) -> list[Path]:
             on_file(*result)
             if result[2]:
                 written.append(paths[result[0]])
-        pool.map(_fsync, [written[k::processes] for k in range(processes)], chunksize=1)
+    _flush(written)
     return written
 
 
@@ -393,47 +409,3 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
         except OSError as exc:
             raise SuiteError(f"{data_dir / LOG_NAME}: cannot write: {exc.strerror or exc}") from None
     return log
-
-
-# --------------------------------------------------------------------------- progress and summary
-
-
-class Progress:
-    """A tqdm bar on a TTY, else a plain line every 5% or 10 s (stderr); call it as (files, bytes)."""
-
-    def __init__(self, total_files: int, enabled: bool = True, stream=None):
-        self.total, self.enabled, self.stream = total_files, enabled, stream or sys.stderr
-        self.bar, self.t0, self.last, self.next_files = None, time.perf_counter(), 0.0, 0
-
-    def __enter__(self):
-        if self.enabled and self.stream.isatty():
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=self.total, unit="file", file=self.stream, desc="datagen", dynamic_ncols=True)
-        return self
-
-    def __call__(self, files: int, nbytes: int) -> None:
-        if not self.enabled:
-            return
-        files = min(files, self.total)
-        now = time.perf_counter()
-        if self.bar is not None:
-            self.bar.update(files - self.bar.n)
-            self.bar.set_postfix_str(f"{nbytes / 2**30:.2f} GiB", refresh=False)
-        elif (files >= self.next_files and now - self.last >= 1) or now - self.last >= 10 or files == self.total:
-            rate = nbytes / max(now - self.t0, 1e-9) / 1e6
-            print(f"datagen: {files}/{self.total} files, {nbytes / 2**30:.2f} GiB, {rate:.0f} MB/s",
-                  file=self.stream, flush=True)
-            self.last, self.next_files = now, files + max(1, self.total // 20)
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            self.bar.close()
-
-
-def summary(log: dict, data_dir) -> str:
-    kept = f" ({log['files_kept']} complete files kept)" if log["files_kept"] else ""
-    return (f"datagen: {log['workload']} {log['format']}: wrote {log['files_written']} of {log['num_files']} files"
-            f"{kept}, {log['bytes_written'] / 2**30:.2f} GiB in {log['duration_s']:.1f} s, "
-            f"{log['throughput_mb_s']:.1f} MB/s (1 MB = 10^6 B), {log['processes']} process(es) x "
-            f"{log['ranks']} rank(s); dataset {log['bytes'] / 2**30:.2f} GiB; log {Path(data_dir) / LOG_NAME}")

@@ -157,6 +157,28 @@ def test_sized_from_accelerators_and_memory_through_datasize(run_cli, tmp_path):
     assert scanned.ok and scanned.num_files == 1500 and scanned.total_bytes == log["bytes"]
 
 
+def test_progress_is_a_tqdm_bar_on_a_tty_and_plain_lines_otherwise():
+    import io
+
+    from suite.report.datagen import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty, plain = Tty(), io.StringIO()
+    for stream in (tty, plain):
+        with Progress(4, stream=stream) as progress:
+            for k in range(1, 5):
+                progress(k, k * 2**29)
+    assert "datagen: 100%" in tty.getvalue() and "4/4" in tty.getvalue() and "2.00 GiB" in tty.getvalue()
+    assert plain.getvalue().splitlines()[-1].startswith("datagen: 4/4 files, 2.00 GiB")
+    quiet = io.StringIO()
+    with Progress(4, enabled=False, stream=quiet) as progress:
+        progress(4, 1)
+    assert quiet.getvalue() == ""
+
+
 # --------------------------------------------------------------------------- MPI
 
 
