@@ -84,8 +84,11 @@ def expected_size(fmt: str, lengths, samples: int) -> int | None:
     return None
 
 
-def file_problem(path: Path, fmt: str, lengths, samples: int, deep: bool = False) -> str | None:
-    """None when `path` is a complete file for these lengths, else why it is not."""
+def file_problem(path: Path, fmt: str, lengths, samples: int, deep: bool = False,
+                 framing: bool = True) -> str | None:
+    """None when `path` is a complete file for these lengths, else why it is not.
+
+    Always the size; with `framing` every TFRecord header (hdf5: opens it); with `deep` every CRC."""
     from suite import formats
 
     try:
@@ -95,7 +98,7 @@ def file_problem(path: Path, fmt: str, lengths, samples: int, deep: bool = False
     want = expected_size(fmt, lengths, samples)
     if want is not None and size != want:
         return f"size {size}, expected {want}"
-    if fmt == "tfrecord":
+    if fmt == "tfrecord" and (framing or deep):
         return formats.check_tfrecord(path, lengths, deep)
     if fmt == "hdf5":
         return formats.check_hdf5(path, int(lengths[0]), samples)
@@ -122,8 +125,9 @@ class DatasetScan:
         return not self.problems and self.num_files > 0
 
 
-def scan(data_dir, workload, deep: bool = False) -> DatasetScan:
-    """Check data_dir against `workload`: layout, count, format, sizes (+ CRCs when deep)."""
+def scan(data_dir, workload, deep: bool = False, framing: bool = True) -> DatasetScan:
+    """Check data_dir against `workload`: layout, count, format, sizes, TFRecord framing (one small
+    read per record; framing=False skips it), every CRC when deep."""
     data_dir = Path(data_dir)
     out = DatasetScan(data_dir, workload.format, 0, None, 0)
     train, seed = data_dir / "train", workload.seed
@@ -162,7 +166,7 @@ def scan(data_dir, workload, deep: bool = False) -> DatasetScan:
     for stray in sorted(set(found) - set(expected)):
         out.problems.append(f"{stray}: not part of the {n}-file {workload.format} layout")
     for i, path in enumerate(expected):
-        problem = file_problem(path, workload.format, lengths[i], spf, deep)
+        problem = file_problem(path, workload.format, lengths[i], spf, deep, framing)
         if problem:
             out.problems.append(f"{path}: {problem}")
         else:
@@ -275,7 +279,7 @@ def _run(indices, processes: int, on_file) -> list[Path]:
     import multiprocessing
 
     _content(_JOB[3])            # build the pool once; the workers share it copy-on-write
-    with multiprocessing.get_context("fork").Pool(processes, initializer=_worker_init) as pool:
+    with multiprocessing.get_context("fork").Pool(min(processes, len(indices)), initializer=_worker_init) as pool:
         for result in pool.imap_unordered(_write_one, indices, chunksize=1):
             on_file(*result)
             if result[2]:

@@ -210,6 +210,7 @@ def test_rerun_keeps_complete_files_and_rewrites_broken_ones(run_cli, tmp_path):
     paths[3].write_bytes(data)
     stale = tmp_path / "train" / f".{paths[0].name}.host.1.tmp"
     stale.write_bytes(b"half")
+    assert len(datagen.scan(tmp_path, resolved("cosmoflow", COSMO), framing=False).problems) == 2
     problems = datagen.scan(tmp_path, resolved("cosmoflow", COSMO)).problems
     assert len(problems) == 3 and any("length CRC" in p for p in problems) and any("temp" in p for p in problems)
     code, out, _ = run_cli(*argv)
