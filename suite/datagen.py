@@ -135,8 +135,12 @@ def scan(data_dir, workload, deep: bool = False, framing: bool = True) -> Datase
         out.problems.append(f"{train}: missing")
         return out
     log = data_dir / LOG_NAME
-    if log.is_file():
-        doc = suite_files.load_json(log, schema="generation_log")
+    try:
+        doc = suite_files.load_json(log, schema="generation_log") if log.is_file() else None
+    except SuiteError as exc:
+        out.problems.append(str(exc))
+        doc = {}
+    if doc:
         seed = doc["seed"]
         for key, want in (("workload", workload.name), ("format", workload.format),
                           ("record_length_bytes", workload.record_length_bytes),
@@ -144,7 +148,7 @@ def scan(data_dir, workload, deep: bool = False, framing: bool = True) -> Datase
                           ("num_samples_per_file", workload.num_samples_per_file)):
             if doc[key] != want:
                 out.problems.append(f"{log}: {key}: expected {want}, got {doc[key]}")
-    else:
+    elif doc is None:
         out.problems.append(f"{log}: missing")
     found, counts = [], Counter()
     for root, _dirs, names in os.walk(train):
@@ -329,11 +333,17 @@ def _check_space(data_dir: Path, workload, paths, lengths) -> None:
 
 
 def _prepare(data_dir: Path, workload, paths, lengths) -> None:
-    _check_space(data_dir, workload, paths, lengths)
-    for root, _dirs, names in os.walk(data_dir / "train"):     # leftovers of an interrupted run
+    """Refuse to mix datasets, check the space, remove the temp files of an interrupted run."""
+    suffix = f"_of_{len(paths)}.{extension(workload)}"
+    for root, _dirs, names in os.walk(data_dir / "train"):
+        other = sorted(n for n in names if _NAME.match(n) and not n.endswith(suffix))
+        if other:
+            raise SuiteError(f"--data-dir {data_dir}: expected only img_<i>{suffix} files in train/, got "
+                             f"{len(other)} of another dataset, e.g. {Path(root) / other[0]} (use another --data-dir)")
         for name in names:
             if _TEMP.match(name):
                 (Path(root) / name).unlink(missing_ok=True)
+    _check_space(data_dir, workload, paths, lengths)
     for folder in sorted({p.parent for p in paths}):
         folder.mkdir(parents=True, exist_ok=True)
 

@@ -282,6 +282,22 @@ def test_bad_arguments_are_one_line_exit_2(run_cli, tmp_path, extra, needle):
     assert not (tmp_path / "train").exists()
 
 
+def test_refuses_to_mix_with_another_dataset(run_cli, tmp_path):
+    assert run_cli("datagen", "--workload", "cosmoflow", "--data-dir", tmp_path, "--files", 2, *COSMO)[0] == 0
+    code, _, err = run_cli("datagen", "--workload", "cosmoflow", "--data-dir", tmp_path, "--files", 3, *COSMO)
+    one_line_error(code, err, "got 2 of another dataset")
+    code, _, err = run_cli("datagen", "--workload", "unet3d", "--data-dir", tmp_path, "--files", 2, *UNET)
+    one_line_error(code, err, "expected only img_<i>_of_2.npz files")
+    assert len(list((tmp_path / "train").iterdir())) == 2
+
+
+def test_scan_reports_an_unreadable_generation_log(run_cli, tmp_path):
+    assert run_cli("datagen", "--workload", "cosmoflow", "--data-dir", tmp_path, "--files", 2, *COSMO)[0] == 0
+    (tmp_path / "generation_log.json").write_text("{not json")
+    scanned = datagen.scan(tmp_path, resolved("cosmoflow", COSMO))
+    assert scanned.num_files == 2 and len(scanned.problems) == 1 and "expected valid JSON" in scanned.problems[0]
+
+
 def test_data_dir_that_is_a_file(run_cli, tmp_path):
     target = tmp_path / "f"
     target.write_text("x")
