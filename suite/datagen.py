@@ -238,28 +238,12 @@ def _content(seed):
 
 
 def _flush(paths) -> None:
-    """Make the written files durable once at the end (fio's --end_fsync=1): syncfs(2) of each file
-    system holding them (data and metadata); fsync of every file and folder where syncfs is missing."""
-    import ctypes
+    from suite import formats
 
-    from suite.formats import _libc_function
-
-    syncfs = _libc_function("syncfs", (ctypes.c_int,))
-    if syncfs:
-        targets = list({os.stat(p.parent).st_dev: p.parent for p in paths}.values())
-    else:
-        targets = list(paths) + sorted({p.parent for p in paths})
-    for target in targets:
-        fd = os.open(target, os.O_RDONLY)
-        try:
-            if syncfs and syncfs(fd) != 0:
-                raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
-            if not syncfs:
-                os.fsync(fd)
-        except OSError as exc:
-            raise SuiteError(f"{target}: cannot flush to disk: {exc.strerror or exc}") from None
-        finally:
-            os.close(fd)
+    try:
+        formats.sync_files(paths)
+    except OSError as exc:
+        raise SuiteError(f"{exc.filename}: cannot flush to disk: {exc.strerror or exc}") from None
 
 
 def _worker_init() -> None:
