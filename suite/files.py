@@ -118,6 +118,7 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; give what open() would
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -129,6 +130,12 @@ def write_atomic(path: Path, data: bytes | str) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def dump_json(doc) -> str:

@@ -684,3 +684,33 @@ def test_page_cache_counts_against_the_limit(tmp_path):
         assert cg.oom_kills() == 0
     assert resident <= 32 * MIB, f"{resident / MIB:.1f} MiB of the file cached under a 32 MiB limit"
     assert cg.evidence()["peak_bytes"] <= cg.applied_bytes
+
+
+@needs_v1
+def test_ctrl_c_during_cleanup_is_deferred_even_with_other_threads_alive():
+    """A signal mask covers one thread only; holding must work with a worker thread running."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+    worker = threading.Thread(target=stop.wait, daemon=True)
+    worker.start()
+
+    class InterruptedRemove(CgroupV1):
+        def remove(self, path):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # give any other thread the chance to take the signal
+            super().remove(path)
+
+    cg = MemoryCgroup(64 * MIB, unique("sigint-threads"), backend=InterruptedRemove(SUPPORT.root))
+    cg.create()
+    sleeper = cg.start(["sleep", "60"])
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            cg.close()
+    finally:
+        signal.signal(signal.SIGINT, old)
+        stop.set()
+    sleeper.wait(timeout=10)
+    assert not os.path.exists(cg.path) and cg.evidence()["removed"] is True

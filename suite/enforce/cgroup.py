@@ -174,16 +174,26 @@ def check_limit(limit_bytes, memtotal_bytes: int | None = None) -> int:
 
 @contextlib.contextmanager
 def _signals_held():
-    """Block SIGINT/SIGTERM in the main thread for the duration (pending ones are
-    delivered, and the Python handler runs, right after)."""
+    """Defer SIGINT/SIGTERM for the duration; a signal that arrived meanwhile is
+    re-raised right after, through the handler that was in place before.
+
+    Done at the Python-handler level, not with pthread_sigmask: a mask covers only
+    the calling thread, and with other threads alive the kernel delivers the signal
+    to one of them and Python still runs the handler in the main thread at once."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    pending: list[int] = []
+    saved = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        saved[signum] = signal.signal(signum, lambda num, _frame: pending.append(num))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(pending):
+            signal.raise_signal(signum)
 
 
 class MemoryCgroup:
