@@ -1,0 +1,753 @@
+"""`suite run`: prepare, enforce, launch one MPI rank per simulated accelerator, collect.
+
+The CLI side (this process) checks the inputs and the closed-division rules, sizes and
+(for the miniature) generates the dataset, and for each run drops the caches, starts
+`mpiexec -n N python -m suite.runner PLAN` inside the memory cgroup, relays the ranks'
+progress lines and turns their step timings into summary.json, per_epoch_stats.json,
+configs/, dlio.log and results.json. The rank side (`worker`, at the bottom) is the only
+importer of mpi4py: it reads its shard through suite.loader, simulates compute through
+suite.accelerator, meets the other ranks at a barrier each step and writes
+steps/rank-<r>.json. Outputs are written in dlio_output / results (records), the math is
+suite.metrics.
+"""
+
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from suite import files
+from suite.errors import RuleError, RunError, SuiteError
+from suite.records import RankEpoch, RankSteps, RunPlan
+
+# The closed division's --param allow-list (MLPerf Storage rules, v1.0 section 3.2/3.3)
+CLOSED_PARAMS = {
+    "dataset.num_files_train", "dataset.num_subfolders_train", "dataset.data_folder",
+    "reader.read_threads", "reader.computation_threads", "reader.transfer_size", "reader.prefetch_size",
+    "checkpoint.checkpoint_folder", "storage.storage_type", "storage.storage_root",
+}
+CLOSED_PARAMS_V2_UNET3D = {"reader.odirect"}
+CLOSED_MAX_PREFETCH = 2
+MINIATURE_MEMORY_BYTES = 1024**3       # the embedded default's --memory-limit
+MINIATURE_MIN_STEPS = 4                # per epoch, so AU (first step excluded) means something
+
+
+@dataclass
+class Options:
+    workload: str
+    accelerators: int
+    accelerator_type: str = "h100"
+    data_dir: str | None = None
+    results_dir: str | None = None
+    runs: int | None = None
+    memory_limit: int | None = None
+    division: str = "closed"
+    ruleset: str | None = None
+    params: list = field(default_factory=list)
+    hosts: list | None = None
+    hostfile: str | None = None
+    allow_no_cache_drop: bool = False
+    read_delay_s: float = 0.0          # benchmarks only; makes the run non-compliant
+
+
+def say(*parts) -> None:
+    print(*parts, flush=True)
+
+
+# --------------------------------------------------------------------------- preparation
+
+
+def parse_hosts(opts: Options) -> list[str]:
+    if opts.hosts and opts.hostfile:
+        raise SuiteError("--hosts and --hostfile: expected one of them, got both")
+    if opts.hostfile:
+        try:
+            text = Path(opts.hostfile).read_text()
+        except OSError as exc:
+            raise SuiteError(f"{opts.hostfile}: cannot read: {exc.strerror}") from None
+        hosts = [ln.split("#")[0].split(":")[0].strip() for ln in text.splitlines()]
+        hosts = [h for h in hosts if h]
+        if not hosts:
+            raise SuiteError(f"{opts.hostfile}: hosts: expected at least one host name, got none")
+        return list(dict.fromkeys(hosts))
+    return list(dict.fromkeys(opts.hosts or [])) or [socket.gethostname()]
+
+
+def check_closed_params(workload, params: dict, ruleset: str) -> None:
+    allowed = set(CLOSED_PARAMS)
+    if ruleset == "v2.0" and workload.name == "unet3d":
+        allowed |= CLOSED_PARAMS_V2_UNET3D
+    for key, value in sorted(params.items()):
+        if key not in allowed:
+            raise RuleError(f"--param {key}: expected one of the closed division's parameters "
+                            f"({', '.join(sorted(allowed))}), got {key} (use --division open)")
+    if params.get("reader.prefetch_size", 0) > CLOSED_MAX_PREFETCH:
+        raise RuleError(f"--param reader.prefetch_size: expected at most {CLOSED_MAX_PREFETCH} in the closed "
+                        f"division, got {params['reader.prefetch_size']}")
+
+
+@dataclass
+class Prepared:
+    opts: Options
+    workload: object
+    params: dict
+    ruleset: str
+    hosts: list
+    host_memory_bytes: int
+    memory_limit: int | None
+    miniature: bool
+    data_dir: Path
+    results_dir: Path
+    files: list                     # [(path, size)] the run reads (num_files_train of them)
+    format: str
+    total_bytes: int
+    required: object                # datasize.Datasize
+    required_files: int             # what the rules applied here demand
+    reasons: list                   # compliance reasons known before any run
+
+
+def default_results_dir(workload, n: int) -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    return Path("results") / f"{workload.dlio_name}-{n}acc-{stamp}"
+
+
+def prepare(opts: Options) -> Prepared:
+    from suite import datasize, workloads
+    from suite.dlio_output import mem_total_bytes
+
+    params = workloads.parse_params(opts.params)
+    workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
+    ruleset = opts.ruleset or datasize.default_ruleset(workload)
+    if ruleset not in workload.rulesets:
+        raise SuiteError(f"--ruleset: expected one of {', '.join(workload.rulesets)} for {workload.name} on "
+                         f"{workload.accelerator}, got {ruleset}")
+    if opts.division not in ("closed", "open"):
+        raise SuiteError(f"--division: expected closed or open, got {opts.division!r}")
+    if opts.division == "closed":
+        check_closed_params(workload, params, ruleset)
+    if opts.runs is not None and opts.runs <= 0:
+        raise SuiteError(f"--runs: expected a positive integer, got {opts.runs}")
+    hosts = parse_hosts(opts)
+    reasons = []
+    miniature = opts.data_dir is None
+    memory_limit = opts.memory_limit
+    if miniature and memory_limit is None:
+        memory_limit = MINIATURE_MEMORY_BYTES
+    host_memory = memory_limit or mem_total_bytes()
+    required = datasize.compute(workload, opts.accelerators, len(hosts), host_memory, ruleset)
+    if miniature:
+        # every rule but the minimum-steps one: 5x the (small) memory limit, a few steps per epoch
+        spf, batch = workload.num_samples_per_file, workload.batch_size
+        min_files = -(-MINIATURE_MIN_STEPS * batch * opts.accelerators // spf)
+        required_files = max(required.memory_rule_samples // spf, min_files)
+        reasons.append(f"miniature: the {required.steps}-step minimum of the dataset-size rule is not applied "
+                       f"({required.num_files} files would be needed); not valid for submission")
+    else:
+        required_files = required.num_files
+    results_dir = Path(opts.results_dir) if opts.results_dir else default_results_dir(workload, opts.accelerators)
+    if miniature:
+        data_dir = Path("results") / "data" / f"{workload.name}-miniature-{required_files}files"
+        ensure_miniature_data(workload, data_dir, required_files)
+    else:
+        data_dir = Path(opts.data_dir)
+        if not data_dir.is_dir():
+            raise SuiteError(f"--data-dir {data_dir}: expected a directory with the dataset, got "
+                             f"{'nothing' if not data_dir.exists() else 'a file'}")
+    files_, fmt, total = scan_dataset(data_dir, workload)
+    if workload.num_files_train:
+        if workload.num_files_train > len(files_):
+            raise SuiteError(f"{data_dir}: files: expected at least dataset.num_files_train = "
+                             f"{workload.num_files_train}, got {len(files_)}")
+        files_ = files_[:workload.num_files_train]
+        total = sum(s for _, s in files_)
+    if len(files_) < required_files:
+        what = (f"{data_dir}: files: expected at least {required_files} for {opts.accelerators} accelerator(s) "
+                f"and {host_memory / 1024**3:.1f} GiB host memory ({required.dictated_by if not miniature else 'memory'}"
+                f" rule, {ruleset}), got {len(files_)}")
+        if opts.division == "closed":
+            raise RuleError(what + " (suite datasize says how many; suite datagen writes them)")
+        reasons.append(what)
+    samples = len(files_) * workload.num_samples_per_file
+    if samples < workload.batch_size * opts.accelerators:
+        raise SuiteError(f"{data_dir}: samples: expected at least batch x accelerators = "
+                         f"{workload.batch_size * opts.accelerators} for one step, got {samples}")
+    if opts.read_delay_s:
+        reasons.append(f"a debug read delay of {opts.read_delay_s} s per file was applied (benchmarks only)")
+    if len(hosts) > 1 and memory_limit:
+        reasons.append("--memory-limit is enforced on the local host only")
+    return Prepared(opts=opts, workload=workload, params=params, ruleset=ruleset, hosts=hosts,
+                    host_memory_bytes=host_memory, memory_limit=memory_limit, miniature=miniature,
+                    data_dir=data_dir, results_dir=results_dir, files=files_, format=fmt, total_bytes=total,
+                    required=required, required_files=required_files, reasons=reasons)
+
+
+def scan_dataset(data_dir: Path, workload) -> tuple[list, str, int]:
+    """The training files on disk, checked against the workload: [(path, size)], format, bytes."""
+    from suite import datagen
+
+    scan = datagen.scan(data_dir, workload)
+    if scan.problems:
+        more = f" (+{len(scan.problems) - 1} more)" if len(scan.problems) > 1 else ""
+        first = scan.problems[0]
+        where = "" if first.startswith(str(data_dir)) else f"{data_dir}: "
+        raise SuiteError(f"{where}{first}{more} (the data does not match {workload.name}: suite datagen writes it)")
+    if scan.num_files == 0:
+        raise SuiteError(f"{data_dir}: files: expected {workload.format} training files under {data_dir}/train, got none")
+    if scan.format != workload.format:
+        raise SuiteError(f"{data_dir}: format: expected {workload.format} for {workload.name}, got {scan.format}")
+    out = []
+    for p in scan.files:
+        try:
+            out.append((str(Path(p).resolve()), os.stat(p).st_size))
+        except OSError as exc:
+            raise SuiteError(f"{p}: cannot stat: {exc.strerror}") from None
+    return out, scan.format, sum(s for _, s in out)
+
+
+def ensure_miniature_data(workload, data_dir: Path, num_files: int) -> None:
+    from suite import datagen
+
+    if data_dir.is_dir():
+        scan = datagen.scan(data_dir, workload)
+        if scan.num_files >= num_files and not scan.problems and scan.format == workload.format:
+            say(f"miniature dataset: reusing {data_dir} ({scan.num_files} files)")
+            return
+    say(f"miniature dataset: generating {num_files} {workload.format} files into {data_dir} ...")
+    t0 = time.time()
+    datagen.generate(workload, data_dir, num_files, processes=os.cpu_count() or 1)
+    say(f"miniature dataset: generated in {time.time() - t0:.1f} s")
+
+
+# --------------------------------------------------------------------------- the runs
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM reached the CLI while runs were under way."""
+
+    def __init__(self, signame: str):
+        super().__init__(signame)
+        self.signame = signame
+
+
+def run(opts: Options) -> int:
+    """The whole `suite run`: returns the exit code (0: all runs complete and compliant)."""
+    from suite import enforce
+    from suite.errors import ExitCode
+
+    if opts.division == "closed" and not opts.allow_no_cache_drop:
+        probe = enforce.drop_caches()       # refuse before anything else when it is not permitted
+        if not probe.succeeded:
+            raise RuleError(f"cache drop: expected permission to drop the page cache before each run "
+                            f"(closed division), got {probe.error} (use --allow-no-cache-drop or "
+                            f"--division open; either makes the run non-compliant)")
+    prep = prepare(opts)
+    wl = prep.workload
+    runs = opts.runs or 5
+    prep.results_dir.mkdir(parents=True, exist_ok=True)
+    say(f"suite run: {wl.name} ({wl.dlio_name}), {opts.accelerators} accelerator(s) on {len(prep.hosts)} host(s), "
+        f"{opts.division} division, ruleset {prep.ruleset}{', MINIATURE' if prep.miniature else ''}")
+    say(f"  dataset: {prep.data_dir} ({len(prep.files)} files, {prep.total_bytes / 1024**3:.2f} GiB, "
+        f"{prep.required_files} required)")
+    say(f"  memory: {'cgroup limit ' + str(prep.memory_limit) + ' bytes' if prep.memory_limit else 'MemTotal'}"
+        f" -> host memory {prep.host_memory_bytes / 1024**3:.2f} GiB for the dataset-size rule")
+    say(f"  results: {prep.results_dir}")
+    if prep.miniature:
+        say("  MINIATURE: the embedded default (no --data-dir); every rule but the 500-step minimum applies; "
+            "not valid for submission")
+
+    handler_installed = threading.current_thread() is threading.main_thread()
+    old = {}
+    if handler_installed:
+        def on_signal(signum, frame):
+            raise Interrupted(signal.Signals(signum).name)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            old[sig] = signal.signal(sig, on_signal)
+    results = []
+    try:
+        for k in range(1, runs + 1):
+            drop = enforce.drop_caches()
+            say(f"[run {k}/{runs}] cache drop: "
+                + (f"done in {drop.duration_s:.2f} s" if drop.succeeded else f"NOT done ({drop.error})"))
+            result = run_once(prep, k, runs, drop)
+            results.append(result)
+            if result["status"] == "interrupted":
+                raise RunError(f"{prep.results_dir / f'run-{k}'}: {result['error']}; "
+                               f"results.json marks the run interrupted")
+            if result["status"] != "complete":
+                raise RunError(f"{prep.results_dir / f'run-{k}'}: {result['error']}")
+    except Interrupted as exc:
+        raise RunError(f"{prep.results_dir}: interrupted by {exc.signame} between runs "
+                       f"({len(results)} of {runs} complete)") from None
+    finally:
+        if results or prep.results_dir.exists():
+            write_run_set(prep, results)
+        if handler_installed:
+            for sig, h in old.items():
+                signal.signal(sig, h)
+    complete = all(r["status"] == "complete" for r in results) and len(results) == runs
+    compliant = complete and all(r["compliance"]["compliant"] for r in results)
+    if complete:
+        say(f"results: {prep.results_dir} ({runs} run(s)); "
+            f"{'compliant' if compliant else 'NOT compliant: ' + '; '.join(sorted({x for r in results for x in r['compliance']['reasons']}))}")
+    return ExitCode.OK if compliant else ExitCode.FAILED
+
+
+def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
+    from suite import enforce
+    from suite.accelerator import ComputeModel
+
+    wl, opts = prep.workload, prep.opts
+    run_dir = (prep.results_dir / f"run-{k}").resolve()
+    (run_dir / "steps").mkdir(parents=True, exist_ok=True)
+    n = opts.accelerators
+    model = ComputeModel(wl.computation_time_s, wl.batch_size, n)
+    steps = model.steps_per_epoch(len(prep.files) * wl.num_samples_per_file, wl.total_training_steps)
+    ckpt_dir = None
+    if wl.checkpoint_model_size_bytes:
+        folder = Path(wl.config.get("checkpoint", {}).get("checkpoint_folder", "checkpoints"))
+        ckpt_dir = str(folder if folder.is_absolute() else (prep.results_dir / folder).resolve())
+    plan = RunPlan(
+        run_dir=str(run_dir), workload=wl.name, accelerator=wl.accelerator, num_accelerators=n,
+        epochs=wl.epochs, steps_per_epoch=steps, batch_size=wl.batch_size,
+        computation_time_s=wl.computation_time_s, samples_per_file=wl.num_samples_per_file,
+        record_length_bytes=wl.record_length_bytes, format=wl.format, read_threads=wl.read_threads,
+        prefetch_size=wl.prefetch_size, transfer_size_bytes=wl.transfer_size_bytes, odirect=wl.odirect,
+        seed=wl.seed + 1000 * (k - 1), file_shuffle=wl.file_shuffle != "off", sample_shuffle=wl.sample_shuffle != "off",
+        files=[list(f) for f in prep.files], checkpoint_bytes=wl.checkpoint_model_size_bytes or 0,
+        checkpoint_dir=ckpt_dir, delay_per_file_s=prep.opts.read_delay_s)
+    plan_path = run_dir / "plan.json"
+    files.write_atomic(plan_path, json.dumps(plan.to_dict()))
+    from suite.dlio_output import write_configs
+    write_configs(run_dir, wl, prep.params, len(prep.files), str(prep.data_dir))
+    argv = mpiexec_argv(prep) + [sys.executable, "-m", "suite.runner", str(plan_path)]
+    start = time.time()
+    status, error, evidence = "complete", None, None
+    say(f"[run {k}/{runs}] {n} rank(s), {wl.epochs} epoch(s) of {steps} step(s), "
+        f"computation_time {wl.computation_time_s} s -> {run_dir}")
+    cgroup = enforce.MemoryCgroup(prep.memory_limit, f"suite-run-{os.getpid()}-{k}") if prep.memory_limit else None
+    try:
+        if cgroup is not None:
+            with cgroup:
+                rc = launch(argv, run_dir, cgroup.start)
+        else:
+            rc = launch(argv, run_dir, None)
+        if rc != 0:
+            status, error = "failed", rank_failure(run_dir, rc)
+    except Interrupted as exc:
+        status, error = "interrupted", f"interrupted by {exc.signame}"
+    finally:
+        try:
+            evidence = cgroup.evidence() if cgroup is not None else None
+        except Exception as exc:  # noqa: BLE001 - evidence must not hide the run's own error
+            evidence = {"error": str(exc)}
+    return collect(prep, k, run_dir, start, time.time(), status, error, drop, evidence)
+
+
+def mpiexec_argv(prep: Prepared) -> list[str]:
+    exe = Path(sys.executable).parent / "mpiexec"
+    import shutil
+    mpiexec = str(exe) if exe.exists() else shutil.which("mpiexec")
+    if not mpiexec:
+        raise SuiteError("mpiexec: expected the mpich wheel's mpiexec beside python, got none (pip install mpich)")
+    argv = [mpiexec, "-n", str(prep.opts.accelerators)]
+    if prep.opts.hostfile:
+        argv += ["-f", prep.opts.hostfile]
+    elif prep.opts.hosts:
+        argv += ["-hosts", ",".join(prep.hosts)]
+    return argv
+
+
+def launch(argv, run_dir: Path, start_in_cgroup) -> int:
+    """Start mpiexec (in the cgroup when given), relay its stdout, wait; on SIGINT/SIGTERM
+    stop the ranks (mpiexec forwards the signal; stragglers are killed by pid)."""
+    log = open(run_dir / "mpiexec.log", "wb")
+    kwargs = dict(stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        proc = start_in_cgroup(argv, **kwargs) if start_in_cgroup else subprocess.Popen(argv, **kwargs)
+    except OSError as exc:
+        log.close()
+        raise RunError(f"{argv[0]}: cannot start: {exc.strerror}") from None
+    relay = threading.Thread(target=_relay, args=(proc.stdout, log), daemon=True)
+    relay.start()
+    try:
+        rc = proc.wait()
+    except Interrupted:
+        stop(proc, run_dir)
+        raise
+    finally:
+        relay.join(timeout=10)
+        log.close()
+    return rc
+
+
+def _relay(stream, log) -> None:
+    """Ranks' stdout to ours; mpiexec's own banners (a rank's bad termination) to mpiexec.log."""
+    for raw in iter(stream.readline, b""):
+        if raw.startswith(b"=") or b"TERMINATION" in raw or raw.startswith(b"YOUR APPLICATION"):
+            log.write(raw)
+            log.flush()
+            continue
+        sys.stdout.write(raw.decode("utf-8", "replace"))
+        sys.stdout.flush()
+    stream.close()
+
+
+def stop(proc, run_dir: Path) -> None:
+    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        if proc.poll() is not None:
+            break
+        try:
+            proc.send_signal(sig)
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+        except ProcessLookupError:
+            break
+    for pid in rank_pids(run_dir).values():      # ranks we started, if mpiexec left any behind
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def rank_pids(run_dir: Path) -> dict[int, int]:
+    out = {}
+    for p in (run_dir / "ranks").glob("rank-*.pid"):
+        try:
+            host, pid = p.read_text().split()
+            if host == socket.gethostname():
+                out[int(p.stem.split("-")[1])] = int(pid)
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def rank_failure(run_dir: Path, rc: int) -> str:
+    """One line: what failed and where, from the ranks' error files or mpiexec's report."""
+    errs = sorted((run_dir / "errors").glob("rank-*.txt"))
+    if errs:
+        first = errs[0]
+        return f"{first.stem}: {first.read_text().strip().splitlines()[0]}"
+    import re
+    text = (run_dir / "mpiexec.log").read_text(errors="replace") if (run_dir / "mpiexec.log").exists() else ""
+    pid = re.search(r"PID (\d+) RUNNING AT (\S+)", text)
+    code = re.search(r"EXIT CODE: (\d+)", text)
+    pids = {v: k for k, v in rank_pids(run_dir).items()}
+    if pid:
+        rank = pids.get(int(pid.group(1)))
+        who = f"rank {rank}" if rank is not None else "a rank"
+        how = f"exit code {code.group(1)}" if code else "abnormal exit"
+        if code and int(code.group(1)) in (9, 15, 6, 11):
+            how += f" ({signal.Signals(int(code.group(1))).name})"
+        return f"{who} (pid {pid.group(1)} on {pid.group(2)}) died: {how}; see {run_dir / 'mpiexec.log'}"
+    how = f"exit code {rc}" + (f" ({signal.Signals(rc).name})" if rc in (6, 9, 11, 15) else "")
+    return f"a rank or mpiexec died: {how}; see {run_dir / 'mpiexec.log'}"
+
+
+# --------------------------------------------------------------------------- collecting
+
+
+def collect(prep: Prepared, k: int, run_dir: Path, start: float, end: float, status: str, error,
+            drop, memory_evidence) -> dict:
+    from suite import __version__, metrics
+    from suite.dlio_output import per_epoch_stats, summary, timestamp
+
+    wl, opts = prep.workload, prep.opts
+    n = opts.accelerators
+    ranks = []
+    for r in range(n):
+        p = run_dir / "steps" / f"rank-{r}.json"
+        if p.exists():
+            ranks.append(RankSteps.from_dict(files.load_json(p, schema="steps")))
+    if status == "complete" and len(ranks) != n:
+        status, error = "failed", f"steps: expected {n} rank files, got {len(ranks)}"
+    epochs, metric, checkpoint = [], None, None
+    if status == "complete":
+        run_start = ranks[0].run_start_unix_s
+        for i, e0 in enumerate(ranks[0].epochs):
+            per_rank = [rs.epochs[i] for rs in ranks]
+            au, tput = metrics.epoch_from_ranks(per_rank)
+            nbytes = sum(e.bytes_read for e in per_rank)
+            t0 = min(e.start_s for e in per_rank)
+            t1 = max(e.end_s for e in per_rank)
+            epochs.append({
+                "epoch": e0.epoch, "start_s": t0, "end_s": t1, "duration_s": t1 - t0,
+                "steps": e0.steps, "samples": sum(e.samples for e in per_rank), "bytes_read": nbytes,
+                "au_percentage": au, "throughput_samples_per_second": tput,
+                "throughput_mib_per_second": metrics.mib_per_second(tput, wl.record_length_bytes),
+                "read_mib_per_second": nbytes / metrics.MIB / (t1 - t0) if t1 > t0 else 0.0,
+            })
+        metric = metrics.run_metric([e["au_percentage"] for e in epochs],
+                                    [e["throughput_samples_per_second"] for e in epochs],
+                                    wl.record_length_bytes, wl.au_threshold)
+        checkpoint = ranks[0].checkpoint
+        start = run_start
+    bytes_read = sum(e["bytes_read"] for e in epochs)
+    reasons = list(prep.reasons)
+    if not drop.succeeded:
+        reasons.append(f"cache drop before the run failed: {drop.error}")
+    if status != "complete":
+        reasons.append(f"run {status}: {error}")
+    if metric and metric["train_au_meet_expectation"] != "success":
+        reasons.append(f"AU {metric['train_au_mean_percentage']:.2f}% below the threshold "
+                       f"{100 * wl.au_threshold:.0f}%")
+    if memory_evidence and memory_evidence.get("oom_kills"):
+        reasons.append(f"memory cgroup: {memory_evidence['oom_kills']} OOM kill(s)")
+    hostname = socket.gethostname()
+    doc = {
+        "schema_version": 1,
+        "suite_version": __version__,
+        "status": status,
+        "complete": status == "complete",
+        "error": error,
+        "miniature": prep.miniature,
+        "workload": wl.name,
+        "dlio_workload": wl.dlio_name,
+        "accelerator": wl.accelerator,
+        "num_accelerators": n,
+        "hosts": prep.hosts,
+        "num_hosts": len(prep.hosts),
+        "ruleset": prep.ruleset,
+        "division": opts.division,
+        "run_index": k,
+        "start": timestamp(start),
+        "end": timestamp(end),
+        "duration_s": end - start,
+        "params": prep.params,
+        "dataset": {"data_dir": str(prep.data_dir), "num_files_train": len(prep.files),
+                    "num_samples_per_file": wl.num_samples_per_file, "format": prep.format,
+                    "total_bytes": prep.total_bytes},
+        "metric": None if metric is None else dict(
+            metric, bytes_read=bytes_read,
+            throughput_mib_s=(bytes_read / metrics.MIB / sum(e["duration_s"] for e in epochs)) if epochs else 0.0),
+        "epochs": epochs,
+        "checkpoint": checkpoint,
+        "enforcement": {
+            "cache_drop": drop.to_dict(),
+            "memory_limit": memory_evidence,
+            "host_memory_bytes": prep.host_memory_bytes,
+            "required_files": prep.required_files,
+            "datasize": prep.required.to_dict(),
+        },
+        "compliance": {"compliant": not reasons, "reasons": reasons},
+        "host": {"hostname": hostname, "cpu_count": os.cpu_count(), "mem_total_bytes": _mem_total(),
+                 "kernel": os.uname().release},
+        "versions": {"suite": __version__, "python": sys.version.split()[0], "mpi": _mpi_version()},
+    }
+    if status == "complete":
+        from suite.dlio_output import data_size_hint
+        files.write_json(run_dir / "summary.json", summary(
+            start_unix_s=start, end_unix_s=end, num_accelerators=n, num_hosts=len(prep.hosts),
+            hostname=hostname, metric=metric, num_files_train=len(prep.files),
+            num_samples_per_file=wl.num_samples_per_file, host_memory_bytes=prep.host_memory_bytes,
+            host_cpu_count=os.cpu_count(), epochs=len(epochs),
+            data_size_per_host_bytes=data_size_hint(len(prep.files), wl, len(prep.hosts))))
+        ep_objs = [_EpochTimes(e["epoch"], e["start_s"], e["end_s"]) for e in epochs]
+        files.write_json(run_dir / "per_epoch_stats.json", per_epoch_stats(ep_objs, checkpoint, start))
+        block = metrics.metric_block(n, metric)
+        with open(run_dir / "dlio.log", "a", encoding="utf-8") as f:
+            f.write(f"{timestamp(end)} Saved outputs in {run_dir}\n")
+            f.write("Averaged metric over all epochs\n" + block + "\n")
+        say(block)
+    files.write_json(run_dir / "results.json", doc, schema="results")
+    return doc
+
+
+@dataclass
+class _EpochTimes:
+    epoch: int
+    start_s: float
+    end_s: float
+
+
+def _mem_total() -> int:
+    from suite.dlio_output import mem_total_bytes
+    return mem_total_bytes()
+
+
+def _mpi_version() -> str:
+    try:
+        from importlib.metadata import version
+        return f"mpich {version('mpich')}, mpi4py {version('mpi4py')}"
+    except Exception:  # noqa: BLE001 - informational only
+        return "unknown"
+
+
+def write_run_set(prep: Prepared, results: list) -> None:
+    """R/run_set.json (the runs and their overall numbers) and R/mlperf_storage_report.json."""
+    from suite import metrics
+
+    done = [r for r in results if r["status"] == "complete"]
+    overall = None
+    if done:
+        overall = metrics.overall([r["metric"]["train_throughput_mean_samples_per_second"] for r in done],
+                                  [r["metric"]["train_io_mean_MB_per_second"] for r in done])
+        overall["train_au_mean_percentage"] = metrics.mean_pstdev(
+            [r["metric"]["train_au_mean_percentage"] for r in done])[0]
+    doc = {
+        "schema_version": 1, "workload": prep.workload.name, "accelerator": prep.workload.accelerator,
+        "num_accelerators": prep.opts.accelerators, "num_hosts": len(prep.hosts), "ruleset": prep.ruleset,
+        "division": prep.opts.division, "miniature": prep.miniature, "runs_requested": prep.opts.runs or 5,
+        "runs": [{"run_index": r["run_index"], "status": r["status"],
+                  "compliant": r["compliance"]["compliant"], "path": f"run-{r['run_index']}/results.json"}
+                 for r in results],
+        "complete": len(done) == (prep.opts.runs or 5),
+        "overall": overall,
+    }
+    files.write_json(prep.results_dir / "run_set.json", doc)
+    if done:
+        report = {"overall": {**overall, "num_client_hosts": len(prep.hosts),
+                              "num_benchmark_runs": len(done)},
+                  "runs": {f"run-{r['run_index']}": r["metric"] for r in done}}
+        files.write_json(prep.results_dir / "mlperf_storage_report.json", report)
+
+
+# --------------------------------------------------------------------------- the rank side
+
+
+def _barrier(comm) -> None:
+    """comm.Barrier() without spinning the CPU: MPICH's blocking barrier busy-polls, which on a
+    host with more ranks than cores steals the readers' CPU. Poll a non-blocking one, sleeping."""
+    req = comm.Ibarrier()
+    nap = 0.00002
+    while not req.Test():
+        time.sleep(nap)
+        nap = min(nap * 2, 0.0005)
+
+
+def _epoch_order(plan: RunPlan, epoch: int) -> list[int]:
+    order = list(range(len(plan.files)))
+    if plan.file_shuffle:
+        random.Random(plan.seed * 100003 + epoch).shuffle(order)
+    return order
+
+
+def rank_shard(plan: RunPlan, epoch: int, rank: int, size: int):
+    """This rank's files for `epoch`: the contiguous slice [rank x S, (rank+1) x S) of the
+    epoch's (shuffled) sample stream, S = steps x batch; returns [FileSpec], samples."""
+    from suite.loader import FileSpec
+
+    need = plan.steps_per_epoch * plan.batch_size
+    lo, hi = rank * need, (rank + 1) * need
+    spf = plan.samples_per_file
+    out = []
+    for pos, idx in enumerate(_epoch_order(plan, epoch)):
+        f_lo, f_hi = pos * spf, (pos + 1) * spf
+        if f_hi <= lo:
+            continue
+        if f_lo >= hi:
+            break
+        path, size_bytes = plan.files[idx]
+        out.append(FileSpec(path, int(size_bytes), spf, take=min(f_hi, hi) - max(f_lo, lo)))
+    return out, need
+
+
+def write_checkpoint(plan: RunPlan, run_start: float, run_index_name: str) -> dict:
+    folder = Path(plan.checkpoint_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"model-{run_index_name}.pt"
+    chunk = os.urandom(4 * 1024 * 1024)
+    t0 = time.time()
+    left = plan.checkpoint_bytes
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        while left > 0:
+            left -= os.write(fd, chunk[:min(left, len(chunk))])
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    t1 = time.time()
+    os.unlink(path)   # the evidence is the timed, fsync'd write; do not fill the disk run after run
+    return {"bytes_written": plan.checkpoint_bytes, "duration_s": t1 - t0, "path": str(path),
+            "start_s": t0 - run_start, "end_s": t1 - run_start, "fsync": True, "removed_after": True}
+
+
+def worker(plan_path: str) -> int:
+    """One rank: read the shard, simulate compute, barrier each step, write steps/rank-<r>.json."""
+    from mpi4py import MPI
+
+    from suite.accelerator import ComputeModel
+    from suite.loader import Reader, ReaderConfig
+
+    comm = MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    plan = RunPlan.from_dict(json.loads(Path(plan_path).read_text()))
+    run_dir = Path(plan.run_dir)
+    host = socket.gethostname()
+    (run_dir / "ranks").mkdir(parents=True, exist_ok=True)
+    (run_dir / "ranks" / f"rank-{rank}.pid").write_text(f"{host} {os.getpid()}\n")
+    log = open(run_dir / "dlio.log", "a", encoding="utf-8") if rank == 0 else None
+
+    def out(line: str) -> None:
+        from suite.dlio_output import timestamp
+        print(line, flush=True)
+        log.write(f"{timestamp(time.time())} {line}\n")
+        log.flush()
+
+    try:
+        model = ComputeModel(plan.computation_time_s, plan.batch_size, size)
+        reader = Reader(ReaderConfig(
+            read_threads=plan.read_threads, prefetch_size=plan.prefetch_size,
+            transfer_size_bytes=plan.transfer_size_bytes, odirect=plan.odirect, format=plan.format,
+            samples_per_file=plan.samples_per_file, batch_size=plan.batch_size,
+            delay_per_file_s=plan.delay_per_file_s))
+        _barrier(comm)
+        run_start = comm.bcast(time.time() if rank == 0 else None, root=0)
+        record = RankSteps(rank=rank, hostname=host, run_start_unix_s=run_start)
+        now = time.time
+        for epoch in range(1, plan.epochs + 1):
+            shard, need = rank_shard(plan, epoch, rank, size)
+            _barrier(comm)
+            e = RankEpoch(epoch=epoch, start_s=now() - run_start)
+            if rank == 0:
+                out(f"Starting epoch {epoch}: {plan.steps_per_epoch} steps expected")
+            ep = reader.epoch(shard, need)
+            try:
+                starts, ends, comps = e.step_start_s, e.step_end_s, e.step_compute_s
+                for i in range(plan.steps_per_epoch):
+                    t0 = now()
+                    ep.wait_batch(i)
+                    c = model.compute()
+                    _barrier(comm)
+                    starts.append(t0 - run_start)
+                    ends.append(now() - run_start)
+                    comps.append(c)
+            finally:
+                ep.close()
+            e.end_s = now() - run_start
+            e.samples, e.bytes_read, e.files_read = need, ep.bytes_read, ep.files_read
+            record.epochs.append(e)
+            if rank == 0:
+                from suite import metrics
+                au = metrics.epoch_au_from_steps(starts, ends, comps)
+                tp = metrics.epoch_throughput_from_steps(starts, ends, need) * size
+                out(f"Ending epoch {epoch} - {len(comps)} steps completed in {e.end_s - e.start_s:.2f} s; "
+                    f"rank 0 AU {au:.2f}%, ~{tp:.2f} samples/s, {ep.bytes_read / 1024**2 / max(e.end_s - e.start_s, 1e-9):.1f} MiB/s read")
+        _barrier(comm)
+        if rank == 0 and plan.checkpoint_bytes and plan.checkpoint_dir:
+            out(f"Starting checkpoint: {plan.checkpoint_bytes} bytes to {plan.checkpoint_dir}")
+            record.checkpoint = write_checkpoint(plan, run_start, run_dir.name)
+            out(f"Ending checkpoint: {record.checkpoint['duration_s']:.2f} s")
+        files.write_json(run_dir / "steps" / f"rank-{rank}.json", record.to_dict(), schema="steps")
+        _barrier(comm)
+    except SuiteError as exc:
+        (run_dir / "errors").mkdir(parents=True, exist_ok=True)
+        files.write_atomic(run_dir / "errors" / f"rank-{rank}.txt", f"{exc}\n")
+        print(f"rank {rank}: error: {exc}", file=sys.stderr, flush=True)
+        comm.Abort(1)
+        return 1
+    finally:
+        if log:
+            log.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(worker(sys.argv[1]))
