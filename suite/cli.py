@@ -82,7 +82,8 @@ def cmd_run(args) -> int:
         data_dir=args.data_dir, results_dir=args.results_dir, runs=args.runs, memory_limit=args.memory_limit,
         division=args.division, ruleset=args.ruleset, params=args.param or [],
         hosts=args.hosts.split(",") if args.hosts else None, hostfile=args.hostfile,
-        allow_no_cache_drop=args.allow_no_cache_drop, read_delay_s=args.debug_read_delay))
+        allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop,
+        read_delay_s=args.debug_read_delay))
 
 
 def non_negative_float(text: str) -> float:
@@ -148,6 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hostfile", help="an MPI host file, one host per line")
     p.add_argument("--allow-no-cache-drop", action="store_true",
                    help="proceed where the page cache cannot be dropped (the run is non-compliant)")
+    p.add_argument("--no-cache-drop", action="store_true",
+                   help="open division only: do not drop the page cache (measures from memory; non-compliant)")
     p.add_argument("--debug-read-delay", type=non_negative_float, default=0.0, help=argparse.SUPPRESS)
     return parser
 

@@ -112,9 +112,15 @@ class Reader:
     def epoch(self, files: list[FileSpec], samples_needed: int) -> "Epoch":
         return Epoch(self, files, samples_needed)
 
-    def read_file(self, spec: FileSpec, buffer) -> int:
-        """Read every byte of `spec` through `buffer`; check it; return the bytes read."""
+    def read_file(self, spec: FileSpec, buffer, clock: list | None = None) -> int:
+        """Read every byte of `spec` through `buffer`; check it; return the bytes read.
+
+        `clock` (benchmarks' delay_per_file_s only): the thread's [time its storage is free];
+        each file completes delay_per_file_s after max(now, that time), so a late wake-up
+        of one sleep does not push back the next file: a storage path of a fixed service time.
+        """
         cfg = self.config
+        called = time.perf_counter()
         flags = os.O_RDONLY | (os.O_DIRECT if cfg.odirect else 0)
         try:
             fd = os.open(spec.path, flags)
@@ -155,7 +161,13 @@ class Reader:
             if problem:
                 raise LoaderError(f"{spec.path}: {problem}")
         if cfg.delay_per_file_s > 0:
-            time.sleep(cfg.delay_per_file_s)
+            clock = clock if clock is not None else [0.0]
+            done = max(called, clock[0]) + cfg.delay_per_file_s
+            clock[0] = done
+            left = done - time.perf_counter()
+            while left > 0:
+                time.sleep(left)
+                left = done - time.perf_counter()
         return offset
 
 
@@ -200,6 +212,7 @@ class Epoch:
 
     def _work(self, buffer) -> None:
         cond = self.cond
+        clock = [0.0]
         while True:
             with cond:
                 while True:
@@ -211,7 +224,7 @@ class Epoch:
                         break
                     cond.wait()
             try:
-                n = self.reader.read_file(self.files[j], buffer)
+                n = self.reader.read_file(self.files[j], buffer, clock)
             except BaseException as exc:  # noqa: BLE001 - handed to the consumer
                 with cond:
                     self.error = self.error or exc

@@ -54,6 +54,7 @@ class Options:
     hosts: list | None = None
     hostfile: str | None = None
     allow_no_cache_drop: bool = False
+    no_cache_drop: bool = False        # open division only: measure from the page cache
     read_delay_s: float = 0.0          # benchmarks only; makes the run non-compliant
 
 
@@ -228,6 +229,21 @@ def ensure_miniature_data(workload, data_dir: Path, num_files: int) -> None:
 # --------------------------------------------------------------------------- the runs
 
 
+@dataclass(frozen=True)
+class SkippedDrop:
+    """--no-cache-drop: the evidence says no drop was attempted (the run is non-compliant)."""
+
+    attempted: bool = False
+    succeeded: bool = False
+    duration_s: float = 0.0
+    error: str = "not attempted: --no-cache-drop"
+    method: str = "none"
+
+    def to_dict(self) -> dict:
+        from dataclasses import asdict
+        return asdict(self)
+
+
 class Interrupted(BaseException):
     """SIGINT or SIGTERM reached the CLI while runs were under way."""
 
@@ -241,6 +257,9 @@ def run(opts: Options) -> int:
     from suite import enforce
     from suite.errors import ExitCode
 
+    if opts.no_cache_drop and opts.division != "open":
+        raise RuleError("--no-cache-drop: expected --division open (the closed division drops the cache before "
+                        f"every run), got --division {opts.division}")
     if opts.division == "closed" and not opts.allow_no_cache_drop:
         probe = enforce.drop_caches()       # refuse before anything else when it is not permitted
         if not probe.succeeded:
@@ -272,7 +291,7 @@ def run(opts: Options) -> int:
     results = []
     try:
         for k in range(1, runs + 1):
-            drop = enforce.drop_caches()
+            drop = SkippedDrop() if opts.no_cache_drop else enforce.drop_caches()
             say(f"[run {k}/{runs}] cache drop: "
                 + (f"done in {drop.duration_s:.2f} s" if drop.succeeded else f"NOT done ({drop.error})"))
             result = run_once(prep, k, runs, drop)
