@@ -6,6 +6,7 @@ Heavy libraries are imported inside the commands so `suite --help` is instant.
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from suite import __version__
 from suite.errors import ExitCode, SuiteError
@@ -74,6 +75,35 @@ def cmd_datasize(args) -> int:
     return ExitCode.OK
 
 
+def cmd_datagen(args) -> int:
+    from suite import datagen, datasize, workloads
+
+    params = workloads.parse_params(args.param)
+    workload = workloads.resolve(args.workload, args.accelerator_type, params)
+    extra = {"params": params}
+    if args.files and (args.accelerators or args.host_memory):
+        raise SuiteError("--files: expected either --files or --accelerators with --host-memory, got both")
+    if args.accelerators or args.host_memory:
+        if not (args.accelerators and args.host_memory):
+            raise SuiteError("--accelerators/--host-memory: expected both (the dataset is sized from them), got one")
+        sized = datasize.compute(workload, args.accelerators, args.client_hosts, args.host_memory, args.ruleset)
+        num_files, extra["datasize"] = sized.num_files, sized.to_dict()
+    elif args.files or workload.num_files_train:
+        num_files = args.files or workload.num_files_train
+    else:
+        raise SuiteError("dataset size: expected --files N or --accelerators N --host-memory SIZE, got neither")
+    seed = workload.seed if args.seed is None else args.seed
+    extra["command"] = ["suite", "datagen", "--workload", workload.name, "--accelerator-type", workload.accelerator,
+                        "--files", str(num_files), "--seed", str(seed), "--data-dir", str(args.data_dir),
+                        *[f"--param={p}" for p in args.param or []]]
+    world = datagen.mpi_world()
+    rank0 = world is None or world[1] == 0
+    with datagen.Progress(num_files, enabled=rank0) as progress:
+        log = datagen.generate(workload, args.data_dir, num_files, args.processes, seed, progress, extra)
+    if rank0:
+        print(datagen.summary(log, args.data_dir))
+    return ExitCode.OK
+
 def cmd_run(args) -> int:
     from suite import runner
 
@@ -99,6 +129,7 @@ def non_negative_float(text: str) -> float:
 COMMANDS = {
     "list": cmd_list,
     "datasize": cmd_datasize,
+    "datagen": cmd_datagen,
     "run": cmd_run,
 }
 
@@ -128,6 +159,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="default v1.0 (v0.5 for v100-only workloads)")
     p.add_argument("--format", choices=["text", "json"], default="text")
 
+    p = sub.add_parser("datagen", help="write the training dataset in the workload's format",
+                       description="Write D/train/img_<i>_of_<N>.<ext> (npz, TFRecord or hdf5) with seeded record "
+                                   "sizes, in parallel (local processes or MPI ranks under mpiexec), resumably; "
+                                   "D/generation_log.json records what was written.")
+    p.add_argument("--workload", required=True, choices=names)
+    p.add_argument("--accelerator-type", default="h100", help="h100, a100 (v1.0/v2.0) or v100 (v0.5)")
+    p.add_argument("--data-dir", required=True, type=Path, help="the dataset goes to DATA_DIR/train")
+    p.add_argument("--files", type=positive_int, help="number of training files (or size it with --accelerators)")
+    p.add_argument("--accelerators", type=positive_int, help="size the dataset for this many accelerators")
+    p.add_argument("--client-hosts", type=positive_int, default=1)
+    p.add_argument("--host-memory", type=size, help='per host, with a unit: "128GiB" or "137.4GB"')
+    p.add_argument("--ruleset", choices=["v0.5", "v1.0", "v2.0"], default=None)
+    p.add_argument("--processes", type=positive_int, default=None,
+                   help="local writer processes (default: the CPU count; 1 per rank under MPI)")
+    p.add_argument("--seed", type=int, default=None, help="content and record-size seed (default: the workload's)")
+    p.add_argument("--param", action="append", metavar="SECTION.KEY=VALUE",
+                   help="workload override, e.g. dataset.format=hdf5 (open division); repeatable")
     p = sub.add_parser("run", help="run a workload: one MPI rank per simulated accelerator, rules enforced",
                        description="Run a storage workload under the rules: cache drop before each run, memory "
                                    "cgroup, closed-division refusals; writes DLIO-compatible results and "

@@ -1,0 +1,325 @@
+"""On-disk formats of the training data: TFRecord, npz and hdf5, written without TensorFlow.
+
+Content: every process holds one seeded pool of random 64-bit words (POOL_BYTES); a record's
+bytes are pool slices at seeded offsets XOR-ed with a seeded 64-bit key per slice, written into
+a reused scratch buffer and handed to the kernel in large `writev` batches (no per-record copies,
+no per-record allocation). The offsets and keys come from a per-file generator seeded with
+(seed, file index), so a file's bytes do not depend on how many processes or ranks wrote it.
+
+- TFRecord: per record uint64 LE length, masked CRC32C(length), payload, masked CRC32C(payload);
+  the payload is a serialized tf.train.Example {"label": int64, "size": int64, "image": bytes}
+  whose total length is the drawn record length (the image absorbs the protobuf overhead).
+- npz: a stored (uncompressed) zip64 archive holding x.npy (uint8, shape (d1, d2, samples), DLIO's
+  layout) and y.npy (int64 labels), exactly what np.savez writes and numpy.load reads.
+- hdf5 (open division): h5py, datasets "records" (samples, d1, d2) uint8 and "labels".
+"""
+
+import math
+import os
+import struct
+import zlib
+from functools import lru_cache
+
+import numpy as np
+
+EXTENSIONS = {"npz": "npz", "tfrecord": "tfrecord", "hdf5": "hdf5"}
+POOL_BYTES = 64 * 1024 * 1024       # random words shared by all records of a process
+PIECE_BYTES = 4 * 1024 * 1024       # largest slice taken from the pool at once
+BATCH_BYTES = 8 * 1024 * 1024       # bytes queued before one writev
+MAX_IOV = 512
+_POOL_WORDS, _PIECE_WORDS = POOL_BYTES // 8, PIECE_BYTES // 8
+_SCRATCH_WORDS = (BATCH_BYTES + PIECE_BYTES) // 8
+
+# --------------------------------------------------------------------------- CRC32C
+
+
+def crc32c(data, value: int = 0) -> int:
+    """CRC32C (Castagnoli) of `data`, continuing from `value`; C / SSE4.2 via the crc32c wheel."""
+    import crc32c as _c
+
+    return _c.crc32c(data, value)
+
+
+def masked_crc(crc: int) -> int:
+    """TFRecord's mask: rotate right by 15 and add 0xa282ead8, modulo 2^32."""
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+# --------------------------------------------------------------------------- content
+
+
+class Content:
+    """The seeded random pool of one process (built once, read-only afterwards)."""
+
+    def __init__(self, seed: int):
+        self.seed = seed
+        self.pool = np.random.SFC64(seed).random_raw(_POOL_WORDS).astype(np.uint64, copy=False)
+        self.scratch = np.empty(_SCRATCH_WORDS, dtype=np.uint64)
+
+    def file_rng(self, index: int):
+        return np.random.SFC64([self.seed, index])
+
+
+class Sink:
+    """Sequential writer of one file: small byte strings and random pieces, batched into writev."""
+
+    def __init__(self, fd: int, content: Content, index: int):
+        self.fd, self.content, self.rng = fd, content, content.file_rng(index)
+        self.iov: list = []
+        self.queued = 0       # bytes in self.iov
+        self.words = 0        # scratch words in use
+        self.written = 0      # bytes handed to the kernel
+
+    def put(self, data: bytes) -> None:
+        self.iov.append(data)
+        self.queued += len(data)
+        if self.queued >= BATCH_BYTES or len(self.iov) >= MAX_IOV:
+            self.flush()
+
+    def random(self, nbytes: int, queue: bool = True):
+        """Yield memoryviews that together hold `nbytes` fresh bytes; use each before the next.
+
+        With queue=True the pieces are also queued for writing (in order); else they are scratch only.
+        """
+        scratch, pool = self.content.scratch, self.content.pool
+        while nbytes > 0:
+            size = min(nbytes, PIECE_BYTES)
+            words = (size + 7) // 8
+            if not queue:
+                self.flush()
+            elif self.words + words > _SCRATCH_WORDS or len(self.iov) >= MAX_IOV:
+                self.flush()
+            raw = self.rng.random_raw(2)
+            start = int(raw[0] % np.uint64(_POOL_WORDS - words + 1))
+            out = scratch[self.words:self.words + words]
+            np.bitwise_xor(pool[start:start + words], raw[1], out=out)
+            view = memoryview(out).cast("B")[:size]
+            nbytes -= size
+            if queue:
+                self.words += words
+                self.iov.append(view)
+                self.queued += size
+            yield view
+            if self.queued >= BATCH_BYTES:
+                self.flush()
+
+    def flush(self) -> None:
+        iov = self.iov
+        while iov:
+            done = os.writev(self.fd, iov[:1024])
+            self.written += done
+            while iov and done >= len(iov[0]):
+                done -= len(iov.pop(0))
+            if done:
+                iov[0] = memoryview(iov[0])[done:]
+        self.queued = self.words = 0
+
+
+# --------------------------------------------------------------------------- protobuf / TFRecord
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field."""
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _int64_feature(name: str, value: int) -> bytes:
+    int64_list = _field(1, _varint(value))                 # Int64List.value, packed
+    feature = _field(3, int64_list)                         # Feature.int64_list
+    return _field(1, _field(1, name.encode()) + _field(2, feature))   # Features.feature map entry
+
+
+def example_prefix(image_bytes: int, label: int = 0) -> bytes:
+    """The serialized tf.train.Example up to the image bytes, which come last."""
+    image_head = _varint(1 << 3 | 2) + _varint(image_bytes)            # BytesList.value header
+    bytes_list_len = len(image_head) + image_bytes
+    feature_head = _varint(1 << 3 | 2) + _varint(bytes_list_len)        # Feature.bytes_list
+    feature_len = len(feature_head) + bytes_list_len
+    key = _field(1, b"image")
+    entry_head = key + _varint(2 << 3 | 2) + _varint(feature_len)
+    entry_len = len(entry_head) + feature_len
+    image_entry_head = _varint(1 << 3 | 2) + _varint(entry_len) + entry_head
+    small = _int64_feature("label", label) + _int64_feature("size", image_bytes)
+    features_len = len(small) + len(image_entry_head) + len(feature_head) + len(image_head) + image_bytes
+    return (_varint(1 << 3 | 2) + _varint(features_len) + small + image_entry_head
+            + feature_head + image_head)
+
+
+@lru_cache(maxsize=65536)
+def example_layout(record_bytes: int) -> tuple[bytes, int]:
+    """(prefix, image_bytes) of the largest Example whose length is <= record_bytes."""
+    n = max(0, record_bytes - len(example_prefix(record_bytes)))
+    while n > 0 and len(example_prefix(n)) + n > record_bytes:
+        n -= 1
+    while len(example_prefix(n + 1)) + n + 1 <= record_bytes:
+        n += 1
+    return example_prefix(n), n
+
+
+def tfrecord_payload_bytes(record_bytes: int) -> int:
+    prefix, image = example_layout(int(record_bytes))
+    return len(prefix) + image
+
+
+def tfrecord_header(payload_bytes: int) -> bytes:
+    length = struct.pack("<Q", payload_bytes)
+    return length + struct.pack("<I", masked_crc(crc32c(length)))
+
+
+def write_tfrecord(sink: Sink, record_lengths) -> None:
+    for record in record_lengths:
+        prefix, image = example_layout(int(record))
+        sink.put(tfrecord_header(len(prefix) + image) + prefix)
+        crc = crc32c(prefix)
+        for piece in sink.random(image):
+            crc = crc32c(piece, crc)
+        sink.put(struct.pack("<I", masked_crc(crc)))
+
+
+def tfrecord_size(record_lengths) -> int:
+    return sum(16 + tfrecord_payload_bytes(int(r)) for r in record_lengths)
+
+
+def check_tfrecord(path, record_lengths, deep: bool = False) -> str | None:
+    """None when the framing matches the expected records, else what is wrong.
+
+    Cheap mode reads the 12-byte header of every record; deep mode also verifies every payload CRC.
+    """
+    with open(path, "rb", buffering=0) as f:
+        fd, offset = f.fileno(), 0
+        for i, record in enumerate(record_lengths):
+            expected = tfrecord_payload_bytes(int(record))
+            head = os.pread(fd, 12, offset)
+            if len(head) < 12:
+                return f"record {i}: truncated header at byte {offset}"
+            (length,), (crc,) = struct.unpack("<Q", head[:8]), struct.unpack("<I", head[8:])
+            if crc != masked_crc(crc32c(head[:8])):
+                return f"record {i}: length CRC mismatch at byte {offset}"
+            if length != expected:
+                return f"record {i}: length {length}, expected {expected}"
+            if deep:
+                body = os.pread(fd, length + 4, offset + 12)
+                if len(body) < length + 4:
+                    return f"record {i}: truncated payload"
+                if struct.unpack("<I", body[length:])[0] != masked_crc(crc32c(body[:length])):
+                    return f"record {i}: payload CRC mismatch"
+            offset += 16 + length
+        size = os.fstat(fd).st_size
+    if size != offset:
+        return f"{'truncated' if size < offset else 'trailing bytes'}: size {size}, expected {offset}"
+    return None
+
+
+# --------------------------------------------------------------------------- npz (stored zip64)
+
+_LOCAL = struct.Struct("<IHHHHHIIIHH")
+_CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")
+_ZIP64_END = struct.Struct("<IQHHIIQQQQ")
+_ZIP64_LOCATOR = struct.Struct("<IIQI")
+_END = struct.Struct("<IHHHHIIH")
+_DOS_DATE = (0 << 9) | (1 << 5) | 1        # 1980-01-01, as np.savez / zipfile write
+_FFFF = 0xFFFFFFFF
+
+
+def npz_shape(record_bytes: int, samples: int) -> tuple[int, int, int]:
+    """DLIO's (dim1, dim2, samples) uint8 layout with dim1 x dim2 as close to record_bytes as fits."""
+    d1 = max(1, math.isqrt(int(record_bytes)))
+    return d1, max(1, int(record_bytes) // d1), samples
+
+
+def _npy_header(dtype: str, shape: tuple) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": dtype, "fortran_order": False, "shape": shape})
+    return buf.getvalue()
+
+
+def _local_header(name: bytes, crc: int, size: int) -> bytes:
+    return (_LOCAL.pack(0x04034B50, 45, 0, 0, 0, _DOS_DATE, crc, _FFFF, _FFFF, len(name), 20)
+            + name + struct.pack("<HHQQ", 1, 16, size, size))
+
+
+def _central(name: bytes, crc: int, size: int, offset: int) -> bytes:
+    return (_CENTRAL.pack(0x02014B50, 45 | 3 << 8, 45, 0, 0, 0, _DOS_DATE, crc, _FFFF, _FFFF,
+                          len(name), 28, 0, 0, 0, 0o644 << 16, _FFFF)
+            + name + struct.pack("<HHQQQ", 1, 24, size, size, offset))
+
+
+def _npz_parts(shape: tuple) -> tuple[bytes, int, bytes]:
+    """x.npy header, x data bytes, y.npy member (header + zero labels)."""
+    samples = shape[-1]
+    y = _npy_header("<i8", (samples,)) + bytes(8 * samples)
+    return _npy_header("|u1", shape), shape[0] * shape[1] * samples, y
+
+
+@lru_cache(maxsize=65536)
+def npz_size(record_bytes: int, samples: int) -> int:
+    x_head, x_data, y = _npz_parts(npz_shape(record_bytes, samples))
+    entries = 2 * (30 + 5 + 20) + 2 * (46 + 5 + 28)
+    return entries + len(x_head) + x_data + len(y) + _ZIP64_END.size + _ZIP64_LOCATOR.size + _END.size
+
+
+def write_npz(sink: Sink, record_bytes: int, samples: int) -> None:
+    x_head, x_data, y = _npz_parts(npz_shape(record_bytes, samples))
+    x_size = len(x_head) + x_data
+    sink.put(_local_header(b"x.npy", 0, x_size) + x_head)     # CRC patched below
+    crc = zlib.crc32(x_head)
+    for piece in sink.random(x_data):
+        crc = zlib.crc32(piece, crc)
+    y_offset = 30 + 5 + 20 + x_size
+    y_crc = zlib.crc32(y)
+    sink.put(_local_header(b"y.npy", y_crc, len(y)) + y)
+    cd_offset = y_offset + 30 + 5 + 20 + len(y)
+    central = _central(b"x.npy", crc, x_size, 0) + _central(b"y.npy", y_crc, len(y), y_offset)
+    end64 = cd_offset + len(central)
+    sink.put(central
+             + _ZIP64_END.pack(0x06064B50, 44, 45, 45, 0, 0, 2, 2, len(central), cd_offset)
+             + _ZIP64_LOCATOR.pack(0x07064B50, 0, end64, 1)
+             + _END.pack(0x06054B50, 0, 0, 2, 2, _FFFF, _FFFF, 0))
+    sink.flush()
+    os.pwrite(sink.fd, struct.pack("<I", crc), 14)
+
+
+# --------------------------------------------------------------------------- hdf5 (open division)
+
+
+def write_hdf5(path, sink: Sink, record_bytes: int, samples: int) -> None:
+    """h5py file at `path` (the Sink provides the content only; h5py does the writing)."""
+    import h5py
+
+    d1, d2, _ = npz_shape(record_bytes, samples)
+    with h5py.File(path, "w", libver="earliest") as f:
+        records = f.create_dataset("records", (samples, d1, d2), dtype="u1", track_times=False)
+        for j in range(samples):
+            flat = np.empty(d1 * d2, dtype=np.uint8)
+            pos = 0
+            for piece in sink.random(d1 * d2, queue=False):
+                flat[pos:pos + len(piece)] = np.frombuffer(piece, dtype=np.uint8)
+                pos += len(piece)
+            records[j] = flat.reshape(d1, d2)
+        f.create_dataset("labels", data=np.zeros(samples, dtype=np.int64), track_times=False)
+
+
+def check_hdf5(path, record_bytes: int, samples: int) -> str | None:
+    import h5py
+
+    try:
+        with h5py.File(path, "r") as f:
+            shape = f["records"].shape
+    except (OSError, KeyError) as exc:
+        return f"not a readable hdf5 file ({str(exc).splitlines()[0][:120]})"
+    d1, d2, _ = npz_shape(record_bytes, samples)
+    return None if shape == (samples, d1, d2) else f"records shape {shape}, expected {(samples, d1, d2)}"
