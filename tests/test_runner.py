@@ -273,7 +273,8 @@ def test_a_rank_killed_mid_run_fails_the_run(unet_data, tmp_path):
     assert not alive(pids[0])
 
 
-def test_sigint_mid_run_marks_it_interrupted_and_removes_the_cgroup(unet_data, tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_mid_run_marks_it_interrupted_and_removes_the_cgroup(unet_data, tmp_path, sig):
     res = tmp_path / "res"
     proc = start_cli(["run", "--workload", "unet3d", "--accelerators", 2, "--data-dir", unet_data, "--results-dir",
                       res, "--runs", 3, "--division", "open", "--memory-limit", "1GiB", *params(UNET, tmp_path),
@@ -284,14 +285,13 @@ def test_sigint_mid_run_marks_it_interrupted_and_removes_the_cgroup(unet_data, t
         assert line, proc.communicate()
         out += line
     proc.stdout.close()
-    (res / "run-2" / "plan.json").exists()
     wait_for(res / "run-2" / "ranks" / "rank-1.pid", proc)
     pids = [int((res / "run-2" / "ranks" / f"rank-{r}.pid").read_text().split()[1]) for r in (0, 1)]
     before = (res / "run-1" / "results.json").read_bytes()
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 1, err
-    assert "interrupted by SIGINT" in err.strip().splitlines()[-1]
+    assert f"interrupted by {sig.name}" in err.strip().splitlines()[-1]
     doc = files.load_json(res / "run-2" / "results.json", schema="results")
     assert doc["status"] == "interrupted" and doc["complete"] is False
     assert doc["enforcement"]["memory_limit"]["removed"] is True
@@ -316,3 +316,25 @@ def test_file_truncated_mid_run_is_named(tmp_path):
     line = err.strip().splitlines()[-1]
     assert str(victim) in line and "truncated" in line, err
     assert files.load_json(res / "run-1" / "results.json", schema="results")["status"] == "failed"
+
+
+def test_miniature_default_generates_once_and_is_labelled(run_cli, tmp_path, monkeypatch):
+    """No --data-dir: datasize (memory rule only) -> datagen -> cache drop -> cgroup -> run -> [METRIC].
+    cosmoflow with a 128 MiB limit keeps it small (237 real 2.8 MB TFRecord files)."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["run", "--workload", "cosmoflow", "--accelerators", 1, "--memory-limit", "128MiB", "--runs", 1,
+            "--param", "reader.read_threads=2"]
+    code, out, err = run_cli(*argv, "--results-dir", "r1")
+    assert "miniature dataset: generating 237 tfrecord files" in out
+    assert "MINIATURE" in out and "[METRIC] Number of Simulated Accelerators: 1" in out
+    doc = files.load_json(tmp_path / "r1" / "run-1" / "results.json", schema="results")
+    assert doc["miniature"] is True and doc["division"] == "closed" and doc["status"] == "complete"
+    assert doc["compliance"]["compliant"] is False
+    assert any(r.startswith("miniature:") for r in doc["compliance"]["reasons"])
+    assert doc["enforcement"]["cache_drop"]["succeeded"] is True
+    assert doc["enforcement"]["memory_limit"]["applied_bytes"] == 128 * 1024**2
+    assert doc["enforcement"]["required_files"] == 237
+    assert doc["dataset"]["num_files_train"] == 237
+    assert code == 1      # a miniature is never compliant
+    code, out, err = run_cli(*argv, "--results-dir", "r2")
+    assert "miniature dataset: reusing" in out and "generating" not in out
