@@ -286,6 +286,7 @@ def test_signal_mid_run_marks_it_interrupted_and_removes_the_cgroup(unet_data, t
         out += line
     proc.stdout.close()
     wait_for(res / "run-2" / "ranks" / "rank-1.pid", proc)
+    wait_for(res / "run-2" / "ranks" / "rank-0.pid", proc)
     pids = [int((res / "run-2" / "ranks" / f"rank-{r}.pid").read_text().split()[1]) for r in (0, 1)]
     before = (res / "run-1" / "results.json").read_bytes()
     proc.send_signal(sig)
@@ -338,3 +339,26 @@ def test_miniature_default_generates_once_and_is_labelled(run_cli, tmp_path, mon
     assert code == 1      # a miniature is never compliant
     code, out, err = run_cli(*argv, "--results-dir", "r2")
     assert "miniature dataset: reusing" in out and "generating" not in out
+
+
+def test_hosts_go_to_mpiexec_and_into_the_result(run_cli, unet_data, tmp_path):
+    import socket
+
+    host = socket.gethostname()
+    res = tmp_path / "res"
+    code, out, err = run_cli("run", "--workload", "unet3d", "--accelerators", 2, "--data-dir", unet_data,
+                             "--results-dir", res, "--runs", 1, "--division", "open", "--hosts", host,
+                             *params(UNET, tmp_path))
+    assert code == 1, err
+    doc = files.load_json(res / "run-1" / "results.json", schema="results")
+    assert doc["status"] == "complete" and doc["hosts"] == [host] and doc["num_hosts"] == 1
+    assert load(res / "run-1" / "summary.json")["num_hosts"] == 1
+
+
+def test_bad_hostfile_is_one_line(run_cli, unet_data, tmp_path):
+    empty = tmp_path / "hosts"
+    empty.write_text("# nothing\n")
+    for hostfile, message in ((tmp_path / "missing", "cannot read"), (empty, "expected at least one host")):
+        code, out, err = run_cli("run", "--workload", "unet3d", "--accelerators", 1, "--data-dir", unet_data,
+                                 "--division", "open", "--hostfile", hostfile, "--results-dir", tmp_path / "r")
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1
