@@ -137,7 +137,10 @@ def prepare(opts: Options) -> Prepared:
         raise SuiteError(f"--runs: expected a positive integer, got {opts.runs}")
     hosts = parse_hosts(opts)
     reasons = []
-    miniature = opts.data_dir is None
+    data_folder = opts.data_dir or params.get("dataset.data_folder")   # DLIO users pass data_folder
+    if data_folder and "storage.storage_root" in params and not Path(data_folder).is_absolute():
+        data_folder = str(Path(str(params["storage.storage_root"])) / data_folder)
+    miniature = data_folder is None
     memory_limit = opts.memory_limit
     if miniature and memory_limit is None:
         memory_limit = MINIATURE_MEMORY_BYTES
@@ -157,7 +160,7 @@ def prepare(opts: Options) -> Prepared:
         data_dir = Path("results") / "data" / f"{workload.name}-miniature-{required_files}files"
         ensure_miniature_data(workload, data_dir, required_files)
     else:
-        data_dir = Path(opts.data_dir)
+        data_dir = Path(data_folder)
         if not data_dir.is_dir():
             raise SuiteError(f"--data-dir {data_dir}: expected a directory with the dataset, got "
                              f"{'nothing' if not data_dir.exists() else 'a file'}")
@@ -376,6 +379,9 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
             evidence = cgroup.evidence() if cgroup is not None else None
         except Exception as exc:  # noqa: BLE001 - evidence must not hide the run's own error
             evidence = {"error": str(exc)}
+    if status == "failed" and evidence and evidence.get("oom_kills"):
+        error += (f"; the memory cgroup OOM-killed {evidence['oom_kills']} process(es) at "
+                  f"{evidence.get('applied_bytes')} bytes: raise --memory-limit")
     from suite.run_results import collect
 
     return collect(prep, k, run_dir, start, time.time(), status, error, drop, evidence)
@@ -421,7 +427,8 @@ def launch(argv, run_dir: Path, start_in_cgroup) -> int:
 def _relay(stream, log) -> None:
     """Ranks' stdout to ours; mpiexec's own banners (a rank's bad termination) to mpiexec.log."""
     for raw in iter(stream.readline, b""):
-        if raw.startswith(b"=") or b"TERMINATION" in raw or raw.startswith(b"YOUR APPLICATION"):
+        if raw.startswith((b"=", b"YOUR APPLICATION", b"This typically refers", b"Please see the FAQ")) \
+                or b"TERMINATION" in raw:
             log.write(raw)
             log.flush()
             continue

@@ -346,12 +346,16 @@ def test_hosts_go_to_mpiexec_and_into_the_result(run_cli, unet_data, tmp_path):
 
     host = socket.gethostname()
     res = tmp_path / "res"
-    code, out, err = run_cli("run", "--workload", "unet3d", "--accelerators", 2, "--data-dir", unet_data,
+    # the dataset named the DLIO way (dataset.data_folder) instead of --data-dir; O_DIRECT reads
+    code, out, err = run_cli("run", "--workload", "unet3d", "--accelerators", 2, "--param",
+                             f"dataset.data_folder={unet_data}", "--param", "reader.odirect=true",
                              "--results-dir", res, "--runs", 1, "--division", "open", "--hosts", host,
                              *params(UNET, tmp_path))
     assert code == 1, err
     doc = files.load_json(res / "run-1" / "results.json", schema="results")
     assert doc["status"] == "complete" and doc["hosts"] == [host] and doc["num_hosts"] == 1
+    assert doc["miniature"] is False and doc["dataset"]["data_dir"] == str(unet_data)
+    assert doc["params"]["reader.odirect"] is True and doc["metric"]["bytes_read"] > 0
     assert load(res / "run-1" / "summary.json")["num_hosts"] == 1
 
 
@@ -362,3 +366,17 @@ def test_bad_hostfile_is_one_line(run_cli, unet_data, tmp_path):
         code, out, err = run_cli("run", "--workload", "unet3d", "--accelerators", 1, "--data-dir", unet_data,
                                  "--division", "open", "--hostfile", hostfile, "--results-dir", tmp_path / "r")
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_rank_oom_killed_in_the_cgroup_is_explained(run_cli, unet_data, tmp_path):
+    """4 reader threads x 64 MiB buffers cannot fit a 128 MiB cgroup: the kernel OOM-kills the rank."""
+    res = tmp_path / "res"
+    code, out, err = run_cli("run", "--workload", "unet3d", "--accelerators", 1, "--data-dir", unet_data,
+                             "--results-dir", res, "--runs", 1, "--division", "open", "--memory-limit", "128MiB",
+                             *params(UNET, tmp_path), "--param", "reader.transfer_size=67108864")
+    assert code == 1
+    assert "rank 0" in err and "OOM-killed" in err and "raise --memory-limit" in err
+    assert len(err.strip().splitlines()) == 1 and "FAQ" not in out
+    doc = files.load_json(res / "run-1" / "results.json", schema="results")
+    assert doc["status"] == "failed" and doc["enforcement"]["memory_limit"]["oom_kills"] >= 1
+    assert doc["enforcement"]["memory_limit"]["removed"] is True
