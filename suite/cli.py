@@ -77,6 +77,7 @@ def cmd_datasize(args) -> int:
 
 def cmd_datagen(args) -> int:
     from suite import datagen, datasize, workloads
+    from suite.report.datagen import Progress, summary
 
     params = workloads.parse_params(args.param)
     workload = workloads.resolve(args.workload, args.accelerator_type, params)
@@ -98,10 +99,10 @@ def cmd_datagen(args) -> int:
                         *[f"--param={p}" for p in args.param or []]]
     world = datagen.mpi_world()
     rank0 = world is None or world[1] == 0
-    with datagen.Progress(num_files, enabled=rank0) as progress:
+    with Progress(num_files, enabled=rank0) as progress:
         log = datagen.generate(workload, args.data_dir, num_files, args.processes, seed, progress, extra)
     if rank0:
-        print(datagen.summary(log, args.data_dir))
+        print(summary(log, args.data_dir / datagen.LOG_NAME))
     return ExitCode.OK
 
 def cmd_run(args) -> int:

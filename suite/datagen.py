@@ -6,7 +6,7 @@ Record lengths: one draw of shape (files, samples per file) from Normal(record_l
 record_length_stdev) with the seed, rounded and clipped below at min_record_bytes(); so a file's
 expected size is known without reading it, and the same command writes the same bytes.
 Every file is written to a hidden temp name and renamed when complete; a rerun keeps complete files
-(size, + TFRecord framing) and rewrites the rest. One fsync pass at the end, like fio's end_fsync.
+(size, + TFRecord framing) and rewrites the rest. One syncfs at the end, like fio's end_fsync.
 Parallel: P local processes (fork), or MPI ranks when launched under mpiexec (each rank its shard).
 """
 
@@ -84,8 +84,11 @@ def expected_size(fmt: str, lengths, samples: int) -> int | None:
     return None
 
 
-def file_problem(path: Path, fmt: str, lengths, samples: int, deep: bool = False) -> str | None:
-    """None when `path` is a complete file for these lengths, else why it is not."""
+def file_problem(path: Path, fmt: str, lengths, samples: int, deep: bool = False,
+                 framing: bool = True) -> str | None:
+    """None when `path` is a complete file for these lengths, else why it is not.
+
+    Always the size; with `framing` every TFRecord header (hdf5: opens it); with `deep` every CRC."""
     from suite import formats
 
     try:
@@ -95,7 +98,7 @@ def file_problem(path: Path, fmt: str, lengths, samples: int, deep: bool = False
     want = expected_size(fmt, lengths, samples)
     if want is not None and size != want:
         return f"size {size}, expected {want}"
-    if fmt == "tfrecord":
+    if fmt == "tfrecord" and (framing or deep):
         return formats.check_tfrecord(path, lengths, deep)
     if fmt == "hdf5":
         return formats.check_hdf5(path, int(lengths[0]), samples)
@@ -122,8 +125,9 @@ class DatasetScan:
         return not self.problems and self.num_files > 0
 
 
-def scan(data_dir, workload, deep: bool = False) -> DatasetScan:
-    """Check data_dir against `workload`: layout, count, format, sizes (+ CRCs when deep)."""
+def scan(data_dir, workload, deep: bool = False, framing: bool = True) -> DatasetScan:
+    """Check data_dir against `workload`: layout, count, format, sizes, TFRecord framing (one small
+    read per record; framing=False skips it), every CRC when deep."""
     data_dir = Path(data_dir)
     out = DatasetScan(data_dir, workload.format, 0, None, 0)
     train, seed = data_dir / "train", workload.seed
@@ -131,8 +135,12 @@ def scan(data_dir, workload, deep: bool = False) -> DatasetScan:
         out.problems.append(f"{train}: missing")
         return out
     log = data_dir / LOG_NAME
-    if log.is_file():
-        doc = suite_files.load_json(log, schema="generation_log")
+    try:
+        doc = suite_files.load_json(log, schema="generation_log") if log.is_file() else None
+    except SuiteError as exc:
+        out.problems.append(str(exc))
+        doc = {}
+    if doc:
         seed = doc["seed"]
         for key, want in (("workload", workload.name), ("format", workload.format),
                           ("record_length_bytes", workload.record_length_bytes),
@@ -140,7 +148,7 @@ def scan(data_dir, workload, deep: bool = False) -> DatasetScan:
                           ("num_samples_per_file", workload.num_samples_per_file)):
             if doc[key] != want:
                 out.problems.append(f"{log}: {key}: expected {want}, got {doc[key]}")
-    else:
+    elif doc is None:
         out.problems.append(f"{log}: missing")
     found, counts = [], Counter()
     for root, _dirs, names in os.walk(train):
@@ -162,7 +170,7 @@ def scan(data_dir, workload, deep: bool = False) -> DatasetScan:
     for stray in sorted(set(found) - set(expected)):
         out.problems.append(f"{stray}: not part of the {n}-file {workload.format} layout")
     for i, path in enumerate(expected):
-        problem = file_problem(path, workload.format, lengths[i], spf, deep)
+        problem = file_problem(path, workload.format, lengths[i], spf, deep, framing)
         if problem:
             out.problems.append(f"{path}: {problem}")
         else:
@@ -194,6 +202,7 @@ def _write_one(index: int) -> tuple[int, int, bool]:
         else:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             try:
+                formats.preallocate(fd, expected_size(fmt, record, spf))
                 sink = formats.Sink(fd, content, index)
                 if fmt == "tfrecord":
                     formats.write_tfrecord(sink, record)
@@ -224,12 +233,27 @@ def _content(seed):
     return _CONTENT[seed]
 
 
-def _fsync(paths) -> None:
-    """fsync the files and then their directories (fio --end_fsync=1, once per file)."""
-    for path in list(paths) + sorted({p.parent for p in paths}):
-        fd = os.open(path, os.O_RDONLY)
+def _flush(paths) -> None:
+    """Make the written files durable once at the end (fio's --end_fsync=1): syncfs(2) of each file
+    system holding them (data and metadata); fsync of every file and folder where syncfs is missing."""
+    import ctypes
+
+    from suite.formats import _libc_function
+
+    syncfs = _libc_function("syncfs", (ctypes.c_int,))
+    if syncfs:
+        targets = list({os.stat(p.parent).st_dev: p.parent for p in paths}.values())
+    else:
+        targets = list(paths) + sorted({p.parent for p in paths})
+    for target in targets:
+        fd = os.open(target, os.O_RDONLY)
         try:
-            os.fsync(fd)
+            if syncfs and syncfs(fd) != 0:
+                raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+            if not syncfs:
+                os.fsync(fd)
+        except OSError as exc:
+            raise SuiteError(f"{target}: cannot flush to disk: {exc.strerror or exc}") from None
         finally:
             os.close(fd)
 
@@ -254,17 +278,17 @@ def _run(indices, processes: int, on_file) -> list[Path]:
             on_file(*result)
             if result[2]:
                 written.append(paths[i])
-        _fsync(written)
+        _flush(written)
         return written
     import multiprocessing
 
     _content(_JOB[3])            # build the pool once; the workers share it copy-on-write
-    with multiprocessing.get_context("fork").Pool(processes, initializer=_worker_init) as pool:
+    with multiprocessing.get_context("fork").Pool(min(processes, len(indices)), initializer=_worker_init) as pool:
         for result in pool.imap_unordered(_write_one, indices, chunksize=1):
             on_file(*result)
             if result[2]:
                 written.append(paths[result[0]])
-        pool.map(_fsync, [written[k::processes] for k in range(processes)], chunksize=1)
+    _flush(written)
     return written
 
 
@@ -309,11 +333,17 @@ def _check_space(data_dir: Path, workload, paths, lengths) -> None:
 
 
 def _prepare(data_dir: Path, workload, paths, lengths) -> None:
-    _check_space(data_dir, workload, paths, lengths)
-    for root, _dirs, names in os.walk(data_dir / "train"):     # leftovers of an interrupted run
+    """Refuse to mix datasets, check the space, remove the temp files of an interrupted run."""
+    suffix = f"_of_{len(paths)}.{extension(workload)}"
+    for root, _dirs, names in os.walk(data_dir / "train"):
+        other = sorted(n for n in names if _NAME.match(n) and not n.endswith(suffix))
+        if other:
+            raise SuiteError(f"--data-dir {data_dir}: expected only img_<i>{suffix} files in train/, got "
+                             f"{len(other)} of another dataset, e.g. {Path(root) / other[0]} (use another --data-dir)")
         for name in names:
             if _TEMP.match(name):
                 (Path(root) / name).unlink(missing_ok=True)
+    _check_space(data_dir, workload, paths, lengths)
     for folder in sorted({p.parent for p in paths}):
         folder.mkdir(parents=True, exist_ok=True)
 
@@ -393,47 +423,3 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
         except OSError as exc:
             raise SuiteError(f"{data_dir / LOG_NAME}: cannot write: {exc.strerror or exc}") from None
     return log
-
-
-# --------------------------------------------------------------------------- progress and summary
-
-
-class Progress:
-    """A tqdm bar on a TTY, else a plain line every 5% or 10 s (stderr); call it as (files, bytes)."""
-
-    def __init__(self, total_files: int, enabled: bool = True, stream=None):
-        self.total, self.enabled, self.stream = total_files, enabled, stream or sys.stderr
-        self.bar, self.t0, self.last, self.next_files = None, time.perf_counter(), 0.0, 0
-
-    def __enter__(self):
-        if self.enabled and self.stream.isatty():
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=self.total, unit="file", file=self.stream, desc="datagen", dynamic_ncols=True)
-        return self
-
-    def __call__(self, files: int, nbytes: int) -> None:
-        if not self.enabled:
-            return
-        files = min(files, self.total)
-        now = time.perf_counter()
-        if self.bar is not None:
-            self.bar.update(files - self.bar.n)
-            self.bar.set_postfix_str(f"{nbytes / 2**30:.2f} GiB", refresh=False)
-        elif (files >= self.next_files and now - self.last >= 1) or now - self.last >= 10 or files == self.total:
-            rate = nbytes / max(now - self.t0, 1e-9) / 1e6
-            print(f"datagen: {files}/{self.total} files, {nbytes / 2**30:.2f} GiB, {rate:.0f} MB/s",
-                  file=self.stream, flush=True)
-            self.last, self.next_files = now, files + max(1, self.total // 20)
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            self.bar.close()
-
-
-def summary(log: dict, data_dir) -> str:
-    kept = f" ({log['files_kept']} complete files kept)" if log["files_kept"] else ""
-    return (f"datagen: {log['workload']} {log['format']}: wrote {log['files_written']} of {log['num_files']} files"
-            f"{kept}, {log['bytes_written'] / 2**30:.2f} GiB in {log['duration_s']:.1f} s, "
-            f"{log['throughput_mb_s']:.1f} MB/s (1 MB = 10^6 B), {log['processes']} process(es) x "
-            f"{log['ranks']} rank(s); dataset {log['bytes'] / 2**30:.2f} GiB; log {Path(data_dir) / LOG_NAME}")

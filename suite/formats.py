@@ -24,8 +24,8 @@ import numpy as np
 
 EXTENSIONS = {"npz": "npz", "tfrecord": "tfrecord", "hdf5": "hdf5"}
 POOL_BYTES = 64 * 1024 * 1024       # random words shared by all records of a process
-PIECE_BYTES = 4 * 1024 * 1024       # largest slice taken from the pool at once
-BATCH_BYTES = 8 * 1024 * 1024       # bytes queued before one writev
+PIECE_BYTES = 1024 * 1024           # largest slice taken from the pool at once (cache-sized)
+BATCH_BYTES = 1024 * 1024           # bytes queued before one writev (fio's --bs=1M)
 MAX_IOV = 512
 _POOL_WORDS, _PIECE_WORDS = POOL_BYTES // 8, PIECE_BYTES // 8
 _SCRATCH_WORDS = (BATCH_BYTES + PIECE_BYTES) // 8
@@ -46,6 +46,31 @@ def masked_crc(crc: int) -> int:
 
 
 # --------------------------------------------------------------------------- content
+
+
+@lru_cache(maxsize=None)
+def _libc_function(name: str, argtypes):
+    import ctypes
+
+    function = getattr(ctypes.CDLL(None, use_errno=True), name, None)
+    if function is not None:
+        function.argtypes = list(argtypes)
+    return function
+
+
+def preallocate(fd: int, nbytes: int) -> None:
+    """Reserve the file's blocks up front (fallocate, keeping the size 0) as fio does before writing:
+    contiguous extents, and a full disk fails here rather than mid-file. No-op where unsupported."""
+    import ctypes
+    import errno
+
+    fallocate = _libc_function("fallocate", (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64))
+    if fallocate is None or not nbytes:
+        return
+    if fallocate(fd, 1, 0, nbytes) != 0:          # 1 = FALLOC_FL_KEEP_SIZE
+        err = ctypes.get_errno()
+        if err in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+            raise OSError(err, os.strerror(err))
 
 
 class Content:

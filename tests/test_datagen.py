@@ -157,6 +157,28 @@ def test_sized_from_accelerators_and_memory_through_datasize(run_cli, tmp_path):
     assert scanned.ok and scanned.num_files == 1500 and scanned.total_bytes == log["bytes"]
 
 
+def test_progress_is_a_tqdm_bar_on_a_tty_and_plain_lines_otherwise():
+    import io
+
+    from suite.report.datagen import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty, plain = Tty(), io.StringIO()
+    for stream in (tty, plain):
+        with Progress(4, stream=stream) as progress:
+            for k in range(1, 5):
+                progress(k, k * 2**29)
+    assert "datagen: 100%" in tty.getvalue() and "4/4" in tty.getvalue() and "2.00 GiB" in tty.getvalue()
+    assert plain.getvalue().splitlines()[-1].startswith("datagen: 4/4 files, 2.00 GiB")
+    quiet = io.StringIO()
+    with Progress(4, enabled=False, stream=quiet) as progress:
+        progress(4, 1)
+    assert quiet.getvalue() == ""
+
+
 # --------------------------------------------------------------------------- MPI
 
 
@@ -188,6 +210,7 @@ def test_rerun_keeps_complete_files_and_rewrites_broken_ones(run_cli, tmp_path):
     paths[3].write_bytes(data)
     stale = tmp_path / "train" / f".{paths[0].name}.host.1.tmp"
     stale.write_bytes(b"half")
+    assert len(datagen.scan(tmp_path, resolved("cosmoflow", COSMO), framing=False).problems) == 2
     problems = datagen.scan(tmp_path, resolved("cosmoflow", COSMO)).problems
     assert len(problems) == 3 and any("length CRC" in p for p in problems) and any("temp" in p for p in problems)
     code, out, _ = run_cli(*argv)
@@ -257,6 +280,22 @@ def test_bad_arguments_are_one_line_exit_2(run_cli, tmp_path, extra, needle):
     code, out, err = run_cli("datagen", "--data-dir", tmp_path, *extra)
     one_line_error(code, err, needle)
     assert not (tmp_path / "train").exists()
+
+
+def test_refuses_to_mix_with_another_dataset(run_cli, tmp_path):
+    assert run_cli("datagen", "--workload", "cosmoflow", "--data-dir", tmp_path, "--files", 2, *COSMO)[0] == 0
+    code, _, err = run_cli("datagen", "--workload", "cosmoflow", "--data-dir", tmp_path, "--files", 3, *COSMO)
+    one_line_error(code, err, "got 2 of another dataset")
+    code, _, err = run_cli("datagen", "--workload", "unet3d", "--data-dir", tmp_path, "--files", 2, *UNET)
+    one_line_error(code, err, "expected only img_<i>_of_2.npz files")
+    assert len(list((tmp_path / "train").iterdir())) == 2
+
+
+def test_scan_reports_an_unreadable_generation_log(run_cli, tmp_path):
+    assert run_cli("datagen", "--workload", "cosmoflow", "--data-dir", tmp_path, "--files", 2, *COSMO)[0] == 0
+    (tmp_path / "generation_log.json").write_text("{not json")
+    scanned = datagen.scan(tmp_path, resolved("cosmoflow", COSMO))
+    assert scanned.num_files == 2 and len(scanned.problems) == 1 and "expected valid JSON" in scanned.problems[0]
 
 
 def test_data_dir_that_is_a_file(run_cli, tmp_path):

@@ -163,6 +163,58 @@ def test_tfrecord_framing_crcs_and_example_payload(tmp_path):
             assert len(set(example["image"])) == 256          # random bytes, not a constant fill
 
 
+def _tf_example_class():
+    """tensorflow.Example built from example.proto / feature.proto field numbers, parsed by Google's
+    protobuf runtime: what TensorFlow's parser sees, without TensorFlow."""
+    pb = pytest.importorskip("google.protobuf")
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    F = descriptor_pb2.FieldDescriptorProto
+    proto = descriptor_pb2.FileDescriptorProto(name="suite_test_example.proto", package="tensorflow", syntax="proto3")
+
+    def message(name, *fields, nested=()):
+        m = proto.message_type.add(name=name)
+        for spec in fields:
+            m.field.add(**spec)
+        for n in nested:
+            m.nested_type.add().CopyFrom(n)
+        return m
+
+    rep = F.LABEL_REPEATED
+    message("BytesList", dict(name="value", number=1, type=F.TYPE_BYTES, label=rep))
+    message("FloatList", dict(name="value", number=1, type=F.TYPE_FLOAT, label=rep))
+    message("Int64List", dict(name="value", number=1, type=F.TYPE_INT64, label=rep))
+    feature = message("Feature", *[dict(name=n, number=i, type=F.TYPE_MESSAGE, type_name=f".tensorflow.{t}",
+                                        label=F.LABEL_OPTIONAL, oneof_index=0)
+                                   for i, n, t in ((1, "bytes_list", "BytesList"), (2, "float_list", "FloatList"),
+                                                   (3, "int64_list", "Int64List"))])
+    feature.oneof_decl.add(name="kind")
+    entry = descriptor_pb2.DescriptorProto(name="FeatureEntry", options=descriptor_pb2.MessageOptions(map_entry=True))
+    entry.field.add(name="key", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    entry.field.add(name="value", number=2, type=F.TYPE_MESSAGE, type_name=".tensorflow.Feature", label=F.LABEL_OPTIONAL)
+    message("Features", dict(name="feature", number=1, type=F.TYPE_MESSAGE, label=rep,
+                             type_name=".tensorflow.Features.FeatureEntry"), nested=[entry])
+    message("Example", dict(name="features", number=1, type=F.TYPE_MESSAGE, type_name=".tensorflow.Features",
+                            label=F.LABEL_OPTIONAL))
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    assert pb.__version__
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("tensorflow.Example"))
+
+
+def test_payload_parses_as_tf_train_example_with_googles_protobuf(tmp_path):
+    example_class = _tf_example_class()
+    lengths = [64, 300, 129, 20_000, 70_000]
+    for want, payload in zip(lengths, read_tfrecords(_write(tmp_path, "p.tfrecord", formats.write_tfrecord, lengths))):
+        example = example_class.FromString(payload)
+        feature = example.features.feature
+        assert sorted(feature) == ["image", "label", "size"]
+        assert feature["image"].WhichOneof("kind") == "bytes_list"
+        assert feature["size"].int64_list.value[:] == [len(feature["image"].bytes_list.value[0])]
+        assert feature["label"].int64_list.value[:] == [0]
+        assert example.ByteSize() == len(payload) and want - 2 <= len(payload) <= want
+
+
 def test_example_layout_is_exact_or_just_under_for_every_length():
     short = 0
     for target in range(64, 20000, 7):
