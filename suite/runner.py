@@ -35,6 +35,9 @@ CLOSED_PARAMS = {
 }
 CLOSED_PARAMS_V2_UNET3D = {"reader.odirect"}
 CLOSED_MAX_PREFETCH = 2
+# the open division may also change these (MLPerf Storage v1.0 rules 3.3); anything else
+# (train.computation_time, record sizes, ...) is a measurement run, not an open submission
+OPEN_EXTRA_PARAMS = {"framework", "dataset.format", "dataset.num_samples_per_file", "reader.data_loader"}
 MINIATURE_MEMORY_BYTES = 1024**3       # the embedded default's --memory-limit
 MINIATURE_MIN_STEPS = 4                # per epoch, so AU (first step excluded) means something
 
@@ -133,10 +136,15 @@ def prepare(opts: Options) -> Prepared:
         raise SuiteError(f"--division: expected closed or open, got {opts.division!r}")
     if opts.division == "closed":
         check_closed_params(workload, params, ruleset)
+    open_allowed = CLOSED_PARAMS | OPEN_EXTRA_PARAMS | (CLOSED_PARAMS_V2_UNET3D if ruleset == "v2.0" else set())
+    outside = sorted(k for k in params if k not in open_allowed)
     if opts.runs is not None and opts.runs <= 0:
         raise SuiteError(f"--runs: expected a positive integer, got {opts.runs}")
     hosts = parse_hosts(opts)
     reasons = []
+    if outside:
+        reasons.append(f"--param {', '.join(outside)}: outside the open division's allow-list too "
+                       f"(a measurement run, not a submission)")
     data_folder = opts.data_dir or params.get("dataset.data_folder")   # DLIO users pass data_folder
     if data_folder and "storage.storage_root" in params and not Path(data_folder).is_absolute():
         data_folder = str(Path(str(params["storage.storage_root"])) / data_folder)
