@@ -165,7 +165,11 @@ def prepare(opts: Options) -> Prepared:
         required_files = required.num_files
     results_dir = Path(opts.results_dir) if opts.results_dir else default_results_dir(workload, opts.accelerators)
     if miniature:
-        data_dir = Path("results") / "data" / f"{workload.name}-miniature-{required_files}files"
+        import hashlib
+        shape = (workload.format, workload.num_samples_per_file, workload.record_length_bytes,
+                 workload.record_length_stdev_bytes, workload.seed)
+        tag = hashlib.sha256(repr(shape).encode()).hexdigest()[:8]    # --param may change the records
+        data_dir = Path("results") / "data" / f"{workload.name}-miniature-{required_files}files-{tag}"
         ensure_miniature_data(workload, data_dir, required_files)
     else:
         data_dir = Path(data_folder)
@@ -539,20 +543,26 @@ def rank_shard(plan: RunPlan, epoch: int, rank: int, size: int):
 
 def write_checkpoint(plan: RunPlan, run_start: float, run_index_name: str) -> dict:
     folder = Path(plan.checkpoint_dir)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunError(f"{folder}: checkpoint folder: {exc.strerror}") from None
     path = folder / f"model-{run_index_name}.pt"
     chunk = os.urandom(4 * 1024 * 1024)
     t0 = time.time()
     left = plan.checkpoint_bytes
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        while left > 0:
-            left -= os.write(fd, chunk[:min(left, len(chunk))])
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    t1 = time.time()
-    os.unlink(path)   # the evidence is the timed, fsync'd write; do not fill the disk run after run
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            while left > 0:
+                left -= os.write(fd, chunk[:min(left, len(chunk))])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        t1 = time.time()
+        os.unlink(path)
+    except OSError as exc:
+        raise RunError(f"{path}: checkpoint write of {plan.checkpoint_bytes} bytes: {exc.strerror}") from None   # the evidence is the timed, fsync'd write; do not fill the disk run after run
     return {"bytes_written": plan.checkpoint_bytes, "duration_s": t1 - t0, "path": str(path),
             "start_s": t0 - run_start, "end_s": t1 - run_start, "fsync": True, "removed_after": True}
 
@@ -625,10 +635,14 @@ def worker(plan_path: str) -> int:
             out(f"Ending checkpoint: {record.checkpoint['duration_s']:.2f} s")
         files.write_json(run_dir / "steps" / f"rank-{rank}.json", record.to_dict(), schema="steps")
         _barrier(comm)
-    except SuiteError as exc:
+    except Exception as exc:  # noqa: BLE001 - one line for the CLI, the traceback (bugs) to mpiexec.log
+        message = str(exc) if isinstance(exc, SuiteError) else f"{type(exc).__name__}: {exc} (a bug: see mpiexec.log)"
         (run_dir / "errors").mkdir(parents=True, exist_ok=True)
-        files.write_atomic(run_dir / "errors" / f"rank-{rank}.txt", f"{exc}\n")
-        print(f"rank {rank}: error: {exc}", file=sys.stderr, flush=True)
+        files.write_atomic(run_dir / "errors" / f"rank-{rank}.txt", f"{message}\n")
+        if not isinstance(exc, SuiteError):
+            import traceback
+            traceback.print_exc()
+        print(f"rank {rank}: error: {message}", file=sys.stderr, flush=True)
         comm.Abort(1)
         return 1
     finally:

@@ -18,6 +18,7 @@ UNET = ["dataset.record_length=200000", "dataset.record_length_stdev=50000", "tr
         "train.computation_time=0.005", "checkpoint.model_size=1000000"]
 RESNET = ["dataset.num_samples_per_file=20", "dataset.record_length=1000", "dataset.record_length_stdev=0",
           "reader.batch_size=8", "train.epochs=2", "train.computation_time=0.003"]
+UNET_ARGS = [a for p in UNET for a in ("--param", p)]
 DATA_KEYS = ("dataset.record_length", "dataset.record_length_stdev", "dataset.num_samples_per_file")
 
 
@@ -61,6 +62,7 @@ def test_one_rank_unet3d_run_writes_dlio_files_and_evidence(run_cli, unet_data, 
     assert doc["enforcement"]["cache_drop"]["succeeded"] is True          # we are root: a real drop
     assert doc["enforcement"]["memory_limit"] is None
     assert any("files: expected at least" in r for r in doc["compliance"]["reasons"])
+    assert any("outside the open division's allow-list" in r for r in doc["compliance"]["reasons"])
     assert doc["checkpoint"]["bytes_written"] == 1_000_000
     # summary.json has DLIO v1.0's keys, the same set as a published WEKA run
     summary = load(run / "summary.json")
@@ -380,3 +382,15 @@ def test_a_rank_oom_killed_in_the_cgroup_is_explained(run_cli, unet_data, tmp_pa
     doc = files.load_json(res / "run-1" / "results.json", schema="results")
     assert doc["status"] == "failed" and doc["enforcement"]["memory_limit"]["oom_kills"] >= 1
     assert doc["enforcement"]["memory_limit"]["removed"] is True
+
+
+def test_checkpoint_folder_that_cannot_be_made_fails_in_one_line(run_cli, unet_data, tmp_path):
+    blocker = tmp_path / "afile"
+    blocker.write_text("not a directory")
+    code, out, err = run_cli("run", "--workload", "unet3d", "--accelerators", 1, "--data-dir", unet_data,
+                             "--results-dir", tmp_path / "res", "--runs", 1, "--division", "open", *UNET_ARGS,
+                             "--param", f"checkpoint.checkpoint_folder={blocker / 'ck'}")
+    assert code == 1
+    assert "rank-0:" in err and "checkpoint folder: Not a directory" in err and len(err.strip().splitlines()) == 1
+    doc = files.load_json(tmp_path / "res" / "run-1" / "results.json", schema="results")
+    assert doc["status"] == "failed" and str(blocker / "ck") in doc["error"]
