@@ -10,6 +10,7 @@ files are walked record by record through their length framing (8-byte length, 4
 CRC, data, 4-byte CRC) so a file with the wrong record count or a torn record fails.
 """
 
+import bisect
 import mmap
 import os
 import struct
@@ -108,6 +109,7 @@ class Reader:
             self.buffers = [mmap.mmap(-1, config.chunk_bytes) for _ in range(threads)]
         else:
             self.buffers = [bytearray(config.chunk_bytes) for _ in range(threads)]
+        self.walked: set[str] = set()      # TFRecord files whose framing this rank has checked
 
     def epoch(self, files: list[FileSpec], samples_needed: int) -> "Epoch":
         return Epoch(self, files, samples_needed)
@@ -127,32 +129,39 @@ class Reader:
         except OSError as exc:
             raise LoaderError(f"{spec.path}: cannot open: {exc.strerror}") from None
         view = memoryview(buffer)
-        walk = _TFRecordWalk(spec.size_bytes) if cfg.format == "tfrecord" else None
-        offset, size, n = 0, spec.size_bytes, 0
+        # TFRecord framing is walked the first time this rank reads a file; after that the
+        # size check alone catches a file cut short (every byte is still read)
+        walk = _TFRecordWalk(spec.size_bytes) if cfg.format == "tfrecord" and spec.path not in self.walked else None
+        size, offset, n = spec.size_bytes, 0, 0
+        preadv, bufs = os.preadv, [view]
         try:
             if not cfg.odirect:
                 os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_SEQUENTIAL)
-            first = True
-            while offset < size:
-                try:
-                    n = os.preadv(fd, [view], offset)
-                except OSError as exc:
-                    raise LoaderError(f"{spec.path}: read at byte {offset}: {exc.strerror}") from None
-                if n <= 0:
-                    break
-                n = min(n, size - offset)
-                chunk = view[:n]
-                if first:
-                    if cfg.format == "npz" and bytes(chunk[:4]) != b"PK\x03\x04":
-                        raise LoaderError(f"{spec.path}: npz header: expected a zip local header 'PK\\x03\\x04', "
-                                          f"got {bytes(chunk[:4])!r}")
-                    first = False
-                if walk is not None:
-                    walk.feed(chunk, offset)
-                offset += n
+            try:
+                n = preadv(fd, bufs, 0)
+                if cfg.format == "npz" and bytes(view[:4]) != b"PK\x03\x04":
+                    raise LoaderError(f"{spec.path}: npz header: expected a zip local header 'PK\\x03\\x04', "
+                                      f"got {bytes(view[:min(n, 4)])!r}")
+                if walk is not None and n > 0:
+                    walk.feed(view[:min(n, size)], 0)
+                offset = n
+                if walk is None:       # the hot loop: one syscall per transfer_size, nothing else
+                    while n > 0 and offset < size:
+                        n = preadv(fd, bufs, offset)
+                        offset += n
+                else:
+                    while n > 0 and offset < size:
+                        n = preadv(fd, bufs, offset)
+                        if n > 0:
+                            walk.feed(view[:min(n, size - offset)], offset)
+                        offset += n
+            except OSError as exc:
+                raise LoaderError(f"{spec.path}: read at byte {offset}: {exc.strerror}") from None
             if offset < size:
                 raise LoaderError(f"{spec.path}: size: expected {size} bytes, got {offset} (truncated)")
-            if cfg.format == "npz" and n >= 22 and bytes(view[n - 22:n - 18]) != b"PK\x05\x06":
+            last = n - (offset - size)      # bytes of the file's end still in the buffer
+            offset = size
+            if cfg.format == "npz" and last >= 22 and bytes(view[last - 22:last - 18]) != b"PK\x05\x06":
                 raise LoaderError(f"{spec.path}: npz end: expected a zip end-of-directory record, got none (truncated?)")
         finally:
             os.close(fd)
@@ -160,6 +169,7 @@ class Reader:
             problem = walk.problem(spec.samples)
             if problem:
                 raise LoaderError(f"{spec.path}: {problem}")
+            self.walked.add(spec.path)
         if cfg.delay_per_file_s > 0:
             clock = clock if clock is not None else [0.0]
             done = max(called, clock[0]) + cfg.delay_per_file_s
@@ -175,7 +185,8 @@ class Epoch:
     """One epoch of one rank: threads read `files` in order, ahead of the consumer.
 
     wait_batch(i) blocks until every sample of batch i has been read, and lets the
-    threads read on up to prefetch_size batches past it.
+    threads read on up to prefetch_size batches past it -- or read_threads files past it,
+    whichever is further (a file of 1,251 resnet50 samples spans three batches).
     """
 
     def __init__(self, reader: Reader, files: list[FileSpec], samples_needed: int):
@@ -201,6 +212,8 @@ class Epoch:
         self.ready_files = 0        # contiguous prefix of files read
         self.ready_samples = 0
         self.consumed = 0           # batches handed to the accelerator
+        self.consumed_file = 0      # the file holding the next sample the accelerator will take
+        self.in_flight = len(reader.buffers)
         self.error: BaseException | None = None
         self.stopping = False
         self.bytes_read = 0
@@ -219,7 +232,10 @@ class Epoch:
                     if self.stopping or self.error or self.next_file >= len(self.files):
                         return
                     j = self.next_file
-                    if self.first_sample[j] < (self.consumed + self.window) * self.batch:
+                    # prefetch_size batches past the consumer, and never fewer than one file per
+                    # thread past it (TF's interleave keeps read_threads files open at once)
+                    if self.first_sample[j] < (self.consumed + self.window) * self.batch \
+                            or j < self.consumed_file + self.in_flight:
                         self.next_file += 1
                         break
                     cond.wait()
@@ -250,6 +266,7 @@ class Epoch:
                 err = self.error
                 raise err if isinstance(err, LoaderError) else LoaderError(f"reader thread: {err!r}")
             self.consumed = i + 1
+            self.consumed_file = bisect.bisect_right(self.first_sample, self.consumed * self.batch) - 1
             self.cond.notify_all()
 
     def close(self) -> None:

@@ -113,8 +113,25 @@ def test_prefetch_bounds_how_far_readers_run_ahead(tmp_path):
     ep = reader.epoch(specs, 40)
     try:
         ep.wait_batch(0)
-        time.sleep(0.2)    # the consumer stalls: readers must stop at (consumed + prefetch + 1) batches
-        assert ep.files_read <= (1 + 1 + 1) * 2
+        time.sleep(0.2)    # the consumer stalls: readers stop at (consumed + prefetch + 1) batches
+        assert ep.files_read == (1 + 1 + 1) * 2          # (or read_threads files past it: fewer here)
+    finally:
+        ep.close()
+
+
+def test_multi_batch_files_keep_every_thread_busy(tmp_path):
+    """20-sample files, batch 5, prefetch 0: the batch window alone would allow one file at a
+    time; read_threads files past the consumer may be read (TF interleave's cycle length)."""
+    p = tmp_path / "a.tfrecord"
+    size = write_tfrecord(p, records=20, payload=10)
+    specs = [FileSpec(str(p), size, 20) for _ in range(12)]
+    reader = Reader(ReaderConfig(read_threads=3, prefetch_size=0, format="tfrecord", samples_per_file=20,
+                                 batch_size=5))
+    ep = reader.epoch(specs, 240)
+    try:
+        ep.wait_batch(0)
+        time.sleep(0.2)
+        assert ep.files_read == 3
     finally:
         ep.close()
 
@@ -126,3 +143,17 @@ def test_partial_take_counts_samples_not_files(tmp_path):
     # this rank uses 5 samples of file 1 and all 20 of file 2: 25 samples, 5 batches
     ep = run_epoch(reader, [FileSpec(str(p), size, 20, take=5), FileSpec(str(p), size, 20)], 25, 5)
     assert ep.files_read == 2
+
+
+def test_tfrecord_framing_walked_once_per_file_then_size_checked(tmp_path):
+    p = tmp_path / "a.tfrecord"
+    size = write_tfrecord(p, records=30, payload=500)
+    reader = Reader(ReaderConfig(read_threads=1, transfer_size_bytes=4096, format="tfrecord",
+                                 samples_per_file=30, batch_size=10))
+    run_epoch(reader, [FileSpec(str(p), size, 30)], 30, 10)
+    assert reader.walked == {str(p)}
+    ep = run_epoch(reader, [FileSpec(str(p), size, 30)], 30, 10)     # second epoch: every byte again
+    assert ep.bytes_read == size
+    os.truncate(p, size - 100)
+    with pytest.raises(LoaderError, match="truncated"):
+        run_epoch(reader, [FileSpec(str(p), size, 30)], 30, 10)
