@@ -182,19 +182,23 @@ def scan(data_dir, workload, deep: bool = False, framing: bool = True) -> Datase
 
 # --------------------------------------------------------------------------- writing
 
-_JOB = None    # (workload, paths, lengths, seed), set before the worker processes fork
+_JOB = None    # (workload, paths, lengths, seed, run id), set before the worker processes fork
+
+
+def _temp_path(path: Path, run_id: str) -> Path:
+    return path.with_name(f".{path.name}.{run_id}.tmp")
 
 
 def _write_one(index: int) -> tuple[int, int, bool]:
     """Write file `index` unless it is complete; (index, bytes, written)."""
     from suite import formats
 
-    workload, paths, lengths, seed = _JOB
+    workload, paths, lengths, seed, run_id = _JOB
     path, fmt, spf = paths[index], workload.format, workload.num_samples_per_file
     if file_problem(path, fmt, lengths[index], spf) is None:
         return index, path.stat().st_size, False
     content, record = _content(seed), lengths[index]
-    tmp = path.with_name(f".{path.name}.{socket.gethostname()}.{os.getpid()}.tmp")
+    tmp = _temp_path(path, run_id)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if fmt == "hdf5":
@@ -234,39 +238,18 @@ def _content(seed):
 
 
 def _flush(paths) -> None:
-    """Make the written files durable once at the end (fio's --end_fsync=1): syncfs(2) of each file
-    system holding them (data and metadata); fsync of every file and folder where syncfs is missing."""
-    import ctypes
+    from suite import formats
 
-    from suite.formats import _libc_function
-
-    syncfs = _libc_function("syncfs", (ctypes.c_int,))
-    if syncfs:
-        targets = list({os.stat(p.parent).st_dev: p.parent for p in paths}.values())
-    else:
-        targets = list(paths) + sorted({p.parent for p in paths})
-    for target in targets:
-        fd = os.open(target, os.O_RDONLY)
-        try:
-            if syncfs and syncfs(fd) != 0:
-                raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
-            if not syncfs:
-                os.fsync(fd)
-        except OSError as exc:
-            raise SuiteError(f"{target}: cannot flush to disk: {exc.strerror or exc}") from None
-        finally:
-            os.close(fd)
-
-
-def _terminate(signum, frame):
-    raise SystemExit(143)        # unwinds through _write_one, which removes its temp file
+    try:
+        formats.sync_files(paths)
+    except OSError as exc:
+        raise SuiteError(f"{exc.filename}: cannot flush to disk: {exc.strerror or exc}") from None
 
 
 def _worker_init() -> None:
     import signal
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C: the parent terminates the pool
-    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C: the parent stops the pool and cleans up
 
 
 def _run(indices, processes: int, on_file) -> list[Path]:
@@ -283,11 +266,21 @@ def _run(indices, processes: int, on_file) -> list[Path]:
     import multiprocessing
 
     _content(_JOB[3])            # build the pool once; the workers share it copy-on-write
-    with multiprocessing.get_context("fork").Pool(min(processes, len(indices)), initializer=_worker_init) as pool:
+    pool = multiprocessing.get_context("fork").Pool(min(processes, len(indices)), initializer=_worker_init)
+    try:
         for result in pool.imap_unordered(_write_one, indices, chunksize=1):
             on_file(*result)
             if result[2]:
                 written.append(paths[result[0]])
+        pool.close()
+    except BaseException:
+        pool.terminate()         # SIGTERM: a worker may die mid-file, leaving its temp file
+        pool.join()
+        for folder in {p.parent for p in paths}:
+            for tmp in folder.glob(_temp_path(Path("img_*"), _JOB[4]).name):
+                tmp.unlink(missing_ok=True)
+        raise
+    pool.join()
     _flush(written)
     return written
 
@@ -375,7 +368,7 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
         problem = comm.bcast(problem, root=0)
     if problem:
         raise SuiteError(problem)
-    _JOB = (workload, paths, lengths, seed)
+    _JOB = (workload, paths, lengths, seed, f"{socket.gethostname()}.{os.getpid()}")
     started, t0 = datetime.now(timezone.utc), time.perf_counter()
     done = {"files": 0, "bytes": 0, "written": 0, "bytes_written": 0}
 

@@ -45,6 +45,30 @@ def masked_crc(crc: int) -> int:
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
+# --------------------------------------------------------------------------- file system
+
+
+def sync_files(paths) -> None:
+    """Make written files durable once, at the end (fio's --end_fsync=1): syncfs(2) of each file system
+    holding them (data and metadata), or fsync of every file and folder where syncfs is missing."""
+    import ctypes
+
+    syncfs = _libc_function("syncfs", (ctypes.c_int,))
+    if syncfs:
+        targets = list({os.stat(p.parent).st_dev: p.parent for p in paths}.values())
+    else:
+        targets = list(paths) + sorted({p.parent for p in paths})
+    for target in targets:
+        fd = os.open(target, os.O_RDONLY)
+        try:
+            if not syncfs:
+                os.fsync(fd)
+            elif syncfs(fd) != 0:
+                raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), str(target))
+        finally:
+            os.close(fd)
+
+
 # --------------------------------------------------------------------------- content
 
 

@@ -220,16 +220,21 @@ def test_rerun_keeps_complete_files_and_rewrites_broken_ones(run_cli, tmp_path):
     assert log["files_written"] == 2 and log["files_kept"] == 3
 
 
-@pytest.mark.parametrize("processes", [1, 2])
-def test_sigint_leaves_no_complete_looking_partial_file(tmp_path, processes):
+@pytest.mark.parametrize("processes,group", [(1, False), (2, False), (2, True)])
+def test_sigint_leaves_no_complete_looking_partial_file(tmp_path, processes, group):
+    """SIGINT to the main process, or to its whole process group as a terminal's Ctrl-C does."""
     argv = ["--param", "dataset.record_length=3000000", "--param", "dataset.record_length_stdev=0"]
     cmd = [sys.executable, "-m", "suite", "datagen", "--workload", "cosmoflow", "--data-dir", str(tmp_path),
            "--files", "300", "--processes", str(processes), *argv]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                            start_new_session=group)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(list((tmp_path / "train").glob("img_*"))) < 2:
         time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
+    if group:
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
     names = os.listdir(tmp_path / "train")
