@@ -166,7 +166,17 @@ def write_run_set(prep, results: list) -> None:
     }
     files.write_json(prep.results_dir / "run_set.json", doc)
     if done:
-        report = {"overall": {**overall, "num_client_hosts": len(prep.hosts),
-                              "num_benchmark_runs": len(done)},
-                  "runs": {f"run-{r['run_index']}": r["metric"] for r in done}}
+        # the shape of MLPerf Storage v1.0's report.py output (mlperf_storage_report.json)
+        common = {"model": prep.workload.name, "accelerator": prep.workload.accelerator,
+                  "train_num_accelerators": str(prep.opts.accelerators),
+                  "num_files_train": len(prep.files), "num_samples_per_file": prep.workload.num_samples_per_file}
+        report = {
+            "overall": {**{k: v for k, v in common.items()}, "num_benchmark_runs": len(done),
+                        **{k: v for k, v in overall.items() if k != "num_benchmark_runs"
+                           and k != "train_au_mean_percentage"}},
+            "runs": {f"run{r['run_index']}": {
+                "train_throughput_samples_per_second": r["metric"]["train_throughput_mean_samples_per_second"],
+                "train_throughput_MB_per_second": r["metric"]["train_io_mean_MB_per_second"], **common}
+                for r in done},
+        }
         files.write_json(prep.results_dir / "mlperf_storage_report.json", report)

@@ -12,7 +12,9 @@ import pytest
 import yaml
 
 from suite import datagen, files, metrics, workloads
-from tests.conftest import REPO
+from tests.conftest import DATA, REPO
+
+DLIO = DATA / "dlio-v1.0"     # a published WEKA v1.0 run's files (copied from shared/fixtures)
 
 UNET = ["dataset.record_length=200000", "dataset.record_length_stdev=50000", "train.epochs=2",
         "train.computation_time=0.005", "checkpoint.model_size=1000000"]
@@ -50,7 +52,7 @@ def load(p):
     return json.loads(Path(p).read_text())
 
 
-def test_one_rank_unet3d_run_writes_dlio_files_and_evidence(run_cli, unet_data, tmp_path, fixtures_dir):
+def test_one_rank_unet3d_run_writes_dlio_files_and_evidence(run_cli, unet_data, tmp_path):
     res = tmp_path / "res"
     code, out, err = run_cli("run", "--workload", "unet3d", "--accelerators", 1, "--data-dir", unet_data,
                              "--results-dir", res, "--runs", 1, "--division", "open", *params(UNET, tmp_path))
@@ -66,7 +68,7 @@ def test_one_rank_unet3d_run_writes_dlio_files_and_evidence(run_cli, unet_data, 
     assert doc["checkpoint"]["bytes_written"] == 1_000_000
     # summary.json has DLIO v1.0's keys, the same set as a published WEKA run
     summary = load(run / "summary.json")
-    weka = load(next(fixtures_dir.glob("mlperf-storage-v1.0/Closed/WEKA/results/*/unet3d-h100/run1/summary.json")))
+    weka = load(DLIO / "weka-unet3d-h100-run1-summary.json")
     assert set(summary) == set(weka)
     assert set(summary["metric"]) == set(weka["metric"])
     assert summary["num_accelerators"] == 1 and summary["epochs"] == 2 and summary["num_files_train"] == 30
@@ -80,10 +82,13 @@ def test_one_rank_unet3d_run_writes_dlio_files_and_evidence(run_cli, unet_data, 
     assert doc["metric"]["bytes_read"] == sum(e["bytes_read"] for e in steps["epochs"])
     # per_epoch_stats.json and configs/ shaped as DLIO writes them
     pes = load(run / "per_epoch_stats.json")
-    assert list(pes) == ["1", "2"] and set(pes["1"]) == {"start", "block1", "end", "duration"}
-    assert "ckpt1" in pes["2"]
+    weka_pes = load(DLIO / "weka-unet3d-h100-run1-per_epoch_stats.json")
+    assert list(pes) == ["1", "2"] and set(pes["1"]) == set(weka_pes["1"]) == {"start", "block1", "end", "duration"}
+    assert set(pes["2"]) == set(weka_pes["5"]) and set(pes["2"]["ckpt1"]) == set(weka_pes["5"]["ckpt1"])
+    assert isinstance(pes["1"]["duration"], str) and float(pes["1"]["duration"]) >= 0
     overrides = yaml.safe_load((run / "configs" / "overrides.yaml").read_text())
-    assert overrides[0] == "workload=unet3d_h100"
+    weka_overrides = yaml.safe_load((DLIO / "weka-unet3d-h100-run1-overrides.yaml").read_text())
+    assert overrides[:3] == weka_overrides[:3]           # workload=unet3d_h100, generate_data=False, train=True
     assert "++workload.train.computation_time=0.005" in overrides
     assert all(o.startswith("++workload.") for o in overrides[1:])
     cfg = yaml.safe_load((run / "configs" / "config.yaml").read_text())
@@ -118,7 +123,11 @@ def test_two_ranks_resnet50_with_memory_cgroup(run_cli, resnet_data, tmp_path):
             assert tput == pytest.approx(summary["metric"]["train_throughput_samples_per_second"][i])
         # 240 samples, batch 8 x 2 ranks: 15 steps each, disjoint sample ranges
         assert [len(rk["epochs"][0]["step_compute_s"]) for rk in ranks] == [15, 15]
-    assert load(res / "mlperf_storage_report.json")["overall"]["num_benchmark_runs"] == 2
+    report = load(res / "mlperf_storage_report.json")
+    weka = load(DLIO / "weka-unet3d-a100-mlperf_storage_report.json")
+    assert set(report) == set(weka) and set(report["overall"]) == set(weka["overall"])
+    assert set(report["runs"]) == {"run1", "run2"} and set(report["runs"]["run1"]) == set(weka["runs"]["run1"])
+    assert report["overall"]["num_benchmark_runs"] == 2 and report["overall"]["train_num_accelerators"] == "2"
 
 
 @pytest.fixture(scope="module")
