@@ -105,6 +105,27 @@ def cmd_datagen(args) -> int:
         print(summary(log, args.data_dir / datagen.LOG_NAME))
     return ExitCode.OK
 
+def cmd_run(args) -> int:
+    from suite import runner
+
+    return runner.run(runner.Options(
+        workload=args.workload, accelerators=args.accelerators, accelerator_type=args.accelerator_type,
+        data_dir=args.data_dir, results_dir=args.results_dir, runs=args.runs, memory_limit=args.memory_limit,
+        division=args.division, ruleset=args.ruleset, params=args.param or [],
+        hosts=args.hosts.split(",") if args.hosts else None, hostfile=args.hostfile,
+        allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop,
+        read_delay_s=args.debug_read_delay))
+
+
+def non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if value < 0 or value != value:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text}")
+    return value
+
 
 STORAGE_FILES = ("summary.json", "results.json", "per_epoch_stats.json")
 
@@ -237,6 +258,7 @@ COMMANDS = {
     "list": cmd_list,
     "datasize": cmd_datasize,
     "datagen": cmd_datagen,
+    "run": cmd_run,
     "check": cmd_check,
     "metrics": cmd_metrics,
     "report": cmd_report,
@@ -285,6 +307,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None, help="content and record-size seed (default: the workload's)")
     p.add_argument("--param", action="append", metavar="SECTION.KEY=VALUE",
                    help="workload override, e.g. dataset.format=hdf5 (open division); repeatable")
+    p = sub.add_parser("run", help="run a workload: one MPI rank per simulated accelerator, rules enforced",
+                       description="Run a storage workload under the rules: cache drop before each run, memory "
+                                   "cgroup, closed-division refusals; writes DLIO-compatible results and "
+                                   "results.json with the evidence. Without --data-dir: the miniature default.")
+    p.add_argument("--workload", required=True, choices=names)
+    p.add_argument("--accelerators", type=positive_int, required=True, help="simulated accelerators (MPI ranks)")
+    p.add_argument("--accelerator-type", default="h100", help="h100, a100 (v1.0/v2.0) or v100 (v0.5)")
+    p.add_argument("--data-dir", help="the dataset (suite datagen); omitted: the embedded miniature, "
+                                      "generated on first use under ./results/data")
+    p.add_argument("--results-dir", help="default ./results/<workload>_<accel>-<N>acc-<UTC time>")
+    p.add_argument("--runs", type=positive_int, default=None, help="runs into run-1..run-N (default 5)")
+    p.add_argument("--memory-limit", type=size, default=None,
+                   help='run the ranks in a memory cgroup of this size ("4GiB"); the dataset-size rule uses it')
+    p.add_argument("--division", choices=["closed", "open"], default="closed")
+    p.add_argument("--ruleset", choices=["v0.5", "v1.0", "v2.0"], default=None)
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="workload override, e.g. reader.read_threads=8 (repeatable)")
+    p.add_argument("--hosts", help="comma-separated client hosts (MPI across hosts)")
+    p.add_argument("--hostfile", help="an MPI host file, one host per line")
+    p.add_argument("--allow-no-cache-drop", action="store_true",
+                   help="proceed where the page cache cannot be dropped (the run is non-compliant)")
+    p.add_argument("--no-cache-drop", action="store_true",
+                   help="open division only: do not drop the page cache (measures from memory; non-compliant)")
+    p.add_argument("--debug-read-delay", type=non_negative_float, default=0.0, help=argparse.SUPPRESS)
 
     p = sub.add_parser("metrics", help="the published numbers of storage results or a TPCx-AI result/FDR file",
                        description="Storage results: AU, samples/s and MiB/s per run and over runs. "

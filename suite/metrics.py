@@ -97,3 +97,27 @@ def metric_block(num_accelerators: int, metric: dict) -> str:
         f"{metric['train_io_mean_MB_per_second']:.4f} ({metric['train_io_stdev_MB_per_second']:.4f})",
         f"[METRIC] train_au_meet_expectation: {metric['train_au_meet_expectation']}",
     ])
+
+
+def epoch_throughput_from_steps(step_starts_s, step_ends_s, samples: int) -> float:
+    """One rank's samples/s in an epoch as DLIO v1.0 counts it (statscounter.compute_metrics_train):
+    every sample of the epoch, the first step included, over the epoch's wall time
+    (start of step 0 to end of the last step)."""
+    if not step_ends_s:
+        return 0.0
+    wall = step_ends_s[-1] - step_starts_s[0]
+    return samples / wall if wall > 0 else 0.0
+
+
+def epoch_from_ranks(rank_epochs) -> tuple[float, float]:
+    """An epoch's (AU %, samples/s) over all ranks, as DLIO reduces them: the ranks' AU is
+    averaged, their throughput summed. Each item is a dict (or object) with step_start_s,
+    step_end_s, step_compute_s and samples, as steps/rank-<r>.json carries them."""
+    aus, tps = [], []
+    for e in rank_epochs:
+        get = e.get if isinstance(e, dict) else lambda k, _e=e: getattr(_e, k)
+        aus.append(epoch_au_from_steps(get("step_start_s"), get("step_end_s"), get("step_compute_s")))
+        tps.append(epoch_throughput_from_steps(get("step_start_s"), get("step_end_s"), get("samples")))
+    if not aus:
+        return 0.0, 0.0
+    return fmean(aus), math.fsum(tps)

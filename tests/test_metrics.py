@@ -48,3 +48,21 @@ def test_mean_pstdev_is_population():
     assert metrics.mean_pstdev([1, 3]) == (2.0, 1.0)
     with pytest.raises(ValueError):
         metrics.mean_pstdev([])
+
+
+def test_epoch_throughput_from_steps_counts_every_step_over_the_wall_time():
+    from suite.metrics import epoch_throughput_from_steps
+
+    # 3 steps of batch 7 from t=1.0 to t=4.0: 21 samples / 3 s (DLIO v1.0 keeps the first step here)
+    assert epoch_throughput_from_steps([1.0, 2.0, 3.0], [2.0, 3.0, 4.0], 21) == pytest.approx(7.0)
+    assert epoch_throughput_from_steps([], [], 0) == 0.0
+
+
+def test_epoch_from_ranks_averages_au_and_sums_throughput():
+    from suite.metrics import epoch_from_ranks
+
+    r0 = {"step_start_s": [0.0, 1.0, 2.0], "step_end_s": [1.0, 2.0, 3.0], "step_compute_s": [0.9, 0.9, 0.9], "samples": 3}
+    r1 = {"step_start_s": [0.0, 1.0, 2.0], "step_end_s": [1.0, 2.0, 3.0], "step_compute_s": [0.5, 0.5, 0.5], "samples": 3}
+    au, tput = epoch_from_ranks([r0, r1])
+    assert au == pytest.approx((90.0 + 50.0) / 2)
+    assert tput == pytest.approx(2.0)

@@ -33,7 +33,7 @@ def test_storage_report_of_a_suite_run_result(run_cli, tmp_path):
     assert '<span class="verdict v-invalid">invalid</span>suite check: 5 finding(s)' in page
     assert "ours-not-miniature" in page and "structure-run-count" in page
     assert "miniature: the 500-step minimum is not applied" in page
-    assert "enforcement.memory_limit.limit_bytes" in page and "268435456" in page
+    assert "enforcement.memory_limit.applied_bytes" in page and "268435456" in page
     assert page.count("data:image/png;base64,") == 2 and "<script" not in page and "http://" not in page
     md = (out / "report.md").read_text()
     assert "**Throughput: 20.85 samples/s**" in md and "![per-epoch AU and throughput](plots/b1-epochs.png)" in md

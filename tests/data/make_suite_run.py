@@ -29,9 +29,10 @@ def main():
             starts, ends, comps = [], [], []
             t0 = t
             for _ in range(steps):
-                starts.append(round(t, 6)); t += wait + COMPUTE; ends.append(round(t, 6)); comps.append(COMPUTE)
+                starts.append(t); t += wait + COMPUTE; ends.append(t); comps.append(COMPUTE)
             au = metrics.epoch_au_from_steps(starts, ends, comps)
-            tput = (steps - 1) * 7 / (ends[-1] - ends[0])     # batch 7, first step excluded
+            tput = metrics.epoch_throughput_from_steps(
+                [x - run_start for x in starts], [x - run_start for x in ends], steps * 7)  # DLIO v1.0
             ep_docs.append({"epoch": e, "start_s": t0, "end_s": t, "duration_s": t - t0, "steps": steps,
                             "samples": steps * 7, "bytes_read": steps * 7 * RECORD, "au_percentage": au,
                             "throughput_samples_per_second": tput,
@@ -54,10 +55,11 @@ def main():
             "hosts": ["ci-host"], "num_hosts": 1, "ruleset": "v1.0", "division": "closed", "run_index": k,
             "duration_s": t - run_start, "metric": metric, "epochs": ep_docs,
             "enforcement": {
-                "cache_drop": {"ok": True, "method": "sync; echo 3 > /proc/sys/vm/drop_caches", "duration_s": 0.41,
+                "cache_drop": {"attempted": True, "succeeded": True, "error": None,
+                               "method": "sync; echo 3 > /proc/sys/vm/drop_caches", "duration_s": 0.41,
                                "cached_bytes_before": 912_000_000, "cached_bytes_after": 48_000_000},
-                "memory_limit": {"cgroup_version": 1, "limit_bytes": 268_435_456, "read_back_bytes": 268_435_456,
-                                 "peak_bytes": 201_326_592, "oom_kills": 0},
+                "memory_limit": {"version": "v1", "requested_bytes": 268_435_456, "applied_bytes": 268_435_456,
+                                 "peak_bytes": 201_326_592, "oom_kills": 0, "removed": True},
                 "host_memory_bytes": 268_435_456, "required_files": 42},
             "compliance": {"compliant": False, "reasons": ["miniature: the 500-step minimum is not applied"]},
             "host": {"hostname": "ci-host", "cpu_count": 2, "mem_total_bytes": 25_769_803_776,

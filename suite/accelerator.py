@@ -1,0 +1,63 @@
+"""The simulated accelerator: how many steps an epoch has and how long each step computes.
+
+No I/O and no MPI here: the runner asks this model what to do and times what happened.
+
+DLIO's model (v1.0): an epoch has floor(samples / (batch x N)) steps per rank; each step
+waits for its batch, "computes" for computation_time seconds (a sleep: the accelerator
+does not use the host CPU), then all ranks meet at a barrier (the all-reduce of
+synchronous data-parallel training).
+"""
+
+import time
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ComputeModel:
+    computation_time_s: float     # per step, as the workload (or --param) says
+    batch_size: int               # samples per step per rank
+    num_ranks: int                # simulated accelerators
+
+    def __post_init__(self):
+        if self.computation_time_s < 0:
+            raise ValueError(f"computation_time_s: expected >= 0, got {self.computation_time_s}")
+        if self.batch_size <= 0 or self.num_ranks <= 0:
+            raise ValueError("batch_size and num_ranks must be positive")
+
+    def steps_per_epoch(self, total_samples: int, total_training_steps: int | None = None) -> int:
+        """Steps each rank takes per epoch: all ranks take the same number (DLIO's max_steps)."""
+        steps = total_samples // (self.batch_size * self.num_ranks)
+        if total_training_steps:
+            steps = min(steps, int(total_training_steps))
+        return steps
+
+    def samples_per_rank(self, total_samples: int, total_training_steps: int | None = None) -> int:
+        return self.steps_per_epoch(total_samples, total_training_steps) * self.batch_size
+
+    def compute(self) -> float:
+        """Simulate one step of computation; return the seconds it really took."""
+        t0 = time.perf_counter()
+        if self.computation_time_s > 0:
+            precise_sleep(self.computation_time_s)
+        return time.perf_counter() - t0
+
+
+def precise_sleep(seconds: float) -> None:
+    """Sleep `seconds` without burning the CPU other ranks need (the overshoot is ~0.1 ms)."""
+    deadline = time.perf_counter() + seconds
+    while True:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return
+        time.sleep(left)
+
+
+def expected_au_percentage(computation_time_s: float, io_time_per_step_s: float, parallel_io: bool = True) -> float:
+    """Analytic AU of a steady-state epoch (first step excluded, as DLIO does).
+
+    With prefetching (parallel_io) a step takes max(compute, io); without, compute + io.
+    """
+    if computation_time_s <= 0:
+        return 0.0
+    step = max(computation_time_s, io_time_per_step_s) if parallel_io else computation_time_s + io_time_per_step_s
+    return 100.0 * computation_time_s / step

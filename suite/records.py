@@ -1,0 +1,103 @@
+"""Typed records the runner passes between processes and writes to disk.
+
+- RunPlan: what the CLI hands every rank (one JSON file per run, read by each rank);
+- RankEpoch / RankSteps: one rank's per-step timings, written to steps/rank-<r>.json
+  (seconds relative to the run start, which rank 0 broadcasts);
+- EpochResult: one epoch's numbers over all ranks, as results.json carries them.
+Serialised with sorted keys; units in the key names.
+"""
+
+from dataclasses import asdict, dataclass, field
+
+STEPS_SCHEMA_VERSION = 1
+
+
+@dataclass
+class RunPlan:
+    run_dir: str
+    workload: str
+    accelerator: str
+    num_accelerators: int
+    epochs: int
+    steps_per_epoch: int
+    batch_size: int
+    computation_time_s: float
+    samples_per_file: int
+    record_length_bytes: float
+    format: str
+    read_threads: int
+    prefetch_size: int
+    transfer_size_bytes: int
+    odirect: bool
+    seed: int
+    file_shuffle: bool
+    sample_shuffle: bool
+    files: list            # [[path, size_bytes], ...] in dataset order
+    checkpoint_bytes: int = 0
+    checkpoint_dir: str | None = None
+    delay_per_file_s: float = 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> "RunPlan":
+        return cls(**doc)
+
+
+@dataclass
+class RankEpoch:
+    epoch: int
+    step_start_s: list = field(default_factory=list)
+    step_end_s: list = field(default_factory=list)
+    step_compute_s: list = field(default_factory=list)
+    samples: int = 0
+    bytes_read: int = 0
+    files_read: int = 0
+    start_s: float = 0.0
+    end_s: float = 0.0
+
+    @property
+    def steps(self) -> int:
+        return len(self.step_compute_s)
+
+
+@dataclass
+class RankSteps:
+    rank: int
+    hostname: str
+    run_start_unix_s: float
+    epochs: list = field(default_factory=list)         # [RankEpoch]
+    checkpoint: dict | None = None                     # rank 0: {bytes_written, duration_s, path, start_s, end_s}
+
+    def to_dict(self) -> dict:
+        return {
+            "schema_version": STEPS_SCHEMA_VERSION,
+            "rank": self.rank,
+            "hostname": self.hostname,
+            "run_start_unix_s": self.run_start_unix_s,
+            "epochs": [asdict(e) for e in self.epochs],
+            "checkpoint": self.checkpoint,
+        }
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> "RankSteps":
+        return cls(rank=doc["rank"], hostname=doc["hostname"], run_start_unix_s=doc["run_start_unix_s"],
+                   epochs=[RankEpoch(**e) for e in doc["epochs"]], checkpoint=doc.get("checkpoint"))
+
+
+@dataclass
+class EpochResult:
+    epoch: int
+    start_s: float
+    end_s: float
+    duration_s: float
+    steps: int
+    samples: int
+    bytes_read: int
+    au_percentage: float
+    throughput_samples_per_second: float
+    throughput_mib_per_second: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)

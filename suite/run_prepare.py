@@ -1,0 +1,238 @@
+"""`suite run`, before anything runs: the options, the closed-division refusals, the dataset
+(sized by suite.datasize, checked by suite.datagen.scan, generated for the miniature).
+
+Everything here is refused (exit 2) before a cache drop, a cgroup or a rank exists.
+"""
+
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from suite.errors import RuleError, SuiteError
+
+# The closed division's --param allow-list (MLPerf Storage rules, v1.0 section 3.2/3.3)
+CLOSED_PARAMS = {
+    "dataset.num_files_train", "dataset.num_subfolders_train", "dataset.data_folder",
+    "reader.read_threads", "reader.computation_threads", "reader.transfer_size", "reader.prefetch_size",
+    "checkpoint.checkpoint_folder", "storage.storage_type", "storage.storage_root",
+}
+CLOSED_PARAMS_V2_UNET3D = {"reader.odirect"}
+CLOSED_MAX_PREFETCH = 2
+# the open division may also change these (MLPerf Storage v1.0 rules 3.3); anything else
+# (train.computation_time, record sizes, ...) is a measurement run, not an open submission
+OPEN_EXTRA_PARAMS = {"framework", "dataset.format", "dataset.num_samples_per_file", "reader.data_loader"}
+MINIATURE_MEMORY_BYTES = 1024**3       # the embedded default's --memory-limit
+MINIATURE_MIN_STEPS = 4                # per epoch, so AU (first step excluded) means something
+
+
+@dataclass
+class Options:
+    workload: str
+    accelerators: int
+    accelerator_type: str = "h100"
+    data_dir: str | None = None
+    results_dir: str | None = None
+    runs: int | None = None
+    memory_limit: int | None = None
+    division: str = "closed"
+    ruleset: str | None = None
+    params: list = field(default_factory=list)
+    hosts: list | None = None
+    hostfile: str | None = None
+    allow_no_cache_drop: bool = False
+    no_cache_drop: bool = False        # open division only: measure from the page cache
+    read_delay_s: float = 0.0          # benchmarks only; makes the run non-compliant
+
+
+def say(*parts) -> None:
+    print(*parts, flush=True)
+
+
+# --------------------------------------------------------------------------- preparation
+
+
+def parse_hosts(opts: Options) -> list[str]:
+    if opts.hosts and opts.hostfile:
+        raise SuiteError("--hosts and --hostfile: expected one of them, got both")
+    if opts.hostfile:
+        try:
+            text = Path(opts.hostfile).read_text()
+        except OSError as exc:
+            raise SuiteError(f"{opts.hostfile}: cannot read: {exc.strerror}") from None
+        hosts = [ln.split("#")[0].split(":")[0].strip() for ln in text.splitlines()]
+        hosts = [h for h in hosts if h]
+        if not hosts:
+            raise SuiteError(f"{opts.hostfile}: hosts: expected at least one host name, got none")
+        return list(dict.fromkeys(hosts))
+    return list(dict.fromkeys(opts.hosts or [])) or [socket.gethostname()]
+
+
+def check_closed_params(workload, params: dict, ruleset: str) -> None:
+    allowed = set(CLOSED_PARAMS)
+    if ruleset == "v2.0" and workload.name == "unet3d":
+        allowed |= CLOSED_PARAMS_V2_UNET3D
+    for key, value in sorted(params.items()):
+        if key not in allowed:
+            raise RuleError(f"--param {key}: expected one of the closed division's parameters "
+                            f"({', '.join(sorted(allowed))}), got {key} (use --division open)")
+    if params.get("reader.prefetch_size", 0) > CLOSED_MAX_PREFETCH:
+        raise RuleError(f"--param reader.prefetch_size: expected at most {CLOSED_MAX_PREFETCH} in the closed "
+                        f"division, got {params['reader.prefetch_size']}")
+
+
+@dataclass
+class Prepared:
+    opts: Options
+    workload: object
+    params: dict
+    ruleset: str
+    hosts: list
+    host_memory_bytes: int
+    memory_limit: int | None
+    miniature: bool
+    data_dir: Path
+    results_dir: Path
+    files: list                     # [(path, size)] the run reads (num_files_train of them)
+    format: str
+    total_bytes: int
+    required: object                # datasize.Datasize
+    required_files: int             # what the rules applied here demand
+    reasons: list                   # compliance reasons known before any run
+
+
+def default_results_dir(workload, n: int) -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    return Path("results") / f"{workload.dlio_name}-{n}acc-{stamp}"
+
+
+def check_inputs(opts: Options) -> None:
+    """The cheap refusals (workload, --param, division, hosts), before anything touches the host."""
+    from suite import datasize, workloads
+
+    params = workloads.parse_params(opts.params)
+    workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
+    ruleset = opts.ruleset or datasize.default_ruleset(workload)
+    if opts.division == "closed" and ruleset in workload.rulesets:
+        check_closed_params(workload, params, ruleset)
+    parse_hosts(opts)
+
+
+def prepare(opts: Options) -> Prepared:
+    from suite import datasize, workloads
+    from suite.dlio_output import mem_total_bytes
+
+    params = workloads.parse_params(opts.params)
+    workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
+    ruleset = opts.ruleset or datasize.default_ruleset(workload)
+    if ruleset not in workload.rulesets:
+        raise SuiteError(f"--ruleset: expected one of {', '.join(workload.rulesets)} for {workload.name} on "
+                         f"{workload.accelerator}, got {ruleset}")
+    if opts.division not in ("closed", "open"):
+        raise SuiteError(f"--division: expected closed or open, got {opts.division!r}")
+    if opts.division == "closed":
+        check_closed_params(workload, params, ruleset)
+    open_allowed = CLOSED_PARAMS | OPEN_EXTRA_PARAMS | (CLOSED_PARAMS_V2_UNET3D if ruleset == "v2.0" else set())
+    outside = sorted(k for k in params if k not in open_allowed)
+    if opts.runs is not None and opts.runs <= 0:
+        raise SuiteError(f"--runs: expected a positive integer, got {opts.runs}")
+    hosts = parse_hosts(opts)
+    reasons = []
+    if outside:
+        reasons.append(f"--param {', '.join(outside)}: outside the open division's allow-list too "
+                       f"(a measurement run, not a submission)")
+    data_folder = opts.data_dir or params.get("dataset.data_folder")   # DLIO users pass data_folder
+    if data_folder and "storage.storage_root" in params and not Path(data_folder).is_absolute():
+        data_folder = str(Path(str(params["storage.storage_root"])) / data_folder)
+    miniature = data_folder is None
+    memory_limit = opts.memory_limit
+    if miniature and memory_limit is None:
+        memory_limit = MINIATURE_MEMORY_BYTES
+    host_memory = memory_limit or mem_total_bytes()
+    required = datasize.compute(workload, opts.accelerators, len(hosts), host_memory, ruleset)
+    if miniature:
+        # every rule but the minimum-steps one: 5x the (small) memory limit, a few steps per epoch
+        spf, batch = workload.num_samples_per_file, workload.batch_size
+        min_files = -(-MINIATURE_MIN_STEPS * batch * opts.accelerators // spf)
+        required_files = max(required.memory_rule_samples // spf, min_files)
+        reasons.append(f"miniature: the {required.steps}-step minimum of the dataset-size rule is not applied "
+                       f"({required.num_files} files would be needed); not valid for submission")
+    else:
+        required_files = required.num_files
+    results_dir = Path(opts.results_dir) if opts.results_dir else default_results_dir(workload, opts.accelerators)
+    if miniature:
+        import hashlib
+        shape = (workload.format, workload.num_samples_per_file, workload.record_length_bytes,
+                 workload.record_length_stdev_bytes, workload.seed)
+        tag = hashlib.sha256(repr(shape).encode()).hexdigest()[:8]    # --param may change the records
+        data_dir = Path("results") / "data" / f"{workload.name}-miniature-{required_files}files-{tag}"
+        ensure_miniature_data(workload, data_dir, required_files)
+    else:
+        data_dir = Path(data_folder)
+        if not data_dir.is_dir():
+            raise SuiteError(f"--data-dir {data_dir}: expected a directory with the dataset, got "
+                             f"{'nothing' if not data_dir.exists() else 'a file'}")
+    files_, fmt, total = scan_dataset(data_dir, workload)
+    if workload.num_files_train:
+        if workload.num_files_train > len(files_):
+            raise SuiteError(f"{data_dir}: files: expected at least dataset.num_files_train = "
+                             f"{workload.num_files_train}, got {len(files_)}")
+        files_ = files_[:workload.num_files_train]
+        total = sum(s for _, s in files_)
+    if len(files_) < required_files:
+        what = (f"{data_dir}: files: expected at least {required_files} for {opts.accelerators} accelerator(s) "
+                f"and {host_memory / 1024**3:.1f} GiB host memory ({required.dictated_by if not miniature else 'memory'}"
+                f" rule, {ruleset}), got {len(files_)}")
+        if opts.division == "closed":
+            raise RuleError(what + " (suite datasize says how many; suite datagen writes them)")
+        reasons.append(what)
+    samples = len(files_) * workload.num_samples_per_file
+    if samples < workload.batch_size * opts.accelerators:
+        raise SuiteError(f"{data_dir}: samples: expected at least batch x accelerators = "
+                         f"{workload.batch_size * opts.accelerators} for one step, got {samples}")
+    if opts.read_delay_s:
+        reasons.append(f"a debug read delay of {opts.read_delay_s} s per file was applied (benchmarks only)")
+    if len(hosts) > 1 and memory_limit:
+        reasons.append("--memory-limit is enforced on the local host only")
+    return Prepared(opts=opts, workload=workload, params=params, ruleset=ruleset, hosts=hosts,
+                    host_memory_bytes=host_memory, memory_limit=memory_limit, miniature=miniature,
+                    data_dir=data_dir, results_dir=results_dir, files=files_, format=fmt, total_bytes=total,
+                    required=required, required_files=required_files, reasons=reasons)
+
+
+def scan_dataset(data_dir: Path, workload) -> tuple[list, str, int]:
+    """The training files on disk, checked against the workload: [(path, size)], format, bytes."""
+    from suite import datagen
+
+    scan = datagen.scan(data_dir, workload)
+    if scan.problems:
+        more = f" (+{len(scan.problems) - 1} more)" if len(scan.problems) > 1 else ""
+        first = scan.problems[0]
+        where = "" if first.startswith(str(data_dir)) else f"{data_dir}: "
+        raise SuiteError(f"{where}{first}{more} (the data does not match {workload.name}: suite datagen writes it)")
+    if scan.num_files == 0:
+        raise SuiteError(f"{data_dir}: files: expected {workload.format} training files under {data_dir}/train, got none")
+    if scan.format != workload.format:
+        raise SuiteError(f"{data_dir}: format: expected {workload.format} for {workload.name}, got {scan.format}")
+    out = []
+    for p in scan.files:
+        try:
+            out.append((str(Path(p).resolve()), os.stat(p).st_size))
+        except OSError as exc:
+            raise SuiteError(f"{p}: cannot stat: {exc.strerror}") from None
+    return out, scan.format, sum(s for _, s in out)
+
+
+def ensure_miniature_data(workload, data_dir: Path, num_files: int) -> None:
+    from suite import datagen
+
+    if data_dir.is_dir():
+        scan = datagen.scan(data_dir, workload)
+        if scan.num_files >= num_files and not scan.problems and scan.format == workload.format:
+            say(f"miniature dataset: reusing {data_dir} ({scan.num_files} files)")
+            return
+    say(f"miniature dataset: generating {num_files} {workload.format} files into {data_dir} ...")
+    t0 = time.time()
+    datagen.generate(workload, data_dir, num_files, processes=os.cpu_count() or 1)
+    say(f"miniature dataset: generated in {time.time() - t0:.1f} s")

@@ -1,0 +1,454 @@
+"""`suite run`: prepare, enforce, launch one MPI rank per simulated accelerator, collect.
+
+The CLI side (this process) checks the inputs and the closed-division rules, sizes and
+(for the miniature) generates the dataset (suite.run_prepare), and for each run drops the caches, starts
+`mpiexec -n N python -m suite.runner PLAN` inside the memory cgroup, relays the ranks'
+progress lines and turns their step timings into summary.json, per_epoch_stats.json,
+configs/, dlio.log and results.json. The rank side (`worker`, at the bottom) is the only
+importer of mpi4py: it reads its shard through suite.loader, simulates compute through
+suite.accelerator, meets the other ranks at a barrier each step and writes
+steps/rank-<r>.json. Outputs are written in dlio_output / results (records), the math is
+suite.metrics.
+"""
+
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from suite import files
+from suite.errors import RuleError, RunError, SuiteError
+from suite.records import RankEpoch, RankSteps, RunPlan
+from suite.run_prepare import Options, Prepared, check_inputs, prepare, say  # noqa: F401 - re-exported
+
+# --------------------------------------------------------------------------- the runs
+
+
+@dataclass(frozen=True)
+class SkippedDrop:
+    """--no-cache-drop: the evidence says no drop was attempted (the run is non-compliant)."""
+
+    attempted: bool = False
+    succeeded: bool = False
+    duration_s: float = 0.0
+    error: str = "not attempted: --no-cache-drop"
+    method: str = "none"
+
+    def to_dict(self) -> dict:
+        from dataclasses import asdict
+        return asdict(self)
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM reached the CLI while runs were under way."""
+
+    def __init__(self, signame: str):
+        super().__init__(signame)
+        self.signame = signame
+
+
+def run(opts: Options) -> int:
+    """The whole `suite run`: returns the exit code (0: all runs complete and compliant)."""
+    from suite import enforce
+    from suite.errors import ExitCode
+
+    check_inputs(opts)                       # bad input first: no cache drop for a refused run
+    if opts.no_cache_drop and opts.division != "open":
+        raise RuleError("--no-cache-drop: expected --division open (the closed division drops the cache before "
+                        f"every run), got --division {opts.division}")
+    if opts.division == "closed" and not opts.allow_no_cache_drop:
+        probe = enforce.drop_caches()       # refuse before anything else when it is not permitted
+        if not probe.succeeded:
+            raise RuleError(f"cache drop: expected permission to drop the page cache before each run "
+                            f"(closed division), got {probe.error} (use --allow-no-cache-drop or "
+                            f"--division open; either makes the run non-compliant)")
+    prep = prepare(opts)
+    wl = prep.workload
+    runs = opts.runs or 5
+    prep.results_dir.mkdir(parents=True, exist_ok=True)
+    say(f"suite run: {wl.name} ({wl.dlio_name}), {opts.accelerators} accelerator(s) on {len(prep.hosts)} host(s), "
+        f"{opts.division} division, ruleset {prep.ruleset}{', MINIATURE' if prep.miniature else ''}")
+    say(f"  dataset: {prep.data_dir} ({len(prep.files)} files, {prep.total_bytes / 1024**3:.2f} GiB, "
+        f"{prep.required_files} required)")
+    say(f"  memory: {'cgroup limit ' + str(prep.memory_limit) + ' bytes' if prep.memory_limit else 'MemTotal'}"
+        f" -> host memory {prep.host_memory_bytes / 1024**3:.2f} GiB for the dataset-size rule")
+    say(f"  results: {prep.results_dir}")
+    if prep.miniature:
+        say("  MINIATURE: the embedded default (no --data-dir); every rule but the 500-step minimum applies; "
+            "not valid for submission")
+
+    handler_installed = threading.current_thread() is threading.main_thread()
+    old = {}
+    if handler_installed:
+        def on_signal(signum, frame):
+            raise Interrupted(signal.Signals(signum).name)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            old[sig] = signal.signal(sig, on_signal)
+    results = []
+    try:
+        for k in range(1, runs + 1):
+            drop = SkippedDrop() if opts.no_cache_drop else enforce.drop_caches()
+            say(f"[run {k}/{runs}] cache drop: "
+                + (f"done in {drop.duration_s:.2f} s" if drop.succeeded else f"NOT done ({drop.error})"))
+            result = run_once(prep, k, runs, drop)
+            results.append(result)
+            if result["status"] == "interrupted":
+                raise RunError(f"{prep.results_dir / f'run-{k}'}: {result['error']}; "
+                               f"results.json marks the run interrupted")
+            if result["status"] != "complete":
+                raise RunError(f"{prep.results_dir / f'run-{k}'}: {result['error']}")
+    except Interrupted as exc:
+        raise RunError(f"{prep.results_dir}: interrupted by {exc.signame} between runs "
+                       f"({len(results)} of {runs} complete)") from None
+    finally:
+        if results or prep.results_dir.exists():
+            from suite.run_results import write_run_set
+            write_run_set(prep, results)
+        if handler_installed:
+            for sig, h in old.items():
+                signal.signal(sig, h)
+    complete = all(r["status"] == "complete" for r in results) and len(results) == runs
+    compliant = complete and all(r["compliance"]["compliant"] for r in results)
+    if complete:
+        tps = [r["metric"]["train_throughput_mean_samples_per_second"] for r in results]
+        aus = [r["metric"]["train_au_mean_percentage"] for r in results]
+        from suite import metrics
+        tp_mean, tp_std = metrics.mean_pstdev(tps)
+        mb_mean, mb_std = metrics.mean_pstdev([r["metric"]["train_io_mean_MB_per_second"] for r in results])
+        say(f"summary: {runs} run(s) of {wl.dlio_name} x{opts.accelerators}: AU per run "
+            f"{', '.join(f'{a:.2f}%' for a in aus)}; throughput {tp_mean:.4f} ({tp_std:.4f}) samples/s, "
+            f"{mb_mean:.4f} ({mb_std:.4f}) MB/s over the runs"
+            + ("; MINIATURE, not valid for submission" if prep.miniature else ""))
+        say(f"results: {prep.results_dir} ({runs} run(s)); "
+            f"{'compliant' if compliant else 'NOT compliant: ' + '; '.join(sorted({x for r in results for x in r['compliance']['reasons']}))}")
+    return ExitCode.OK if compliant else ExitCode.FAILED
+
+
+def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
+    from suite import enforce
+    from suite.accelerator import ComputeModel
+
+    wl, opts = prep.workload, prep.opts
+    run_dir = (prep.results_dir / f"run-{k}").resolve()
+    (run_dir / "steps").mkdir(parents=True, exist_ok=True)
+    n = opts.accelerators
+    model = ComputeModel(wl.computation_time_s, wl.batch_size, n)
+    steps = model.steps_per_epoch(len(prep.files) * wl.num_samples_per_file, wl.total_training_steps)
+    ckpt_dir = None
+    if wl.checkpoint_model_size_bytes:
+        folder = Path(wl.config.get("checkpoint", {}).get("checkpoint_folder", "checkpoints"))
+        ckpt_dir = str(folder if folder.is_absolute() else (prep.results_dir / folder).resolve())
+    plan = RunPlan(
+        run_dir=str(run_dir), workload=wl.name, accelerator=wl.accelerator, num_accelerators=n,
+        epochs=wl.epochs, steps_per_epoch=steps, batch_size=wl.batch_size,
+        computation_time_s=wl.computation_time_s, samples_per_file=wl.num_samples_per_file,
+        record_length_bytes=wl.record_length_bytes, format=wl.format, read_threads=wl.read_threads,
+        prefetch_size=wl.prefetch_size, transfer_size_bytes=wl.transfer_size_bytes, odirect=wl.odirect,
+        seed=wl.seed + 1000 * (k - 1), file_shuffle=wl.file_shuffle != "off", sample_shuffle=wl.sample_shuffle != "off",
+        files=[list(f) for f in prep.files], checkpoint_bytes=wl.checkpoint_model_size_bytes or 0,
+        checkpoint_dir=ckpt_dir, delay_per_file_s=prep.opts.read_delay_s)
+    plan_path = run_dir / "plan.json"
+    files.write_atomic(plan_path, json.dumps(plan.to_dict()))
+    from suite.dlio_output import write_configs
+    write_configs(run_dir, wl, prep.params, len(prep.files), str(prep.data_dir))
+    argv = mpiexec_argv(prep) + [sys.executable, "-m", "suite.runner", str(plan_path)]
+    start = time.time()
+    status, error, evidence = "complete", None, None
+    say(f"[run {k}/{runs}] {n} rank(s), {wl.epochs} epoch(s) of {steps} step(s), "
+        f"computation_time {wl.computation_time_s} s -> {run_dir}")
+    cgroup = enforce.MemoryCgroup(prep.memory_limit, f"suite-run-{os.getpid()}-{k}") if prep.memory_limit else None
+    try:
+        if cgroup is not None:
+            with cgroup:
+                rc = launch(argv, run_dir, cgroup.start)
+        else:
+            rc = launch(argv, run_dir, None)
+        if rc != 0:
+            status, error = "failed", rank_failure(run_dir, rc)
+    except Interrupted as exc:
+        status, error = "interrupted", f"interrupted by {exc.signame}"
+    finally:
+        try:
+            evidence = cgroup.evidence() if cgroup is not None else None
+        except Exception as exc:  # noqa: BLE001 - evidence must not hide the run's own error
+            evidence = {"error": str(exc)}
+    if status == "failed" and evidence and evidence.get("oom_kills"):
+        error += (f"; the memory cgroup OOM-killed {evidence['oom_kills']} process(es) at "
+                  f"{evidence.get('applied_bytes')} bytes: raise --memory-limit")
+    from suite.run_results import collect
+
+    return collect(prep, k, run_dir, start, time.time(), status, error, drop, evidence)
+
+
+def mpiexec_argv(prep: Prepared) -> list[str]:
+    exe = Path(sys.executable).parent / "mpiexec"
+    import shutil
+    mpiexec = str(exe) if exe.exists() else shutil.which("mpiexec")
+    if not mpiexec:
+        raise SuiteError("mpiexec: expected the mpich wheel's mpiexec beside python, got none (pip install mpich)")
+    argv = [mpiexec, "-n", str(prep.opts.accelerators)]
+    if prep.opts.hostfile:
+        argv += ["-f", prep.opts.hostfile]
+    elif prep.opts.hosts:
+        argv += ["-hosts", ",".join(prep.hosts)]
+    return argv
+
+
+def rank_environment() -> dict:
+    """Our environment, with this `suite` package importable by the ranks whatever their
+    working directory (also when suite runs from a checkout that is not installed)."""
+    env = dict(os.environ)
+    here = str(Path(__file__).resolve().parent.parent)
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join([here, *[p for p in paths if p != here]])
+    return env
+
+
+def launch(argv, run_dir: Path, start_in_cgroup) -> int:
+    """Start mpiexec (in the cgroup when given), relay its stdout, wait; on SIGINT/SIGTERM
+    stop the ranks (mpiexec forwards the signal; stragglers are killed by pid)."""
+    log = open(run_dir / "mpiexec.log", "wb")
+    kwargs = dict(stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True,
+                  env=rank_environment())
+    try:
+        proc = start_in_cgroup(argv, **kwargs) if start_in_cgroup else subprocess.Popen(argv, **kwargs)
+    except OSError as exc:
+        log.close()
+        raise RunError(f"{argv[0]}: cannot start: {exc.strerror}") from None
+    relay = threading.Thread(target=_relay, args=(proc.stdout, log), daemon=True)
+    relay.start()
+    try:
+        rc = proc.wait()
+    except Interrupted:
+        stop(proc, run_dir)
+        raise
+    finally:
+        relay.join(timeout=10)
+        log.close()
+    return rc
+
+
+def _relay(stream, log) -> None:
+    """Ranks' stdout to ours; mpiexec's own banners (a rank's bad termination) to mpiexec.log."""
+    for raw in iter(stream.readline, b""):
+        if raw.startswith((b"=", b"YOUR APPLICATION", b"This typically refers", b"Please see the FAQ")) \
+                or b"TERMINATION" in raw:
+            log.write(raw)
+            log.flush()
+            continue
+        sys.stdout.write(raw.decode("utf-8", "replace"))
+        sys.stdout.flush()
+    stream.close()
+
+
+def stop(proc, run_dir: Path) -> None:
+    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        if proc.poll() is not None:
+            break
+        try:
+            proc.send_signal(sig)
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+        except ProcessLookupError:
+            break
+    for pid in rank_pids(run_dir).values():      # ranks we started, if mpiexec left any behind
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def rank_pids(run_dir: Path) -> dict[int, int]:
+    out = {}
+    for p in (run_dir / "ranks").glob("rank-*.pid"):
+        try:
+            host, pid = p.read_text().split()
+            if host == socket.gethostname():
+                out[int(p.stem.split("-")[1])] = int(pid)
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def rank_failure(run_dir: Path, rc: int) -> str:
+    """One line: what failed and where, from the ranks' error files or mpiexec's report."""
+    errs = sorted((run_dir / "errors").glob("rank-*.txt"))
+    if errs:
+        first = errs[0]
+        return f"{first.stem}: {first.read_text().strip().splitlines()[0]}"
+    import re
+    text = (run_dir / "mpiexec.log").read_text(errors="replace") if (run_dir / "mpiexec.log").exists() else ""
+    pid = re.search(r"PID (\d+) RUNNING AT (\S+)", text)
+    code = re.search(r"EXIT CODE: (\d+)", text)
+    pids = {v: k for k, v in rank_pids(run_dir).items()}
+    if pid:
+        rank = pids.get(int(pid.group(1)))
+        who = f"rank {rank}" if rank is not None else "a rank"
+        how = f"exit code {code.group(1)}" if code else "abnormal exit"
+        if code and int(code.group(1)) in (9, 15, 6, 11):
+            how += f" ({signal.Signals(int(code.group(1))).name})"
+        return f"{who} (pid {pid.group(1)} on {pid.group(2)}) died: {how}; see {run_dir / 'mpiexec.log'}"
+    how = f"exit code {rc}" + (f" ({signal.Signals(rc).name})" if rc in (6, 9, 11, 15) else "")
+    return f"a rank or mpiexec died: {how}; see {run_dir / 'mpiexec.log'}"
+
+
+# --------------------------------------------------------------------------- the rank side
+
+
+def _barrier(comm) -> None:
+    """comm.Barrier() without spinning the CPU: MPICH's blocking barrier busy-polls, which on a
+    host with more ranks than cores steals the readers' CPU. Poll a non-blocking one, sleeping."""
+    req = comm.Ibarrier()
+    nap = 0.00002
+    while not req.Test():
+        time.sleep(nap)
+        nap = min(nap * 2, 0.0005)
+
+
+def _epoch_order(plan: RunPlan, epoch: int) -> list[int]:
+    order = list(range(len(plan.files)))
+    if plan.file_shuffle:
+        random.Random(plan.seed * 100003 + epoch).shuffle(order)
+    return order
+
+
+def rank_shard(plan: RunPlan, epoch: int, rank: int, size: int):
+    """This rank's files for `epoch`: the contiguous slice [rank x S, (rank+1) x S) of the
+    epoch's (shuffled) sample stream, S = steps x batch; returns [FileSpec], samples."""
+    from suite.loader import FileSpec
+
+    need = plan.steps_per_epoch * plan.batch_size
+    lo, hi = rank * need, (rank + 1) * need
+    spf = plan.samples_per_file
+    out = []
+    for pos, idx in enumerate(_epoch_order(plan, epoch)):
+        f_lo, f_hi = pos * spf, (pos + 1) * spf
+        if f_hi <= lo:
+            continue
+        if f_lo >= hi:
+            break
+        path, size_bytes = plan.files[idx]
+        out.append(FileSpec(path, int(size_bytes), spf, take=min(f_hi, hi) - max(f_lo, lo)))
+    return out, need
+
+
+def write_checkpoint(plan: RunPlan, run_start: float, run_index_name: str) -> dict:
+    folder = Path(plan.checkpoint_dir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunError(f"{folder}: checkpoint folder: {exc.strerror}") from None
+    path = folder / f"model-{run_index_name}.pt"
+    chunk = os.urandom(4 * 1024 * 1024)
+    t0 = time.time()
+    left = plan.checkpoint_bytes
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            while left > 0:
+                left -= os.write(fd, chunk[:min(left, len(chunk))])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        t1 = time.time()
+        os.unlink(path)
+    except OSError as exc:
+        raise RunError(f"{path}: checkpoint write of {plan.checkpoint_bytes} bytes: {exc.strerror}") from None   # the evidence is the timed, fsync'd write; do not fill the disk run after run
+    return {"bytes_written": plan.checkpoint_bytes, "duration_s": t1 - t0, "path": str(path),
+            "start_s": t0 - run_start, "end_s": t1 - run_start, "fsync": True, "removed_after": True}
+
+
+def worker(plan_path: str) -> int:
+    """One rank: read the shard, simulate compute, barrier each step, write steps/rank-<r>.json."""
+    from mpi4py import MPI
+
+    from suite.accelerator import ComputeModel
+    from suite.loader import Reader, ReaderConfig
+
+    comm = MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    plan = RunPlan.from_dict(json.loads(Path(plan_path).read_text()))
+    run_dir = Path(plan.run_dir)
+    host = socket.gethostname()
+    (run_dir / "ranks").mkdir(parents=True, exist_ok=True)
+    files.write_atomic(run_dir / "ranks" / f"rank-{rank}.pid", f"{host} {os.getpid()}\n")
+    log = open(run_dir / "dlio.log", "a", encoding="utf-8") if rank == 0 else None
+
+    def out(line: str) -> None:
+        from suite.dlio_output import timestamp
+        print(line, flush=True)
+        log.write(f"{timestamp(time.time())} {line}\n")
+        log.flush()
+
+    try:
+        model = ComputeModel(plan.computation_time_s, plan.batch_size, size)
+        reader = Reader(ReaderConfig(
+            read_threads=plan.read_threads, prefetch_size=plan.prefetch_size,
+            transfer_size_bytes=plan.transfer_size_bytes, odirect=plan.odirect, format=plan.format,
+            samples_per_file=plan.samples_per_file, batch_size=plan.batch_size,
+            delay_per_file_s=plan.delay_per_file_s))
+        _barrier(comm)
+        run_start = comm.bcast(time.time() if rank == 0 else None, root=0)
+        record = RankSteps(rank=rank, hostname=host, run_start_unix_s=run_start)
+        now = time.time
+        for epoch in range(1, plan.epochs + 1):
+            shard, need = rank_shard(plan, epoch, rank, size)
+            _barrier(comm)
+            e = RankEpoch(epoch=epoch, start_s=now() - run_start)
+            if rank == 0:
+                out(f"Starting epoch {epoch}: {plan.steps_per_epoch} steps expected")
+            ep = reader.epoch(shard, need)
+            try:
+                starts, ends, comps = e.step_start_s, e.step_end_s, e.step_compute_s
+                for i in range(plan.steps_per_epoch):
+                    t0 = now()
+                    ep.wait_batch(i)
+                    c = model.compute()
+                    _barrier(comm)
+                    starts.append(t0 - run_start)
+                    ends.append(now() - run_start)
+                    comps.append(c)
+            finally:
+                ep.close()
+            e.end_s = now() - run_start
+            e.samples, e.bytes_read, e.files_read = need, ep.bytes_read, ep.files_read
+            record.epochs.append(e)
+            if rank == 0:
+                from suite import metrics
+                au = metrics.epoch_au_from_steps(starts, ends, comps)
+                tp = metrics.epoch_throughput_from_steps(starts, ends, need) * size
+                out(f"Ending epoch {epoch} - {len(comps)} steps completed in {e.end_s - e.start_s:.2f} s; "
+                    f"rank 0 AU {au:.2f}%, ~{tp:.2f} samples/s, {ep.bytes_read / 1024**2 / max(e.end_s - e.start_s, 1e-9):.1f} MiB/s read")
+        _barrier(comm)
+        if rank == 0 and plan.checkpoint_bytes and plan.checkpoint_dir:
+            out(f"Starting checkpoint: {plan.checkpoint_bytes} bytes to {plan.checkpoint_dir}")
+            record.checkpoint = write_checkpoint(plan, run_start, run_dir.name)
+            out(f"Ending checkpoint: {record.checkpoint['duration_s']:.2f} s")
+        files.write_json(run_dir / "steps" / f"rank-{rank}.json", record.to_dict(), schema="steps")
+        _barrier(comm)
+    except Exception as exc:  # noqa: BLE001 - one line for the CLI, the traceback (bugs) to mpiexec.log
+        message = str(exc) if isinstance(exc, SuiteError) else f"{type(exc).__name__}: {exc} (a bug: see mpiexec.log)"
+        (run_dir / "errors").mkdir(parents=True, exist_ok=True)
+        files.write_atomic(run_dir / "errors" / f"rank-{rank}.txt", f"{message}\n")
+        if not isinstance(exc, SuiteError):
+            import traceback
+            traceback.print_exc()
+        print(f"rank {rank}: error: {message}", file=sys.stderr, flush=True)
+        comm.Abort(1)
+        return 1
+    finally:
+        if log:
+            log.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(worker(sys.argv[1]))
