@@ -1,0 +1,68 @@
+"""The product end to end, for real: datagen -> closed `suite run` (real cache drops, a real
+memory cgroup, MPI) -> `suite check` passes it -> one edited AU value makes it fail with an
+integrity finding naming the file, the field and both values -> `suite metrics`/`suite report`."""
+
+import json
+import re
+
+import pytest
+
+from suite import enforce
+
+
+@pytest.fixture(scope="module")
+def fresh_run(tmp_path_factory):
+    from suite import cli
+
+    if enforce.detect_cgroup().version is None:
+        pytest.skip("no memory cgroup on this machine")
+    root = tmp_path_factory.mktemp("e2e")
+    data, results = root / "data", root / "results"
+    # cosmoflow h100, 1 accelerator, 256 MiB host memory: the rules need 500 files (500-step rule)
+    assert cli.main(["datagen", "--workload", "cosmoflow", "--accelerators", "1", "--host-memory", "256MiB",
+                     "--data-dir", str(data), "--processes", "2"]) == 0
+    code = cli.main(["run", "--workload", "cosmoflow", "--accelerators", "1", "--data-dir", str(data),
+                     "--results-dir", str(results), "--memory-limit", "256MiB"])
+    assert code == 0
+    return results
+
+
+def test_fresh_closed_run_is_compliant(fresh_run, run_cli):
+    code, out, err = run_cli("check", fresh_run, "--format", "json")
+    doc = json.loads(out)
+    assert code == 0, out + err
+    assert [b["verdict"] for b in doc["benchmarks"]] == ["closed"]
+    runs = sorted(p.name for p in fresh_run.iterdir() if p.name.startswith("run-"))
+    assert runs == [f"run-{k}" for k in range(1, 6)]
+    for run in runs:
+        res = json.loads((fresh_run / run / "results.json").read_text())
+        assert res["complete"] and res["enforcement"]["cache_drop"]["succeeded"]
+        assert res["enforcement"]["memory_limit"]["applied_bytes"] == 256 * 1024**2
+        assert res["enforcement"]["memory_limit"]["removed"] is True
+
+
+def test_one_edited_au_value_is_an_integrity_finding(fresh_run, run_cli, tmp_path):
+    import shutil
+
+    tampered = tmp_path / "tampered"
+    shutil.copytree(fresh_run, tampered)
+    summary = tampered / "run-3" / "summary.json"
+    doc = json.loads(summary.read_text())
+    original = doc["metric"]["train_au_percentage"][2]
+    doc["metric"]["train_au_percentage"][2] = original - 1.5
+    summary.write_text(json.dumps(doc, indent=4))
+    code, out, _ = run_cli("check", tampered)
+    assert code == 1
+    line = next(l for l in out.splitlines() if "train_au_percentage[2]" in l)
+    assert "run-3/summary.json" in line and "integrity" in line
+    numbers = [float(x) for x in re.findall(r"(?:expected|got) ([0-9.]+)", line)]
+    assert pytest.approx(original) in numbers and pytest.approx(original - 1.5) in numbers
+
+
+def test_metrics_and_report_of_the_fresh_run(fresh_run, run_cli, tmp_path):
+    code, out, _ = run_cli("metrics", fresh_run, "--format", "json")
+    assert code == 0
+    code, out, err = run_cli("report", fresh_run, "--out", tmp_path / "report")
+    assert code == 0, err
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert "closed" in page.lower() and "data:image/png;base64," in page
