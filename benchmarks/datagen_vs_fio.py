@@ -79,6 +79,7 @@ def main() -> int:
     args = parser.parse_args()
     workload = workloads.resolve(args.workload, args.accelerator_type or workloads.accelerators(args.workload)[-1])
     files, total = plan(workload, sizes.parse_size(args.size))
+    Path(args.dir).mkdir(parents=True, exist_ok=True)
     base = Path(tempfile.mkdtemp(prefix="datagen-vs-fio.", dir=args.dir))
     fio_rates, dg_rates, fio_wall, dg_wall = [], [], [], []
     try:
