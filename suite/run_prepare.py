@@ -12,17 +12,6 @@ from pathlib import Path
 
 from suite.errors import RuleError, SuiteError
 
-# The closed division's --param allow-list (MLPerf Storage rules, v1.0 section 3.2/3.3)
-CLOSED_PARAMS = {
-    "dataset.num_files_train", "dataset.num_subfolders_train", "dataset.data_folder",
-    "reader.read_threads", "reader.computation_threads", "reader.transfer_size", "reader.prefetch_size",
-    "checkpoint.checkpoint_folder", "storage.storage_type", "storage.storage_root",
-}
-CLOSED_PARAMS_V2_UNET3D = {"reader.odirect"}
-CLOSED_MAX_PREFETCH = 2
-# the open division may also change these (MLPerf Storage v1.0 rules 3.3); anything else
-# (train.computation_time, record sizes, ...) is a measurement run, not an open submission
-OPEN_EXTRA_PARAMS = {"framework", "dataset.format", "dataset.num_samples_per_file", "reader.data_loader"}
 MINIATURE_MEMORY_BYTES = 1024**3       # the embedded default's --memory-limit
 MINIATURE_MIN_STEPS = 4                # per epoch, so AU (first step excluded) means something
 
@@ -69,16 +58,25 @@ def parse_hosts(opts: Options) -> list[str]:
     return list(dict.fromkeys(opts.hosts or [])) or [socket.gethostname()]
 
 
+def division_params(workload, ruleset: str) -> tuple[set, set, int]:
+    """(closed allow-list, open allow-list, closed prefetch maximum) for this workload, read
+    from rules/<ruleset>/ -- the same data `suite check` judges results by, so the two agree."""
+    from suite import rules
+
+    closed = rules.load(ruleset, "closed", workload.name).params
+    allowed = set(closed["closed_params"]) | set(closed.get("workload_closed_params") or [])
+    opened = allowed | set(rules.load(ruleset, "open", workload.name).params["open_params"])
+    return allowed, opened, closed["prefetch_size_max"]
+
+
 def check_closed_params(workload, params: dict, ruleset: str) -> None:
-    allowed = set(CLOSED_PARAMS)
-    if ruleset == "v2.0" and workload.name == "unet3d":
-        allowed |= CLOSED_PARAMS_V2_UNET3D
+    allowed, _, max_prefetch = division_params(workload, ruleset)
     for key, value in sorted(params.items()):
         if key not in allowed:
             raise RuleError(f"--param {key}: expected one of the closed division's parameters "
                             f"({', '.join(sorted(allowed))}), got {key} (use --division open)")
-    if params.get("reader.prefetch_size", 0) > CLOSED_MAX_PREFETCH:
-        raise RuleError(f"--param reader.prefetch_size: expected at most {CLOSED_MAX_PREFETCH} in the closed "
+    if params.get("reader.prefetch_size", 0) > max_prefetch:
+        raise RuleError(f"--param reader.prefetch_size: expected at most {max_prefetch} in the closed "
                         f"division, got {params['reader.prefetch_size']}")
 
 
@@ -133,7 +131,7 @@ def prepare(opts: Options) -> Prepared:
         raise SuiteError(f"--division: expected closed or open, got {opts.division!r}")
     if opts.division == "closed":
         check_closed_params(workload, params, ruleset)
-    open_allowed = CLOSED_PARAMS | OPEN_EXTRA_PARAMS | (CLOSED_PARAMS_V2_UNET3D if ruleset == "v2.0" else set())
+    open_allowed = division_params(workload, ruleset)[1]
     outside = sorted(k for k in params if k not in open_allowed)
     if opts.runs is not None and opts.runs <= 0:
         raise SuiteError(f"--runs: expected a positive integer, got {opts.runs}")
