@@ -117,14 +117,15 @@ def run(opts: Options) -> int:
     complete = all(r["status"] == "complete" for r in results) and len(results) == runs
     compliant = complete and all(r["compliance"]["compliant"] for r in results)
     if complete:
-        tps = [r["metric"]["train_throughput_mean_samples_per_second"] for r in results]
-        aus = [r["metric"]["train_au_mean_percentage"] for r in results]
         from suite import metrics
-        tp_mean, tp_std = metrics.mean_pstdev(tps)
-        mb_mean, mb_std = metrics.mean_pstdev([r["metric"]["train_io_mean_MB_per_second"] for r in results])
+        aus = [r["metric"]["train_au_mean_percentage"] for r in results]
+        o = metrics.overall([r["metric"]["train_throughput_mean_samples_per_second"] for r in results],
+                            [r["metric"]["train_io_mean_MB_per_second"] for r in results])
         say(f"summary: {runs} run(s) of {wl.dlio_name} x{opts.accelerators}: AU per run "
-            f"{', '.join(f'{a:.2f}%' for a in aus)}; throughput {tp_mean:.4f} ({tp_std:.4f}) samples/s, "
-            f"{mb_mean:.4f} ({mb_std:.4f}) MB/s over the runs"
+            f"{', '.join(f'{a:.2f}%' for a in aus)}; throughput "
+            f"{o['train_throughput_mean_samples_per_second']:.4f} ({o['train_throughput_stdev_samples_per_second']:.4f}) "
+            f"samples/s, {o['train_throughput_mean_MB_per_second']:.4f} ({o['train_throughput_stdev_MB_per_second']:.4f}) "
+            f"MB/s over the runs"
             + ("; MINIATURE, not valid for submission" if prep.miniature else ""))
         say(f"results: {prep.results_dir} ({runs} run(s)); "
             f"{'compliant' if compliant else 'NOT compliant: ' + '; '.join(sorted({x for r in results for x in r['compliance']['reasons']}))}")
