@@ -66,15 +66,17 @@ def row_drivers(sf: float) -> dict[str, float]:
         "order_returns": 0.1 * orders,
         "products": 1000 * root,
         "stores": root + 10,
-        "departments": (math.log(s) + 1) * 11,
+        "departments": max(1.0, (math.log(s) + 1) * 11),
         "financial_accounts": 0.1 * customers,
         "financial_transactions": 0.1 * customers * weeks * 10,
         "disks": 1000 * root,
-        "failures": 100 * root,
+        "failure_samples_per_disk": 100 * root,
+        "failures": 1000 * root * 100 * root,  # disks x samples per disk (reference table: 45.8 k at SF 1)
         "marketplace": customers,
         "product_ratings": 0.1 * customers * (math.log10(s) + 20),
         "face_identities": max(10.0, 1e-4 * customers),
         "face_images_per_identity": 10 * root,
+        "face_images": max(10.0, 100 * s),  # the reference table's count (46 at SF 1)
         "audio_clips": max(100.0, 100 * math.sqrt(30 * s)),
     }
 
