@@ -136,3 +136,49 @@ class UseCaseModule:
     serve: Callable
     truth: Callable
     params: dict = field(default_factory=dict)
+
+
+def is_label(field) -> bool:
+    """A pyarrow field marked as a label column (b"label": b"1" in its metadata)."""
+    return bool(field.metadata) and field.metadata.get(b"label") == b"1"
+
+
+class MemoryData:
+    """A Data view over in-memory pyarrow tables: what `train`, `serve` and `truth` receive.
+
+    The driver gives them a view of the loaded parquet files with the same two methods; tests
+    use this one over `generate_split(...)`. With hide_labels, label columns are not there.
+    """
+
+    def __init__(self, tables: Mapping[str, object], hide_labels: bool = False):
+        self._tables = dict(tables)
+        self.hide_labels = hide_labels
+
+    def arrow(self, name: str, columns=None):
+        if name not in self._tables:
+            raise KeyError(f"table {name!r}: not in this data set (have {sorted(self._tables)})")
+        table = self._tables[name]
+        if self.hide_labels:
+            table = table.select([f.name for f in table.schema if not is_label(f)])
+        if columns is not None:
+            missing = [c for c in columns if c not in table.column_names]
+            if missing:
+                raise KeyError(f"table {name!r}: no column(s) {missing}")
+            table = table.select(list(columns))
+        return table
+
+    def table(self, name: str, columns=None):
+        return self.arrow(name, columns).to_pandas()
+
+
+def generate_split(group: TableGroup, sf: float, split: str, seed: int) -> dict[str, object]:
+    """All chunks of a group's split, concatenated in chunk order (tests and small runs)."""
+    import pyarrow as pa
+
+    parts: dict[str, list] = {}
+    for chunk in range(group.chunks(sf, split)):
+        for name, table in group.generate(sf, split, seed, chunk).items():
+            parts.setdefault(name, []).append(table)
+    schemas = group.schemas()
+    return {name: pa.concat_tables(parts[name]).cast(schemas[name]) if name in parts
+            else schemas[name].empty_table() for name in schemas}
