@@ -5,7 +5,7 @@ benchmark-only option --debug-read-delay adds a fixed sleep per file read. With 
 threads each taking d seconds per file, a step of B samples needs B x d / T seconds of
 I/O, overlapped with the previous step's compute (prefetch). The steady-state AU (first
 step excluded, as DLIO) is therefore compute / max(compute, B x d / T)
-(suite.accelerator.expected_au_percentage). Target: measured within +-0.5 pp.
+(suite.storage.run.accelerator.expected_au_percentage). Target: measured within +-0.5 pp.
 
     python benchmarks/au_fidelity.py [--workdir /tmp/suite-bench-au]
 """
@@ -36,8 +36,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workdir", default="/tmp/suite-bench-au")
     args = ap.parse_args()
-    from suite import datagen, workloads
-    from suite.accelerator import expected_au_percentage
+    from suite.storage import datagen, workloads
+    from suite.storage.run.accelerator import expected_au_percentage
 
     work = Path(args.workdir)
     shutil.rmtree(work, ignore_errors=True)

@@ -25,7 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from suite import datagen, sizes, workloads  # noqa: E402
+from suite import sizes
+from suite.storage import datagen, workloads  # noqa: E402
 
 
 def plan(workload, size_bytes: int) -> tuple[int, int]:

@@ -51,7 +51,7 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=2, help="runs per N; the best AU counts (the host is shared)")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
-    from suite import datagen, workloads
+    from suite.storage import datagen, workloads
 
     work = Path(args.workdir)
     print(f"host: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start")

@@ -50,7 +50,7 @@ def workload_names() -> list[str]:
 
 
 def cmd_list(args) -> int:
-    from suite import workloads
+    from suite.storage import workloads
     from suite.report import text
 
     resolved = [workloads.resolve(n, a) for n in workloads.names() for a in workloads.accelerators(n)]
@@ -61,7 +61,7 @@ def cmd_list(args) -> int:
 def cmd_datasize(args) -> int:
     import json
 
-    from suite import datasize, workloads
+    from suite.storage import datasize, workloads
     from suite.report import text
 
     workload = workloads.resolve(args.workload, args.accelerator_type)
@@ -76,8 +76,8 @@ def cmd_datasize(args) -> int:
 
 
 def cmd_datagen(args) -> int:
-    from suite import datagen, datasize, workloads
-    from suite.report.datagen import Progress, summary
+    from suite.storage import datagen, datasize, workloads
+    from suite.report.progress import Progress, summary
 
     params = workloads.parse_params(args.param)
     workload = workloads.resolve(args.workload, args.accelerator_type, params)
@@ -106,7 +106,7 @@ def cmd_datagen(args) -> int:
     return ExitCode.OK
 
 def cmd_run(args) -> int:
-    from suite import runner
+    from suite.storage.run import launch as runner
 
     return runner.run(runner.Options(
         workload=args.workload, accelerators=args.accelerators, accelerator_type=args.accelerator_type,
@@ -132,7 +132,7 @@ STORAGE_FILES = ("summary.json", "results.json", "per_epoch_stats.json")
 
 def _source(path):
     """("tpcx-ai", file or run dir) or ("storage", directory) for `suite metrics` and `suite report`."""
-    from suite import fdr
+    from suite.tpcxai import fdr
     from suite.errors import ResultError, expected_got
 
     if not path.exists():
@@ -147,7 +147,7 @@ def _source(path):
 def cmd_metrics(args) -> int:
     import json
 
-    from suite import fdr
+    from suite.tpcxai import fdr
     from suite.errors import ResultError
     from suite.report import metrics_text
 
@@ -164,7 +164,7 @@ def cmd_metrics(args) -> int:
         if not result.complete:
             raise ResultError(result.why_incomplete(str(data.path)))
         return ExitCode.OK
-    from suite import aggregate
+    from suite.storage import aggregate
 
     summary = aggregate.summarise(path)
     if args.format == "json":
@@ -179,7 +179,7 @@ def cmd_report(args) -> int:
     import tempfile
     from datetime import datetime, timezone
 
-    from suite import fdr
+    from suite.tpcxai import fdr
     from suite.errors import ResultError, expected_got
 
     out = args.out
@@ -202,7 +202,7 @@ def cmd_report(args) -> int:
             data = fdr.load(path)
             page = content.build_tpcxai(data, data.compute())
         else:
-            from suite import aggregate
+            from suite.storage import aggregate
 
             summary = aggregate.summarise(path)
             page = content.build_storage(summary, _check_or_none(path))
@@ -220,7 +220,7 @@ def cmd_report(args) -> int:
 def _check_or_none(path):
     """suite check's result for the report's compliance section; None where the checker is absent."""
     try:
-        from suite import checker
+        from suite.check import checker
     except ImportError:
         return None
     return checker.check(path, ruleset="auto")
@@ -229,7 +229,8 @@ def _check_or_none(path):
 def cmd_check(args) -> int:
     from pathlib import Path
 
-    from suite import checker, files
+    from suite.check import checker
+    from suite import files
     from suite.report import findings as report
 
     output = Path(args.output) if args.output else None

@@ -98,7 +98,7 @@ def _human(key: str, value: str) -> str:
 
 
 def build_storage(summary: dict, check=None) -> Page:
-    from suite import aggregate
+    from suite.storage import aggregate
 
     benches = summary["benchmarks"]
     title = (f"{benches[0]['workload'] or '?'} {benches[0]['accelerator'] or '?'} storage benchmark"

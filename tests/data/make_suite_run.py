@@ -1,13 +1,13 @@
 """Writes tests/data/suite-run/unet3d-h100: a small result dir in the shape `suite run` writes
 (R/run-<k>/{summary.json, per_epoch_stats.json, configs/, steps/rank-<r>.json, results.json}),
-with numbers computed by suite.metrics from the step times below. Run it to regenerate."""
+with numbers computed by suite.storage.metrics from the step times below. Run it to regenerate."""
 
 import json
 from pathlib import Path
 
 import yaml
 
-from suite import metrics
+from suite.storage import metrics
 
 OUT = Path(__file__).resolve().parent / "suite-run" / "unet3d-h100"
 RECORD = 146600628

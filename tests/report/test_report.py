@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_fdr import DELL, jobs_doc, write
+from tests.tpcxai.test_fdr import DELL, jobs_doc, write
 
-REPO = Path(__file__).resolve().parent.parent
-DATA = Path(__file__).resolve().parent / "data"
+import paths
+
+REPO = paths.REPO
+DATA = paths.DATA
 RUN = DATA / "suite-run" / "unet3d-h100"
 SIMPLYBLOCK = DATA / "storage" / "simplyblock"
 
@@ -55,7 +57,7 @@ def test_several_benchmarks_get_an_overview(run_cli, tmp_path):
 def test_exports_agree_with_each_other_and_the_metrics(run_cli, tmp_path):
     import pyarrow.parquet as pq
 
-    from suite import aggregate
+    from suite.storage import aggregate
 
     run_cli("report", SIMPLYBLOCK, "--out", tmp_path)
     rows = list(csv.DictReader((tmp_path / "runs.csv").open()))

@@ -1,6 +1,6 @@
 import pytest
 
-from suite import datasize, workloads
+from suite.storage import datasize, workloads
 from suite.errors import SuiteError
 
 GIB = 1024**3

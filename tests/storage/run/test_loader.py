@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from suite.loader import FileSpec, LoaderError, Reader, ReaderConfig
+from suite.storage.run.loader import FileSpec, LoaderError, Reader, ReaderConfig
 
 
 def write_tfrecord(path, records: int, payload: int) -> int:

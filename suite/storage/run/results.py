@@ -1,6 +1,6 @@
 """A run's results: the ranks' step files turned into results.json, summary.json,
 per_epoch_stats.json, the end of dlio.log, and the run set's run_set.json and
-mlperf_storage_report.json. The math is suite.metrics; the DLIO shapes are suite.dlio_output.
+mlperf_storage_report.json. The math is suite.storage.metrics; the DLIO shapes are suite.storage.dlio_output.
 """
 
 import os
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from suite import files
-from suite.records import RankSteps
+from suite.storage.records import RankSteps
 
 
 def say(*parts) -> None:
@@ -19,8 +19,9 @@ def say(*parts) -> None:
 
 def collect(prep, k: int, run_dir: Path, start: float, end: float, status: str, error,
             drop, memory_evidence) -> dict:
-    from suite import __version__, metrics
-    from suite.dlio_output import per_epoch_stats, summary, timestamp
+    from suite import __version__
+    from suite.storage import metrics
+    from suite.storage.dlio_output import per_epoch_stats, summary, timestamp
 
     wl, opts = prep.workload, prep.opts
     n = opts.accelerators
@@ -105,7 +106,7 @@ def collect(prep, k: int, run_dir: Path, start: float, end: float, status: str, 
         "versions": {"suite": __version__, "python": sys.version.split()[0], "mpi": _mpi_version()},
     }
     if status == "complete":
-        from suite.dlio_output import data_size_hint
+        from suite.storage.dlio_output import data_size_hint
         files.write_json(run_dir / "summary.json", summary(
             start_unix_s=start, end_unix_s=end, num_accelerators=n, num_hosts=len(prep.hosts),
             hostname=hostname, metric=metric, num_files_train=len(prep.files),
@@ -131,7 +132,7 @@ class _EpochTimes:
 
 
 def _mem_total() -> int:
-    from suite.dlio_output import mem_total_bytes
+    from suite.storage.dlio_output import mem_total_bytes
     return mem_total_bytes()
 
 
@@ -145,7 +146,7 @@ def _mpi_version() -> str:
 
 def write_run_set(prep, results: list) -> None:
     """R/run_set.json (the runs and their overall numbers) and R/mlperf_storage_report.json."""
-    from suite import metrics
+    from suite.storage import metrics
 
     done = [r for r in results if r["status"] == "complete"]
     overall = None

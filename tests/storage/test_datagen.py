@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from conftest import REPO, mpiexec
-from suite import datagen, datasize, files, formats, workloads
+from suite.storage import datagen, datasize, formats, workloads
+from suite import files
 from test_formats import parse_example, read_tfrecords
 
 COSMO = ["--param", "dataset.record_length=3000", "--param", "dataset.record_length_stdev=700"]
@@ -160,7 +161,7 @@ def test_sized_from_accelerators_and_memory_through_datasize(run_cli, tmp_path):
 def test_progress_is_a_tqdm_bar_on_a_tty_and_plain_lines_otherwise():
     import io
 
-    from suite.report.datagen import Progress
+    from suite.report.progress import Progress
 
     class Tty(io.StringIO):
         def isatty(self):

@@ -7,7 +7,7 @@ A rule file:
     rules:
       - id: structure-run-count        # stable kebab-case id, unique over the assembled set
         applies_to: benchmark          # tree | benchmark | run | host (or a list of them)
-        field: runs.count              # a fact name (see suite/checker.py)
+        field: runs.count              # a fact name (see suite/check/checker.py)
         op: eq                         # from the closed registry OPS below
         value: {param: runs_required}  # literal | {fact: name} | {param: name} | {params: [a, b]}
         when: {field: single_run, op: eq, value: false}   # optional precondition(s)
@@ -31,7 +31,7 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import RuleError
-from suite.findings import EFFECTS, SEVERITIES
+from suite.rules.findings import EFFECTS, SEVERITIES
 
 SCOPES = ("tree", "benchmark", "run", "host")
 RULE_KEYS = {"id", "applies_to", "field", "op", "value", "when", "severity", "effect", "message"}
@@ -377,7 +377,7 @@ def _load_file(rel: str, chain: tuple[str, ...], seen: dict[str, dict]) -> list[
 @lru_cache(maxsize=256)
 def _read(path: str, mtime_ns: int):
     """A rule file's YAML (libyaml when available), cached by path and modification time."""
-    from suite.walker import load_yaml_fast
+    from suite.check.walker import load_yaml_fast
     return load_yaml_fast(Path(path), error=RuleError)
 
 

@@ -33,7 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from suite.errors import ResultError
-from suite.walker import Problem, _Loader, _Walker
+from suite.check.walker import Problem, _Loader, _Walker
 
 ACCELERATORS = ("h100", "a100", "v100")
 MODEL_ALIASES = {"unet3d": "unet3d", "unet": "unet3d", "resnet50": "resnet50", "resnet": "resnet50",
@@ -282,7 +282,7 @@ def _accel_from_compute(model: str, conf: dict) -> str | None:
 
 @lru_cache(maxsize=None)
 def _compute_times(model: str) -> tuple[tuple[str, float], ...]:
-    from suite import workloads
+    from suite.storage import workloads
     try:
         return tuple((a, workloads.resolve(model, a).computation_time_s) for a in workloads.accelerators(model))
     except Exception:  # unknown model: no accelerator from compute time
@@ -292,7 +292,7 @@ def _compute_times(model: str) -> tuple[tuple[str, float], ...]:
 @lru_cache(maxsize=None)
 def resolve_workload(model: str | None, accel: str | None):
     """workloads.resolve, cached; None for an unknown workload/accelerator."""
-    from suite import workloads
+    from suite.storage import workloads
     try:
         return workloads.resolve(model, accel)
     except Exception:

@@ -40,7 +40,9 @@ from suite.enforce import cgroup as cgmod
 from suite.errors import RunError, SuiteError
 from tests.conftest import mpiexec
 
-REPO = Path(__file__).resolve().parent.parent
+import paths
+
+REPO = paths.REPO
 MIB = 1 << 20
 SUPPORT = detect_cgroup()
 IS_ROOT = os.geteuid() == 0

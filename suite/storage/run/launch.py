@@ -1,14 +1,14 @@
 """`suite run`: prepare, enforce, launch one MPI rank per simulated accelerator, collect.
 
 The CLI side (this process) checks the inputs and the closed-division rules, sizes and
-(for the miniature) generates the dataset (suite.run_prepare), and for each run drops the caches, starts
-`mpiexec -n N python -m suite.runner PLAN` inside the memory cgroup, relays the ranks'
+(for the miniature) generates the dataset (suite.storage.run.prepare), and for each run drops the caches, starts
+`mpiexec -n N python -m suite.storage.run.launch PLAN` inside the memory cgroup, relays the ranks'
 progress lines and turns their step timings into summary.json, per_epoch_stats.json,
 configs/, dlio.log and results.json. The rank side (`worker`, at the bottom) is the only
-importer of mpi4py: it reads its shard through suite.loader, simulates compute through
-suite.accelerator, meets the other ranks at a barrier each step and writes
+importer of mpi4py: it reads its shard through suite.storage.run.loader, simulates compute through
+suite.storage.run.accelerator, meets the other ranks at a barrier each step and writes
 steps/rank-<r>.json. Outputs are written in dlio_output / results (records), the math is
-suite.metrics.
+suite.storage.metrics.
 """
 
 import json
@@ -25,8 +25,8 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import RuleError, RunError, SuiteError
-from suite.records import RankEpoch, RankSteps, RunPlan
-from suite.run_prepare import Options, Prepared, check_inputs, prepare, say  # noqa: F401 - re-exported
+from suite.storage.records import RankEpoch, RankSteps, RunPlan
+from suite.storage.run.prepare import Options, Prepared, check_inputs, prepare, say  # noqa: F401 - re-exported
 
 # --------------------------------------------------------------------------- the runs
 
@@ -109,7 +109,7 @@ def run(opts: Options) -> int:
                        f"({len(results)} of {runs} complete)") from None
     finally:
         if results or prep.results_dir.exists():
-            from suite.run_results import write_run_set
+            from suite.storage.run.results import write_run_set
             write_run_set(prep, results)
         if handler_installed:
             for sig, h in old.items():
@@ -117,7 +117,7 @@ def run(opts: Options) -> int:
     complete = all(r["status"] == "complete" for r in results) and len(results) == runs
     compliant = complete and all(r["compliance"]["compliant"] for r in results)
     if complete:
-        from suite import metrics
+        from suite.storage import metrics
         aus = [r["metric"]["train_au_mean_percentage"] for r in results]
         o = metrics.overall([r["metric"]["train_throughput_mean_samples_per_second"] for r in results],
                             [r["metric"]["train_io_mean_MB_per_second"] for r in results])
@@ -134,7 +134,7 @@ def run(opts: Options) -> int:
 
 def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
     from suite import enforce
-    from suite.accelerator import ComputeModel
+    from suite.storage.run.accelerator import ComputeModel
 
     wl, opts = prep.workload, prep.opts
     run_dir = (prep.results_dir / f"run-{k}").resolve()
@@ -157,9 +157,9 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
         checkpoint_dir=ckpt_dir, delay_per_file_s=prep.opts.read_delay_s)
     plan_path = run_dir / "plan.json"
     files.write_atomic(plan_path, json.dumps(plan.to_dict()))
-    from suite.dlio_output import write_configs
+    from suite.storage.dlio_output import write_configs
     write_configs(run_dir, wl, prep.params, len(prep.files), str(prep.data_dir))
-    argv = mpiexec_argv(prep) + [sys.executable, "-m", "suite.runner", str(plan_path)]
+    argv = mpiexec_argv(prep) + [sys.executable, "-m", "suite.storage.run.launch", str(plan_path)]
     start = time.time()
     status, error, evidence = "complete", None, None
     say(f"[run {k}/{runs}] {n} rank(s), {wl.epochs} epoch(s) of {steps} step(s), "
@@ -183,7 +183,7 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
     if status == "failed" and evidence and evidence.get("oom_kills"):
         error += (f"; the memory cgroup OOM-killed {evidence['oom_kills']} process(es) at "
                   f"{evidence.get('applied_bytes')} bytes: raise --memory-limit")
-    from suite.run_results import collect
+    from suite.storage.run.results import collect
 
     return collect(prep, k, run_dir, start, time.time(), status, error, drop, evidence)
 
@@ -324,7 +324,7 @@ def _epoch_order(plan: RunPlan, epoch: int) -> list[int]:
 def rank_shard(plan: RunPlan, epoch: int, rank: int, size: int):
     """This rank's files for `epoch`: the contiguous slice [rank x S, (rank+1) x S) of the
     epoch's (shuffled) sample stream, S = steps x batch; returns [FileSpec], samples."""
-    from suite.loader import FileSpec
+    from suite.storage.run.loader import FileSpec
 
     need = plan.steps_per_epoch * plan.batch_size
     lo, hi = rank * need, (rank + 1) * need
@@ -371,8 +371,8 @@ def worker(plan_path: str) -> int:
     """One rank: read the shard, simulate compute, barrier each step, write steps/rank-<r>.json."""
     from mpi4py import MPI
 
-    from suite.accelerator import ComputeModel
-    from suite.loader import Reader, ReaderConfig
+    from suite.storage.run.accelerator import ComputeModel
+    from suite.storage.run.loader import Reader, ReaderConfig
 
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -384,7 +384,7 @@ def worker(plan_path: str) -> int:
     log = open(run_dir / "dlio.log", "a", encoding="utf-8") if rank == 0 else None
 
     def out(line: str) -> None:
-        from suite.dlio_output import timestamp
+        from suite.storage.dlio_output import timestamp
         print(line, flush=True)
         log.write(f"{timestamp(time.time())} {line}\n")
         log.flush()
@@ -423,7 +423,7 @@ def worker(plan_path: str) -> int:
             e.samples, e.bytes_read, e.files_read = need, ep.bytes_read, ep.files_read
             record.epochs.append(e)
             if rank == 0:
-                from suite import metrics
+                from suite.storage import metrics
                 au = metrics.epoch_au_from_steps(starts, ends, comps)
                 tp = metrics.epoch_throughput_from_steps(starts, ends, need) * size
                 out(f"Ending epoch {epoch} - {len(comps)} steps completed in {e.end_s - e.start_s:.2f} s; "

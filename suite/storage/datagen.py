@@ -33,7 +33,7 @@ _TEMP = re.compile(r"^\.img_.*\.tmp$")
 
 
 def extension(workload) -> str:
-    from suite.formats import EXTENSIONS
+    from suite.storage.formats import EXTENSIONS
 
     return EXTENSIONS[workload.format]
 
@@ -73,7 +73,7 @@ def record_lengths(workload, num_files: int, seed: int):
 
 def expected_size(fmt: str, lengths, samples: int) -> int | None:
     """Bytes of a complete file with these record lengths (None for hdf5: h5py decides)."""
-    from suite import formats
+    from suite.storage import formats
 
     if fmt == "tfrecord":
         if lengths.min() == lengths.max():
@@ -89,7 +89,7 @@ def file_problem(path: Path, fmt: str, lengths, samples: int, deep: bool = False
     """None when `path` is a complete file for these lengths, else why it is not.
 
     Always the size; with `framing` every TFRecord header (hdf5: opens it); with `deep` every CRC."""
-    from suite import formats
+    from suite.storage import formats
 
     try:
         size = path.stat().st_size
@@ -191,7 +191,7 @@ def _temp_path(path: Path, run_id: str) -> Path:
 
 def _write_one(index: int) -> tuple[int, int, bool]:
     """Write file `index` unless it is complete; (index, bytes, written)."""
-    from suite import formats
+    from suite.storage import formats
 
     workload, paths, lengths, seed, run_id = _JOB
     path, fmt, spf = paths[index], workload.format, workload.num_samples_per_file
@@ -230,7 +230,7 @@ _CONTENT = {}
 
 
 def _content(seed):
-    from suite import formats
+    from suite.storage import formats
 
     if seed not in _CONTENT:
         _CONTENT[seed] = formats.Content(seed)
@@ -238,7 +238,7 @@ def _content(seed):
 
 
 def _flush(paths) -> None:
-    from suite import formats
+    from suite.storage import formats
 
     try:
         formats.sync_files(paths)

@@ -3,7 +3,7 @@
 Input: the benchmarks `layout.discover` finds (any published layout, or `suite run` output).
 Per run: AU mean/stdev (%), samples/s, MiB/s (DLIO labels it "MB/s": samples/s x record length
 / 1024^2), accelerators and hosts, per-epoch AU and samples/s. Over runs: population mean and
-stdev (suite.metrics), as mlperf_storage_report.json has them. Publication rounding (2 decimals)
+stdev (suite.storage.metrics), as mlperf_storage_report.json has them. Publication rounding (2 decimals)
 is given beside every full value. A run of several host directories (v0.5 multi-host) sums the
 hosts' samples/s, MiB/s and accelerators and averages their AU.
 
@@ -13,7 +13,7 @@ present, is kept beside them (`claimed`) so the two can be compared, never used 
 
 import math
 
-from suite import metrics
+from suite.storage import metrics
 from suite.errors import ResultError
 
 PUBLISH_PLACES = 2
@@ -44,7 +44,7 @@ def _record_length(run, bench) -> tuple[float | None, str]:
     if value:
         return value, "configs/config.yaml dataset.record_length"
     if bench.workload and bench.accelerator:
-        from suite import workloads
+        from suite.storage import workloads
         try:
             return float(workloads.resolve(bench.workload, bench.accelerator).record_length_bytes), \
                 f"workloads/{bench.workload}.yaml"
@@ -144,7 +144,7 @@ def _au_threshold(bench) -> float | None:
     """The workload's AU threshold in percent, from workloads/*.yaml; None for a workload we do not ship."""
     if not (bench.workload and bench.accelerator):
         return None
-    from suite import workloads
+    from suite.storage import workloads
     try:
         return 100.0 * workloads.resolve(bench.workload, bench.accelerator).au_threshold
     except Exception:  # noqa: BLE001 - unknown workload/accelerator pair
@@ -190,7 +190,7 @@ def benchmark_numbers(bench) -> dict:
 
 def summarise(path) -> dict:
     """Every benchmark under `path`, with its runs and overall numbers."""
-    from suite import layout
+    from suite.check import layout
 
     benches = layout.discover(path)
     if not benches:

@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from suite.accelerator import ComputeModel, expected_au_percentage, precise_sleep
+from suite.storage.run.accelerator import ComputeModel, expected_au_percentage, precise_sleep
 
 
 def test_steps_per_epoch_is_dlio_max_steps():

@@ -9,7 +9,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from suite import formats
+from suite.storage import formats
 
 # --------------------------------------------------------------------------- independent readers
 

@@ -7,12 +7,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from suite import fdr, files
+from suite.tpcxai import fdr
+from suite import files
 from suite.errors import ResultError
 
-from tests.test_tpcxai_metric import DELL_SERVING_1, DELL_SERVING_2, DELL_TRAINING, kit_mode_jobs
+from tests.tpcxai.test_tpcxai_metric import DELL_SERVING_1, DELL_SERVING_2, DELL_TRAINING, kit_mode_jobs
 
-REPO = Path(__file__).resolve().parent.parent
+import paths
+
+REPO = paths.REPO
 DELL = REPO / "submissions" / "examples" / "dell-sf10-fdr.yaml"
 DELL_VECTOR = ["2.306", *map(str, DELL_TRAINING + DELL_SERVING_1 + DELL_SERVING_2), "2748.071", "48412",
                "425.31", "113.83"]

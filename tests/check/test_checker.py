@@ -7,9 +7,13 @@ import pytest
 
 from check_builders import (dlio_benchmark, dlio_run, edit_json, edit_overrides, ours_results, rank_outputs,
                             storage_report, submission)
-from suite import checker, metrics, rules
+from suite.check import checker
+from suite.storage import metrics
+from suite.rules import engine as rules
 
-DATA = Path(__file__).resolve().parent / "data" / "check"
+import paths
+
+DATA = paths.DATA / "check"
 REAL = DATA / "real"
 
 
@@ -250,7 +254,7 @@ def test_every_rule_id_has_a_passing_and_a_failing_case():
 @pytest.mark.parametrize("rule_id", sorted(CASES))
 def test_rule_case(tmp_path, rule_id):
     if rule_id == "integrity-steps-throughput" and not hasattr(metrics, "epoch_from_ranks"):
-        pytest.skip("suite.metrics has no epoch_from_ranks (the runner's reduction) on this branch yet")
+        pytest.skip("suite.storage.metrics has no epoch_from_ranks (the runner's reduction) on this branch yet")
     base, mutate = CASES[rule_id]
     build, ruleset = BASES[base]
     build(tmp_path)
@@ -269,7 +273,7 @@ def test_rule_case(tmp_path, rule_id):
 
 
 def _render(v):
-    from suite.findings import render
+    from suite.rules.findings import render
     return render(v)
 
 

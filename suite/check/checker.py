@@ -19,7 +19,7 @@ host       files.{summary,overrides,config,per_epoch,results}, summary.* (summar
            steps_throughput}, rank_outputs.ranks,
            steps.ranks, steps.problems, ours, warmup, workload, problems.unreadable
 
-All recomputation goes through suite.metrics and the dataset-size rule through suite.datasize.
+All recomputation goes through suite.storage.metrics and the dataset-size rule through suite.storage.datasize.
 DLIO's summary.json `host_memory_GB` is GiB despite its name (psutil total / 1024^3: WEKA's
 2015.59 "GB" is its MemTotal of 2113502212 kB in GiB); host memory = the sum of that list over
 all hosts of the run. Read that way, three published datasets (DDN unet3d-a100 252000 files,
@@ -33,10 +33,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from suite import datasize, findings, layout, metrics, rules
+from suite.storage import datasize, metrics
+from suite.rules import findings, engine as rules
+from suite.check import layout
 from suite.errors import ResultError, SuiteError
-from suite.findings import Finding
-from suite.rules import Item, Scope
+from suite.rules.findings import Finding
+from suite.rules.engine import Item, Scope
 from suite.sizes import GIB
 
 LINK_KINDS = ("outside", "loop")
@@ -535,7 +537,7 @@ def _rank_output_epochs(ranks: dict[int, dict], summary):
 
 def _steps_au(host: layout.Host):
     """Per epoch, the AU (mean over ranks) and samples/s (sum over ranks) recomputed from
-    steps/rank-<r>.json, plus well-formedness problems. Throughput is None when suite.metrics
+    steps/rank-<r>.json, plus well-formedness problems. Throughput is None when suite.storage.metrics
     has no epoch_from_ranks (the runner's reduction) to recompute it with."""
     problems: list[Item] = []
     per_epoch: dict[int, list[dict]] = {}

@@ -1,5 +1,5 @@
 """`suite run`, before anything runs: the options, the closed-division refusals, the dataset
-(sized by suite.datasize, checked by suite.datagen.scan, generated for the miniature).
+(sized by suite.storage.datasize, checked by suite.storage.datagen.scan, generated for the miniature).
 
 Everything here is refused (exit 2) before a cache drop, a cgroup or a rank exists.
 """
@@ -61,7 +61,7 @@ def parse_hosts(opts: Options) -> list[str]:
 def division_params(workload, ruleset: str) -> tuple[set, set, int]:
     """(closed allow-list, open allow-list, closed prefetch maximum) for this workload, read
     from rules/<ruleset>/ -- the same data `suite check` judges results by, so the two agree."""
-    from suite import rules
+    from suite.rules import engine as rules
 
     closed = rules.load(ruleset, "closed", workload.name).params
     allowed = set(closed["closed_params"]) | set(closed.get("workload_closed_params") or [])
@@ -107,7 +107,7 @@ def default_results_dir(workload, n: int) -> Path:
 
 def check_inputs(opts: Options) -> None:
     """The cheap refusals (workload, --param, division, hosts), before anything touches the host."""
-    from suite import datasize, workloads
+    from suite.storage import datasize, workloads
 
     params = workloads.parse_params(opts.params)
     workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
@@ -118,8 +118,8 @@ def check_inputs(opts: Options) -> None:
 
 
 def prepare(opts: Options) -> Prepared:
-    from suite import datasize, workloads
-    from suite.dlio_output import mem_total_bytes
+    from suite.storage import datasize, workloads
+    from suite.storage.dlio_output import mem_total_bytes
 
     params = workloads.parse_params(opts.params)
     workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
@@ -201,7 +201,7 @@ def prepare(opts: Options) -> Prepared:
 
 def scan_dataset(data_dir: Path, workload) -> tuple[list, str, int]:
     """The training files on disk, checked against the workload: [(path, size)], format, bytes."""
-    from suite import datagen
+    from suite.storage import datagen
 
     scan = datagen.scan(data_dir, workload)
     if scan.problems:
@@ -223,7 +223,7 @@ def scan_dataset(data_dir: Path, workload) -> tuple[list, str, int]:
 
 
 def ensure_miniature_data(workload, data_dir: Path, num_files: int) -> None:
-    from suite import datagen
+    from suite.storage import datagen
 
     if data_dir.is_dir():
         scan = datagen.scan(data_dir, workload)

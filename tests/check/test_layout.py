@@ -4,10 +4,12 @@ from pathlib import Path
 import pytest
 
 from check_builders import dlio_benchmark, dlio_run, ours_results, write_yaml
-from suite import layout
+from suite.check import layout
 from suite.errors import ResultError
 
-DATA = Path(__file__).resolve().parent / "data" / "check"
+import paths
+
+DATA = paths.DATA / "check"
 REAL = DATA / "real"
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from suite import datagen, files, metrics, workloads
+from suite.storage import datagen, metrics, workloads
+from suite import files
 from tests.conftest import DATA, REPO
 
 DLIO = DATA / "dlio-v1.0"     # a published WEKA v1.0 run's files (copied from shared/fixtures)
@@ -199,7 +200,7 @@ def as_nobody(argv, cwd):
                PATH=venv_bin + os.pathsep + os.environ.get("PATH", ""),
                LD_LIBRARY_PATH=str(Path(sys.executable).parent.parent / "lib"))
     kwargs = dict(cwd=cwd, env=env, user=NOBODY, group=NOBODY, extra_groups=[], capture_output=True, text=True)
-    probe = subprocess.run([python, "-c", "import suite.runner, mpi4py, numpy, yaml, jsonschema, crc32c"],
+    probe = subprocess.run([python, "-c", "import suite.storage.run.launch, mpi4py, numpy, yaml, jsonschema, crc32c"],
                            timeout=60, **kwargs)
     if probe.returncode != 0:   # e.g. a checkout or venv under a 0700 directory
         pytest.skip(f"uid 65534 cannot import suite from {REPO} / {venv_bin}: "

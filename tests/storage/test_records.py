@@ -1,5 +1,5 @@
 from suite import files
-from suite.records import RankEpoch, RankSteps, RunPlan
+from suite.storage.records import RankEpoch, RankSteps, RunPlan
 
 
 def test_rank_steps_round_trip_through_the_steps_schema(tmp_path):

@@ -1,6 +1,7 @@
 import pytest
 
-from suite import files, workloads
+from suite import files
+from suite.storage import workloads
 from suite.errors import WorkloadError
 
 

@@ -4,9 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from suite import aggregate, metrics
+from suite.storage import aggregate, metrics
 
-DATA = Path(__file__).resolve().parent / "data"
+import paths
+
+DATA = paths.DATA
 MIB = 1024 ** 2
 
 

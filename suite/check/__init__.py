@@ -1,0 +1,1 @@
+"""`suite check`: walk a tree, recognise its layout, apply the rules."""

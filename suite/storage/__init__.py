@@ -1,0 +1,1 @@
+"""The storage benchmark: workloads as data, sizing, data generation, the metrics."""

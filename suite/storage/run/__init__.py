@@ -1,0 +1,1 @@
+"""`suite run` for the storage workloads: launch, prepare, ranks, loader, results."""
