@@ -369,6 +369,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print(f"suite {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `suite list workloads | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -10,19 +10,27 @@
 import json
 import os
 import tempfile
+from importlib import resources
 from functools import lru_cache
 from pathlib import Path
 
 from suite.errors import SuiteError
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+DATA_NAMES = ("workloads", "rules")
 MAX_DATA_FILE_BYTES = 16 * 1024 * 1024  # result, rule and workload files are small
 
 
 def data_dir(name: str) -> Path:
-    """A top-level data directory of the repository (workloads, rules, submissions)."""
-    return REPO_ROOT / name
+    """The package data directory `name` (workloads, rules).
+
+    The YAML lives at the top of the repository (workloads/, rules/) where a reader browses it;
+    suite/data/<name> links to it, so a wheel or `pip install .` carries it as package data and a
+    checkout or editable install reads it in place, both through importlib.resources.
+    """
+    if name not in DATA_NAMES:
+        raise ValueError(f"data directory: expected one of {DATA_NAMES}, got {name!r}")
+    return Path(str(resources.files("suite") / "data" / name))
 
 
 def read_text(path: Path, limit: int = MAX_DATA_FILE_BYTES, error=SuiteError) -> str:

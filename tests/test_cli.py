@@ -64,3 +64,12 @@ def test_gb_and_gib_give_different_sizes(run_cli):
 def test_datasize_bad_input_is_one_line_exit_2(run_cli, argv, needle):
     code, out, err = run_cli("datasize", *argv)
     assert code == 2 and needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_closed_pipe_is_not_a_traceback():
+    import subprocess
+    import sys
+
+    proc = subprocess.run(f"{sys.executable} -m suite list workloads | head -1", shell=True,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout.startswith("workload") and "Traceback" not in proc.stderr
