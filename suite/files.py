@@ -9,6 +9,7 @@
 
 import json
 import os
+import stat
 import tempfile
 from importlib import resources
 from functools import lru_cache
@@ -123,6 +124,7 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     path = Path(path)
     if isinstance(data, str):
         data = data.encode("utf-8")
+    refuse_special_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -138,6 +140,24 @@ def write_atomic(path: Path, data: bytes | str) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def refuse_special_target(path: Path) -> None:
+    """A rename would replace whatever is at `path`: allow only a new path or a regular file.
+
+    `--output /dev/null` as root would otherwise turn the device into a regular file, and a
+    symbolic link would be replaced by a file instead of written through.
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise SuiteError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        kind = ("a symbolic link" if stat.S_ISLNK(mode) else "a directory" if stat.S_ISDIR(mode)
+                else "a device, FIFO or socket")
+        raise SuiteError(f"{path}: expected a regular file or a new path to write, got {kind}")
 
 
 def _umask() -> int:

@@ -41,3 +41,41 @@ def test_load_refuses_oversized_files(tmp_path):
     p.write_bytes(b" " * 2048)
     with pytest.raises(SuiteError, match="expected at most 1024 bytes"):
         files.read_text(p, limit=1024)
+
+
+@pytest.mark.parametrize("make", ["fifo", "device", "symlink", "directory"])
+def test_write_atomic_refuses_what_is_not_a_regular_file(tmp_path, make):
+    import os
+    import stat
+
+    from suite.errors import SuiteError
+
+    target = tmp_path / "out"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("user data")
+    if make == "fifo":
+        os.mkfifo(target)
+    elif make == "device":
+        os.mknod(target, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # a /dev/null twin (root, as CI)
+    elif make == "symlink":
+        target.symlink_to(victim)
+    else:
+        target.mkdir()
+    before = os.lstat(target).st_mode
+    with pytest.raises(SuiteError, match="expected a regular file or a new path"):
+        files.write_atomic(target, "new")
+    assert os.lstat(target).st_mode == before and victim.read_text() == "user data"
+    assert not list(tmp_path.glob(".out.*"))
+
+
+def test_check_output_to_a_device_is_refused_with_exit_2(tmp_path, run_cli):
+    import os
+    import stat
+
+    import paths
+
+    device = tmp_path / "null"
+    os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    code, _, err = run_cli("check", paths.DATA / "check" / "valid" / "dlio-unet3d-h100", "--output", device)
+    assert code == 2 and "expected a regular file or a new path" in err and len(err.strip().splitlines()) == 1
+    assert stat.S_ISCHR(os.lstat(device).st_mode)
