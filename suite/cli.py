@@ -5,6 +5,7 @@ Heavy libraries are imported inside the commands so `suite --help` is instant.
 
 import argparse
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -175,45 +176,40 @@ def cmd_metrics(args) -> int:
 
 
 def cmd_report(args) -> int:
-    import shutil
-    import tempfile
     from datetime import datetime, timezone
 
+    from suite.report.outdir import report_dir
     from suite.tpcxai import fdr
-    from suite.errors import ResultError, expected_got
 
     out = args.out
     kind, path = _source(args.path)
-    if out.exists() and not out.is_dir():
-        raise ResultError(expected_got(out, "--out", "a directory", "a file"))
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ResultError(expected_got(out, "--out", "a directory we can create", exc.strerror or exc)) from None
-    # matplotlib keeps a font cache; keep it under --out for this run, so nothing else is written
-    mpl_dir = None
-    if "matplotlib" not in sys.modules and "MPLCONFIGDIR" not in os.environ:
-        mpl_dir = tempfile.mkdtemp(prefix=".matplotlib-", dir=out)
-        os.environ["MPLCONFIGDIR"] = mpl_dir
-    try:
-        from suite.report import content, export
+    with report_dir(out, force=args.force) as tmp:
+        # matplotlib keeps a font cache: keep it in the report's temp dir, removed with it
+        mpl_dir = None
+        if "matplotlib" not in sys.modules and "MPLCONFIGDIR" not in os.environ:
+            mpl_dir = tmp / ".matplotlib"
+            os.environ["MPLCONFIGDIR"] = str(mpl_dir)
+        try:
+            from suite.report import content, export
 
-        if kind == "tpcx-ai":
-            data = fdr.load(path)
-            page = content.build_tpcxai(data, data.compute())
-        else:
-            from suite.storage import aggregate
+            if kind == "tpcx-ai":
+                data = fdr.load(path)
+                page = content.build_tpcxai(data, data.compute())
+            else:
+                from suite.storage import aggregate
 
-            summary = aggregate.summarise(path)
-            page = content.build_storage(summary, _check_or_none(path))
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        written = export.write_report(page, out, f"suite {__version__} report, {stamp}")
-    finally:
-        if mpl_dir:
-            os.environ.pop("MPLCONFIGDIR", None)
-            shutil.rmtree(mpl_dir, ignore_errors=True)
-    print(f"suite report: wrote {len(written)} files to {out}: {out / 'index.html'} (open it in a browser), "
-          f"{out / 'report.md'}, " + ", ".join(p.name for p in written if p.suffix in (".csv", ".parquet")))
+                summary = aggregate.summarise(path)
+                page = content.build_storage(summary, _check_or_none(path))
+            stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            written = export.write_report(page, tmp, f"suite {__version__} report, {stamp}")
+        finally:
+            if mpl_dir:
+                os.environ.pop("MPLCONFIGDIR", None)
+                shutil.rmtree(mpl_dir, ignore_errors=True)
+    from suite.report.escape import terminal
+
+    print(terminal(f"suite report: wrote {len(written)} files to {out}: {out / 'index.html'} (open it in a browser), "
+                   f"{out / 'report.md'}, " + ", ".join(p.name for p in written if p.suffix in (".csv", ".parquet"))))
     return ExitCode.OK
 
 
@@ -344,7 +340,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Writes index.html (self-contained), report.md, plots/*.png, runs.csv and "
                                    "runs.parquet (and use_cases.* for TPCx-AI) into --out, and nowhere else.")
     p.add_argument("path", type=Path, metavar="PATH", help="results directory, or TPCx-AI FDR data file")
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory to write the report into")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR",
+                   help="directory to write the report into: new, empty, or an earlier report (replaced whole)")
+    p.add_argument("--force", action="store_true", help="replace a non-empty --out that is not an earlier report")
 
     p = sub.add_parser("check", help="check runs, results dirs or submission trees against the rules",
                        description="Check a run, a benchmark with its runs, a `suite run` results dir or a "

@@ -5,6 +5,7 @@ import io
 import os
 
 from suite.files import write_atomic
+from suite.report.escape import csv_cell
 
 
 def csv_text(columns: list, rows: list[dict]) -> str:
@@ -12,7 +13,8 @@ def csv_text(columns: list, rows: list[dict]) -> str:
     w = csv.DictWriter(out, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
     w.writeheader()
     for row in rows:
-        w.writerow({k: "" if row.get(k) is None else (repr(row[k]) if isinstance(row[k], float) else row[k])
+        w.writerow({k: "" if row.get(k) is None else (repr(row[k]) if isinstance(row[k], float)
+                                                      else csv_cell(row[k]))
                     for k in columns})
     return out.getvalue()
 

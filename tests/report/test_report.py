@@ -26,7 +26,7 @@ def test_storage_report_of_a_suite_run_result(run_cli, tmp_path):
     out = tmp_path / "out"
     code, stdout, err = run_cli("report", RUN, "--out", out)
     assert code == 0 and err == "" and "index.html" in stdout
-    assert sorted(p.name for p in out.iterdir()) == ["index.html", "plots", "report.md", "runs.csv", "runs.parquet"]
+    assert sorted(p.name for p in out.iterdir()) == [".suite-report", "index.html", "plots", "report.md", "runs.csv", "runs.parquet"]
     page = (out / "index.html").read_text()
     for sid in ("b1-headline", "b1-compliance", "b1-runs", "b1-evidence"):
         assert f'id="{sid}"' in page

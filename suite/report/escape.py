@@ -1,0 +1,44 @@
+"""Escaping per output format: text from result trees and FDR files is untrusted.
+
+- terminal: no control characters reach the screen (an ESC sequence or a carriage return in an
+  overrides.yaml could repaint the verdict line); they are shown as \\xNN / \\uNNNN escapes;
+- CSV: a cell that a spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a leading
+  apostrophe (OWASP's advice), except plain numbers;
+- Markdown: characters that make markup or raw HTML are backslash-escaped, newlines become spaces;
+- HTML: html.escape (html.py uses it throughout).
+"""
+
+import re
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]#|<>&~])")
+_MD_LINE_START = re.compile(r"^(\s*)(\d*)([-+=]|(?<=\d)[.)])(?=\s|$)")
+
+
+def _show(match: re.Match) -> str:
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def terminal(text) -> str:
+    """One line of terminal text with every control character made visible."""
+    return _CONTROL.sub(_show, str(text))
+
+
+def terminal_lines(text) -> str:
+    """Several lines: newlines kept, every other control character made visible."""
+    return "\n".join(terminal(line) for line in str(text).split("\n"))
+
+
+def csv_cell(value) -> str:
+    text = str(value)
+    if text and text[0] in "=+-@\t\r" and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
+def markdown(text) -> str:
+    """Inline Markdown text that renders as the characters given, never as markup or HTML."""
+    flat = terminal(str(text).replace("\r\n", " ").replace("\n", " ").replace("\r", " "))
+    return _MD_LINE_START.sub(r"\1\2\\\3", _MD_SPECIAL.sub(r"\\\1", flat))
