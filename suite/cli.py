@@ -22,13 +22,18 @@ class Parser(argparse.ArgumentParser):
         self.exit(ExitCode.BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+MAX_COUNT = 10**9  # counts (accelerators, hosts, files, runs, processes) beyond any real system
+
+
 def positive_int(text: str) -> int:
+    if len(text) > 12:  # int() of a 400-digit string is fine; the arithmetic after it is not
+        raise argparse.ArgumentTypeError(f"expected a positive integer up to {MAX_COUNT:,}, got {text[:16]!r}...")
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    if not 0 < value <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"expected a positive integer up to {MAX_COUNT:,}, got {value}")
     return value
 
 
@@ -146,7 +151,8 @@ def _source(path):
 
 
 def cmd_metrics(args) -> int:
-    import json
+    from suite import files
+    from suite.report.escape import terminal_lines
 
     from suite.tpcxai import fdr
     from suite.errors import ResultError
@@ -159,9 +165,9 @@ def cmd_metrics(args) -> int:
         if args.format == "json":
             doc = {"kind": data.doc["kind"], "source": str(data.path), "kit_version": data.doc["kit_version"],
                    "published": data.published, **result.to_dict()}
-            print(json.dumps(doc, indent=2, sort_keys=True))
+            print(files.strict_json(doc, indent=2), end="")
         else:
-            print(metrics_text.tpcxai(data, result))
+            print(terminal_lines(metrics_text.tpcxai(data, result)))
         if not result.complete:
             raise ResultError(result.why_incomplete(str(data.path)))
         return ExitCode.OK
@@ -169,9 +175,9 @@ def cmd_metrics(args) -> int:
 
     summary = aggregate.summarise(path)
     if args.format == "json":
-        print(json.dumps(summary, indent=2, sort_keys=True))
+        print(files.strict_json(summary, indent=2), end="")
     else:
-        print(metrics_text.storage(summary))
+        print(terminal_lines(metrics_text.storage(summary)))
     return ExitCode.OK
 
 

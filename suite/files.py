@@ -8,6 +8,7 @@
 """
 
 import json
+import math
 import os
 import stat
 import tempfile
@@ -166,8 +167,24 @@ def _umask() -> int:
     return mask
 
 
+def finite_or_null(doc):
+    """`doc` with every NaN or infinite float replaced by None (JSON has no such numbers)."""
+    if isinstance(doc, float):
+        return doc if math.isfinite(doc) else None
+    if isinstance(doc, dict):
+        return {k: finite_or_null(v) for k, v in doc.items()}
+    if isinstance(doc, (list, tuple)):
+        return [finite_or_null(v) for v in doc]
+    return doc
+
+
+def strict_json(doc, indent: int = 4) -> str:
+    """RFC 8259 JSON text: sorted keys, non-finite numbers as null (never bare NaN/Infinity)."""
+    return json.dumps(finite_or_null(doc), indent=indent, sort_keys=True, allow_nan=False) + "\n"
+
+
 def dump_json(doc) -> str:
-    return json.dumps(doc, indent=4, sort_keys=True) + "\n"
+    return strict_json(doc)
 
 
 def write_json(path: Path, doc, schema: str | None = None) -> None:

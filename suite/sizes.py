@@ -4,6 +4,7 @@ A bare number is refused, so GiB and GB are never confused.
 """
 
 import re
+from decimal import Decimal
 
 from suite.errors import SuiteError
 
@@ -16,6 +17,7 @@ GIB = 1024**3
 MIB = 1024**2
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]i?B|B)\s*$")
+MAX_BYTES = 1 << 60  # 1 EiB: beyond any host's memory or any data set a run can write
 
 
 def parse_size(text: str) -> int:
@@ -26,10 +28,15 @@ def parse_size(text: str) -> int:
             f"size {text!r}: expected a number with a unit, e.g. 128GiB (x1024^3) or "
             f"137.4GB (x1000^3); units: {', '.join(UNITS)}"
         )
-    value = float(match.group(1)) * UNITS[match.group(2)]
+    number = match.group(1)
+    if len(number) > 40:  # no float overflow, no 400-digit arithmetic
+        raise SuiteError(f"size {str(text)[:24]!r}...: expected at most 1 EiB, got a {len(number)}-digit number")
+    value = int(Decimal(number) * UNITS[match.group(2)])
     if value <= 0:
-        raise SuiteError(f"size {text!r}: expected a positive size, got {value:g} bytes")
-    return int(value)
+        raise SuiteError(f"size {text!r}: expected a positive size, got {value} bytes")
+    if value > MAX_BYTES:
+        raise SuiteError(f"size {text!r}: expected at most 1 EiB ({MAX_BYTES} B), got {value} B")
+    return value
 
 
 def format_gib(num_bytes: float) -> str:

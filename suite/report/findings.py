@@ -7,6 +7,7 @@ import json
 from collections import Counter
 
 from suite import files
+from suite.report.escape import terminal
 
 UPPER = {"closed": "CLOSED", "open": "OPEN", "invalid": "INVALID"}
 
@@ -59,7 +60,8 @@ def text(result, rule_messages: dict | None = None) -> str:
     lines.append(f"verdict: {UPPER[result.verdict]} ({'compliant' if result.compliant else 'not compliant'}); "
                  f"{ok} of {len(result.benchmarks)} benchmarks compliant; {len(every)} findings "
                  f"({counts.get('invalid', 0)} invalid, {counts.get('open', 0)} open, {counts.get('closed', 0)} notes)")
-    return "\n".join(lines) + "\n"
+    # text from the tree (paths, values, messages) may hold ESC, CR or newlines: one line each, visible
+    return "\n".join(terminal(line) for line in lines) + "\n"
 
 
 def summary_line(result) -> str:
@@ -75,7 +77,7 @@ def json_text(result) -> str:
     problems = files.schema_errors(doc, "check-result")
     if problems:  # our own output breaking our schema is a bug
         raise ValueError(f"check-result: {problems[0]}")
-    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    return files.strict_json(doc, indent=2)
 
 
 def _rel(path, root) -> str:

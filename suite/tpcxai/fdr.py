@@ -202,7 +202,14 @@ CSV_COLUMNS = ("field", "use_case", "stream", "value", "start_s", "end_s")
 
 def from_csv(text: str, path) -> dict:
     """The CSV form (one value per row) as the same document YAML and JSON carry."""
-    reader = csv.DictReader(io.StringIO(text))
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        return _csv_doc(reader, path)
+    except csv.Error as exc:  # a stray quote or CR, a field over the module's 128 KiB limit
+        raise ResultError(expected_got(f"{path}: line {reader.line_num}", "CSV", "well-formed CSV", str(exc))) from None
+
+
+def _csv_doc(reader, path) -> dict:
     header = reader.fieldnames or []
     unknown = [c for c in header if c not in CSV_COLUMNS]
     if unknown or "field" not in header or "value" not in header:

@@ -219,14 +219,22 @@ class Result:
         return doc
 
 
-def finite_positive(value, where: str, name: str) -> float:
-    """`value` as a float; a one-line ResultError unless it is a finite number > 0."""
+MAX_NUMBER = 1e12   # seconds (31,000 years), scale factors, prices: beyond it a figure is an error
+MAX_STREAMS = 10_000  # the kit defines 200 stream permutations
+
+
+def finite_positive(value, where: str, name: str, maximum: float = MAX_NUMBER) -> float:
+    """`value` as a float; a one-line ResultError unless it is a finite number in (0, maximum]."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ResultError(expected_got(where, name, "a number", f"{type(value).__name__} {value!r}"))
+        raise ResultError(expected_got(where, name, "a number", f"{type(value).__name__} {str(value)[:40]!r}"))
+    if isinstance(value, int) and abs(value) > maximum:  # before float(): a 400-digit int overflows it
+        raise ResultError(expected_got(where, name, f"a number up to {maximum:g}", f"a {len(str(abs(value)))}-digit integer"))
     if not math.isfinite(value):
         raise ResultError(expected_got(where, name, "a finite number", repr(value)))
     if value <= 0:
         raise ResultError(expected_got(where, name, "a positive number", repr(value)))
+    if value > maximum:
+        raise ResultError(expected_got(where, name, f"a number up to {maximum:g}", repr(value)))
     return float(value)
 
 
@@ -254,7 +262,11 @@ def compute(inputs: Inputs, where: str = "input") -> Result:
     if isinstance(streams, bool) or not isinstance(streams, int):
         raise ResultError(expected_got(where, "streams", "an integer", repr(streams)))
     if streams < 2:
-        raise ResultError(expected_got(where, "streams", "at least 2", streams))
+        shown = streams if abs(streams) < 10**12 else f"a {len(str(abs(streams)))}-digit negative integer"
+        raise ResultError(expected_got(where, "streams", "at least 2", shown))
+    if streams > MAX_STREAMS:
+        shown = streams if streams < 10**12 else f"a {len(str(streams))}-digit integer"
+        raise ResultError(expected_got(where, "streams", f"at most {MAX_STREAMS}", shown))
     if inputs.reported_streams is not None and inputs.reported_streams != streams:
         raise ResultError(expected_got(where, "streams", f"the {inputs.reported_streams} streams that reported",
                                        streams))
@@ -280,6 +292,9 @@ def compute(inputs: Inputs, where: str = "input") -> Result:
         value = aiucpm(sf, tld, tptt, tpst, ttt)
         rounded = round(value, 3)
         published = publish(rounded, 2)
+        if published <= 0:  # $/AIUCpm would divide by zero
+            raise ResultError(expected_got(where, "AIUCpm", "at least 0.005 (published with 2 decimals)",
+                                           f"{value:.3g} from these times and scale factor"))
         per = price_per_aiucpm(price, rounded) if price is not None else None
     return Result(scale_factor=sf, streams=streams, tld_s=tld, tptt_s=tptt, tpst1_s=tpst1, tpst2_s=tpst2,
                   tpst_s=tpst, ttt_s=ttt, throughput_elapsed_s=elapsed, aiucpm=rounded, aiucpm_unrounded=value,

