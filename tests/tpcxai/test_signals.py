@@ -101,6 +101,15 @@ def test_files_are_real_wav_and_pgm(splits):
     assert image.shape == (signals_media.IMAGE_SIZE, signals_media.IMAGE_SIZE) and image.std() > 10
 
 
+def test_pgm_and_wav_round_trip_any_bytes():
+    pixels = np.array([[10, 32, 9], [0, 255, 13]], dtype=np.uint8)  # whitespace bytes first
+    assert np.array_equal(signals_media.read_pgm(signals_media.pgm_bytes(pixels)), pixels)
+    with pytest.raises(ValueError):
+        signals_media.read_pgm(b"P6\n2 2\n255\n" + bytes(12))
+    pcm = np.array([0, -32768, 32767, 5], dtype="<i2")
+    assert np.array_equal(signals_media.read_wav(signals_media.wav_bytes(pcm)), pcm)
+
+
 def test_chunks_are_deterministic_and_independent_of_order(splits):
     n = signals.GROUP.chunks(SF, "training")
     assert n >= 4  # audio and transactions span several chunks at this SF

@@ -130,15 +130,15 @@ def audio_chunk(vocab: dict, g, first: int, n: int, split: str) -> dict:
 # ---------------------------------------------------------------- images
 
 def _blobs(g, n: int, amp: float, width: tuple[float, float]):
-    """A smooth random field: a sum of n Gaussian bumps on the image grid."""
+    """A smooth random field: a sum of n Gaussian bumps on the image grid (separable)."""
     np = _np()
     s = IMAGE_SIZE
-    yy, xx = np.mgrid[0:s, 0:s].astype(np.float64)
-    field = np.zeros((s, s))
-    for cy, cx, w, a in zip(g.uniform(10, s - 10, n), g.uniform(10, s - 10, n),
-                            g.uniform(*width, n), g.uniform(-amp, amp, n)):
-        field += a * np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / (2 * w * w))
-    return field
+    grid = np.arange(s, dtype=np.float64)
+    cy, cx = g.uniform(10, s - 10, n), g.uniform(10, s - 10, n)
+    w, a = g.uniform(*width, n), g.uniform(-amp, amp, n)
+    gy = np.exp(-((grid[:, None] - cy[None, :]) ** 2) / (2 * w * w))  # (s, n)
+    gx = np.exp(-((grid[:, None] - cx[None, :]) ** 2) / (2 * w * w))
+    return (gy * a) @ gx.T
 
 
 def face_prototypes(seed: int, identities):
@@ -164,13 +164,16 @@ def pgm_bytes(pixels) -> bytes:
 
 
 def read_pgm(data: bytes):
-    """uint8 pixels of a binary PGM (P5) file (what UC09 reads back)."""
+    """uint8 pixels of a binary PGM (P5) file (what UC09 reads back; no header comments)."""
+    import re
+
     np = _np()
-    parts = data.split(maxsplit=4)
-    if len(parts) != 5 or parts[0] != b"P5" or parts[3] != b"255":
+    head = re.match(rb"P5\s+(\d+)\s+(\d+)\s+255\s", data)  # one whitespace byte ends the header
+    if head is None:
         raise ValueError("expected a binary 8-bit PGM (P5) file")
-    w, h = int(parts[1]), int(parts[2])
-    return np.frombuffer(parts[4][: w * h], dtype=np.uint8).reshape(h, w)
+    w, h = int(head.group(1)), int(head.group(2))
+    pixels = np.frombuffer(data, dtype=np.uint8, count=w * h, offset=head.end())
+    return pixels.reshape(h, w)
 
 
 def render_faces(protos, identity, g):
