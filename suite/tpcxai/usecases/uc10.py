@@ -11,6 +11,7 @@ KEYS = ["transaction_id"]
 def features(data):
     """(transaction ids, (n, 2) feature matrix) of a split."""
     import numpy as np
+    import pyarrow.compute as pc
 
     tx = data.arrow("financial_transactions", ["transaction_id", "sender_id", "amount", "transaction_time"])
     acc = data.table("financial_account", ["fa_customer_sk", "transaction_limit"])
@@ -23,8 +24,7 @@ def features(data):
         order = np.argsort(ids)
         pos = np.clip(np.searchsorted(ids[order], sender), 0, max(len(ids) - 1, 0))
         limit = np.where(ids[order][pos] == sender, limits[order][pos], np.nan)
-    seconds = tx.column("transaction_time").cast("int64").to_numpy()
-    hour = (seconds // 3600) % 24
+    hour = pc.hour(tx.column("transaction_time")).to_numpy()  # any timestamp unit
     x = np.column_stack([tx.column("amount").to_numpy() / limit, hour / 23.0])
     return tx.column("transaction_id").to_numpy(), np.nan_to_num(x)
 
