@@ -110,6 +110,16 @@ def test_pgm_and_wav_round_trip_any_bytes():
     assert np.array_equal(signals_media.read_wav(signals_media.wav_bytes(pcm)), pcm)
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.binary(max_size=64), st.sampled_from([b"", b"P5\n2 2\n255\n", b"RIFF"]))
+def test_decoders_reject_garbage_with_value_error(tail, head):
+    for read in (signals_media.read_pgm, signals_media.read_wav):
+        try:
+            read(head + tail)
+        except ValueError:
+            pass
+
+
 def test_chunks_are_deterministic_and_independent_of_order(splits):
     n = signals.GROUP.chunks(SF, "training")
     assert n >= 4  # audio and transactions span several chunks at this SF

@@ -106,10 +106,14 @@ def wav_bytes(pcm) -> bytes:
 def read_wav(data: bytes):
     """int16 samples of a mono 16-bit WAV file (what UC02 reads back)."""
     np = _np()
-    with wave.open(io.BytesIO(data), "rb") as w:
-        if w.getsampwidth() != 2 or w.getnchannels() != 1:
-            raise ValueError("expected 16-bit mono PCM WAV")
-        return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
+    try:
+        with wave.open(io.BytesIO(data), "rb") as w:
+            if w.getsampwidth() != 2 or w.getnchannels() != 1:
+                raise ValueError("expected 16-bit mono PCM WAV")
+            frames = w.readframes(w.getnframes())
+    except (wave.Error, EOFError) as exc:
+        raise ValueError(f"not a readable WAV file: {exc}") from None
+    return np.frombuffer(frames[: len(frames) // 2 * 2], dtype="<i2")
 
 
 def audio_chunk(vocab: dict, g, first: int, n: int, split: str) -> dict:
