@@ -57,6 +57,13 @@ def vocabulary(seed: int) -> dict:
     return {"words": words, "weights": weights / weights.sum(), "segments": segments}
 
 
+def _glide(x, width: int = 160):
+    """A moving average over `width` samples (10 ms glides between segments), same length."""
+    np = _np()
+    c = np.cumsum(np.pad(x, (width // 2, width - width // 2), mode="edge"))
+    return (c[width:] - c[:-width]) / width
+
+
 def _say(segs, pitch: float, tempo: float, g):
     """One word as float samples: phase-continuous two-formant tones with gliding edges."""
     np = _np()
@@ -64,8 +71,7 @@ def _say(segs, pitch: float, tempo: float, g):
     f1 = np.repeat(segs[:, 0] * pitch, lengths)
     f2 = np.repeat(segs[:, 1] * pitch, lengths)
     amp = np.repeat(segs[:, 3], lengths)
-    k = np.ones(160) / 160.0  # 10 ms glides between segments
-    f1, f2, amp = (np.convolve(np.pad(x, 80, mode="edge"), k, "same")[80:-80] for x in (f1, f2, amp))
+    f1, f2, amp = (_glide(x) for x in (f1, f2, amp))
     ph1 = np.cumsum(2 * np.pi * f1 / SAMPLE_RATE) + g.uniform(0, 2 * np.pi)
     ph2 = np.cumsum(2 * np.pi * f2 / SAMPLE_RATE) + g.uniform(0, 2 * np.pi)
     x = amp * (np.sin(ph1) + 0.6 * np.sin(ph2) + 0.25 * np.sin(2 * ph1))
