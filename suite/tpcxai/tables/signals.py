@@ -19,9 +19,10 @@ Mechanisms (shared by all splits, so a model trained on one predicts the others)
 - failures: each disk reports SMART raw counters (smart_5/10/184/187/188/197/198) once a day
   for `days` consecutive days; 8 % of disks fail (50 % in scoring), on their last day
   (`failure` = 1 that day, as Backblaze data). Before failing, some of a disk's counters ramp up
-  exponentially over the last one to three days; every disk has background counts and slow drift, and a
-  quarter of failing disks degrade only weakly (noise).
-- images and audio: see `signals_media`.
+  exponentially over its last one to three days (mostly one); every disk may carry background
+  counts and slow drift, and a fifth of failing disks degrade only weakly (noise).
+- images and audio: see `signals_media` (vocabulary pronunciations and face prototypes come
+  from the population stream `spec.rng(seed, "signals", "population", ...)`).
 Not generated: the kit's IBAN column of transactions (an unused string; 7 M of them per SF 1).
 """
 
