@@ -37,6 +37,12 @@ def positive_int(text: str) -> int:
     return value
 
 
+def seed_int(text: str) -> int:
+    if len(text) > 12 or not text.strip().isdigit() or int(text) > 2**32 - 1:
+        raise argparse.ArgumentTypeError(f"expected an integer 0..{2**32 - 1}, got {text[:16]!r}")
+    return int(text)
+
+
 def size(text: str) -> int:
     from suite.sizes import parse_size
 
@@ -307,7 +313,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ruleset", choices=["v0.5", "v1.0", "v2.0"], default=None)
     p.add_argument("--processes", type=positive_int, default=None,
                    help="local writer processes (default: the CPU count; 1 per rank under MPI)")
-    p.add_argument("--seed", type=int, default=None, help="content and record-size seed (default: the workload's)")
+    p.add_argument("--seed", type=seed_int, default=None, help="content and record-size seed, 0..2^32-1 "
+                   "(default: the workload's)")
     p.add_argument("--param", action="append", metavar="SECTION.KEY=VALUE",
                    help="workload override, e.g. dataset.format=hdf5 (open division); repeatable")
     p = sub.add_parser("run", help="run a workload: one MPI rank per simulated accelerator, rules enforced",

@@ -55,9 +55,13 @@ def read_text(path: Path, limit: int = MAX_DATA_FILE_BYTES, error=SuiteError) ->
 def load_json(path: Path, schema: str | None = None, error=SuiteError):
     text = read_text(path, error=error)
     try:
-        doc = json.loads(text)
+        doc = json.loads(text.removeprefix("\ufeff"))  # a UTF-8 BOM is not an error
     except json.JSONDecodeError as exc:
         raise error(f"{path}: line {exc.lineno}: expected valid JSON, got {exc.msg}") from None
+    except (RecursionError, ValueError) as exc:  # 5,000-deep nesting, a 5,000-digit integer
+        raise error(f"{path}: expected a JSON document within Python's limits (nesting, integer digits), "
+                    f"got {type(exc).__name__}") from None
+    check_node_budget(doc, path, error)
     if schema:
         validate(doc, schema, path, error)
     return doc
@@ -74,9 +78,32 @@ def load_yaml(path: Path, schema: str | None = None, error=SuiteError):
         line = f"line {mark.line + 1}: " if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise error(f"{path}: {line}expected valid YAML, got {problem}") from None
+    except (RecursionError, ValueError) as exc:
+        raise error(f"{path}: expected a YAML document within Python's limits (nesting, integer digits), "
+                    f"got {type(exc).__name__}") from None
+    check_node_budget(doc, path, error)
     if schema:
         validate(doc, schema, path, error)
     return doc
+
+
+MAX_NODES = 1_000_000  # values in one document, aliases expanded (a result file has a few thousand)
+
+
+def check_node_budget(doc, path, error=SuiteError, limit: int = MAX_NODES) -> None:
+    """Refuse a document that expands past `limit` values: YAML aliases share one object, so a
+    'billion laughs' file parses small but makes every later walk (schema, repr, rules) exponential."""
+    stack, seen = [doc], 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > limit:
+            raise error(f"{path}: size: expected at most {limit:,} values (YAML aliases expanded), got more")
+        if isinstance(node, dict):
+            stack.extend(node.values())
+            stack.extend(node.keys())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 @lru_cache(maxsize=None)

@@ -138,7 +138,9 @@ def load_yaml_fast(path: Path, error=ResultError):
                     f"got {deepest} levels and {indent} columns")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.load(text, Loader=loader)
+        doc = yaml.load(text, Loader=loader)
+        files.check_node_budget(doc, path, error)
+        return doc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f"line {mark.line + 1}: " if mark else ""

@@ -7,6 +7,7 @@ storage, metric) and an `accelerators` block whose entries override any of them.
 """
 
 import copy
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,9 @@ def load(name: str) -> dict:
     if doc["name"] != name:
         raise WorkloadError(f"{path}: name: expected {name!r}, got {doc['name']!r}")
     return doc
+
+
+MAX_FILE_BYTES = 64 << 30
 
 
 def param_types() -> dict[str, str]:
@@ -68,9 +72,14 @@ def parse_params(pairs: list[str]) -> dict[str, object]:
 def _convert(key: str, raw: str, kind: str):
     try:
         if kind == "integer":
+            if len(raw) > 20:
+                raise ValueError
             return int(raw)
         if kind == "number":
-            return float(raw)
+            value = float(raw)
+            if not math.isfinite(value):  # NaN passes a schema's minimum; inf overflows the sizing
+                raise WorkloadError(f"--param {key}: expected a finite number, got {raw!r}")
+            return value
         if kind == "boolean":
             if raw.lower() in ("true", "1", "yes"):
                 return True
@@ -139,6 +148,11 @@ def resolve(name: str, accelerator: str, params: dict[str, object] | None = None
     probe = {"schema_version": 1, "name": name, "framework": doc["framework"],
              "accelerators": {accelerator: {"rulesets": accels[accelerator]["rulesets"], "train": {}}}, **config}
     files.validate(probe, "workload", f"{path} (with --param)", WorkloadError)
+    ds = config["dataset"]
+    file_bytes = ds["num_samples_per_file"] * (ds["record_length"] + 4 * ds.get("record_length_stdev", 0))
+    if file_bytes > MAX_FILE_BYTES:  # a file is written and read in memory-bounded pieces, but not this
+        raise WorkloadError(f"{path} (with --param): dataset.num_samples_per_file x record_length: expected files "
+                            f"up to {MAX_FILE_BYTES >> 30} GiB, got {file_bytes / (1 << 30):.3g} GiB")
     if "computation_time" not in config["train"]:
         raise WorkloadError(f"{path}: accelerators.{accelerator}.train.computation_time: expected a number, got none")
     ds, rd, tr, ck = config["dataset"], config["reader"], config["train"], config["checkpoint"]
