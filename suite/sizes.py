@@ -16,7 +16,7 @@ UNITS = {
 GIB = 1024**3
 MIB = 1024**2
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]i?B|B)\s*$")
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]i?B|B)\s*$", re.ASCII)
 MAX_BYTES = 1 << 60  # 1 EiB: beyond any host's memory or any data set a run can write
 
 
