@@ -10,6 +10,7 @@ from pathlib import Path
 
 from suite import __version__
 from suite.errors import ExitCode, SuiteError
+from suite.rules import RULESETS
 
 # --------------------------------------------------------------------------- validators
 
@@ -202,10 +203,11 @@ def cmd_report(args) -> int:
             data = fdr.load(path)
             page = content.build_tpcxai(data, data.compute())
         else:
+            from suite.check import check
             from suite.storage import aggregate
 
             summary = aggregate.summarise(path)
-            page = content.build_storage(summary, _check_or_none(path))
+            page = content.build_storage(summary, check(path, ruleset="auto"))
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         written = export.write_report(page, out, f"suite {__version__} report, {stamp}")
     finally:
@@ -217,20 +219,11 @@ def cmd_report(args) -> int:
     return ExitCode.OK
 
 
-def _check_or_none(path):
-    """suite check's result for the report's compliance section; None where the checker is absent."""
-    try:
-        from suite.check import checker
-    except ImportError:
-        return None
-    return checker.check(path, ruleset="auto")
-
-
 def cmd_check(args) -> int:
     from pathlib import Path
 
-    from suite.check import checker
     from suite import files
+    from suite.check import check
     from suite.report import findings as report
 
     output = Path(args.output) if args.output else None
@@ -239,7 +232,7 @@ def cmd_check(args) -> int:
             raise SuiteError(f"--output {output}: expected a file path, got a directory")
         if not output.parent.is_dir():
             raise SuiteError(f"--output {output}: expected an existing directory {output.parent}, got none")
-    result = checker.check(args.path, args.ruleset)
+    result = check(args.path, args.ruleset)
     if args.format == "json":
         out = report.json_text(result)
     else:
@@ -287,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--accelerators", type=positive_int, required=True, help="simulated accelerators in all")
     p.add_argument("--client-hosts", type=positive_int, default=1)
     p.add_argument("--host-memory", type=size, required=True, help='per host, with a unit: "128GiB" or "137.4GB"')
-    p.add_argument("--ruleset", choices=["v0.5", "v1.0", "v2.0"], default=None,
+    p.add_argument("--ruleset", choices=RULESETS, default=None,
                    help="default v1.0 (v0.5 for v100-only workloads)")
     p.add_argument("--format", choices=["text", "json"], default="text")
 
@@ -302,7 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--accelerators", type=positive_int, help="size the dataset for this many accelerators")
     p.add_argument("--client-hosts", type=positive_int, default=1)
     p.add_argument("--host-memory", type=size, help='per host, with a unit: "128GiB" or "137.4GB"')
-    p.add_argument("--ruleset", choices=["v0.5", "v1.0", "v2.0"], default=None)
+    p.add_argument("--ruleset", choices=RULESETS, default=None)
     p.add_argument("--processes", type=positive_int, default=None,
                    help="local writer processes (default: the CPU count; 1 per rank under MPI)")
     p.add_argument("--seed", type=int, default=None, help="content and record-size seed (default: the workload's)")
@@ -322,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory-limit", type=size, default=None,
                    help='run the ranks in a memory cgroup of this size ("4GiB"); the dataset-size rule uses it')
     p.add_argument("--division", choices=["closed", "open"], default="closed")
-    p.add_argument("--ruleset", choices=["v0.5", "v1.0", "v2.0"], default=None)
+    p.add_argument("--ruleset", choices=RULESETS, default=None)
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="workload override, e.g. reader.read_threads=8 (repeatable)")
     p.add_argument("--hosts", help="comma-separated client hosts (MPI across hosts)")
@@ -350,7 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Check a run, a benchmark with its runs, a `suite run` results dir or a "
                                    "submission tree against rules/<ruleset>/. Exit 0 compliant, 1 not, 2 unusable.")
     p.add_argument("path", metavar="PATH", help="a run, a benchmark dir, a results dir or a submission tree")
-    p.add_argument("--ruleset", choices=["auto", "v0.5", "v1.0", "v2.0"], default="auto",
+    p.add_argument("--ruleset", choices=["auto", *RULESETS], default="auto",
                    help="default: detected from the files")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--output", metavar="FILE", default=None,

@@ -30,7 +30,3 @@ def parse_size(text: str) -> int:
     if value <= 0:
         raise SuiteError(f"size {text!r}: expected a positive size, got {value:g} bytes")
     return int(value)
-
-
-def format_gib(num_bytes: float) -> str:
-    return f"{num_bytes / GIB:.2f} GiB"

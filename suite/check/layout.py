@@ -34,11 +34,11 @@ from pathlib import Path
 
 from suite.errors import ResultError
 from suite.check.walker import Problem, _Loader, _Walker
+from suite.rules import RULESETS
 
 ACCELERATORS = ("h100", "a100", "v100")
 MODEL_ALIASES = {"unet3d": "unet3d", "unet": "unet3d", "resnet50": "resnet50", "resnet": "resnet50",
                  "cosmoflow": "cosmoflow", "bert": "bert"}
-RULESETS = ("v0.5", "v1.0", "v2.0")
 RUN_NAME = re.compile(r"^(?:run|iter|iteration)[-_]?\d+$|^warm[-_]?up(?:[-_]?\d+)?$|^run[-_]?warm[-_]?up$", re.I)
 WARMUP_NAME = re.compile(r"warm[-_]?up", re.I)
 RANK_OUTPUT = re.compile(r"^(\d+)_output\.json$")

@@ -97,7 +97,9 @@ def _human(key: str, value: str) -> str:
 # --------------------------------------------------------------------------- storage
 
 
-def build_storage(summary: dict, check=None) -> Page:
+def build_storage(summary: dict, check) -> Page:
+    """The storage report: per benchmark its headline numbers, suite check's verdict (`check`,
+    a CheckResult), its runs and the evidence `suite run` recorded; an overview above several."""
     from suite.storage import aggregate
 
     benches = summary["benchmarks"]
@@ -107,109 +109,13 @@ def build_storage(summary: dict, check=None) -> Page:
     verdicts = _verdicts(check)
     for i, b in enumerate(benches):
         sid = f"b{i + 1}"
-        hostnames = sorted({h for r in b["runs"] for h in r["hosts"]})
-        who = " / ".join(x for x in (b["org"], b["system"]) if x) or (
-            f"system not named (hosts {', '.join(hostnames)})" if hostnames else "system not named")
-        o = b["overall"]
-        head = Section(f"{sid}-headline", f"{b['workload'] or '?'} {b['accelerator'] or '?'} — {who}")
-        head.blocks.append(Text(f"{b['division'] or 'division not stated'}, ruleset {b['ruleset']}; {b['path']}"))
-        if o:
-            rl = next((r["record_length_bytes"] for r in b["runs"] if r["record_length_bytes"]), None)
-            head.blocks.append(Figures([
-                ("Throughput", f"{o['published']['samples_per_second']:,.2f} samples/s",
-                 f"± {o['published']['samples_per_second_stdev']:,.2f} over {o['num_runs']} runs (population stdev)"),
-                ("I/O throughput", f"{o['published']['mib_per_second']:,.2f} MiB/s",
-                 f"± {o['published']['mib_per_second_stdev']:,.2f}; DLIO's \"MB/s\""
-                 + (f" = samples/s × {rl:,.0f} B / 1024²" if rl else "")),
-                ("Accelerator utilisation", f"{o['published']['au_mean_percentage']:.2f} %",
-                 f"± {o['published']['au_stdev_percentage']:.2f} over runs"),
-                ("Accelerators / hosts", f"{o['num_accelerators']} / {o['num_hosts']}",
-                 ", ".join(o["hostnames"]) or ""),
-            ]))
-            c = b["claimed"]
-            if c and c["samples_per_second"] is not None:
-                diff = o["samples_per_second"] - c["samples_per_second"]
-                agree = ("they agree" if abs(diff) <= 1e-6 * max(1.0, abs(c["samples_per_second"]))
-                         else f"difference {diff:+.6f}")
-                head.blocks.append(Text(f"mlperf_storage_report.json claims {c['samples_per_second']:,.4f} samples/s; "
-                                        f"recomputed from the runs' summaries: {o['samples_per_second']:,.4f} "
-                                        f"({agree})."))
-        else:
-            head.blocks.append(Text("No run has usable numbers."))
-        sections.append(head)
-
-        comp = Section(f"{sid}-compliance", "Compliance")
-        verdict = verdicts.get(_norm(b["path"])) if verdicts is not None else None
-        if verdict is None and verdicts is None:
-            runs_ours = [r for r in b["runs"] if r["compliant"] is not None]
-            if runs_ours:
-                ok = all(r["compliant"] for r in runs_ours)
-                comp.blocks.append(Verdict("compliant" if ok else "non-compliant",
-                                           "as recorded by suite run in results.json (suite check not available)"))
-            else:
-                comp.blocks.append(Verdict("unknown", "suite check is not available in this build"))
-        elif verdict is None:
-            comp.blocks.append(Verdict("unknown", "suite check found no verdict for this benchmark"))
-        else:
-            v, findings = verdict
-            comp.blocks.append(Verdict(v, f"suite check: {len(findings)} finding(s)"))
-            if findings:
-                comp.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
-                                         [[f["rule_id"], f["severity"], f["effect"], f["path"], f["message"]]
-                                          for f in findings],
-                                         "Paths are relative to the checked directory; effect says what the "
-                                         "result still qualifies for when the rule fails."))
-        reasons = [(r["name"], reason) for r in b["runs"] for reason in (r.get("evidence") or {}).get(
-            "compliance", {}).get("reasons", [])]
-        if reasons:
-            comp.blocks.append(Table(["run", "recorded by suite run"], [list(x) for x in reasons]))
-        if b["problems"]:
-            comp.blocks.append(Table(["problem"], [[p] for p in b["problems"]]))
-        sections.append(comp)
-
-        runs = Section(f"{sid}-runs", "Runs")
-        runs.blocks.append(Table(
-            ["run", "status", "accelerators", "hosts", "epochs", "AU % (stdev)", "samples/s (stdev)", "MiB/s (stdev)",
-             "AU ok"],
-            [[r["name"], r["status"] + (" (miniature)" if r["miniature"] else ""), fmt(r["num_accelerators"]),
-              fmt(r["num_hosts"]), fmt(r["epochs"]), _pm(r["au_mean_percentage"], r["au_stdev_percentage"]),
-              _pm(r["samples_per_second"], r["samples_per_second_stdev"]),
-              _pm(r["mib_per_second"], r["mib_per_second_stdev"]), fmt(r["au_meets_threshold"])]
-             for r in b["runs"]],
-            "Per run: mean and population stdev over its epochs. Full values are in runs.csv / runs.parquet."))
-        if o:
-            runs.blocks.append(Image(f"{sid}-runs", plots.storage_runs(b), "per-run throughput and AU"))
-            if any(r["au_per_epoch"] for r in b["runs"]):
-                runs.blocks.append(Image(f"{sid}-epochs", plots.storage_epochs(b), "per-epoch AU and throughput"))
-        sections.append(runs)
-
-        evidence = [(r["name"], r["evidence"]) for r in b["runs"] if r.get("evidence")]
+        sections += [_headline(b, sid), _compliance(b, sid, verdicts.get(_norm(b["path"]))), _runs(b, sid)]
+        evidence = _evidence(b, sid)
         if evidence:
-            ev = Section(f"{sid}-evidence", "Host and enforcement evidence")
-            per_run = [dict(_flatten({k: e[k] for k in ("host", "enforcement", "versions") if k in e}))
-                       for _, e in evidence]
-            keys = sorted({k for d in per_run for k in d})
-            rows = [[k] + [_human(k, d.get(k, "–")) for d in per_run] for k in keys]
-            minis = [name for name, e in evidence if e.get("miniature")]
-            ev.blocks.append(Table(["recorded by suite run"] + [name for name, _ in evidence], rows,
-                                   ("Miniature runs (not valid for submission): " + ", ".join(minis) + ". ")
-                                   * bool(minis) + "From each run's results.json.", numbers_right=False))
-            sections.append(ev)
+            sections.append(evidence)
     if len(benches) > 1:
-        overview = Section("overview", "Overview")
-        rows = []
-        for i, b in enumerate(benches):
-            o = b["overall"] or {}
-            v = (verdicts or {}).get(_norm(b["path"]))
-            rows.append([f"{b['workload'] or '?'} {b['accelerator'] or '?'}",
-                         " / ".join(x for x in (b["org"], b["system"]) if x) or "–",
-                         v[0] if v else "–", fmt(o.get("num_runs")), fmt(o.get("num_accelerators")),
-                         fmt(o.get("samples_per_second")), fmt(o.get("mib_per_second")),
-                         fmt(o.get("au_mean_percentage"))])
-        overview.blocks.append(Table(["benchmark", "system", "verdict", "runs", "accelerators", "samples/s", "MiB/s",
-                                      "AU %"], rows, "Means over runs; details per benchmark below."))
-        sections.insert(0, overview)
-    tree = (verdicts or {}).get("(tree)")
+        sections.insert(0, _overview(benches, verdicts))
+    tree = verdicts.get("(tree)")
     if tree and tree[1]:
         t = Section("tree", "Submission tree")
         t.blocks.append(Verdict(tree[0], f"suite check, findings outside any benchmark: {len(tree[1])}"))
@@ -221,20 +127,122 @@ def build_storage(summary: dict, check=None) -> Page:
     return page
 
 
+def _headline(b: dict, sid: str) -> Section:
+    hostnames = sorted({h for r in b["runs"] for h in r["hosts"]})
+    who = " / ".join(x for x in (b["org"], b["system"]) if x) or (
+        f"system not named (hosts {', '.join(hostnames)})" if hostnames else "system not named")
+    o = b["overall"]
+    head = Section(f"{sid}-headline", f"{b['workload'] or '?'} {b['accelerator'] or '?'} — {who}")
+    head.blocks.append(Text(f"{b['division'] or 'division not stated'}, ruleset {b['ruleset']}; {b['path']}"))
+    if not o:
+        head.blocks.append(Text("No run has usable numbers."))
+        return head
+    rl = next((r["record_length_bytes"] for r in b["runs"] if r["record_length_bytes"]), None)
+    head.blocks.append(Figures([
+        ("Throughput", f"{o['published']['samples_per_second']:,.2f} samples/s",
+         f"± {o['published']['samples_per_second_stdev']:,.2f} over {o['num_runs']} runs (population stdev)"),
+        ("I/O throughput", f"{o['published']['mib_per_second']:,.2f} MiB/s",
+         f"± {o['published']['mib_per_second_stdev']:,.2f}; DLIO's \"MB/s\""
+         + (f" = samples/s × {rl:,.0f} B / 1024²" if rl else "")),
+        ("Accelerator utilisation", f"{o['published']['au_mean_percentage']:.2f} %",
+         f"± {o['published']['au_stdev_percentage']:.2f} over runs"),
+        ("Accelerators / hosts", f"{o['num_accelerators']} / {o['num_hosts']}",
+         ", ".join(o["hostnames"]) or ""),
+    ]))
+    c = b["claimed"]
+    if c and c["samples_per_second"] is not None:
+        diff = o["samples_per_second"] - c["samples_per_second"]
+        agree = ("they agree" if abs(diff) <= 1e-6 * max(1.0, abs(c["samples_per_second"]))
+                 else f"difference {diff:+.6f}")
+        head.blocks.append(Text(f"mlperf_storage_report.json claims {c['samples_per_second']:,.4f} samples/s; "
+                                f"recomputed from the runs' summaries: {o['samples_per_second']:,.4f} "
+                                f"({agree})."))
+    return head
+
+
+def _compliance(b: dict, sid: str, verdict) -> Section:
+    comp = Section(f"{sid}-compliance", "Compliance")
+    if verdict is None:
+        comp.blocks.append(Verdict("unknown", "suite check found no verdict for this benchmark"))
+    else:
+        v, findings = verdict
+        comp.blocks.append(Verdict(v, f"suite check: {len(findings)} finding(s)"))
+        if findings:
+            comp.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
+                                     [[f["rule_id"], f["severity"], f["effect"], f["path"], f["message"]]
+                                      for f in findings],
+                                     "Paths are relative to the checked directory; effect says what the "
+                                     "result still qualifies for when the rule fails."))
+    reasons = [(r["name"], reason) for r in b["runs"] for reason in (r.get("evidence") or {}).get(
+        "compliance", {}).get("reasons", [])]
+    if reasons:
+        comp.blocks.append(Table(["run", "recorded by suite run"], [list(x) for x in reasons]))
+    if b["problems"]:
+        comp.blocks.append(Table(["problem"], [[p] for p in b["problems"]]))
+    return comp
+
+
+def _runs(b: dict, sid: str) -> Section:
+    runs = Section(f"{sid}-runs", "Runs")
+    runs.blocks.append(Table(
+        ["run", "status", "accelerators", "hosts", "epochs", "AU % (stdev)", "samples/s (stdev)", "MiB/s (stdev)",
+         "AU ok"],
+        [[r["name"], r["status"] + (" (miniature)" if r["miniature"] else ""), fmt(r["num_accelerators"]),
+          fmt(r["num_hosts"]), fmt(r["epochs"]), _pm(r["au_mean_percentage"], r["au_stdev_percentage"]),
+          _pm(r["samples_per_second"], r["samples_per_second_stdev"]),
+          _pm(r["mib_per_second"], r["mib_per_second_stdev"]), fmt(r["au_meets_threshold"])]
+         for r in b["runs"]],
+        "Per run: mean and population stdev over its epochs. Full values are in runs.csv / runs.parquet."))
+    if b["overall"]:
+        runs.blocks.append(Image(f"{sid}-runs", plots.storage_runs(b), "per-run throughput and AU"))
+        if any(r["au_per_epoch"] for r in b["runs"]):
+            runs.blocks.append(Image(f"{sid}-epochs", plots.storage_epochs(b), "per-epoch AU and throughput"))
+    return runs
+
+
+def _evidence(b: dict, sid: str) -> Section | None:
+    evidence = [(r["name"], r["evidence"]) for r in b["runs"] if r.get("evidence")]
+    if not evidence:
+        return None
+    ev = Section(f"{sid}-evidence", "Host and enforcement evidence")
+    per_run = [dict(_flatten({k: e[k] for k in ("host", "enforcement", "versions") if k in e}))
+               for _, e in evidence]
+    keys = sorted({k for d in per_run for k in d})
+    rows = [[k] + [_human(k, d.get(k, "–")) for d in per_run] for k in keys]
+    minis = [name for name, e in evidence if e.get("miniature")]
+    ev.blocks.append(Table(["recorded by suite run"] + [name for name, _ in evidence], rows,
+                           ("Miniature runs (not valid for submission): " + ", ".join(minis) + ". ")
+                           * bool(minis) + "From each run's results.json.", numbers_right=False))
+    return ev
+
+
+def _overview(benches: list, verdicts: dict) -> Section:
+    overview = Section("overview", "Overview")
+    rows = []
+    for b in benches:
+        o = b["overall"] or {}
+        v = verdicts.get(_norm(b["path"]))
+        rows.append([f"{b['workload'] or '?'} {b['accelerator'] or '?'}",
+                     " / ".join(x for x in (b["org"], b["system"]) if x) or "–",
+                     v[0] if v else "–", fmt(o.get("num_runs")), fmt(o.get("num_accelerators")),
+                     fmt(o.get("samples_per_second")), fmt(o.get("mib_per_second")),
+                     fmt(o.get("au_mean_percentage"))])
+    overview.blocks.append(Table(["benchmark", "system", "verdict", "runs", "accelerators", "samples/s", "MiB/s",
+                                  "AU %"], rows, "Means over runs; details per benchmark below."))
+    return overview
+
+
 def _norm(path) -> str:
     import os
     return os.path.realpath(str(path))
 
 
 def _verdicts(check):
-    """{benchmark path: (verdict, [finding dicts])} from a checker result; None without one.
+    """{benchmark path: (verdict, [finding dicts])} from a checker result.
 
     Reads the CheckResult duck-typed (attributes or keys), so the report only depends on
     `benchmarks[*].path/verdict/findings` and each finding's rule_id/severity/effect/path/message.
     """
-    if check is None:
-        return None
-
     def get(obj, name, default=None):
         return obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
 
