@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from suite.check import layout
+from suite.check import identify, layout
 from suite.errors import SuiteError
 from suite.numbers import as_int, finite_list, is_number
 from suite.rules import engine as rules
@@ -102,7 +102,7 @@ def benchmark_scope(b: layout.Benchmark, tree: layout.Tree):
         accels = 0
         for host in run.hosts:
             s = host.summary if isinstance(host.summary, dict) else {}
-            model, accel, _ = layout.host_workload(host)
+            model, accel, _ = identify.host_workload(host)
             where = host.files.get("overrides") or host.files.get("summary") or host.path
             if model:
                 facts["runs.model"].append(Item(model, where, "workload"))
@@ -136,7 +136,7 @@ def _record_length(b: layout.Benchmark, host: layout.Host) -> float | None:
 
 def _workload(b: layout.Benchmark):
     """The resolved workload, or None when unknown (rules needing it are then skipped)."""
-    return layout.resolve_workload(b.workload, b.accelerator)
+    return identify.resolve_workload(b.workload, b.accelerator)
 
 
 def _run_throughput(b: layout.Benchmark, run: layout.Run):
@@ -280,14 +280,17 @@ def _config_lookup(config, dotted: str):
     return node
 
 
+HOST_FILES = {"summary": "summary.json", "overrides": "configs/overrides.yaml", "config": "configs/config.yaml",
+              "per_epoch": "per_epoch_stats.json", "results": "results.json"}
+EFFECTIVE_PARAMS = ("reader.prefetch_size", "reader.odirect", "workflow.generate_data", "workflow.train")
+
+
 def host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params: dict) -> Scope:
     facts = problem_facts(host.problems)
     sources: dict = {}
     docs: dict = {}
-    for key in ("summary", "overrides", "config", "per_epoch", "results"):
+    for key, default in HOST_FILES.items():
         facts[f"files.{key}"] = str(host.files[key]) if key in host.files else None
-        default = {"summary": "summary.json", "overrides": "configs/overrides.yaml", "config": "configs/config.yaml",
-                   "per_epoch": "per_epoch_stats.json", "results": "results.json"}[key]
         sources[f"files.{key}"] = (host.path / default, "file")
     facts["workload"] = b.workload
     facts["warmup"] = run.warmup
@@ -300,28 +303,38 @@ def host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params: 
     if isinstance(host.per_epoch, dict):
         facts["per_epoch.epochs"] = [k for k in host.per_epoch if str(k).isdigit()]
         sources["per_epoch.epochs"] = (host.files["per_epoch"], "(epochs)")
+    metric = summary.get("metric") if summary and isinstance(summary.get("metric"), dict) else None
+    facts.update(_expectations(b, metric, params))
+    _param_facts(host, params, facts, sources)
+    _recomputed_facts(b, host, metric, summary, facts, sources)
+    return Scope("host", host.path, facts, sources, docs)
 
-    # ---- expectations that depend on the ruleset and workload
+
+def _expectations(b: layout.Benchmark, metric: dict | None, params: dict) -> dict:
+    """What the ruleset and workload say the files should carry: the workload name, the AU verdict."""
+    out = {}
     if b.workload:
         with_accel = params.get("workload_name_with_accelerator", True) and b.accelerator not in (None, "v100")
-        facts["expected.workload_name"] = f"{b.workload}_{b.accelerator}" if with_accel else b.workload
+        out["expected.workload_name"] = f"{b.workload}_{b.accelerator}" if with_accel else b.workload
     threshold = params.get("au_threshold_percentage")
-    metric = summary.get("metric") if summary and isinstance(summary.get("metric"), dict) else None
     if metric is not None and isinstance(threshold, (int, float)):
         mean = metric.get(metrics.AU_MEAN)
-        if isinstance(mean, (int, float)) and not isinstance(mean, bool):
-            facts["expected.au_meet_expectation"] = "success" if mean >= threshold else "fail"
+        if isinstance(mean, (int, float)) and not isinstance(mean, bool):   # inf too: it is judged
+            out["expected.au_meet_expectation"] = "success" if mean >= threshold else "fail"
+    return out
 
-    # ---- overrides and effective parameters
+
+def _param_facts(host: layout.Host, params: dict, facts: dict, sources: dict) -> None:
+    """overrides.* and the effective params.<section.key> (the override, else config.yaml)."""
     ovpath = host.files.get("overrides")
-    ov = layout.overrides_dict(host.overrides) if host.overrides is not None else None
+    ov = identify.overrides_dict(host.overrides) if host.overrides is not None else None
     if ov is not None:
         facts["overrides.workload"] = ov.get("workload")
         sources["overrides.workload"] = (ovpath, "workload")
         harness = set(params.get("harness_params") or [])
         facts["overrides.params"] = [Item(k, ovpath, k) for k in ov if k != "workload" and k not in harness]
         sources["overrides.params"] = (ovpath, "(overrides)")
-    for key in ("reader.prefetch_size", "reader.odirect", "workflow.generate_data", "workflow.train"):
+    for key in EFFECTIVE_PARAMS:
         if ov is not None and key in ov:
             facts[f"params.{key}"] = _yaml_value(ov[key])
             sources[f"params.{key}"] = (ovpath, key)
@@ -331,7 +344,9 @@ def host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params: 
                 facts[f"params.{key}"] = v
                 sources[f"params.{key}"] = (host.files.get("config"), key)
 
-    # ---- integrity: recompute from the per-epoch lists
+
+def _recomputed_facts(b: layout.Benchmark, host: layout.Host, metric, summary, facts: dict, sources: dict) -> None:
+    """Integrity: the numbers recomputed from the per-epoch lists, DLIO's rank outputs and our steps."""
     if metric is not None:
         au = finite_list(metric.get(metrics.AU_PER_EPOCH))
         tp = finite_list(metric.get(metrics.SAMPLES))
@@ -358,7 +373,6 @@ def host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params: 
         facts["steps.problems"] = problems
         facts["recomputed.steps_au"] = steps_au
         facts["recomputed.steps_throughput"] = steps_tp
-    return Scope("host", host.path, facts, sources, docs)
 
 
 def _rank_output_epochs(ranks: dict[int, dict], summary):
