@@ -270,48 +270,71 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     names = workload_names()
 
+    _args_list(sub)
+    _args_datasize(sub, names)
+    _args_datagen(sub, names)
+    _args_run(sub, names)
+    _args_metrics(sub)
+    _args_report(sub)
+    _args_check(sub)
+    return parser
+
+
+def _args_list(sub) -> None:
     p = sub.add_parser("list", help="list the workloads and their accelerators")
     p.add_argument("what", nargs="?", choices=["workloads"], default="workloads")
 
+
+def _args_datasize(sub, names) -> None:
     p = sub.add_parser("datasize", help="how many files a compliant dataset needs",
                        description="Size the dataset: max(5x host memory, the minimum-steps rule).")
-    p.add_argument("--workload", required=True, choices=names)
-    p.add_argument("--accelerator-type", default="h100", help="h100, a100 (v1.0/v2.0) or v100 (v0.5)")
-    p.add_argument("--accelerators", type=positive_int, required=True, help="simulated accelerators in all")
-    p.add_argument("--client-hosts", type=positive_int, default=1)
-    p.add_argument("--host-memory", type=size, required=True, help='per host, with a unit: "128GiB" or "137.4GB"')
-    p.add_argument("--ruleset", choices=RULESETS, default=None,
-                   help="default v1.0 (v0.5 for v100-only workloads)")
+    _workload_args(p, names)
+    _sizing_args(p, True, "simulated accelerators in all")
     p.add_argument("--format", choices=["text", "json"], default="text")
 
+
+def _workload_args(p, names) -> None:
+    p.add_argument("--workload", required=True, choices=names)
+    p.add_argument("--accelerator-type", default="h100", help="h100, a100 (v1.0/v2.0) or v100 (v0.5)")
+
+
+def _sizing_args(p, required: bool, accelerators_help: str) -> None:
+    """What the dataset-size rule needs: accelerators, client hosts, host memory, ruleset."""
+    p.add_argument("--accelerators", type=positive_int, required=required, help=accelerators_help)
+    p.add_argument("--client-hosts", type=positive_int, default=1)
+    p.add_argument("--host-memory", type=size, required=required, help='per host, with a unit: "128GiB" or "137.4GB"')
+    p.add_argument("--ruleset", choices=RULESETS, default=None, help="default v1.0 (v0.5 for v100-only workloads)")
+
+
+def _args_datagen(sub, names) -> None:
     p = sub.add_parser("datagen", help="write the training dataset in the workload's format",
                        description="Write D/train/img_<i>_of_<N>.<ext> (npz, TFRecord or hdf5) with seeded record "
                                    "sizes, in parallel (local processes or MPI ranks under mpiexec), resumably; "
                                    "D/generation_log.json records what was written.")
-    p.add_argument("--workload", required=True, choices=names)
-    p.add_argument("--accelerator-type", default="h100", help="h100, a100 (v1.0/v2.0) or v100 (v0.5)")
+    _workload_args(p, names)
     p.add_argument("--data-dir", required=True, type=Path, help="the dataset goes to DATA_DIR/train")
     p.add_argument("--files", type=positive_int, help="number of training files (or size it with --accelerators)")
-    p.add_argument("--accelerators", type=positive_int, help="size the dataset for this many accelerators")
-    p.add_argument("--client-hosts", type=positive_int, default=1)
-    p.add_argument("--host-memory", type=size, help='per host, with a unit: "128GiB" or "137.4GB"')
-    p.add_argument("--ruleset", choices=RULESETS, default=None)
+    _sizing_args(p, False, "size the dataset for this many accelerators")
     p.add_argument("--processes", type=positive_int, default=None,
                    help="local writer processes (default: the CPU count; 1 per rank under MPI)")
     p.add_argument("--seed", type=int, default=None, help="content and record-size seed (default: the workload's)")
     p.add_argument("--param", action="append", metavar="SECTION.KEY=VALUE",
                    help="workload override, e.g. dataset.format=hdf5 (open division); repeatable")
+
+
+def _args_run(sub, names) -> None:
+    from suite.storage.run.prepare import DEFAULT_RUNS
+
     p = sub.add_parser("run", help="run a workload: one MPI rank per simulated accelerator, rules enforced",
                        description="Run a storage workload under the rules: cache drop before each run, memory "
                                    "cgroup, closed-division refusals; writes DLIO-compatible results and "
                                    "results.json with the evidence. Without --data-dir: the miniature default.")
-    p.add_argument("--workload", required=True, choices=names)
+    _workload_args(p, names)
     p.add_argument("--accelerators", type=positive_int, required=True, help="simulated accelerators (MPI ranks)")
-    p.add_argument("--accelerator-type", default="h100", help="h100, a100 (v1.0/v2.0) or v100 (v0.5)")
     p.add_argument("--data-dir", help="the dataset (suite datagen); omitted: the embedded miniature, "
                                       "generated on first use under ./results/data")
     p.add_argument("--results-dir", help="default ./results/<workload>_<accel>-<N>acc-<UTC time>")
-    p.add_argument("--runs", type=positive_int, default=None, help="runs into run-1..run-N (default 5)")
+    p.add_argument("--runs", type=positive_int, default=None, help=f"runs into run-1..run-N (default {DEFAULT_RUNS})")
     p.add_argument("--memory-limit", type=size, default=None,
                    help='run the ranks in a memory cgroup of this size ("4GiB"); the dataset-size rule uses it')
     p.add_argument("--division", choices=["closed", "open"], default="closed")
@@ -326,6 +349,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="open division only: do not drop the page cache (measures from memory; non-compliant)")
     p.add_argument("--debug-read-delay", type=non_negative_float, default=0.0, help=argparse.SUPPRESS)
 
+
+def _args_metrics(sub) -> None:
     p = sub.add_parser("metrics", help="the published numbers of storage results or a TPCx-AI result/FDR file",
                        description="Storage results: AU, samples/s and MiB/s per run and over runs. "
                                    "TPCx-AI: AIUCpm@SF and $/AIUCpm@SF from a run or an FDR data file "
@@ -333,12 +358,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", type=Path, metavar="PATH", help="results directory, or TPCx-AI FDR data file")
     p.add_argument("--format", choices=["text", "json"], default="text")
 
+
+def _args_report(sub) -> None:
     p = sub.add_parser("report", help="an HTML page (+ Markdown, CSV, parquet) of storage or TPCx-AI results",
                        description="Writes index.html (self-contained), report.md, plots/*.png, runs.csv and "
                                    "runs.parquet (and use_cases.* for TPCx-AI) into --out, and nowhere else.")
     p.add_argument("path", type=Path, metavar="PATH", help="results directory, or TPCx-AI FDR data file")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory to write the report into")
 
+
+def _args_check(sub) -> None:
     p = sub.add_parser("check", help="check runs, results dirs or submission trees against the rules",
                        description="Check a run, a benchmark with its runs, a `suite run` results dir or a "
                                    "submission tree against rules/<ruleset>/. Exit 0 compliant, 1 not, 2 unusable.")
@@ -348,7 +377,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--output", metavar="FILE", default=None,
                    help="write the report to FILE (atomically) instead of stdout")
-    return parser
 
 
 def main(argv=None) -> int:

@@ -263,18 +263,26 @@ def _verdicts(check):
 
 
 def build_tpcxai(data, result) -> Page:
-    from suite.tpcxai import metric
-
+    """The TPCx-AI report: headline metric, its components, the use cases, per-stream job times."""
     sf = f"{result.scale_factor:g}"
-    who = data.doc.get("sponsor") or "unnamed sponsor"
-    title = f"TPCx-AI SF{sf} — {who}"
+    title = f"TPCx-AI SF{sf} — {data.doc.get('sponsor') or 'unnamed sponsor'}"
+    sections = [_tpcxai_headline(data, result, title), _tpcxai_phases(data, result), _tpcxai_use_cases(data)]
+    if data.jobs:
+        sections.append(_tpcxai_jobs(data))
+    page = Page(title=title, subtitle=str(data.path), sections=sections)
+    page.tables.update(_tpcxai_tables(data, result))
+    return page
+
+
+def _tpcxai_headline(data, result, title: str) -> Section:
+    sf = f"{result.scale_factor:g}"
     head = Section("headline", title)
     head.blocks.append(Text(f"{data.doc['kind']}, kit {data.doc['kit_version']}, {result.streams} throughput "
                             f"streams; {data.path}"))
     if result.complete:
         figs = [(f"AIUCpm@{sf}", f"{result.aiucpm_published:.2f}", f"kit value {result.aiucpm:.3f}")]
         if result.price_per_aiucpm is not None:
-            figs.append((f"Price-performance", f"{result.price_per_aiucpm:,.2f} {result.currency or ''}/AIUCpm",
+            figs.append(("Price-performance", f"{result.price_per_aiucpm:,.2f} {result.currency or ''}/AIUCpm",
                          f"{result.total_price:,.0f} {result.currency or ''} / {result.aiucpm_published:.2f}"))
     else:
         figs = [(f"AIUCpm@{sf}", "none", result.why_incomplete("this result").split(": ", 1)[1])]
@@ -291,7 +299,10 @@ def build_tpcxai(data, result) -> Page:
         head.blocks.append(Text(text + f". Recomputed − published = {diff:+.2f} AIUCpm."))
     if data.doc.get("notes"):
         head.blocks.append(Text(data.doc["notes"]))
+    return head
 
+
+def _tpcxai_phases(data, result) -> Section:
     phases = Section("phases", "Metric components")
     phases.blocks.append(Table(["component", "seconds", "what"], [
         ["TLD", f"{result.tld_s:.3f}", "load time" + (f" (kit {data.kit_mode}, from jobs)" if data.jobs else "")],
@@ -302,6 +313,11 @@ def build_tpcxai(data, result) -> Page:
         ["TTT", f"{result.ttt_s:.4f}", f"{result.throughput_elapsed_s:.3f} s / ({result.streams} streams × 10)"],
     ], "AIUCpm@SF = 60 · SF · 10 / (TLD · TPTT · TPST · TTT)^¼; every component weighs the same."))
     phases.blocks.append(Image("components", plots.tpcxai_components(result), "metric components"))
+    return phases
+
+
+def _tpcxai_use_cases(data) -> Section:
+    from suite.tpcxai import metric
 
     ucs = Section("use-cases", "Use cases")
     inp = data.inputs
@@ -319,30 +335,35 @@ def build_tpcxai(data, result) -> Page:
                      fmt(inp.serving_2_s.get(uc), 3), quality])
     ucs.blocks.append(Table(["use case", "training s", "serving 1 s", "serving 2 s", "quality"], rows))
     ucs.blocks.append(Image("use-cases", plots.tpcxai_use_cases(inp), "per-use-case times"))
-    sections = [head, phases, ucs]
-    if data.jobs:
-        jobs = Section("jobs", "Per-job times")
-        by_stream = {}
-        for j in data.jobs:
-            if j.phase == "throughput":
-                by_stream.setdefault(j.stream, []).append(j)
-        jobs.blocks.append(Table(["stream", "jobs", "summed durations s", "span s"], [
-            [str(s), str(len(js)), f"{sum(j.duration_s for j in js):.3f}",
-             f"{max(j.end_s for j in js) - min(j.start_s for j in js):.3f}"] for s, js in sorted(by_stream.items())],
-            f"Kit 1.0.2 takes the largest summed durations, kit 1.0.3 the wall-clock span of all streams; "
-            f"this result uses kit {data.kit_mode}."))
-        sections.append(jobs)
+    return ucs
 
-    page = Page(title=title, subtitle=str(data.path), sections=sections)
+
+def _tpcxai_jobs(data) -> Section:
+    jobs = Section("jobs", "Per-job times")
+    by_stream = {}
+    for j in data.jobs:
+        if j.phase == "throughput":
+            by_stream.setdefault(j.stream, []).append(j)
+    jobs.blocks.append(Table(["stream", "jobs", "summed durations s", "span s"], [
+        [str(s), str(len(js)), f"{sum(j.duration_s for j in js):.3f}",
+         f"{max(j.end_s for j in js) - min(j.start_s for j in js):.3f}"] for s, js in sorted(by_stream.items())],
+        f"Kit 1.0.2 takes the largest summed durations, kit 1.0.3 the wall-clock span of all streams; "
+        f"this result uses kit {data.kit_mode}."))
+    return jobs
+
+
+def _tpcxai_tables(data, result) -> dict:
+    """The exports: runs (the result's numbers) and use_cases (times and quality per use case)."""
+    from suite.tpcxai import metric
+
+    inp = data.inputs
     row = {"source": str(data.path), "kind": data.doc["kind"], "kit_version": data.doc["kit_version"],
            **result.to_dict()}
     row.pop("missing_use_cases")
-    page.tables["runs"] = (list(row), [row])
     uc_cols = ["use_case", "training_s", "serving_1_s", "serving_2_s", "quality_metric", "quality_value",
                "quality_threshold"]
-    page.tables["use_cases"] = (uc_cols, [
+    return {"runs": (list(row), [row]), "use_cases": (uc_cols, [
         {"use_case": uc, "training_s": inp.training_s.get(uc), "serving_1_s": inp.serving_1_s.get(uc),
          "serving_2_s": inp.serving_2_s.get(uc), "quality_metric": data.quality.get(uc, {}).get("metric"),
          "quality_value": data.quality.get(uc, {}).get("value"),
-         "quality_threshold": data.quality.get(uc, {}).get("threshold")} for uc in metric.USE_CASES])
-    return page
+         "quality_threshold": data.quality.get(uc, {}).get("threshold")} for uc in metric.USE_CASES])}

@@ -8,6 +8,7 @@ configs/, dlio.log and results.json. The rank side is suite.storage.run.rank. Ou
 written in dlio_output / results (records), the math is suite.storage.metrics.
 """
 
+import contextlib
 import os
 import signal
 import socket
@@ -56,7 +57,44 @@ def run(opts: Options) -> int:
     from suite import enforce
     from suite.errors import ExitCode
 
-    check_inputs(opts)                       # bad input first: no cache drop for a refused run
+    refuse(opts)
+    removed = enforce.remove_stale(CGROUP_PREFIX)    # cgroups of a killed earlier run (owner pid dead)
+    if removed:
+        say(f"removed {len(removed)} stale memory cgroup(s) of a killed run: {', '.join(removed)}")
+    prep = prepare(opts)
+    prep.results_dir.mkdir(parents=True, exist_ok=True)
+    announce(prep)
+    results = []
+    try:
+        with _signals_interrupt():
+            for k in range(1, prep.runs + 1):
+                drop = SkippedDrop() if opts.no_cache_drop else enforce.drop_caches()
+                say(f"[run {k}/{prep.runs}] cache drop: "
+                    + (f"done in {drop.duration_s:.2f} s" if drop.succeeded else f"NOT done ({drop.error})"))
+                result = run_once(prep, k, prep.runs, drop)
+                results.append(result)
+                if result["status"] == "interrupted":
+                    raise RunError(f"{prep.results_dir / f'run-{k}'}: {result['error']}; "
+                                   f"results.json marks the run interrupted")
+                if result["status"] != "complete":
+                    raise RunError(f"{prep.results_dir / f'run-{k}'}: {result['error']}")
+    except Interrupted as exc:
+        raise RunError(f"{prep.results_dir}: interrupted by {exc.signame} between runs "
+                       f"({len(results)} of {prep.runs} complete)") from None
+    finally:
+        if results or prep.results_dir.exists():
+            from suite.storage.run.results import write_run_set
+            write_run_set(prep, results)
+    compliant = all(r["compliance"]["compliant"] for r in results) and len(results) == prep.runs
+    summarise(prep, results, compliant)
+    return ExitCode.OK if compliant else ExitCode.FAILED
+
+
+def refuse(opts: Options) -> None:
+    """Bad input and closed-division violations, before any cache drop or cgroup."""
+    from suite import enforce
+
+    check_inputs(opts)
     if opts.no_cache_drop and opts.division != "open":
         raise RuleError("--no-cache-drop: expected --division open (the closed division drops the cache before "
                         f"every run), got --division {opts.division}")
@@ -66,13 +104,10 @@ def run(opts: Options) -> int:
             raise RuleError(f"cache drop: expected permission to drop the page cache before each run "
                             f"(closed division), got {probe.error} (use --allow-no-cache-drop or "
                             f"--division open; either makes the run non-compliant)")
-    removed = enforce.remove_stale(CGROUP_PREFIX)    # cgroups of a killed earlier run (owner pid dead)
-    if removed:
-        say(f"removed {len(removed)} stale memory cgroup(s) of a killed run: {', '.join(removed)}")
-    prep = prepare(opts)
-    wl = prep.workload
-    runs = prep.runs
-    prep.results_dir.mkdir(parents=True, exist_ok=True)
+
+
+def announce(prep: Prepared) -> None:
+    wl, opts = prep.workload, prep.opts
     say(f"suite run: {wl.name} ({wl.dlio_name}), {opts.accelerators} accelerator(s) on {len(prep.hosts)} host(s), "
         f"{opts.division} division, ruleset {prep.ruleset}{', MINIATURE' if prep.miniature else ''}")
     say(f"  dataset: {prep.data_dir} ({len(prep.files)} files, {prep.total_bytes / 1024**3:.2f} GiB, "
@@ -84,52 +119,43 @@ def run(opts: Options) -> int:
         say("  MINIATURE: the embedded default (no --data-dir); every rule but the 500-step minimum applies; "
             "not valid for submission")
 
-    handler_installed = threading.current_thread() is threading.main_thread()
-    old = {}
-    if handler_installed:
-        def on_signal(signum, frame):
-            raise Interrupted(signal.Signals(signum).name)
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            old[sig] = signal.signal(sig, on_signal)
-    results = []
+
+@contextlib.contextmanager
+def _signals_interrupt():
+    """SIGINT and SIGTERM raise Interrupted while the runs are under way (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_signal(signum, frame):
+        raise Interrupted(signal.Signals(signum).name)
+
+    old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        for k in range(1, runs + 1):
-            drop = SkippedDrop() if opts.no_cache_drop else enforce.drop_caches()
-            say(f"[run {k}/{runs}] cache drop: "
-                + (f"done in {drop.duration_s:.2f} s" if drop.succeeded else f"NOT done ({drop.error})"))
-            result = run_once(prep, k, runs, drop)
-            results.append(result)
-            if result["status"] == "interrupted":
-                raise RunError(f"{prep.results_dir / f'run-{k}'}: {result['error']}; "
-                               f"results.json marks the run interrupted")
-            if result["status"] != "complete":
-                raise RunError(f"{prep.results_dir / f'run-{k}'}: {result['error']}")
-    except Interrupted as exc:
-        raise RunError(f"{prep.results_dir}: interrupted by {exc.signame} between runs "
-                       f"({len(results)} of {runs} complete)") from None
+        yield
     finally:
-        if results or prep.results_dir.exists():
-            from suite.storage.run.results import write_run_set
-            write_run_set(prep, results)
-        if handler_installed:
-            for sig, h in old.items():
-                signal.signal(sig, h)
-    complete = all(r["status"] == "complete" for r in results) and len(results) == runs
-    compliant = complete and all(r["compliance"]["compliant"] for r in results)
-    if complete:
-        from suite.storage import metrics
-        aus = [r["metric"][metrics.AU_MEAN] for r in results]
-        o = metrics.overall([r["metric"][metrics.SAMPLES_MEAN] for r in results],
-                            [r["metric"][metrics.IO_MEAN] for r in results])
-        say(f"summary: {runs} run(s) of {wl.dlio_name} x{opts.accelerators}: AU per run "
-            f"{', '.join(f'{a:.2f}%' for a in aus)}; throughput "
-            f"{o[metrics.SAMPLES_MEAN]:.4f} ({o[metrics.SAMPLES_STDEV]:.4f}) "
-            f"samples/s, {o[metrics.REPORT_MB_MEAN]:.4f} ({o[metrics.REPORT_MB_STDEV]:.4f}) "
-            f"MB/s over the runs"
-            + ("; MINIATURE, not valid for submission" if prep.miniature else ""))
-        say(f"results: {prep.results_dir} ({runs} run(s)); "
-            f"{'compliant' if compliant else 'NOT compliant: ' + '; '.join(sorted({x for r in results for x in r['compliance']['reasons']}))}")
-    return ExitCode.OK if compliant else ExitCode.FAILED
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
+def summarise(prep: Prepared, results: list, compliant: bool) -> None:
+    """The end-of-run lines: AU per run, the overall numbers (metrics.overall), the verdict."""
+    from suite.storage import metrics
+
+    if len(results) != prep.runs:
+        return
+    aus = [r["metric"][metrics.AU_MEAN] for r in results]
+    o = metrics.overall([r["metric"][metrics.SAMPLES_MEAN] for r in results],
+                        [r["metric"][metrics.IO_MEAN] for r in results])
+    say(f"summary: {prep.runs} run(s) of {prep.workload.dlio_name} x{prep.opts.accelerators}: AU per run "
+        f"{', '.join(f'{a:.2f}%' for a in aus)}; throughput "
+        f"{o[metrics.SAMPLES_MEAN]:.4f} ({o[metrics.SAMPLES_STDEV]:.4f}) "
+        f"samples/s, {o[metrics.REPORT_MB_MEAN]:.4f} ({o[metrics.REPORT_MB_STDEV]:.4f}) "
+        f"MB/s over the runs"
+        + ("; MINIATURE, not valid for submission" if prep.miniature else ""))
+    verdict = 'compliant' if compliant else 'NOT compliant: ' + '; '.join(
+        sorted({x for r in results for x in r['compliance']['reasons']}))
+    say(f"results: {prep.results_dir} ({prep.runs} run(s)); {verdict}")
 
 
 def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
