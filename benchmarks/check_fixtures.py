@@ -17,7 +17,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from suite.check import checker  # noqa: E402
+from suite.check import check  # noqa: E402
 
 
 def files_in(path: Path) -> int:
@@ -28,7 +28,7 @@ def best_of(path: Path, repeat: int) -> tuple[float, object]:
     best, result = float("inf"), None
     for _ in range(repeat):
         t = time.perf_counter()
-        result = checker.check(path)
+        result = check(path)
         best = min(best, time.perf_counter() - t)
     return best, result
 
@@ -41,7 +41,7 @@ def main(argv=None) -> int:
     if not args.fixtures.is_dir():
         print(f"{args.fixtures}: not present", file=sys.stderr)
         return 2
-    checker.check(args.fixtures)  # warm imports, rule cache, page cache
+    check(args.fixtures)  # warm imports, rule cache, page cache
     t1, r1 = best_of(args.fixtures, args.repeat)
     n1 = files_in(args.fixtures)
     with tempfile.TemporaryDirectory(prefix="suite-check-bench-") as tmp:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from suite import __version__
 from suite.errors import ExitCode, SuiteError
+from suite.rules import RULESETS
 
 # --------------------------------------------------------------------------- validators
 
@@ -171,7 +172,7 @@ def cmd_metrics(args) -> int:
         if args.format == "json":
             doc = {"kind": data.doc["kind"], "source": str(data.path), "kit_version": data.doc["kit_version"],
                    "published": data.published, **result.to_dict()}
-            print(files.strict_json(doc, indent=2), end="")
+            print(files.dump_json(doc, indent=2), end="")
         else:
             print(terminal_lines(metrics_text.tpcxai(data, result)))
         if not result.complete:
@@ -181,7 +182,7 @@ def cmd_metrics(args) -> int:
 
     summary = aggregate.summarise(path)
     if args.format == "json":
-        print(files.strict_json(summary, indent=2), end="")
+        print(files.dump_json(summary, indent=2), end="")
     else:
         print(terminal_lines(metrics_text.storage(summary)))
     return ExitCode.OK
@@ -208,10 +209,11 @@ def cmd_report(args) -> int:
                 data = fdr.load(path)
                 page = content.build_tpcxai(data, data.compute())
             else:
+                from suite.check import check
                 from suite.storage import aggregate
 
                 summary = aggregate.summarise(path)
-                page = content.build_storage(summary, _check_or_none(path))
+                page = content.build_storage(summary, check(path, ruleset="auto"))
             stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
             written = export.write_report(page, tmp, f"suite {__version__} report, {stamp}")
         finally:
@@ -225,20 +227,11 @@ def cmd_report(args) -> int:
     return ExitCode.OK
 
 
-def _check_or_none(path):
-    """suite check's result for the report's compliance section; None where the checker is absent."""
-    try:
-        from suite.check import checker
-    except ImportError:
-        return None
-    return checker.check(path, ruleset="auto")
-
-
 def cmd_check(args) -> int:
     from pathlib import Path
 
-    from suite.check import checker
     from suite import files
+    from suite.check import check
     from suite.report import findings as report
 
     output = Path(args.output) if args.output else None
@@ -247,7 +240,7 @@ def cmd_check(args) -> int:
             raise SuiteError(f"--output {output}: expected a file path, got a directory")
         if not output.parent.is_dir():
             raise SuiteError(f"--output {output}: expected an existing directory {output.parent}, got none")
-    result = checker.check(args.path, args.ruleset)
+    result = check(args.path, args.ruleset)
     if args.format == "json":
         out = report.json_text(result)
     else:
@@ -285,53 +278,76 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     names = workload_names()
 
+    _args_list(sub)
+    _args_datasize(sub, names)
+    _args_datagen(sub, names)
+    _args_run(sub, names)
+    _args_metrics(sub)
+    _args_report(sub)
+    _args_check(sub)
+    return parser
+
+
+def _args_list(sub) -> None:
     p = sub.add_parser("list", help="list the workloads and their accelerators")
     p.add_argument("what", nargs="?", choices=["workloads"], default="workloads")
 
+
+def _args_datasize(sub, names) -> None:
     p = sub.add_parser("datasize", help="how many files a compliant dataset needs",
                        description="Size the dataset: max(5x host memory, the minimum-steps rule).")
-    p.add_argument("--workload", required=True, choices=names)
-    p.add_argument("--accelerator-type", default="h100", help="h100, a100 (v1.0/v2.0) or v100 (v0.5)")
-    p.add_argument("--accelerators", type=positive_int, required=True, help="simulated accelerators in all")
-    p.add_argument("--client-hosts", type=positive_int, default=1)
-    p.add_argument("--host-memory", type=size, required=True, help='per host, with a unit: "128GiB" or "137.4GB"')
-    p.add_argument("--ruleset", choices=["v0.5", "v1.0", "v2.0"], default=None,
-                   help="default v1.0 (v0.5 for v100-only workloads)")
+    _workload_args(p, names)
+    _sizing_args(p, True, "simulated accelerators in all")
     p.add_argument("--format", choices=["text", "json"], default="text")
 
+
+def _workload_args(p, names) -> None:
+    p.add_argument("--workload", required=True, choices=names)
+    p.add_argument("--accelerator-type", default="h100", help="h100, a100 (v1.0/v2.0) or v100 (v0.5)")
+
+
+def _sizing_args(p, required: bool, accelerators_help: str) -> None:
+    """What the dataset-size rule needs: accelerators, client hosts, host memory, ruleset."""
+    p.add_argument("--accelerators", type=positive_int, required=required, help=accelerators_help)
+    p.add_argument("--client-hosts", type=positive_int, default=1)
+    p.add_argument("--host-memory", type=size, required=required, help='per host, with a unit: "128GiB" or "137.4GB"')
+    p.add_argument("--ruleset", choices=RULESETS, default=None, help="default v1.0 (v0.5 for v100-only workloads)")
+
+
+def _args_datagen(sub, names) -> None:
     p = sub.add_parser("datagen", help="write the training dataset in the workload's format",
                        description="Write D/train/img_<i>_of_<N>.<ext> (npz, TFRecord or hdf5) with seeded record "
                                    "sizes, in parallel (local processes or MPI ranks under mpiexec), resumably; "
                                    "D/generation_log.json records what was written.")
-    p.add_argument("--workload", required=True, choices=names)
-    p.add_argument("--accelerator-type", default="h100", help="h100, a100 (v1.0/v2.0) or v100 (v0.5)")
+    _workload_args(p, names)
     p.add_argument("--data-dir", required=True, type=Path, help="the dataset goes to DATA_DIR/train")
     p.add_argument("--files", type=positive_int, help="number of training files (or size it with --accelerators)")
-    p.add_argument("--accelerators", type=positive_int, help="size the dataset for this many accelerators")
-    p.add_argument("--client-hosts", type=positive_int, default=1)
-    p.add_argument("--host-memory", type=size, help='per host, with a unit: "128GiB" or "137.4GB"')
-    p.add_argument("--ruleset", choices=["v0.5", "v1.0", "v2.0"], default=None)
+    _sizing_args(p, False, "size the dataset for this many accelerators")
     p.add_argument("--processes", type=positive_int, default=None,
                    help="local writer processes (default: the CPU count; 1 per rank under MPI)")
     p.add_argument("--seed", type=seed_int, default=None, help="content and record-size seed, 0..2^32-1 "
                    "(default: the workload's)")
     p.add_argument("--param", action="append", metavar="SECTION.KEY=VALUE",
                    help="workload override, e.g. dataset.format=hdf5 (open division); repeatable")
+
+
+def _args_run(sub, names) -> None:
+    from suite.storage.run.prepare import DEFAULT_RUNS
+
     p = sub.add_parser("run", help="run a workload: one MPI rank per simulated accelerator, rules enforced",
                        description="Run a storage workload under the rules: cache drop before each run, memory "
                                    "cgroup, closed-division refusals; writes DLIO-compatible results and "
                                    "results.json with the evidence. Without --data-dir: the miniature default.")
-    p.add_argument("--workload", required=True, choices=names)
+    _workload_args(p, names)
     p.add_argument("--accelerators", type=positive_int, required=True, help="simulated accelerators (MPI ranks)")
-    p.add_argument("--accelerator-type", default="h100", help="h100, a100 (v1.0/v2.0) or v100 (v0.5)")
     p.add_argument("--data-dir", help="the dataset (suite datagen); omitted: the embedded miniature, "
                                       "generated on first use under ./results/data")
     p.add_argument("--results-dir", help="default ./results/<workload>_<accel>-<N>acc-<UTC time>")
-    p.add_argument("--runs", type=positive_int, default=None, help="runs into run-1..run-N (default 5)")
+    p.add_argument("--runs", type=positive_int, default=None, help=f"runs into run-1..run-N (default {DEFAULT_RUNS})")
     p.add_argument("--memory-limit", type=size, default=None,
                    help='run the ranks in a memory cgroup of this size ("4GiB"); the dataset-size rule uses it')
     p.add_argument("--division", choices=["closed", "open"], default="closed")
-    p.add_argument("--ruleset", choices=["v0.5", "v1.0", "v2.0"], default=None)
+    p.add_argument("--ruleset", choices=RULESETS, default=None)
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="workload override, e.g. reader.read_threads=8 (repeatable)")
     p.add_argument("--hosts", help="comma-separated client hosts (MPI across hosts)")
@@ -342,6 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="open division only: do not drop the page cache (measures from memory; non-compliant)")
     p.add_argument("--debug-read-delay", type=non_negative_float, default=0.0, help=argparse.SUPPRESS)
 
+
+def _args_metrics(sub) -> None:
     p = sub.add_parser("metrics", help="the published numbers of storage results or a TPCx-AI result/FDR file",
                        description="Storage results: AU, samples/s and MiB/s per run and over runs. "
                                    "TPCx-AI: AIUCpm@SF and $/AIUCpm@SF from a run or an FDR data file "
@@ -349,6 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", type=Path, metavar="PATH", help="results directory, or TPCx-AI FDR data file")
     p.add_argument("--format", choices=["text", "json"], default="text")
 
+
+def _args_report(sub) -> None:
     p = sub.add_parser("report", help="an HTML page (+ Markdown, CSV, parquet) of storage or TPCx-AI results",
                        description="Writes index.html (self-contained), report.md, plots/*.png, runs.csv and "
                                    "runs.parquet (and use_cases.* for TPCx-AI) into --out, and nowhere else.")
@@ -357,16 +377,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="directory to write the report into: new, empty, or an earlier report (replaced whole)")
     p.add_argument("--force", action="store_true", help="replace a non-empty --out that is not an earlier report")
 
+
+def _args_check(sub) -> None:
     p = sub.add_parser("check", help="check runs, results dirs or submission trees against the rules",
                        description="Check a run, a benchmark with its runs, a `suite run` results dir or a "
                                    "submission tree against rules/<ruleset>/. Exit 0 compliant, 1 not, 2 unusable.")
     p.add_argument("path", metavar="PATH", help="a run, a benchmark dir, a results dir or a submission tree")
-    p.add_argument("--ruleset", choices=["auto", "v0.5", "v1.0", "v2.0"], default="auto",
+    p.add_argument("--ruleset", choices=["auto", *RULESETS], default="auto",
                    help="default: detected from the files")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--output", metavar="FILE", default=None,
                    help="write the report to FILE (atomically) instead of stdout")
-    return parser
 
 
 def main(argv=None) -> int:

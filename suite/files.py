@@ -2,8 +2,9 @@
 
 - every load is size-limited, decoded as UTF-8 and, when a schema is named,
   validated against suite/schemas/<name>.schema.json;
-- every write goes to a temporary file in the same directory, is fsync'd and
-  renamed into place, so a reader never sees half a file;
+- every JSON write (write_json) is validated against its schema first; every write goes to a
+  temporary file in the same directory, is fsync'd and renamed into place, so a reader never
+  sees half a file;
 - every problem becomes a one-line SuiteError naming the file and field.
 """
 
@@ -52,8 +53,8 @@ def read_text(path: Path, limit: int = MAX_DATA_FILE_BYTES, error=SuiteError) ->
         raise error(f"{path}: encoding: expected UTF-8, got an invalid byte at offset {exc.start}") from None
 
 
-def load_json(path: Path, schema: str | None = None, error=SuiteError):
-    text = read_text(path, error=error)
+def load_json(path: Path, schema: str | None = None, error=SuiteError, limit: int = MAX_DATA_FILE_BYTES):
+    text = read_text(path, limit=limit, error=error)
     try:
         doc = json.loads(text.removeprefix("\ufeff"))  # a UTF-8 BOM is not an error
     except json.JSONDecodeError as exc:
@@ -205,19 +206,15 @@ def finite_or_null(doc):
     return doc
 
 
-def strict_json(doc, indent: int = 4) -> str:
+def dump_json(doc, indent: int | None = 4) -> str:
     """RFC 8259 JSON text: sorted keys, non-finite numbers as null (never bare NaN/Infinity)."""
     return json.dumps(finite_or_null(doc), indent=indent, sort_keys=True, allow_nan=False) + "\n"
 
 
-def dump_json(doc) -> str:
-    return strict_json(doc)
-
-
-def write_json(path: Path, doc, schema: str | None = None) -> None:
-    """Validate (when a schema is named) and atomically write a JSON document."""
-    if schema:
-        problems = schema_errors(doc, schema)
-        if problems:  # our own output breaking our schema is a bug, not user error
-            raise ValueError(f"{path}: refusing to write, schema {schema}: {problems[0]}")
-    write_atomic(path, dump_json(doc))
+def write_json(path: Path, doc, schema: str, indent: int | None = 4) -> None:
+    """The one way a JSON document is written: validated against suite/schemas/<schema>.schema.json,
+    then written atomically (sorted keys). A document that breaks its own schema is refused."""
+    problems = schema_errors(doc, schema)
+    if problems:  # our own output breaking our schema is a bug, not user error
+        raise ValueError(f"{path}: refusing to write, schema {schema}: {problems[0]}")
+    write_atomic(path, dump_json(doc, indent))

@@ -37,7 +37,3 @@ def parse_size(text: str) -> int:
     if value > MAX_BYTES:
         raise SuiteError(f"size {text!r}: expected at most 1 EiB ({MAX_BYTES} B), got {value} B")
     return value
-
-
-def format_gib(num_bytes: float) -> str:
-    return f"{num_bytes / GIB:.2f} GiB"

@@ -165,17 +165,14 @@ def rank_outputs(run_dir: Path, ranks=None) -> Path:
 
 def storage_report(bench: Path, runs_dir: Path | None = None) -> Path:
     """mlperf_storage_report.json computed (as report.py does) from the runs' summaries."""
-    runs = {}
+    runs, info = {}, {}
     for d in sorted((runs_dir or bench).iterdir()):
         if (d / "summary.json").is_file():
             s = json.loads((d / "summary.json").read_text())
-            runs[d.name] = {"train_throughput_samples_per_second": s["metric"]["train_throughput_mean_samples_per_second"],
-                            "train_throughput_MB_per_second": s["metric"]["train_io_mean_MB_per_second"],
-                            "train_num_accelerators": str(s["num_accelerators"]), "model": "unet3d",
-                            "num_files_train": s["num_files_train"], "num_samples_per_file": s["num_samples_per_file"]}
-    overall = metrics.overall([r["train_throughput_samples_per_second"] for r in runs.values()],
-                              [r["train_throughput_MB_per_second"] for r in runs.values()])
-    return write_json(bench / "mlperf_storage_report.json", {"overall": {"model": "unet3d", **overall}, "runs": runs})
+            runs[d.name] = (s["metric"][metrics.SAMPLES_MEAN], s["metric"][metrics.IO_MEAN])
+            info = {"model": "unet3d", metrics.NUM_ACCELERATORS: str(s["num_accelerators"]),
+                    "num_files_train": s["num_files_train"], "num_samples_per_file": s["num_samples_per_file"]}
+    return write_json(bench / "mlperf_storage_report.json", metrics.storage_report(info, runs))
 
 
 def make_committed_dirs(data: Path) -> None:

@@ -1,1 +1,153 @@
-"""`suite check`: walk a tree, recognise its layout, apply the rules."""
+"""`suite check`: walk a tree, recognise its layout (layout, walker), name its facts (facts),
+apply the rules (suite.rules) -> findings, verdicts and recomputed aggregates.
+
+`check(path, ruleset="auto") -> CheckResult`. Every rule runs on every scope it applies to and
+every finding is kept (no stop at the first error).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from suite.check import facts, layout
+from suite.errors import ResultError, SuiteError
+from suite.rules import RULESETS, findings
+from suite.rules import engine as rules
+from suite.rules.engine import Scope
+from suite.rules.findings import Finding
+from suite.storage import aggregate
+
+
+@dataclass
+class BenchmarkResult:
+    benchmark: layout.Benchmark
+    verdict: str
+    findings: list[Finding]
+    aggregate: dict | None
+    compliant: bool
+    rule_files: list[str] = field(default_factory=list)
+    rules_evaluated: int = 0
+    rule_messages: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self, root: Path) -> dict:
+        b = self.benchmark
+        return {
+            "path": _rel(b.path, root), "org": b.org, "system": b.system, "division": b.division,
+            "ruleset": b.ruleset, "workload": b.workload, "accelerator": b.accelerator,
+            "detected_from": dict(b.detected_from), "num_runs": len(b.runs),
+            "verdict": self.verdict, "compliant": self.compliant,
+            "findings": [f.to_dict() for f in self.findings], "aggregate": self.aggregate,
+            "rule_files": self.rule_files, "rules_evaluated": self.rules_evaluated,
+        }
+
+
+@dataclass
+class CheckResult:
+    root: Path
+    benchmarks: list[BenchmarkResult]
+    findings: list[Finding]          # tree-level (outside any benchmark)
+    verdict: str
+    compliant: bool
+    tree_rule_messages: dict[str, str] = field(default_factory=dict)
+
+    def all_findings(self) -> list[Finding]:
+        return self.findings + [f for b in self.benchmarks for f in b.findings]
+
+    def rule_messages(self) -> dict[str, str]:
+        """Rule id -> the rule's one-line description, for every rule set used."""
+        out = dict(self.tree_rule_messages)
+        for b in self.benchmarks:
+            out.update(b.rule_messages)
+        return out
+
+    def to_dict(self) -> dict:
+        return {
+            "schema_version": 1, "root": str(self.root), "verdict": self.verdict, "compliant": self.compliant,
+            "findings": [f.to_dict() for f in self.findings],
+            "benchmarks": [b.to_dict(self.root) for b in self.benchmarks],
+        }
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def check(path, ruleset: str = "auto") -> CheckResult:
+    if ruleset not in ("auto", *RULESETS):
+        raise SuiteError(f"--ruleset: expected one of auto, {', '.join(RULESETS)}, got {ruleset!r}")
+    tree = layout.discover_tree(path, ruleset)
+    root = tree.root
+    if not tree.benchmarks:
+        extra = f" ({len(tree.problems)} unusable entries, e.g. {tree.problems[0].path}: " \
+                f"{tree.problems[0].actual})" if tree.problems else ""
+        raise ResultError(f"{path}: expected run output (summary.json, configs/overrides.yaml, results.json, "
+                          f"...) somewhere below, got none{extra}")
+    results = [_check_benchmark(b, tree) for b in tree.benchmarks]
+    tree_rules = rules.load(results[0].benchmark.ruleset, None, None)
+    tree_findings = _evaluate(tree_rules, "tree", facts.tree_scope(tree), root)
+    verdict = findings.worst([r.verdict for r in results] + [findings.verdict(tree_findings)])
+    compliant = all(r.compliant for r in results) and findings.verdict(tree_findings) == "closed"
+    return CheckResult(root, results, tree_findings, verdict, compliant,
+                       {r.id: r.message for r in tree_rules.rules})
+
+
+def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
+    rs = rule_set(b.ruleset, b.division, b.workload, b.accelerator)
+    root = tree.root
+    found: list[Finding] = []
+    agg, bscope = facts.benchmark_scope(b, tree)
+    found += _evaluate(rs, "benchmark", bscope, root)
+    for run in b.runs + ([b.warmup] if b.warmup else []):
+        found += _evaluate(rs, "run", facts.run_scope(b, run), root)
+        for host in run.hosts:
+            found += _evaluate(rs, "host", facts.host_scope(b, run, host, rs.params), root)
+    verdict = findings.verdict(found, b.division)
+    # a result claims the closed division unless the tree (or results.json) says open
+    compliant = verdict == "closed" or (verdict == "open" and b.division == "open")
+    return BenchmarkResult(b, verdict, found, agg, compliant, rs.files, len(rs.rules),
+                           {r.id: r.message for r in rs.rules})
+
+
+def rule_set(ruleset: str, division: str | None, workload: str | None, accelerator: str | None) -> rules.RuleSet:
+    """The rules a benchmark is held to: its ruleset's layers for its division and workload, with
+    au_threshold_percentage derived from the workload file (workloads/ is the one source of it)."""
+    rs = rules.load(ruleset, division, workload if workload in _workload_files(ruleset) else None)
+    threshold = aggregate.au_threshold_percentage(workload, accelerator)
+    if threshold is None:
+        return rs
+    return dataclasses.replace(rs, params={**rs.params, "au_threshold_percentage": threshold})
+
+
+def _workload_files(ruleset: str) -> set[str]:
+    d = rules.rules_dir() / ruleset
+    return {p.stem for p in d.glob("*.yaml")} - {"common", "closed", "open"} if d.is_dir() else set()
+
+
+def _evaluate(rs: rules.RuleSet, kind: str, scope: Scope, root: Path) -> list[Finding]:
+    out = []
+    for rule in rs.for_scope(kind):
+        if not rules.applies(rule, scope, rs.params):
+            continue
+        vs = rules.violations(rule, scope, rs.params)
+        if not vs:
+            continue
+        src_path, src_field = scope.source(rule.field)
+        for v in vs:
+            path = v.path if v.path is not None else src_path
+            fld = v.field if v.field is not None else f"{src_field}{v.field_suffix}"
+            out.append(findings.make(rule.id, rule.severity, rule.effect, _rel(path, root), fld,
+                                     v.expected, v.actual))
+    return out
+
+
+def _rel(path, root: Path) -> str:
+    """A finding's path: relative to PATH ('.' for PATH itself)."""
+    if path is None:
+        return "."
+    try:
+        return str(Path(path).relative_to(root))
+    except ValueError:
+        return str(path)
+
+

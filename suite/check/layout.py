@@ -29,21 +29,17 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 from suite.errors import ResultError
 from suite.check.walker import Problem, _Loader, _Walker
+from suite.check import identify
+from suite.check.identify import overrides_dict
 
-ACCELERATORS = ("h100", "a100", "v100")
-MODEL_ALIASES = {"unet3d": "unet3d", "unet": "unet3d", "resnet50": "resnet50", "resnet": "resnet50",
-                 "cosmoflow": "cosmoflow", "bert": "bert"}
-RULESETS = ("v0.5", "v1.0", "v2.0")
 RUN_NAME = re.compile(r"^(?:run|iter|iteration)[-_]?\d+$|^warm[-_]?up(?:[-_]?\d+)?$|^run[-_]?warm[-_]?up$", re.I)
 WARMUP_NAME = re.compile(r"warm[-_]?up", re.I)
 RANK_OUTPUT = re.compile(r"^(\d+)_output\.json$")
 RANK_STEPS = re.compile(r"^rank-(\d+)\.json$")
-RULESET_IN_NAME = re.compile(r"(?:^|[^0-9.])v(0\.5|1\.0|2\.0)(?:$|[^0-9])")
 HOST_MARKERS = ("summary.json", "per_epoch_stats.json", "results.json")
 
 
@@ -147,33 +143,6 @@ class Tree:
     problems: list[Problem] = field(default_factory=list)
 
 
-# --------------------------------------------------------------------------- names
-
-
-def parse_workload_name(text: str) -> tuple[str | None, str | None]:
-    """'unet3d_h100' -> ('unet3d', 'h100'); 'resnet-a100' -> ('resnet50', 'a100'); 'unet3d' -> ('unet3d', None)."""
-    model = accel = None
-    for token in re.split(r"[-_/\s.@]+", str(text).lower()):
-        if token in MODEL_ALIASES and model is None:
-            model = MODEL_ALIASES[token]
-        elif token in ACCELERATORS and accel is None:
-            accel = token
-    return model, accel
-
-
-def overrides_dict(overrides: list[str] | None) -> dict[str, str]:
-    """['- workload=unet3d_h100', '++workload.reader.read_threads=8'] -> {'workload': 'unet3d_h100', 'reader.read_threads': '8'}."""
-    out: dict[str, str] = {}
-    for item in overrides or []:
-        key, sep, value = str(item).partition("=")
-        if not sep:
-            continue
-        key = key.strip().lstrip("+").strip()
-        key = key.removeprefix("workload.") if key != "workload" else key
-        out[key] = value.strip()
-    return out
-
-
 def _is_datagen(host: Host, rel_parts: tuple[str, ...]) -> bool:
     if any(p.lower() in ("generation_logs", "datagen") for p in rel_parts):
         return True
@@ -243,79 +212,6 @@ def _load_host(d: Path, walker: _Walker, loader: _Loader) -> Host:
     return host
 
 
-def host_workload(host: Host) -> tuple[str | None, str | None, str]:
-    """(workload, accelerator, which file said so) from one host dir's files; Nones when silent."""
-    ov = overrides_dict(host.overrides)
-    if ov.get("workload"):
-        model, accel = parse_workload_name(ov["workload"])
-        if model:
-            return model, accel, "overrides.yaml"
-    res = host.results or {}
-    name = res.get("dlio_workload") if isinstance(res.get("dlio_workload"), str) else res.get("workload")
-    if isinstance(name, str):
-        model, accel = parse_workload_name(name)
-        if isinstance(res.get("accelerator"), str) and res["accelerator"] in ACCELERATORS:
-            accel = res["accelerator"]
-        if model:
-            return model, accel, "results.json"
-    conf = host.config or {}
-    model = conf.get("model") if isinstance(conf.get("model"), str) else None
-    if model is None and isinstance((host.summary or {}).get("model"), str):
-        model = host.summary["model"]
-    if model:
-        model = MODEL_ALIASES.get(model.lower(), model.lower())
-        return model, _accel_from_compute(model, conf), "config.yaml" if conf.get("model") else "summary.json"
-    return None, None, ""
-
-
-def _accel_from_compute(model: str, conf: dict) -> str | None:
-    """The accelerator whose computation_time the run's config.yaml carries."""
-    train = conf.get("train") if isinstance(conf, dict) else None
-    ct = train.get("computation_time") if isinstance(train, dict) else None
-    if not isinstance(ct, (int, float)):
-        return None
-    for accel, compute_s in _compute_times(model):
-        if abs(compute_s - ct) < 1e-9:
-            return accel
-    return None
-
-
-@lru_cache(maxsize=None)
-def _compute_times(model: str) -> tuple[tuple[str, float], ...]:
-    from suite.storage import workloads
-    try:
-        return tuple((a, workloads.resolve(model, a).computation_time_s) for a in workloads.accelerators(model))
-    except Exception:  # unknown model: no accelerator from compute time
-        return ()
-
-
-@lru_cache(maxsize=None)
-def resolve_workload(model: str | None, accel: str | None):
-    """workloads.resolve, cached; None for an unknown workload/accelerator."""
-    from suite.storage import workloads
-    try:
-        return workloads.resolve(model, accel)
-    except Exception:
-        return None
-
-
-def _from_names(parts: tuple[str, ...]) -> tuple[str | None, str | None]:
-    model = accel = None
-    for part in reversed(parts):
-        m, a = parse_workload_name(part)
-        model = model or m
-        accel = accel or a
-    return model, accel
-
-
-def _ruleset_hint(parts: tuple[str, ...]) -> str | None:
-    for part in reversed(parts):
-        m = RULESET_IN_NAME.search(part.lower())
-        if m:
-            return "v" + m.group(1)
-    return None
-
-
 def discover_tree(path, ruleset: str = "auto") -> Tree:
     """Everything under `path`: benchmarks (with runs and hosts), system files, generation logs."""
     root_in = Path(path)
@@ -330,54 +226,11 @@ def discover_tree(path, ruleset: str = "auto") -> Tree:
     walker = _Walker(root)
     walker.walk(root)
     loader = _Loader()
-
-    host_dirs = [d for d in walker.dirs if _has_run_output(walker, d)]
-    hosts = {d: _load_host(d, walker, loader) for d in sorted(host_dirs)}
-
-    gen_logs: list[GenerationLog] = []
-    runs: dict[Path, Run] = {}
-    for d, host in hosts.items():
-        rel = d.relative_to(root).parts
-        if _is_datagen(host, rel):
-            model, accel, _ = host_workload(host)
-            if model is None:
-                model, accel = _from_names(rel)
-            gen_logs.append(GenerationLog(d, model, accel, _system_of(d, root)))
-            continue
-        parent = d.parent
-        if d != root and RUN_NAME.match(parent.name) and not RUN_NAME.match(d.name) and _within(parent, root):
-            run_dir = parent
-        else:
-            run_dir = d
-        run = runs.setdefault(run_dir, Run(path=run_dir, name=run_dir.name, hosts=[],
-                                           warmup=bool(WARMUP_NAME.search(run_dir.name))))
-        run.hosts.append(host)
-        if isinstance(host.results, dict) and host.results.get("warmup") is True:
-            run.warmup = True
-
-    groups: dict[Path, list[Run]] = {}
-    for run_dir, run in sorted(runs.items()):
-        if run_dir == root:
-            bench_dir = root
-        else:
-            bench_dir = run_dir.parent
-            if bench_dir.name.lower() == "runs" and bench_dir != root:
-                bench_dir = bench_dir.parent
-        groups.setdefault(bench_dir, []).append(run)
-    # a run-named directory beside the runs but without any output is a run that produced nothing
-    known = set(runs) | {h.path for r in runs.values() for h in r.hosts} | {g.path for g in gen_logs}
-    for bench_dir, bruns in groups.items():
-        for parent in (bench_dir, bench_dir / "runs"):
-            for name in walker.subdirs.get(parent, []):
-                d = parent / name
-                if RUN_NAME.match(name) and d not in known and d != root:
-                    bruns.append(Run(path=d, name=name, hosts=[Host(path=d, name=name)],
-                                     warmup=bool(WARMUP_NAME.search(name))))
-
-    benchmarks = []
-    for bench_dir, bruns in sorted(groups.items()):
-        benchmarks.append(_benchmark(bench_dir, bruns, root, walker, loader, ruleset))
-
+    hosts = {d: _load_host(d, walker, loader) for d in sorted(d for d in walker.dirs if _has_run_output(walker, d))}
+    runs, gen_logs = _runs(hosts, root)
+    groups = _group(runs, gen_logs, root, walker)
+    benchmarks = [_benchmark(bench_dir, bruns, root, walker, loader, ruleset)
+                  for bench_dir, bruns in sorted(groups.items())]
     systems = _systems(root, walker, loader)
     submission = any("results" in [p.lower() for p in b.path.relative_to(root).parts] for b in benchmarks)
     for g in gen_logs:
@@ -394,6 +247,54 @@ def discover_tree(path, ruleset: str = "auto") -> Tree:
     return tree
 
 
+def _runs(hosts: dict[Path, Host], root: Path) -> tuple[dict[Path, Run], list[GenerationLog]]:
+    """Host dirs into runs (a run-named parent holds its hosts) and data-generation logs."""
+    gen_logs: list[GenerationLog] = []
+    runs: dict[Path, Run] = {}
+    for d, host in hosts.items():
+        rel = d.relative_to(root).parts
+        if _is_datagen(host, rel):
+            model, accel, _ = identify.host_workload(host)
+            if model is None:
+                model, accel = identify.from_names(rel)
+            gen_logs.append(GenerationLog(d, model, accel, identify.system_of(d, root)))
+            continue
+        parent = d.parent
+        if d != root and RUN_NAME.match(parent.name) and not RUN_NAME.match(d.name) and _within(parent, root):
+            run_dir = parent
+        else:
+            run_dir = d
+        run = runs.setdefault(run_dir, Run(path=run_dir, name=run_dir.name, hosts=[],
+                                           warmup=bool(WARMUP_NAME.search(run_dir.name))))
+        run.hosts.append(host)
+        if isinstance(host.results, dict) and host.results.get("warmup") is True:
+            run.warmup = True
+    return runs, gen_logs
+
+
+def _group(runs: dict[Path, Run], gen_logs: list[GenerationLog], root: Path, walker: _Walker) -> dict[Path, list[Run]]:
+    """Runs by benchmark dir (the runs' parent, skipping a `runs/`), with the run-named dirs beside
+    them that hold no output (runs that produced nothing)."""
+    groups: dict[Path, list[Run]] = {}
+    for run_dir, run in sorted(runs.items()):
+        if run_dir == root:
+            bench_dir = root
+        else:
+            bench_dir = run_dir.parent
+            if bench_dir.name.lower() == "runs" and bench_dir != root:
+                bench_dir = bench_dir.parent
+        groups.setdefault(bench_dir, []).append(run)
+    known = set(runs) | {h.path for r in runs.values() for h in r.hosts} | {g.path for g in gen_logs}
+    for bench_dir, bruns in groups.items():
+        for parent in (bench_dir, bench_dir / "runs"):
+            for name in walker.subdirs.get(parent, []):
+                d = parent / name
+                if RUN_NAME.match(name) and d not in known and d != root:
+                    bruns.append(Run(path=d, name=name, hosts=[Host(path=d, name=name)],
+                                     warmup=bool(WARMUP_NAME.search(name))))
+    return groups
+
+
 def discover(path, ruleset: str = "auto") -> list[Benchmark]:
     """The benchmarks under `path` (see discover_tree for the whole tree)."""
     return discover_tree(path, ruleset).benchmarks
@@ -407,86 +308,9 @@ def _within(p: Path, root: Path) -> bool:
         return False
 
 
-def _org_system(bench_dir: Path, root: Path) -> tuple[str | None, str | None, str | None]:
-    """(division, org, system) from `<division>/<org>/results/<system>/<benchmark>` when present."""
-    parts = bench_dir.parts
-    division = org = system = None
-    lower = [p.lower() for p in parts]
-    for i in range(len(parts) - 1, -1, -1):
-        if lower[i] in ("closed", "open") and division is None:
-            division = lower[i]
-    if "results" in lower:
-        i = len(lower) - 1 - lower[::-1].index("results")
-        org = parts[i - 1] if i >= 1 else None
-        below = parts[i + 1:]
-        if len(below) >= 2:
-            system = below[0]
-        elif len(below) == 1:
-            m, _ = parse_workload_name(below[0])
-            system = None if m else below[0]
-    return division, org, system
-
-
-def _system_of(d: Path, root: Path) -> str | None:
-    parts = [p for p in d.parts]
-    lower = [p.lower() for p in parts]
-    if "generation_logs" in lower:
-        i = lower.index("generation_logs")
-        return parts[i + 1] if i + 1 < len(parts) else None
-    return _org_system(d, root)[2]
-
-
 def _benchmark(bench_dir: Path, runs: list[Run], root: Path, walker: _Walker, loader: _Loader,
                ruleset: str) -> Benchmark:
-    division, org, system = _org_system(bench_dir, root)
-    detected: dict[str, str] = {}
-    model = accel = None
-    for run in runs:
-        for host in run.hosts:
-            m, a, src = host_workload(host)
-            if m and model is None:
-                model, detected["workload"] = m, f"{src} ({host.path.name})"
-            if a and accel is None:
-                accel, detected["accelerator"] = a, f"{src} ({host.path.name})"
-    if model is None or accel is None:
-        nm, na = _from_names(bench_dir.parts[-3:] if bench_dir != root else bench_dir.parts[-2:])
-        if model is None and nm:
-            model, detected["workload"] = nm, "directory names"
-        if accel is None and na:
-            accel, detected["accelerator"] = na, "directory names"
-    # ruleset
-    rs = None
-    if ruleset and ruleset != "auto":
-        rs, detected["ruleset"] = ruleset, "--ruleset"
-    if rs is None:
-        for run in runs:
-            r = (run.results or {}).get("ruleset")
-            if r in RULESETS:
-                rs, detected["ruleset"] = r, "results.json"
-                break
-    if rs is None:
-        hint = _ruleset_hint(bench_dir.parts)
-        if hint:
-            rs, detected["ruleset"] = hint, "directory names"
-    if rs is None:
-        summaries = [s for r in runs for s in r.summaries]
-        ov = next((overrides_dict(r.overrides).get("workload") for r in runs if r.overrides), None)
-        if any(r.warmup for r in runs):
-            rs, why = "v2.0", "a warm-up run"
-        elif (ov and parse_workload_name(ov)[1] is None) or (
-                summaries and all("num_hosts" not in s and "host_memory_GB" not in s for s in summaries)):
-            rs, why = "v0.5", "workload name without accelerator / v0.5 summary keys"
-        else:
-            rs, why = "v1.0", "default (v1.0 summary keys or none)"
-        detected["ruleset"] = why
-    if accel is None and rs == "v0.5" and model in ("unet3d", "bert"):
-        accel, detected["accelerator"] = "v100", "v0.5 (v100 only)"
-    if division is None:
-        for run in runs:
-            d = (run.results or {}).get("division")
-            if d in ("closed", "open"):
-                division = d
-                break
+    who = identify.identify(bench_dir, runs, root, ruleset)
     warm = [r for r in runs if r.warmup]
     main = sorted([r for r in runs if not r.warmup], key=lambda r: _natural(r.name))
     report = report_path = None
@@ -496,10 +320,11 @@ def _benchmark(bench_dir: Path, runs: list[Run], root: Path, walker: _Walker, lo
             report_path = cand
             report = loader.typed(loader.load(cand, problems), dict, cand, problems, "mlperf_storage_report.json")
             break
-    return Benchmark(path=bench_dir, org=org, system=system, division=division, ruleset=rs, workload=model,
-                     accelerator=accel, runs=main, report=report, warmup=warm[0] if warm else None,
-                     report_path=report_path, single_run=(len(runs) == 1 and runs[0].path == root),
-                     problems=problems, detected_from=detected)
+    return Benchmark(path=bench_dir, org=who.org, system=who.system, division=who.division, ruleset=who.ruleset,
+                     workload=who.workload, accelerator=who.accelerator, runs=main, report=report,
+                     warmup=warm[0] if warm else None, report_path=report_path,
+                     single_run=(len(runs) == 1 and runs[0].path == root), problems=problems,
+                     detected_from=who.detected)
 
 
 def _natural(name: str):

@@ -57,13 +57,11 @@ from suite.enforce.cache import (
     meminfo_bytes,
     page_cache_residency,
 )
+from suite.enforce.detect import CgroupError, CgroupSupport, detect_cgroup
 from suite.enforce.cgroup import (
     CgroupCleanupError,
-    CgroupError,
-    CgroupSupport,
     MemoryCgroup,
     check_limit,
-    detect_cgroup,
     owner_pid,
     preflight,
     remove_stale,

@@ -41,19 +41,28 @@ class CacheDrop:
         return dataclasses.asdict(self)
 
 
-def meminfo_bytes(field: str, meminfo: str = MEMINFO_PATH) -> int | None:
-    """One /proc/meminfo field in bytes (the file says kB, meaning KiB); None if absent."""
+def meminfo(path: str = MEMINFO_PATH) -> dict[str, str]:
+    """/proc/meminfo as {field: "value unit"} ({} when unreadable): the one parser of it."""
+    out = {}
     try:
-        with open(meminfo, "rb") as f:
-            for line in f.read().decode().splitlines():
-                key, _, rest = line.partition(":")
-                if key == field:
-                    parts = rest.split()
-                    value = int(parts[0])
-                    return value * 1024 if parts[1:] == ["kB"] else value
-    except (OSError, ValueError, IndexError):
+        with open(path, "rb") as f:
+            text = f.read().decode("ascii", "replace")
+    except OSError:
+        return out
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def meminfo_bytes(field: str, meminfo_path: str = MEMINFO_PATH) -> int | None:
+    """One /proc/meminfo field in bytes (the file says kB, meaning KiB); None if absent."""
+    parts = meminfo(meminfo_path).get(field, "").split()
+    try:
+        value = int(parts[0])
+    except (ValueError, IndexError):
         return None
-    return None
+    return value * 1024 if parts[1:] == ["kB"] else value
 
 
 def _now_iso() -> str:

@@ -97,7 +97,9 @@ def _human(key: str, value: str) -> str:
 # --------------------------------------------------------------------------- storage
 
 
-def build_storage(summary: dict, check=None) -> Page:
+def build_storage(summary: dict, check) -> Page:
+    """The storage report: per benchmark its headline numbers, suite check's verdict (`check`,
+    a CheckResult), its runs and the evidence `suite run` recorded; an overview above several."""
     from suite.storage import aggregate
 
     benches = summary["benchmarks"]
@@ -107,109 +109,13 @@ def build_storage(summary: dict, check=None) -> Page:
     verdicts = _verdicts(check)
     for i, b in enumerate(benches):
         sid = f"b{i + 1}"
-        hostnames = sorted({h for r in b["runs"] for h in r["hosts"]})
-        who = " / ".join(x for x in (b["org"], b["system"]) if x) or (
-            f"system not named (hosts {', '.join(hostnames)})" if hostnames else "system not named")
-        o = b["overall"]
-        head = Section(f"{sid}-headline", f"{b['workload'] or '?'} {b['accelerator'] or '?'} — {who}")
-        head.blocks.append(Text(f"{b['division'] or 'division not stated'}, ruleset {b['ruleset']}; {b['path']}"))
-        if o:
-            rl = next((r["record_length_bytes"] for r in b["runs"] if r["record_length_bytes"]), None)
-            head.blocks.append(Figures([
-                ("Throughput", f"{o['published']['samples_per_second']:,.2f} samples/s",
-                 f"± {o['published']['samples_per_second_stdev']:,.2f} over {o['num_runs']} runs (population stdev)"),
-                ("I/O throughput", f"{o['published']['mib_per_second']:,.2f} MiB/s",
-                 f"± {o['published']['mib_per_second_stdev']:,.2f}; DLIO's \"MB/s\""
-                 + (f" = samples/s × {rl:,.0f} B / 1024²" if rl else "")),
-                ("Accelerator utilisation", f"{o['published']['au_mean_percentage']:.2f} %",
-                 f"± {o['published']['au_stdev_percentage']:.2f} over runs"),
-                ("Accelerators / hosts", f"{o['num_accelerators']} / {o['num_hosts']}",
-                 ", ".join(o["hostnames"]) or ""),
-            ]))
-            c = b["claimed"]
-            if c and c["samples_per_second"] is not None:
-                diff = o["samples_per_second"] - c["samples_per_second"]
-                agree = ("they agree" if abs(diff) <= 1e-6 * max(1.0, abs(c["samples_per_second"]))
-                         else f"difference {diff:+.6f}")
-                head.blocks.append(Text(f"mlperf_storage_report.json claims {c['samples_per_second']:,.4f} samples/s; "
-                                        f"recomputed from the runs' summaries: {o['samples_per_second']:,.4f} "
-                                        f"({agree})."))
-        else:
-            head.blocks.append(Text("No run has usable numbers."))
-        sections.append(head)
-
-        comp = Section(f"{sid}-compliance", "Compliance")
-        verdict = verdicts.get(_norm(b["path"])) if verdicts is not None else None
-        if verdict is None and verdicts is None:
-            runs_ours = [r for r in b["runs"] if r["compliant"] is not None]
-            if runs_ours:
-                ok = all(r["compliant"] for r in runs_ours)
-                comp.blocks.append(Verdict("compliant" if ok else "non-compliant",
-                                           "as recorded by suite run in results.json (suite check not available)"))
-            else:
-                comp.blocks.append(Verdict("unknown", "suite check is not available in this build"))
-        elif verdict is None:
-            comp.blocks.append(Verdict("unknown", "suite check found no verdict for this benchmark"))
-        else:
-            v, findings = verdict
-            comp.blocks.append(Verdict(v, f"suite check: {len(findings)} finding(s)"))
-            if findings:
-                comp.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
-                                         [[f["rule_id"], f["severity"], f["effect"], f["path"], f["message"]]
-                                          for f in findings],
-                                         "Paths are relative to the checked directory; effect says what the "
-                                         "result still qualifies for when the rule fails."))
-        reasons = [(r["name"], reason) for r in b["runs"] for reason in (r.get("evidence") or {}).get(
-            "compliance", {}).get("reasons", [])]
-        if reasons:
-            comp.blocks.append(Table(["run", "recorded by suite run"], [list(x) for x in reasons]))
-        if b["problems"]:
-            comp.blocks.append(Table(["problem"], [[p] for p in b["problems"]]))
-        sections.append(comp)
-
-        runs = Section(f"{sid}-runs", "Runs")
-        runs.blocks.append(Table(
-            ["run", "status", "accelerators", "hosts", "epochs", "AU % (stdev)", "samples/s (stdev)", "MiB/s (stdev)",
-             "AU ok"],
-            [[r["name"], r["status"] + (" (miniature)" if r["miniature"] else ""), fmt(r["num_accelerators"]),
-              fmt(r["num_hosts"]), fmt(r["epochs"]), _pm(r["au_mean_percentage"], r["au_stdev_percentage"]),
-              _pm(r["samples_per_second"], r["samples_per_second_stdev"]),
-              _pm(r["mib_per_second"], r["mib_per_second_stdev"]), fmt(r["au_meets_threshold"])]
-             for r in b["runs"]],
-            "Per run: mean and population stdev over its epochs. Full values are in runs.csv / runs.parquet."))
-        if o:
-            runs.blocks.append(Image(f"{sid}-runs", plots.storage_runs(b), "per-run throughput and AU"))
-            if any(r["au_per_epoch"] for r in b["runs"]):
-                runs.blocks.append(Image(f"{sid}-epochs", plots.storage_epochs(b), "per-epoch AU and throughput"))
-        sections.append(runs)
-
-        evidence = [(r["name"], r["evidence"]) for r in b["runs"] if r.get("evidence")]
+        sections += [_headline(b, sid), _compliance(b, sid, verdicts.get(_norm(b["path"]))), _runs(b, sid)]
+        evidence = _evidence(b, sid)
         if evidence:
-            ev = Section(f"{sid}-evidence", "Host and enforcement evidence")
-            per_run = [dict(_flatten({k: e[k] for k in ("host", "enforcement", "versions") if k in e}))
-                       for _, e in evidence]
-            keys = sorted({k for d in per_run for k in d})
-            rows = [[k] + [_human(k, d.get(k, "–")) for d in per_run] for k in keys]
-            minis = [name for name, e in evidence if e.get("miniature")]
-            ev.blocks.append(Table(["recorded by suite run"] + [name for name, _ in evidence], rows,
-                                   ("Miniature runs (not valid for submission): " + ", ".join(minis) + ". ")
-                                   * bool(minis) + "From each run's results.json.", numbers_right=False))
-            sections.append(ev)
+            sections.append(evidence)
     if len(benches) > 1:
-        overview = Section("overview", "Overview")
-        rows = []
-        for i, b in enumerate(benches):
-            o = b["overall"] or {}
-            v = (verdicts or {}).get(_norm(b["path"]))
-            rows.append([f"{b['workload'] or '?'} {b['accelerator'] or '?'}",
-                         " / ".join(x for x in (b["org"], b["system"]) if x) or "–",
-                         v[0] if v else "–", fmt(o.get("num_runs")), fmt(o.get("num_accelerators")),
-                         fmt(o.get("samples_per_second")), fmt(o.get("mib_per_second")),
-                         fmt(o.get("au_mean_percentage"))])
-        overview.blocks.append(Table(["benchmark", "system", "verdict", "runs", "accelerators", "samples/s", "MiB/s",
-                                      "AU %"], rows, "Means over runs; details per benchmark below."))
-        sections.insert(0, overview)
-    tree = (verdicts or {}).get("(tree)")
+        sections.insert(0, _overview(benches, verdicts))
+    tree = verdicts.get("(tree)")
     if tree and tree[1]:
         t = Section("tree", "Submission tree")
         t.blocks.append(Verdict(tree[0], f"suite check, findings outside any benchmark: {len(tree[1])}"))
@@ -221,20 +127,122 @@ def build_storage(summary: dict, check=None) -> Page:
     return page
 
 
+def _headline(b: dict, sid: str) -> Section:
+    hostnames = sorted({h for r in b["runs"] for h in r["hosts"]})
+    who = " / ".join(x for x in (b["org"], b["system"]) if x) or (
+        f"system not named (hosts {', '.join(hostnames)})" if hostnames else "system not named")
+    o = b["overall"]
+    head = Section(f"{sid}-headline", f"{b['workload'] or '?'} {b['accelerator'] or '?'} — {who}")
+    head.blocks.append(Text(f"{b['division'] or 'division not stated'}, ruleset {b['ruleset']}; {b['path']}"))
+    if not o:
+        head.blocks.append(Text("No run has usable numbers."))
+        return head
+    rl = next((r["record_length_bytes"] for r in b["runs"] if r["record_length_bytes"]), None)
+    head.blocks.append(Figures([
+        ("Throughput", f"{o['published']['samples_per_second']:,.2f} samples/s",
+         f"± {o['published']['samples_per_second_stdev']:,.2f} over {o['num_runs']} runs (population stdev)"),
+        ("I/O throughput", f"{o['published']['mib_per_second']:,.2f} MiB/s",
+         f"± {o['published']['mib_per_second_stdev']:,.2f}; DLIO's \"MB/s\""
+         + (f" = samples/s × {rl:,.0f} B / 1024²" if rl else "")),
+        ("Accelerator utilisation", f"{o['published']['au_mean_percentage']:.2f} %",
+         f"± {o['published']['au_stdev_percentage']:.2f} over runs"),
+        ("Accelerators / hosts", f"{o['num_accelerators']} / {o['num_hosts']}",
+         ", ".join(o["hostnames"]) or ""),
+    ]))
+    c = b["claimed"]
+    if c and c["samples_per_second"] is not None:
+        diff = o["samples_per_second"] - c["samples_per_second"]
+        agree = ("they agree" if abs(diff) <= 1e-6 * max(1.0, abs(c["samples_per_second"]))
+                 else f"difference {diff:+.6f}")
+        head.blocks.append(Text(f"mlperf_storage_report.json claims {c['samples_per_second']:,.4f} samples/s; "
+                                f"recomputed from the runs' summaries: {o['samples_per_second']:,.4f} "
+                                f"({agree})."))
+    return head
+
+
+def _compliance(b: dict, sid: str, verdict) -> Section:
+    comp = Section(f"{sid}-compliance", "Compliance")
+    if verdict is None:
+        comp.blocks.append(Verdict("unknown", "suite check found no verdict for this benchmark"))
+    else:
+        v, findings = verdict
+        comp.blocks.append(Verdict(v, f"suite check: {len(findings)} finding(s)"))
+        if findings:
+            comp.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
+                                     [[f["rule_id"], f["severity"], f["effect"], f["path"], f["message"]]
+                                      for f in findings],
+                                     "Paths are relative to the checked directory; effect says what the "
+                                     "result still qualifies for when the rule fails."))
+    reasons = [(r["name"], reason) for r in b["runs"] for reason in (r.get("evidence") or {}).get(
+        "compliance", {}).get("reasons", [])]
+    if reasons:
+        comp.blocks.append(Table(["run", "recorded by suite run"], [list(x) for x in reasons]))
+    if b["problems"]:
+        comp.blocks.append(Table(["problem"], [[p] for p in b["problems"]]))
+    return comp
+
+
+def _runs(b: dict, sid: str) -> Section:
+    runs = Section(f"{sid}-runs", "Runs")
+    runs.blocks.append(Table(
+        ["run", "status", "accelerators", "hosts", "epochs", "AU % (stdev)", "samples/s (stdev)", "MiB/s (stdev)",
+         "AU ok"],
+        [[r["name"], r["status"] + (" (miniature)" if r["miniature"] else ""), fmt(r["num_accelerators"]),
+          fmt(r["num_hosts"]), fmt(r["epochs"]), _pm(r["au_mean_percentage"], r["au_stdev_percentage"]),
+          _pm(r["samples_per_second"], r["samples_per_second_stdev"]),
+          _pm(r["mib_per_second"], r["mib_per_second_stdev"]), fmt(r["au_meets_threshold"])]
+         for r in b["runs"]],
+        "Per run: mean and population stdev over its epochs. Full values are in runs.csv / runs.parquet."))
+    if b["overall"]:
+        runs.blocks.append(Image(f"{sid}-runs", plots.storage_runs(b), "per-run throughput and AU"))
+        if any(r["au_per_epoch"] for r in b["runs"]):
+            runs.blocks.append(Image(f"{sid}-epochs", plots.storage_epochs(b), "per-epoch AU and throughput"))
+    return runs
+
+
+def _evidence(b: dict, sid: str) -> Section | None:
+    evidence = [(r["name"], r["evidence"]) for r in b["runs"] if r.get("evidence")]
+    if not evidence:
+        return None
+    ev = Section(f"{sid}-evidence", "Host and enforcement evidence")
+    per_run = [dict(_flatten({k: e[k] for k in ("host", "enforcement", "versions") if k in e}))
+               for _, e in evidence]
+    keys = sorted({k for d in per_run for k in d})
+    rows = [[k] + [_human(k, d.get(k, "–")) for d in per_run] for k in keys]
+    minis = [name for name, e in evidence if e.get("miniature")]
+    ev.blocks.append(Table(["recorded by suite run"] + [name for name, _ in evidence], rows,
+                           ("Miniature runs (not valid for submission): " + ", ".join(minis) + ". ")
+                           * bool(minis) + "From each run's results.json.", numbers_right=False))
+    return ev
+
+
+def _overview(benches: list, verdicts: dict) -> Section:
+    overview = Section("overview", "Overview")
+    rows = []
+    for b in benches:
+        o = b["overall"] or {}
+        v = verdicts.get(_norm(b["path"]))
+        rows.append([f"{b['workload'] or '?'} {b['accelerator'] or '?'}",
+                     " / ".join(x for x in (b["org"], b["system"]) if x) or "–",
+                     v[0] if v else "–", fmt(o.get("num_runs")), fmt(o.get("num_accelerators")),
+                     fmt(o.get("samples_per_second")), fmt(o.get("mib_per_second")),
+                     fmt(o.get("au_mean_percentage"))])
+    overview.blocks.append(Table(["benchmark", "system", "verdict", "runs", "accelerators", "samples/s", "MiB/s",
+                                  "AU %"], rows, "Means over runs; details per benchmark below."))
+    return overview
+
+
 def _norm(path) -> str:
     import os
     return os.path.realpath(str(path))
 
 
 def _verdicts(check):
-    """{benchmark path: (verdict, [finding dicts])} from a checker result; None without one.
+    """{benchmark path: (verdict, [finding dicts])} from a checker result.
 
     Reads the CheckResult duck-typed (attributes or keys), so the report only depends on
     `benchmarks[*].path/verdict/findings` and each finding's rule_id/severity/effect/path/message.
     """
-    if check is None:
-        return None
-
     def get(obj, name, default=None):
         return obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
 
@@ -255,18 +263,26 @@ def _verdicts(check):
 
 
 def build_tpcxai(data, result) -> Page:
-    from suite.tpcxai import metric
-
+    """The TPCx-AI report: headline metric, its components, the use cases, per-stream job times."""
     sf = f"{result.scale_factor:g}"
-    who = data.doc.get("sponsor") or "unnamed sponsor"
-    title = f"TPCx-AI SF{sf} — {who}"
+    title = f"TPCx-AI SF{sf} — {data.doc.get('sponsor') or 'unnamed sponsor'}"
+    sections = [_tpcxai_headline(data, result, title), _tpcxai_phases(data, result), _tpcxai_use_cases(data)]
+    if data.jobs:
+        sections.append(_tpcxai_jobs(data))
+    page = Page(title=title, subtitle=str(data.path), sections=sections)
+    page.tables.update(_tpcxai_tables(data, result))
+    return page
+
+
+def _tpcxai_headline(data, result, title: str) -> Section:
+    sf = f"{result.scale_factor:g}"
     head = Section("headline", title)
     head.blocks.append(Text(f"{data.doc['kind']}, kit {data.doc['kit_version']}, {result.streams} throughput "
                             f"streams; {data.path}"))
     if result.complete:
         figs = [(f"AIUCpm@{sf}", f"{result.aiucpm_published:.2f}", f"kit value {result.aiucpm:.3f}")]
         if result.price_per_aiucpm is not None:
-            figs.append((f"Price-performance", f"{result.price_per_aiucpm:,.2f} {result.currency or ''}/AIUCpm",
+            figs.append(("Price-performance", f"{result.price_per_aiucpm:,.2f} {result.currency or ''}/AIUCpm",
                          f"{result.total_price:,.0f} {result.currency or ''} / {result.aiucpm_published:.2f}"))
     else:
         figs = [(f"AIUCpm@{sf}", "none", result.why_incomplete("this result").split(": ", 1)[1])]
@@ -283,7 +299,10 @@ def build_tpcxai(data, result) -> Page:
         head.blocks.append(Text(text + f". Recomputed − published = {diff:+.2f} AIUCpm."))
     if data.doc.get("notes"):
         head.blocks.append(Text(data.doc["notes"]))
+    return head
 
+
+def _tpcxai_phases(data, result) -> Section:
     phases = Section("phases", "Metric components")
     phases.blocks.append(Table(["component", "seconds", "what"], [
         ["TLD", f"{result.tld_s:.3f}", "load time" + (f" (kit {data.kit_mode}, from jobs)" if data.jobs else "")],
@@ -294,6 +313,11 @@ def build_tpcxai(data, result) -> Page:
         ["TTT", f"{result.ttt_s:.4f}", f"{result.throughput_elapsed_s:.3f} s / ({result.streams} streams × 10)"],
     ], "AIUCpm@SF = 60 · SF · 10 / (TLD · TPTT · TPST · TTT)^¼; every component weighs the same."))
     phases.blocks.append(Image("components", plots.tpcxai_components(result), "metric components"))
+    return phases
+
+
+def _tpcxai_use_cases(data) -> Section:
+    from suite.tpcxai import metric
 
     ucs = Section("use-cases", "Use cases")
     inp = data.inputs
@@ -311,30 +335,35 @@ def build_tpcxai(data, result) -> Page:
                      fmt(inp.serving_2_s.get(uc), 3), quality])
     ucs.blocks.append(Table(["use case", "training s", "serving 1 s", "serving 2 s", "quality"], rows))
     ucs.blocks.append(Image("use-cases", plots.tpcxai_use_cases(inp), "per-use-case times"))
-    sections = [head, phases, ucs]
-    if data.jobs:
-        jobs = Section("jobs", "Per-job times")
-        by_stream = {}
-        for j in data.jobs:
-            if j.phase == "throughput":
-                by_stream.setdefault(j.stream, []).append(j)
-        jobs.blocks.append(Table(["stream", "jobs", "summed durations s", "span s"], [
-            [str(s), str(len(js)), f"{sum(j.duration_s for j in js):.3f}",
-             f"{max(j.end_s for j in js) - min(j.start_s for j in js):.3f}"] for s, js in sorted(by_stream.items())],
-            f"Kit 1.0.2 takes the largest summed durations, kit 1.0.3 the wall-clock span of all streams; "
-            f"this result uses kit {data.kit_mode}."))
-        sections.append(jobs)
+    return ucs
 
-    page = Page(title=title, subtitle=str(data.path), sections=sections)
+
+def _tpcxai_jobs(data) -> Section:
+    jobs = Section("jobs", "Per-job times")
+    by_stream = {}
+    for j in data.jobs:
+        if j.phase == "throughput":
+            by_stream.setdefault(j.stream, []).append(j)
+    jobs.blocks.append(Table(["stream", "jobs", "summed durations s", "span s"], [
+        [str(s), str(len(js)), f"{sum(j.duration_s for j in js):.3f}",
+         f"{max(j.end_s for j in js) - min(j.start_s for j in js):.3f}"] for s, js in sorted(by_stream.items())],
+        f"Kit 1.0.2 takes the largest summed durations, kit 1.0.3 the wall-clock span of all streams; "
+        f"this result uses kit {data.kit_mode}."))
+    return jobs
+
+
+def _tpcxai_tables(data, result) -> dict:
+    """The exports: runs (the result's numbers) and use_cases (times and quality per use case)."""
+    from suite.tpcxai import metric
+
+    inp = data.inputs
     row = {"source": str(data.path), "kind": data.doc["kind"], "kit_version": data.doc["kit_version"],
            **result.to_dict()}
     row.pop("missing_use_cases")
-    page.tables["runs"] = (list(row), [row])
     uc_cols = ["use_case", "training_s", "serving_1_s", "serving_2_s", "quality_metric", "quality_value",
                "quality_threshold"]
-    page.tables["use_cases"] = (uc_cols, [
+    return {"runs": (list(row), [row]), "use_cases": (uc_cols, [
         {"use_case": uc, "training_s": inp.training_s.get(uc), "serving_1_s": inp.serving_1_s.get(uc),
          "serving_2_s": inp.serving_2_s.get(uc), "quality_metric": data.quality.get(uc, {}).get("metric"),
          "quality_value": data.quality.get(uc, {}).get("value"),
-         "quality_threshold": data.quality.get(uc, {}).get("threshold")} for uc in metric.USE_CASES])
-    return page
+         "quality_threshold": data.quality.get(uc, {}).get("threshold")} for uc in metric.USE_CASES])}

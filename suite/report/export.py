@@ -19,10 +19,6 @@ def csv_text(columns: list, rows: list[dict]) -> str:
     return out.getvalue()
 
 
-def write_csv(path, columns: list, rows: list[dict]) -> None:
-    write_atomic(path, csv_text(columns, rows))
-
-
 def parquet_bytes(columns: list, rows: list[dict]) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -31,10 +27,6 @@ def parquet_bytes(columns: list, rows: list[dict]) -> bytes:
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink)
     return sink.getvalue().to_pybytes()
-
-
-def write_parquet(path, columns: list, rows: list[dict]) -> None:
-    write_atomic(path, parquet_bytes(columns, rows))
 
 
 def write_report(page, out, generated_by: str) -> list:
@@ -48,7 +40,7 @@ def write_report(page, out, generated_by: str) -> list:
 
     def put(rel, data):
         write_atomic(out / rel, data)
-        os.chmod(out / rel, 0o644)   # a report is for reading (write_atomic's temp file is 0600)
+        os.chmod(out / rel, 0o644)   # a report is for reading, whatever the umask
         written.append(out / rel)
 
     put("index.html", html.render(page, generated_by))

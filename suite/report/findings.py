@@ -1,6 +1,6 @@
 """`suite check` output: text grouped by benchmark (verdict first) and the JSON document.
 
-Pure functions: a checker.CheckResult in, a str out.
+Pure functions: a suite.check.CheckResult in, a str out.
 """
 
 import json
@@ -8,12 +8,14 @@ from collections import Counter
 
 from suite import files
 from suite.report.escape import terminal
+from suite.numbers import is_number
+from suite.storage import metrics
 
 UPPER = {"closed": "CLOSED", "open": "OPEN", "invalid": "INVALID"}
 
 
-def _num(x, digits=4) -> str:
-    return f"{x:.{digits}f}" if isinstance(x, (int, float)) else "-"
+def _fixed(x, digits=4) -> str:
+    return f"{x:.{digits}f}" if is_number(x) else "-"
 
 
 def _what(b) -> str:
@@ -36,11 +38,11 @@ def text(result, rule_messages: dict | None = None) -> str:
         agg = br.aggregate
         if agg:
             o = agg["overall"]
-            lines.append(f"         {o['num_benchmark_runs']} runs x {o['train_num_accelerators']} accelerators: "
-                         f"{_num(o['train_throughput_mean_samples_per_second'])} "
-                         f"({_num(o['train_throughput_stdev_samples_per_second'])}) samples/s, "
-                         f"{_num(o['train_throughput_mean_MB_per_second'])} "
-                         f"({_num(o['train_throughput_stdev_MB_per_second'])}) MB/s")
+            lines.append(f"         {o[metrics.NUM_RUNS]} runs x {o[metrics.NUM_ACCELERATORS]} accelerators: "
+                         f"{_fixed(o[metrics.SAMPLES_MEAN])} "
+                         f"({_fixed(o[metrics.SAMPLES_STDEV])}) samples/s, "
+                         f"{_fixed(o[metrics.REPORT_MB_MEAN])} "
+                         f"({_fixed(o[metrics.REPORT_MB_STDEV])}) MB/s")
         for f in br.findings:
             lines.append(f"  {f.effect:<7} {f.severity:<7} {f.message}")
     if result.findings:
@@ -77,7 +79,7 @@ def json_text(result) -> str:
     problems = files.schema_errors(doc, "check-result")
     if problems:  # our own output breaking our schema is a bug
         raise ValueError(f"check-result: {problems[0]}")
-    return files.strict_json(doc, indent=2)
+    return files.dump_json(doc, indent=2)
 
 
 def _rel(path, root) -> str:

@@ -7,7 +7,7 @@ A rule file:
     rules:
       - id: structure-run-count        # stable kebab-case id, unique over the assembled set
         applies_to: benchmark          # tree | benchmark | run | host (or a list of them)
-        field: runs.count              # a fact name (see suite/check/checker.py)
+        field: runs.count              # a fact name (see suite/check/facts.py)
         op: eq                         # from the closed registry OPS below
         value: {param: runs_required}  # literal | {fact: name} | {param: name} | {params: [a, b]}
         when: {field: single_run, op: eq, value: false}   # optional precondition(s)
@@ -23,13 +23,13 @@ operator is a name in OPS. Unknown op, unknown key, duplicate id, undefined para
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from suite import files
+from suite.numbers import is_number
 from suite.errors import RuleError
 from suite.rules.findings import EFFECTS, SEVERITIES
 
@@ -93,10 +93,6 @@ class RuleSet:
 # --------------------------------------------------------------------------- operators
 
 
-def _num(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
 def _values(actual):
     return [a.value if isinstance(a, Item) else a for a in actual]
 
@@ -123,15 +119,15 @@ def op_not_in(a, v, o):
 
 
 def op_min(a, v, o):
-    return _one(_num(a) and a >= v, f">= {v!r}", a)
+    return _one(is_number(a) and a >= v, f">= {v!r}", a)
 
 
 def op_max(a, v, o):
-    return _one(_num(a) and a <= v, f"<= {v!r}", a)
+    return _one(is_number(a) and a <= v, f"<= {v!r}", a)
 
 
 def op_range(a, v, o):
-    return _one(_num(a) and v[0] <= a <= v[1], f"within [{v[0]!r}, {v[1]!r}]", a)
+    return _one(is_number(a) and v[0] <= a <= v[1], f"within [{v[0]!r}, {v[1]!r}]", a)
 
 
 def op_exists(a, v, o):
@@ -160,7 +156,7 @@ def op_count_max(a, v, o):
 
 def close_enough(a, b, rel: float = 0.0, abs_: float = 0.0) -> bool:
     """Both finite numbers and |a - b| within max(abs_, rel x the larger magnitude)."""
-    if not (_num(a) and _num(b)):
+    if not (is_number(a) and is_number(b)):
         return False
     return abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
 
@@ -218,7 +214,7 @@ def op_all_equal(a, v, o):
 
 
 def op_spread_max(a, v, o):
-    vals = [x for x in _values(a or []) if _num(x)]
+    vals = [x for x in _values(a or []) if is_number(x)]
     if len(vals) < 2:
         return []
     spread = max(vals) - min(vals)
@@ -377,7 +373,7 @@ def _load_file(rel: str, chain: tuple[str, ...], seen: dict[str, dict]) -> list[
 @lru_cache(maxsize=256)
 def _read(path: str, mtime_ns: int):
     """A rule file's YAML (libyaml when available), cached by path and modification time."""
-    from suite.check.walker import load_yaml_fast
+    from suite.rules.yamlload import load_yaml_fast
     return load_yaml_fast(Path(path), error=RuleError)
 
 

@@ -13,6 +13,7 @@ present, is kept beside them (`claimed`) so the two can be compared, never used 
 
 import math
 
+from suite.numbers import to_float
 from suite.storage import metrics
 from suite.errors import ResultError
 
@@ -25,36 +26,53 @@ def published(value):
     return None if value is None else round(value, PUBLISH_PLACES)
 
 
-def _num(value):
-    """A finite float, from numbers or numeric strings (DLIO writes some as strings); else None."""
-    if isinstance(value, bool):
-        return None
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
-
-
-def _record_length(run, bench) -> tuple[float | None, str]:
-    """Mean bytes per sample: the run's config.yaml, else the workload file, else unknown."""
-    conf = run.config if isinstance(run.config, dict) else {}
+def record_length(config, workload: str | None, accelerator: str | None) -> tuple[float | None, str]:
+    """Mean bytes per sample and where it came from: a run's configs/config.yaml (`config`, the
+    loaded document) dataset.record_length when positive, else the workload file, else unknown."""
+    conf = config if isinstance(config, dict) else {}
     dataset = conf.get("dataset") if isinstance(conf.get("dataset"), dict) else {}
-    value = _num(dataset.get("record_length"))
-    if value:
+    value = to_float(dataset.get("record_length"))
+    if value and value > 0:
         return value, "configs/config.yaml dataset.record_length"
-    if bench.workload and bench.accelerator:
-        from suite.storage import workloads
-        try:
-            return float(workloads.resolve(bench.workload, bench.accelerator).record_length_bytes), \
-                f"workloads/{bench.workload}.yaml"
-        except Exception:  # noqa: BLE001 - a workload we do not ship: fall back to the summary's own MB/s
-            pass
+    w = _workload(workload, accelerator)
+    if w is not None:
+        return float(w.record_length_bytes), f"workloads/{workload}.yaml"
     return None, "summary.json train_io_mean_MB_per_second / samples/s"
+
+
+def _workload(name: str | None, accelerator: str | None):
+    """The shipped workload, or None for one we do not ship."""
+    if not (name and accelerator):
+        return None
+    from suite.storage import workloads
+    try:
+        return workloads.resolve(name, accelerator)
+    except Exception:  # noqa: BLE001 - an unknown workload/accelerator pair
+        return None
 
 
 def run_numbers(run, bench) -> dict:
     """One run's published numbers from its host summaries (and our results.json when present)."""
+    row = _empty_row(run)
+    for p in getattr(run, "problems", []):    # files layout could not use (unreadable, outside PATH, ...)
+        row["problems"].append(f"{p.path}: {p.field}: expected {p.expected}, got {p.actual}")
+    summaries = [s for s in run.summaries if isinstance(s.get("metric"), dict)]
+    if not summaries:
+        row["status"] = row["status"] if row["status"] != "complete" else "no summary.json metric"
+        row["problems"].append(f"{run.path}: summary.json: expected a metric block, got none")
+        return row
+    parts = [p for p in (_host_part(s, run, row["problems"]) for s in summaries) if p is not None]
+    if not parts:
+        row["status"] = "unusable summary.json"
+        return row
+    row.update(_combine(parts, *record_length(run.config, bench.workload, bench.accelerator)))
+    row["epochs"] = len(row["au_per_epoch"]) or None
+    row["published"] = {k: published(row[k]) for k in PUBLISHED_KEYS}
+    return row
+
+
+def _empty_row(run) -> dict:
+    """A run's row before its summaries are read, with what our results.json says about it."""
     results = run.results if isinstance(run.results, dict) else None
     row = {"name": run.name, "path": str(run.path), "status": "complete", "hosts": [], "num_hosts": 0,
            "num_accelerators": None, "epochs": None, "au_mean_percentage": None, "au_stdev_percentage": None,
@@ -71,63 +89,56 @@ def run_numbers(run, bench) -> dict:
         # what `suite run` recorded about the host and the rules it enforced
         row["evidence"] = {k: results[k] for k in ("host", "enforcement", "versions", "compliance", "miniature")
                            if k in results}
-    for p in getattr(run, "problems", []):    # files layout could not use (unreadable, outside PATH, ...)
-        row["problems"].append(f"{p.path}: {p.field}: expected {p.expected}, got {p.actual}")
-    summaries = [s for s in run.summaries if isinstance(s.get("metric"), dict)]
-    if not summaries:
-        row["status"] = row["status"] if row["status"] != "complete" else "no summary.json metric"
-        row["problems"].append(f"{run.path}: summary.json: expected a metric block, got none")
-        return row
-    parts = []
-    for s in summaries:
-        m = s["metric"]
-        part = {k: _num(m.get(k)) for k in ("train_au_mean_percentage", "train_au_stdev_percentage",
-                                              "train_throughput_mean_samples_per_second",
-                                              "train_throughput_stdev_samples_per_second",
-                                              "train_io_mean_MB_per_second", "train_io_stdev_MB_per_second")}
-        missing = [k for k in ("train_au_mean_percentage", "train_throughput_mean_samples_per_second")
-                   if part[k] is None]
-        if missing:
-            row["problems"].append(f"{run.path}: summary.json: metric.{missing[0]}: expected a finite number, "
-                                   f"got {m.get(missing[0])!r}")
-            continue
-        part["au"] = [x for x in map(_num, m.get("train_au_percentage") or []) if x is not None]
-        part["tput"] = [x for x in map(_num, m.get("train_throughput_samples_per_second") or []) if x is not None]
-        part["accelerators"] = _num(s.get("num_accelerators"))
-        part["num_hosts"] = _num(s.get("num_hosts")) or 1
-        part["hostname"] = s.get("hostname")
-        part["meets"] = m.get("train_au_meet_expectation")
-        parts.append(part)
-    if not parts:
-        row["status"] = "unusable summary.json"
-        return row
-    rl, rl_from = _record_length(run, bench)
-    samples = math.fsum(p["train_throughput_mean_samples_per_second"] for p in parts)
-    samples_std = math.sqrt(math.fsum((p["train_throughput_stdev_samples_per_second"] or 0.0) ** 2 for p in parts))
+    return row
+
+
+_PART_KEYS = (metrics.AU_MEAN, metrics.AU_STDEV, metrics.SAMPLES_MEAN, metrics.SAMPLES_STDEV,
+              metrics.IO_MEAN, metrics.IO_STDEV)
+
+
+def _host_part(s: dict, run, problems: list) -> dict | None:
+    """One host summary's numbers; None (and a problem) when its means are not numbers."""
+    m = s["metric"]
+    part = {k: to_float(m.get(k)) for k in _PART_KEYS}
+    missing = [k for k in (metrics.AU_MEAN, metrics.SAMPLES_MEAN) if part[k] is None]
+    if missing:
+        problems.append(f"{run.path}: summary.json: metric.{missing[0]}: expected a finite number, "
+                        f"got {m.get(missing[0])!r}")
+        return None
+    part["au"] = [x for x in map(to_float, m.get(metrics.AU_PER_EPOCH) or []) if x is not None]
+    part["tput"] = [x for x in map(to_float, m.get(metrics.SAMPLES) or []) if x is not None]
+    part["accelerators"] = to_float(s.get("num_accelerators"))
+    part["num_hosts"] = to_float(s.get("num_hosts")) or 1
+    part["hostname"] = s.get("hostname")
+    part["meets"] = m.get(metrics.AU_MEETS)
+    return part
+
+
+def _combine(parts: list[dict], rl: float | None, rl_from: str) -> dict:
+    """A run's numbers from its hosts' parts: samples/s and MiB/s summed, AU averaged."""
+    samples = math.fsum(p[metrics.SAMPLES_MEAN] for p in parts)
+    samples_std = math.sqrt(math.fsum((p[metrics.SAMPLES_STDEV] or 0.0) ** 2 for p in parts))
     if rl is None:
-        mib = math.fsum(p["train_io_mean_MB_per_second"] or 0.0 for p in parts)
-        mib_std = math.sqrt(math.fsum((p["train_io_stdev_MB_per_second"] or 0.0) ** 2 for p in parts))
+        mib = math.fsum(p[metrics.IO_MEAN] or 0.0 for p in parts)
+        mib_std = math.sqrt(math.fsum((p[metrics.IO_STDEV] or 0.0) ** 2 for p in parts))
     else:
         mib, mib_std = metrics.mib_per_second(samples, rl), metrics.mib_per_second(samples_std, rl)
-    au_mean = metrics.mean_pstdev([p["train_au_mean_percentage"] for p in parts])[0]
     accel = [p["accelerators"] for p in parts]
-    row.update({
+    one = len(parts) == 1
+    return {
         "hosts": sorted({str(p["hostname"]) for p in parts if p["hostname"]}),
         "num_hosts": int(sum(p["num_hosts"] for p in parts)),
         "num_accelerators": int(sum(accel)) if all(a is not None for a in accel) else None,
-        "au_mean_percentage": au_mean,
-        "au_stdev_percentage": parts[0]["train_au_stdev_percentage"] if len(parts) == 1 else
-        metrics.mean_pstdev([p["train_au_stdev_percentage"] or 0.0 for p in parts])[0],
+        "au_mean_percentage": metrics.mean_pstdev([p[metrics.AU_MEAN] for p in parts])[0],
+        "au_stdev_percentage": parts[0][metrics.AU_STDEV] if one else
+        metrics.mean_pstdev([p[metrics.AU_STDEV] or 0.0 for p in parts])[0],
         "au_meets_threshold": all(p["meets"] == "success" for p in parts),
         "samples_per_second": samples, "samples_per_second_stdev": samples_std,
         "mib_per_second": mib, "mib_per_second_stdev": mib_std,
         "record_length_bytes": rl, "record_length_from": rl_from,
-        "au_per_epoch": parts[0]["au"] if len(parts) == 1 else _mean_lists([p["au"] for p in parts]),
-        "samples_per_second_per_epoch": parts[0]["tput"] if len(parts) == 1 else _sum_lists([p["tput"] for p in parts]),
-    })
-    row["epochs"] = len(row["au_per_epoch"]) or None
-    row["published"] = {k: published(row[k]) for k in PUBLISHED_KEYS}
-    return row
+        "au_per_epoch": parts[0]["au"] if one else _mean_lists([p["au"] for p in parts]),
+        "samples_per_second_per_epoch": parts[0]["tput"] if one else _sum_lists([p["tput"] for p in parts]),
+    }
 
 
 def _mean_lists(lists):
@@ -140,15 +151,20 @@ def _sum_lists(lists):
     return [math.fsum(lst[i] for lst in lists) for i in range(n)]
 
 
-def _au_threshold(bench) -> float | None:
-    """The workload's AU threshold in percent, from workloads/*.yaml; None for a workload we do not ship."""
-    if not (bench.workload and bench.accelerator):
-        return None
-    from suite.storage import workloads
-    try:
-        return 100.0 * workloads.resolve(bench.workload, bench.accelerator).au_threshold
-    except Exception:  # noqa: BLE001 - unknown workload/accelerator pair
-        return None
+def au_threshold_percentage(workload: str | None, accelerator: str | None) -> float | None:
+    """The workload's AU threshold in percent, from workloads/*.yaml (the one source: the rules'
+    au_threshold_percentage is derived from it). Without an accelerator (v0.5 names carry none):
+    the threshold its accelerators share. None for a workload we do not ship."""
+    if workload and not accelerator:
+        from suite.storage import workloads
+        try:
+            accels = workloads.accelerators(workload)
+        except Exception:  # noqa: BLE001 - a workload we do not ship
+            return None
+        found = {au_threshold_percentage(workload, a) for a in accels}
+        return found.pop() if len(found) == 1 else None
+    w = _workload(workload, accelerator)
+    return None if w is None else 100.0 * w.au_threshold
 
 
 def benchmark_numbers(bench) -> dict:
@@ -162,11 +178,11 @@ def benchmark_numbers(bench) -> dict:
         accel = sorted({r["num_accelerators"] for r in used if r["num_accelerators"] is not None})
         hosts = sorted({r["num_hosts"] for r in used})
         overall = {
-            "num_runs": ov["num_benchmark_runs"],
-            "samples_per_second": ov["train_throughput_mean_samples_per_second"],
-            "samples_per_second_stdev": ov["train_throughput_stdev_samples_per_second"],
-            "mib_per_second": ov["train_throughput_mean_MB_per_second"],
-            "mib_per_second_stdev": ov["train_throughput_stdev_MB_per_second"],
+            "num_runs": ov[metrics.NUM_RUNS],
+            "samples_per_second": ov[metrics.SAMPLES_MEAN],
+            "samples_per_second_stdev": ov[metrics.SAMPLES_STDEV],
+            "mib_per_second": ov[metrics.REPORT_MB_MEAN],
+            "mib_per_second_stdev": ov[metrics.REPORT_MB_STDEV],
             "au_mean_percentage": au_mean, "au_stdev_percentage": au_std,
             "num_accelerators": accel[0] if len(accel) == 1 else accel,
             "num_hosts": hosts[0] if len(hosts) == 1 else hosts,
@@ -176,11 +192,11 @@ def benchmark_numbers(bench) -> dict:
     claimed = None
     if isinstance(bench.report, dict) and isinstance(bench.report.get("overall"), dict):
         o = bench.report["overall"]
-        claimed = {"samples_per_second": _num(o.get("train_throughput_mean_samples_per_second")),
-                   "mib_per_second": _num(o.get("train_throughput_mean_MB_per_second")),
-                   "num_runs": _num(o.get("num_benchmark_runs"))}
+        claimed = {"samples_per_second": to_float(o.get(metrics.SAMPLES_MEAN)),
+                   "mib_per_second": to_float(o.get(metrics.REPORT_MB_MEAN)),
+                   "num_runs": to_float(o.get(metrics.NUM_RUNS))}
     return {
-        "au_threshold_percentage": _au_threshold(bench),
+        "au_threshold_percentage": au_threshold_percentage(bench.workload, bench.accelerator),
         "path": str(bench.path), "name": bench.name, "org": bench.org, "system": bench.system,
         "division": bench.division, "ruleset": bench.ruleset, "workload": bench.workload,
         "accelerator": bench.accelerator, "runs": runs, "overall": overall, "claimed": claimed,

@@ -14,7 +14,6 @@ import errno
 import os
 import re
 import socket
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -348,8 +347,6 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
     `progress(done_files, done_bytes)` is called as files complete (rank 0 only under MPI).
     """
     global _JOB
-    from suite import __version__
-
     if num_files <= 0:
         raise SuiteError(f"files: expected a positive integer, got {num_files}")
     data_dir, seed = Path(data_dir), workload.seed if seed is None else seed
@@ -358,16 +355,7 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
     processes = processes or (1 if world else os.cpu_count() or 1)
     check_data_dir(data_dir)
     paths, lengths = train_files(data_dir, workload, num_files), record_lengths(workload, num_files, seed)
-    problem = None
-    if rank == 0:
-        try:
-            _prepare(data_dir, workload, paths, lengths)
-        except SuiteError as exc:
-            problem = str(exc)
-    if comm:
-        problem = comm.bcast(problem, root=0)
-    if problem:
-        raise SuiteError(problem)
+    _prepare_once(comm, rank, data_dir, workload, paths, lengths)
     _JOB = (workload, paths, lengths, seed, f"{socket.gethostname()}.{os.getpid()}")
     started, t0 = datetime.now(timezone.utc), time.perf_counter()
     done = {"files": 0, "bytes": 0, "written": 0, "bytes_written": 0}
@@ -385,6 +373,33 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
         _run(list(range(rank, num_files, size)), processes, on_file)
     except SuiteError as exc:
         error = exc
+    totals = _totals(comm, done, error)
+    log = _log(workload, seed, num_files, totals, time.perf_counter() - t0, processes, size, comm is not None,
+               started, extra)
+    if rank == 0:
+        try:
+            suite_files.write_json(data_dir / LOG_NAME, log, schema="generation_log")
+        except OSError as exc:
+            raise SuiteError(f"{data_dir / LOG_NAME}: cannot write: {exc.strerror or exc}") from None
+    return log
+
+
+def _prepare_once(comm, rank: int, data_dir: Path, workload, paths, lengths) -> None:
+    """Rank 0 prepares the directory (space, stale files); every rank learns whether it could."""
+    problem = None
+    if rank == 0:
+        try:
+            _prepare(data_dir, workload, paths, lengths)
+        except SuiteError as exc:
+            problem = str(exc)
+    if comm:
+        problem = comm.bcast(problem, root=0)
+    if problem:
+        raise SuiteError(problem)
+
+
+def _totals(comm, done: dict, error) -> dict:
+    """The counts over all ranks; raises this rank's error, or one for the ranks that failed."""
     if comm:
         failed = comm.allreduce(1 if error else 0)
         if failed and not error:
@@ -394,7 +409,14 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
         totals = done
     if error:
         raise error
-    duration = time.perf_counter() - t0
+    return totals
+
+
+def _log(workload, seed: int, num_files: int, totals: dict, duration: float, processes: int, ranks: int,
+         mpi: bool, started, extra) -> dict:
+    """generation_log.json (suite/schemas/generation_log.schema.json)."""
+    from suite import __version__
+
     log = {
         "schema_version": 1, "workload": workload.name, "accelerator": workload.accelerator,
         "format": workload.format, "record_length_bytes": workload.record_length_bytes,
@@ -405,14 +427,9 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
         "bytes": totals["bytes"], "files_written": totals["written"], "files_kept": totals["files"] - totals["written"],
         "bytes_written": totals["bytes_written"], "duration_s": round(duration, 6),
         "throughput_mb_s": round(totals["bytes_written"] / duration / 1e6, 6) if duration > 0 else 0.0,
-        "processes": processes, "ranks": size, "mode": "mpi" if comm else "local",
+        "processes": processes, "ranks": ranks, "mode": "mpi" if mpi else "local",
         "hostname": socket.gethostname(), "suite_version": __version__,
         "started": started.isoformat(timespec="seconds"),
         "ended": datetime.now(timezone.utc).isoformat(timespec="seconds"), **(extra or {}),
     }
-    if rank == 0:
-        try:
-            suite_files.write_json(data_dir / LOG_NAME, log, schema="generation_log")
-        except OSError as exc:
-            raise SuiteError(f"{data_dir / LOG_NAME}: cannot write: {exc.strerror or exc}") from None
     return log

@@ -12,8 +12,8 @@ The same function serves `suite datasize`, the runner's closed-division refusal 
 from dataclasses import asdict, dataclass
 
 from suite.errors import SuiteError
+from suite.rules import RULESETS
 
-RULESETS = ("v0.5", "v1.0", "v2.0")
 MIN_STEPS = {"v0.5": 100, "v1.0": 500, "v2.0": 500}
 MEMORY_MULTIPLE = 5
 

@@ -7,9 +7,9 @@ DDN results under shared/fixtures), so existing tools read our runs and we read 
 import datetime as dt
 import os
 import platform
-import socket
 
 from suite import files
+from suite.enforce.cache import meminfo, meminfo_bytes
 
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 
@@ -17,18 +17,6 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 def timestamp(unix_s: float) -> str:
     """DLIO's utcnow() format: 2024-08-20T08:49:32.267883 (UTC, no zone suffix)."""
     return dt.datetime.fromtimestamp(unix_s, dt.timezone.utc).strftime(TIME_FORMAT)
-
-
-def meminfo() -> dict:
-    out = {}
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                out[key.strip()] = value.strip()
-    except OSError:
-        pass
-    return out
 
 
 def cpuinfo() -> dict:
@@ -50,8 +38,7 @@ def cpuinfo() -> dict:
 
 
 def mem_total_bytes() -> int:
-    value = meminfo().get("MemTotal", "0 kB").split()
-    return int(value[0]) * 1024 if value else 0
+    return meminfo_bytes("MemTotal") or 0
 
 
 def summary(*, start_unix_s, end_unix_s, num_accelerators, num_hosts, hostname, metric, num_files_train,
@@ -144,7 +131,3 @@ def write_configs(run_dir, workload, params, num_files_train, data_folder) -> No
 def data_size_hint(num_files: int, workload, num_hosts: int) -> float:
     """DLIO's data_size_per_host: the bytes each host's ranks consume per epoch."""
     return num_files * workload.num_samples_per_file * workload.record_length_bytes / max(1, num_hosts)
-
-
-def hostname() -> str:
-    return socket.gethostname()

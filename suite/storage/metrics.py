@@ -16,6 +16,28 @@ from statistics import fmean, pstdev
 
 MIB = 1024**2
 
+# The DLIO metric keys (summary.json's `metric` block, mlperf_storage_report.json): the one place
+# they are spelt. DLIO's "MB" is MiB (samples/s x record_length / 1024^2).
+AU_PER_EPOCH = "train_au_percentage"
+AU_MEAN = "train_au_mean_percentage"
+AU_STDEV = "train_au_stdev_percentage"
+AU_MEETS = "train_au_meet_expectation"
+SAMPLES = "train_throughput_samples_per_second"          # per epoch (summary.json), per run (report)
+SAMPLES_MEAN = "train_throughput_mean_samples_per_second"
+SAMPLES_STDEV = "train_throughput_stdev_samples_per_second"
+IO_MEAN = "train_io_mean_MB_per_second"
+IO_STDEV = "train_io_stdev_MB_per_second"
+REPORT_MB = "train_throughput_MB_per_second"             # per run (report)
+REPORT_MB_MEAN = "train_throughput_mean_MB_per_second"
+REPORT_MB_STDEV = "train_throughput_stdev_MB_per_second"
+NUM_RUNS = "num_benchmark_runs"
+NUM_ACCELERATORS = "train_num_accelerators"              # a string in the report, as report.py writes it
+UNITS = {AU_PER_EPOCH: "%", AU_MEAN: "%", AU_STDEV: "%", AU_MEETS: "success|fail",
+         SAMPLES: "samples/s", SAMPLES_MEAN: "samples/s", SAMPLES_STDEV: "samples/s",
+         IO_MEAN: "MiB/s", IO_STDEV: "MiB/s", REPORT_MB: "MiB/s", REPORT_MB_MEAN: "MiB/s",
+         REPORT_MB_STDEV: "MiB/s", NUM_RUNS: "runs", NUM_ACCELERATORS: "accelerators"}
+REPORT_RUN_KEYS = ("model", "accelerator", NUM_ACCELERATORS, "num_files_train", "num_samples_per_file")
+
 
 def mean_pstdev(values) -> tuple[float, float]:
     """Population mean and standard deviation, as DLIO and the report tool use."""
@@ -59,15 +81,15 @@ def run_metric(au_percentages, throughputs_samples_s, record_length_bytes: float
     au_mean, au_std = mean_pstdev(au_percentages)
     tp_mean, tp_std = mean_pstdev(throughputs_samples_s)
     return {
-        "train_au_percentage": [float(a) for a in au_percentages],
-        "train_au_mean_percentage": au_mean,
-        "train_au_meet_expectation": "success" if au_mean >= 100.0 * au_threshold else "fail",
-        "train_au_stdev_percentage": au_std,
-        "train_throughput_samples_per_second": [float(t) for t in throughputs_samples_s],
-        "train_throughput_mean_samples_per_second": tp_mean,
-        "train_throughput_stdev_samples_per_second": tp_std,
-        "train_io_mean_MB_per_second": mib_per_second(tp_mean, record_length_bytes),
-        "train_io_stdev_MB_per_second": mib_per_second(tp_std, record_length_bytes),
+        AU_PER_EPOCH: [float(a) for a in au_percentages],
+        AU_MEAN: au_mean,
+        AU_MEETS: "success" if au_mean >= 100.0 * au_threshold else "fail",
+        AU_STDEV: au_std,
+        SAMPLES: [float(t) for t in throughputs_samples_s],
+        SAMPLES_MEAN: tp_mean,
+        SAMPLES_STDEV: tp_std,
+        IO_MEAN: mib_per_second(tp_mean, record_length_bytes),
+        IO_STDEV: mib_per_second(tp_std, record_length_bytes),
     }
 
 
@@ -76,11 +98,23 @@ def overall(run_samples_per_s, run_mb_per_s) -> dict:
     tp_mean, tp_std = mean_pstdev(run_samples_per_s)
     mb_mean, mb_std = mean_pstdev(run_mb_per_s)
     return {
-        "num_benchmark_runs": len(list(run_samples_per_s)),
-        "train_throughput_mean_samples_per_second": tp_mean,
-        "train_throughput_stdev_samples_per_second": tp_std,
-        "train_throughput_mean_MB_per_second": mb_mean,
-        "train_throughput_stdev_MB_per_second": mb_std,
+        NUM_RUNS: len(list(run_samples_per_s)),
+        SAMPLES_MEAN: tp_mean,
+        SAMPLES_STDEV: tp_std,
+        REPORT_MB_MEAN: mb_mean,
+        REPORT_MB_STDEV: mb_std,
+    }
+
+
+def storage_report(info: dict, runs: dict) -> dict:
+    """mlperf_storage_report.json in MLPerf Storage v1.0 report.py's shape: `runs` maps a run's
+    name to its (samples/s, MiB/s); `info` (model, accelerator, train_num_accelerators as a
+    string, num_files_train, num_samples_per_file, ...) goes into `overall`, and its
+    REPORT_RUN_KEYS into every run. The one builder: suite run, suite check and the tests use it."""
+    per_run = {k: info[k] for k in REPORT_RUN_KEYS if k in info}
+    return {
+        "overall": {**info, **overall([tp for tp, _ in runs.values()], [mb for _, mb in runs.values()])},
+        "runs": {name: {SAMPLES: tp, REPORT_MB: mb, **per_run} for name, (tp, mb) in runs.items()},
     }
 
 
@@ -89,13 +123,12 @@ def metric_block(num_accelerators: int, metric: dict) -> str:
     return "\n".join([
         f"[METRIC] Number of Simulated Accelerators: {num_accelerators}",
         f"[METRIC] Training Accelerator Utilization [AU] (%): "
-        f"{metric['train_au_mean_percentage']:.4f} ({metric['train_au_stdev_percentage']:.4f})",
+        f"{metric[AU_MEAN]:.4f} ({metric[AU_STDEV]:.4f})",
         f"[METRIC] Training Throughput (samples/second): "
-        f"{metric['train_throughput_mean_samples_per_second']:.4f} "
-        f"({metric['train_throughput_stdev_samples_per_second']:.4f})",
+        f"{metric[SAMPLES_MEAN]:.4f} ({metric[SAMPLES_STDEV]:.4f})",
         f"[METRIC] Training I/O Throughput (MB/second): "
-        f"{metric['train_io_mean_MB_per_second']:.4f} ({metric['train_io_stdev_MB_per_second']:.4f})",
-        f"[METRIC] train_au_meet_expectation: {metric['train_au_meet_expectation']}",
+        f"{metric[IO_MEAN]:.4f} ({metric[IO_STDEV]:.4f})",
+        f"[METRIC] {AU_MEETS}: {metric[AU_MEETS]}",
     ])
 
 

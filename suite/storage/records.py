@@ -3,13 +3,13 @@
 - RunPlan: what the CLI hands every rank (one JSON file per run, read by each rank);
 - RankEpoch / RankSteps: one rank's per-step timings, written to steps/rank-<r>.json
   (seconds relative to the run start, which rank 0 broadcasts);
-- EpochResult: one epoch's numbers over all ranks, as results.json carries them.
 Serialised with sorted keys; units in the key names.
 """
 
 from dataclasses import asdict, dataclass, field
 
 STEPS_SCHEMA_VERSION = 1
+PLAN_MAX_BYTES = 256 * 1024**2      # a plan lists every file: ~100 B each, so millions of files
 
 
 @dataclass
@@ -84,20 +84,3 @@ class RankSteps:
     def from_dict(cls, doc: dict) -> "RankSteps":
         return cls(rank=doc["rank"], hostname=doc["hostname"], run_start_unix_s=doc["run_start_unix_s"],
                    epochs=[RankEpoch(**e) for e in doc["epochs"]], checkpoint=doc.get("checkpoint"))
-
-
-@dataclass
-class EpochResult:
-    epoch: int
-    start_s: float
-    end_s: float
-    duration_s: float
-    steps: int
-    samples: int
-    bytes_read: int
-    au_percentage: float
-    throughput_samples_per_second: float
-    throughput_mib_per_second: float
-
-    def to_dict(self) -> dict:
-        return asdict(self)

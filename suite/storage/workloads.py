@@ -172,7 +172,3 @@ def resolve(name: str, accelerator: str, params: dict[str, object] | None = None
         num_subfolders_train=ds.get("num_subfolders_train", 0), data_folder=ds.get("data_folder", f"data/{name}/"),
         config=config,
     )
-
-
-def all_accelerators() -> list[str]:
-    return sorted({a for n in names() for a in load(n)["accelerators"]})

@@ -7,7 +7,8 @@ import pytest
 
 from check_builders import (dlio_benchmark, dlio_run, edit_json, edit_overrides, ours_results, rank_outputs,
                             storage_report, submission)
-from suite.check import checker
+from suite import check as checker
+from suite.check import facts
 from suite.storage import metrics
 from suite.rules import engine as rules
 
@@ -474,7 +475,7 @@ def test_dataset_size_rule_matches_published_sizes_exactly(fixture_result):
     for br in fixture_result.benchmarks:
         for suffix, files in exact.items():
             if str(br.benchmark.path).endswith(suffix):
-                scope = checker._run_scope(br.benchmark, br.benchmark.runs[0])
+                scope = facts.run_scope(br.benchmark, br.benchmark.runs[0])
                 assert scope.facts["dataset.required_files"] == files == scope.facts["dataset.num_files_train"]
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from check_builders import dlio_benchmark, dlio_run, ours_results, write_yaml
-from suite.check import layout
+from suite.check import identify, layout
 from suite.errors import ResultError
 
 import paths
@@ -14,14 +14,14 @@ REAL = DATA / "real"
 
 
 def test_parse_workload_name():
-    assert layout.parse_workload_name("unet3d_h100") == ("unet3d", "h100")
-    assert layout.parse_workload_name("resnet-a100") == ("resnet50", "a100")
-    assert layout.parse_workload_name("unet3d") == ("unet3d", None)
-    assert layout.parse_workload_name("10hosts@13GPUs") == (None, None)
+    assert identify.parse_workload_name("unet3d_h100") == ("unet3d", "h100")
+    assert identify.parse_workload_name("resnet-a100") == ("resnet50", "a100")
+    assert identify.parse_workload_name("unet3d") == ("unet3d", None)
+    assert identify.parse_workload_name("10hosts@13GPUs") == (None, None)
 
 
 def test_overrides_dict():
-    ov = layout.overrides_dict(["workload=unet3d_h100", "++workload.reader.read_threads=8", "junk"])
+    ov = identify.overrides_dict(["workload=unet3d_h100", "++workload.reader.read_threads=8", "junk"])
     assert ov == {"workload": "unet3d_h100", "reader.read_threads": "8"}
 
 

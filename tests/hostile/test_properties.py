@@ -122,7 +122,7 @@ def test_any_fdr_yaml_text_is_loaded_or_refused(tmp_path_factory, text):
 @SLOW
 @given(json_docs)
 def test_any_summary_json_gives_a_verdict(tmp_path_factory, doc):
-    from suite.check.checker import check
+    from suite.check import check
 
     root = tmp_path_factory.mktemp("tree")
     run = root / "unet3d-h100" / "run1"

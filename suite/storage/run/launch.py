@@ -2,18 +2,14 @@
 
 The CLI side (this process) checks the inputs and the closed-division rules, sizes and
 (for the miniature) generates the dataset (suite.storage.run.prepare), and for each run drops the caches, starts
-`mpiexec -n N python -m suite.storage.run.launch PLAN` inside the memory cgroup, relays the ranks'
+`mpiexec -n N python -m suite.storage.run.rank PLAN` inside the memory cgroup, relays the ranks'
 progress lines and turns their step timings into summary.json, per_epoch_stats.json,
-configs/, dlio.log and results.json. The rank side (`worker`, at the bottom) is the only
-importer of mpi4py: it reads its shard through suite.storage.run.loader, simulates compute through
-suite.storage.run.accelerator, meets the other ranks at a barrier each step and writes
-steps/rank-<r>.json. Outputs are written in dlio_output / results (records), the math is
-suite.storage.metrics.
+configs/, dlio.log and results.json. The rank side is suite.storage.run.rank. Outputs are
+written in dlio_output / results (records), the math is suite.storage.metrics.
 """
 
-import json
+import contextlib
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -25,8 +21,10 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import RuleError, RunError, SuiteError
-from suite.storage.records import RankEpoch, RankSteps, RunPlan
+from suite.storage.records import RunPlan
 from suite.storage.run.prepare import Options, Prepared, check_inputs, prepare, say  # noqa: F401 - re-exported
+
+CGROUP_PREFIX = "suite-run-"        # + <owner pid>-<run>: enforce.remove_stale finds a killed run's by it
 
 # --------------------------------------------------------------------------- the runs
 
@@ -59,7 +57,44 @@ def run(opts: Options) -> int:
     from suite import enforce
     from suite.errors import ExitCode
 
-    check_inputs(opts)                       # bad input first: no cache drop for a refused run
+    refuse(opts)
+    removed = enforce.remove_stale(CGROUP_PREFIX)    # cgroups of a killed earlier run (owner pid dead)
+    if removed:
+        say(f"removed {len(removed)} stale memory cgroup(s) of a killed run: {', '.join(removed)}")
+    prep = prepare(opts)
+    prep.results_dir.mkdir(parents=True, exist_ok=True)
+    announce(prep)
+    results = []
+    try:
+        with _signals_interrupt():
+            for k in range(1, prep.runs + 1):
+                drop = SkippedDrop() if opts.no_cache_drop else enforce.drop_caches()
+                say(f"[run {k}/{prep.runs}] cache drop: "
+                    + (f"done in {drop.duration_s:.2f} s" if drop.succeeded else f"NOT done ({drop.error})"))
+                result = run_once(prep, k, prep.runs, drop)
+                results.append(result)
+                if result["status"] == "interrupted":
+                    raise RunError(f"{prep.results_dir / f'run-{k}'}: {result['error']}; "
+                                   f"results.json marks the run interrupted")
+                if result["status"] != "complete":
+                    raise RunError(f"{prep.results_dir / f'run-{k}'}: {result['error']}")
+    except Interrupted as exc:
+        raise RunError(f"{prep.results_dir}: interrupted by {exc.signame} between runs "
+                       f"({len(results)} of {prep.runs} complete)") from None
+    finally:
+        if results or prep.results_dir.exists():
+            from suite.storage.run.results import write_run_set
+            write_run_set(prep, results)
+    compliant = all(r["compliance"]["compliant"] for r in results) and len(results) == prep.runs
+    summarise(prep, results, compliant)
+    return ExitCode.OK if compliant else ExitCode.FAILED
+
+
+def refuse(opts: Options) -> None:
+    """Bad input and closed-division violations, before any cache drop or cgroup."""
+    from suite import enforce
+
+    check_inputs(opts)
     if opts.no_cache_drop and opts.division != "open":
         raise RuleError("--no-cache-drop: expected --division open (the closed division drops the cache before "
                         f"every run), got --division {opts.division}")
@@ -69,10 +104,10 @@ def run(opts: Options) -> int:
             raise RuleError(f"cache drop: expected permission to drop the page cache before each run "
                             f"(closed division), got {probe.error} (use --allow-no-cache-drop or "
                             f"--division open; either makes the run non-compliant)")
-    prep = prepare(opts)
-    wl = prep.workload
-    runs = opts.runs or 5
-    prep.results_dir.mkdir(parents=True, exist_ok=True)
+
+
+def announce(prep: Prepared) -> None:
+    wl, opts = prep.workload, prep.opts
     say(f"suite run: {wl.name} ({wl.dlio_name}), {opts.accelerators} accelerator(s) on {len(prep.hosts)} host(s), "
         f"{opts.division} division, ruleset {prep.ruleset}{', MINIATURE' if prep.miniature else ''}")
     say(f"  dataset: {prep.data_dir} ({len(prep.files)} files, {prep.total_bytes / 1024**3:.2f} GiB, "
@@ -84,52 +119,43 @@ def run(opts: Options) -> int:
         say("  MINIATURE: the embedded default (no --data-dir); every rule but the 500-step minimum applies; "
             "not valid for submission")
 
-    handler_installed = threading.current_thread() is threading.main_thread()
-    old = {}
-    if handler_installed:
-        def on_signal(signum, frame):
-            raise Interrupted(signal.Signals(signum).name)
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            old[sig] = signal.signal(sig, on_signal)
-    results = []
+
+@contextlib.contextmanager
+def _signals_interrupt():
+    """SIGINT and SIGTERM raise Interrupted while the runs are under way (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_signal(signum, frame):
+        raise Interrupted(signal.Signals(signum).name)
+
+    old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        for k in range(1, runs + 1):
-            drop = SkippedDrop() if opts.no_cache_drop else enforce.drop_caches()
-            say(f"[run {k}/{runs}] cache drop: "
-                + (f"done in {drop.duration_s:.2f} s" if drop.succeeded else f"NOT done ({drop.error})"))
-            result = run_once(prep, k, runs, drop)
-            results.append(result)
-            if result["status"] == "interrupted":
-                raise RunError(f"{prep.results_dir / f'run-{k}'}: {result['error']}; "
-                               f"results.json marks the run interrupted")
-            if result["status"] != "complete":
-                raise RunError(f"{prep.results_dir / f'run-{k}'}: {result['error']}")
-    except Interrupted as exc:
-        raise RunError(f"{prep.results_dir}: interrupted by {exc.signame} between runs "
-                       f"({len(results)} of {runs} complete)") from None
+        yield
     finally:
-        if results or prep.results_dir.exists():
-            from suite.storage.run.results import write_run_set
-            write_run_set(prep, results)
-        if handler_installed:
-            for sig, h in old.items():
-                signal.signal(sig, h)
-    complete = all(r["status"] == "complete" for r in results) and len(results) == runs
-    compliant = complete and all(r["compliance"]["compliant"] for r in results)
-    if complete:
-        from suite.storage import metrics
-        aus = [r["metric"]["train_au_mean_percentage"] for r in results]
-        o = metrics.overall([r["metric"]["train_throughput_mean_samples_per_second"] for r in results],
-                            [r["metric"]["train_io_mean_MB_per_second"] for r in results])
-        say(f"summary: {runs} run(s) of {wl.dlio_name} x{opts.accelerators}: AU per run "
-            f"{', '.join(f'{a:.2f}%' for a in aus)}; throughput "
-            f"{o['train_throughput_mean_samples_per_second']:.4f} ({o['train_throughput_stdev_samples_per_second']:.4f}) "
-            f"samples/s, {o['train_throughput_mean_MB_per_second']:.4f} ({o['train_throughput_stdev_MB_per_second']:.4f}) "
-            f"MB/s over the runs"
-            + ("; MINIATURE, not valid for submission" if prep.miniature else ""))
-        say(f"results: {prep.results_dir} ({runs} run(s)); "
-            f"{'compliant' if compliant else 'NOT compliant: ' + '; '.join(sorted({x for r in results for x in r['compliance']['reasons']}))}")
-    return ExitCode.OK if compliant else ExitCode.FAILED
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
+def summarise(prep: Prepared, results: list, compliant: bool) -> None:
+    """The end-of-run lines: AU per run, the overall numbers (metrics.overall), the verdict."""
+    from suite.storage import metrics
+
+    if len(results) != prep.runs:
+        return
+    aus = [r["metric"][metrics.AU_MEAN] for r in results]
+    o = metrics.overall([r["metric"][metrics.SAMPLES_MEAN] for r in results],
+                        [r["metric"][metrics.IO_MEAN] for r in results])
+    say(f"summary: {prep.runs} run(s) of {prep.workload.dlio_name} x{prep.opts.accelerators}: AU per run "
+        f"{', '.join(f'{a:.2f}%' for a in aus)}; throughput "
+        f"{o[metrics.SAMPLES_MEAN]:.4f} ({o[metrics.SAMPLES_STDEV]:.4f}) "
+        f"samples/s, {o[metrics.REPORT_MB_MEAN]:.4f} ({o[metrics.REPORT_MB_STDEV]:.4f}) "
+        f"MB/s over the runs"
+        + ("; MINIATURE, not valid for submission" if prep.miniature else ""))
+    verdict = 'compliant' if compliant else 'NOT compliant: ' + '; '.join(
+        sorted({x for r in results for x in r['compliance']['reasons']}))
+    say(f"results: {prep.results_dir} ({prep.runs} run(s)); {verdict}")
 
 
 def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
@@ -156,15 +182,15 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
         files=[list(f) for f in prep.files], checkpoint_bytes=wl.checkpoint_model_size_bytes or 0,
         checkpoint_dir=ckpt_dir, delay_per_file_s=prep.opts.read_delay_s)
     plan_path = run_dir / "plan.json"
-    files.write_atomic(plan_path, json.dumps(plan.to_dict()))
+    files.write_json(plan_path, plan.to_dict(), schema="plan", indent=None)
     from suite.storage.dlio_output import write_configs
     write_configs(run_dir, wl, prep.params, len(prep.files), str(prep.data_dir))
-    argv = mpiexec_argv(prep) + [sys.executable, "-m", "suite.storage.run.launch", str(plan_path)]
+    argv = mpiexec_argv(prep) + [sys.executable, "-m", "suite.storage.run.rank", str(plan_path)]
     start = time.time()
     status, error, evidence = "complete", None, None
     say(f"[run {k}/{runs}] {n} rank(s), {wl.epochs} epoch(s) of {steps} step(s), "
         f"computation_time {wl.computation_time_s} s -> {run_dir}")
-    cgroup = enforce.MemoryCgroup(prep.memory_limit, f"suite-run-{os.getpid()}-{k}") if prep.memory_limit else None
+    cgroup = enforce.MemoryCgroup(prep.memory_limit, f"{CGROUP_PREFIX}{os.getpid()}-{k}") if prep.memory_limit else None
     try:
         if cgroup is not None:
             with cgroup:
@@ -299,157 +325,3 @@ def rank_failure(run_dir: Path, rc: int) -> str:
         return f"{who} (pid {pid.group(1)} on {pid.group(2)}) died: {how}; see {run_dir / 'mpiexec.log'}"
     how = f"exit code {rc}" + (f" ({signal.Signals(rc).name})" if rc in (6, 9, 11, 15) else "")
     return f"a rank or mpiexec died: {how}; see {run_dir / 'mpiexec.log'}"
-
-
-# --------------------------------------------------------------------------- the rank side
-
-
-def _barrier(comm) -> None:
-    """comm.Barrier() without spinning the CPU: MPICH's blocking barrier busy-polls, which on a
-    host with more ranks than cores steals the readers' CPU. Poll a non-blocking one, sleeping."""
-    req = comm.Ibarrier()
-    nap = 0.00002
-    while not req.Test():
-        time.sleep(nap)
-        nap = min(nap * 2, 0.0005)
-
-
-def _epoch_order(plan: RunPlan, epoch: int) -> list[int]:
-    order = list(range(len(plan.files)))
-    if plan.file_shuffle:
-        random.Random(plan.seed * 100003 + epoch).shuffle(order)
-    return order
-
-
-def rank_shard(plan: RunPlan, epoch: int, rank: int, size: int):
-    """This rank's files for `epoch`: the contiguous slice [rank x S, (rank+1) x S) of the
-    epoch's (shuffled) sample stream, S = steps x batch; returns [FileSpec], samples."""
-    from suite.storage.run.loader import FileSpec
-
-    need = plan.steps_per_epoch * plan.batch_size
-    lo, hi = rank * need, (rank + 1) * need
-    spf = plan.samples_per_file
-    out = []
-    for pos, idx in enumerate(_epoch_order(plan, epoch)):
-        f_lo, f_hi = pos * spf, (pos + 1) * spf
-        if f_hi <= lo:
-            continue
-        if f_lo >= hi:
-            break
-        path, size_bytes = plan.files[idx]
-        out.append(FileSpec(path, int(size_bytes), spf, take=min(f_hi, hi) - max(f_lo, lo)))
-    return out, need
-
-
-def write_checkpoint(plan: RunPlan, run_start: float, run_index_name: str) -> dict:
-    folder = Path(plan.checkpoint_dir)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise RunError(f"{folder}: checkpoint folder: {exc.strerror}") from None
-    path = folder / f"model-{run_index_name}.pt"
-    chunk = os.urandom(4 * 1024 * 1024)
-    t0 = time.time()
-    left = plan.checkpoint_bytes
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            while left > 0:
-                left -= os.write(fd, chunk[:min(left, len(chunk))])
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        t1 = time.time()
-        os.unlink(path)
-    except OSError as exc:
-        raise RunError(f"{path}: checkpoint write of {plan.checkpoint_bytes} bytes: {exc.strerror}") from None   # the evidence is the timed, fsync'd write; do not fill the disk run after run
-    return {"bytes_written": plan.checkpoint_bytes, "duration_s": t1 - t0, "path": str(path),
-            "start_s": t0 - run_start, "end_s": t1 - run_start, "fsync": True, "removed_after": True}
-
-
-def worker(plan_path: str) -> int:
-    """One rank: read the shard, simulate compute, barrier each step, write steps/rank-<r>.json."""
-    from mpi4py import MPI
-
-    from suite.storage.run.accelerator import ComputeModel
-    from suite.storage.run.loader import Reader, ReaderConfig
-
-    comm = MPI.COMM_WORLD
-    rank, size = comm.Get_rank(), comm.Get_size()
-    plan = RunPlan.from_dict(json.loads(Path(plan_path).read_text()))
-    run_dir = Path(plan.run_dir)
-    host = socket.gethostname()
-    (run_dir / "ranks").mkdir(parents=True, exist_ok=True)
-    files.write_atomic(run_dir / "ranks" / f"rank-{rank}.pid", f"{host} {os.getpid()}\n")
-    log = open(run_dir / "dlio.log", "a", encoding="utf-8") if rank == 0 else None
-
-    def out(line: str) -> None:
-        from suite.storage.dlio_output import timestamp
-        print(line, flush=True)
-        log.write(f"{timestamp(time.time())} {line}\n")
-        log.flush()
-
-    try:
-        model = ComputeModel(plan.computation_time_s, plan.batch_size, size)
-        reader = Reader(ReaderConfig(
-            read_threads=plan.read_threads, prefetch_size=plan.prefetch_size,
-            transfer_size_bytes=plan.transfer_size_bytes, odirect=plan.odirect, format=plan.format,
-            samples_per_file=plan.samples_per_file, batch_size=plan.batch_size,
-            delay_per_file_s=plan.delay_per_file_s))
-        _barrier(comm)
-        run_start = comm.bcast(time.time() if rank == 0 else None, root=0)
-        record = RankSteps(rank=rank, hostname=host, run_start_unix_s=run_start)
-        now = time.time
-        for epoch in range(1, plan.epochs + 1):
-            shard, need = rank_shard(plan, epoch, rank, size)
-            _barrier(comm)
-            e = RankEpoch(epoch=epoch, start_s=now() - run_start)
-            if rank == 0:
-                out(f"Starting epoch {epoch}: {plan.steps_per_epoch} steps expected")
-            ep = reader.epoch(shard, need)
-            try:
-                starts, ends, comps = e.step_start_s, e.step_end_s, e.step_compute_s
-                for i in range(plan.steps_per_epoch):
-                    t0 = now()
-                    ep.wait_batch(i)
-                    c = model.compute()
-                    _barrier(comm)
-                    starts.append(t0 - run_start)
-                    ends.append(now() - run_start)
-                    comps.append(c)
-            finally:
-                ep.close()
-            e.end_s = now() - run_start
-            e.samples, e.bytes_read, e.files_read = need, ep.bytes_read, ep.files_read
-            record.epochs.append(e)
-            if rank == 0:
-                from suite.storage import metrics
-                au = metrics.epoch_au_from_steps(starts, ends, comps)
-                tp = metrics.epoch_throughput_from_steps(starts, ends, need) * size
-                out(f"Ending epoch {epoch} - {len(comps)} steps completed in {e.end_s - e.start_s:.2f} s; "
-                    f"rank 0 AU {au:.2f}%, ~{tp:.2f} samples/s, {ep.bytes_read / 1024**2 / max(e.end_s - e.start_s, 1e-9):.1f} MiB/s read")
-        _barrier(comm)
-        if rank == 0 and plan.checkpoint_bytes and plan.checkpoint_dir:
-            out(f"Starting checkpoint: {plan.checkpoint_bytes} bytes to {plan.checkpoint_dir}")
-            record.checkpoint = write_checkpoint(plan, run_start, run_dir.name)
-            out(f"Ending checkpoint: {record.checkpoint['duration_s']:.2f} s")
-        files.write_json(run_dir / "steps" / f"rank-{rank}.json", record.to_dict(), schema="steps")
-        _barrier(comm)
-    except Exception as exc:  # noqa: BLE001 - one line for the CLI, the traceback (bugs) to mpiexec.log
-        message = str(exc) if isinstance(exc, SuiteError) else f"{type(exc).__name__}: {exc} (a bug: see mpiexec.log)"
-        (run_dir / "errors").mkdir(parents=True, exist_ok=True)
-        files.write_atomic(run_dir / "errors" / f"rank-{rank}.txt", f"{message}\n")
-        if not isinstance(exc, SuiteError):
-            import traceback
-            traceback.print_exc()
-        print(f"rank {rank}: error: {message}", file=sys.stderr, flush=True)
-        comm.Abort(1)
-        return 1
-    finally:
-        if log:
-            log.close()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(worker(sys.argv[1]))

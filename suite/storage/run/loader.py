@@ -128,41 +128,13 @@ class Reader:
             fd = os.open(spec.path, flags)
         except OSError as exc:
             raise LoaderError(f"{spec.path}: cannot open: {exc.strerror}") from None
-        view = memoryview(buffer)
         # TFRecord framing is walked the first time this rank reads a file; after that the
         # size check alone catches a file cut short (every byte is still read)
         walk = _TFRecordWalk(spec.size_bytes) if cfg.format == "tfrecord" and spec.path not in self.walked else None
-        size, offset, n = spec.size_bytes, 0, 0
-        preadv, bufs = os.preadv, [view]
         try:
             if not cfg.odirect:
                 os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_SEQUENTIAL)
-            try:
-                n = preadv(fd, bufs, 0)
-                if cfg.format == "npz" and bytes(view[:4]) != b"PK\x03\x04":
-                    raise LoaderError(f"{spec.path}: npz header: expected a zip local header 'PK\\x03\\x04', "
-                                      f"got {bytes(view[:min(n, 4)])!r}")
-                if walk is not None and n > 0:
-                    walk.feed(view[:min(n, size)], 0)
-                offset = n
-                if walk is None:       # the hot loop: one syscall per transfer_size, nothing else
-                    while n > 0 and offset < size:
-                        n = preadv(fd, bufs, offset)
-                        offset += n
-                else:
-                    while n > 0 and offset < size:
-                        n = preadv(fd, bufs, offset)
-                        if n > 0:
-                            walk.feed(view[:min(n, size - offset)], offset)
-                        offset += n
-            except OSError as exc:
-                raise LoaderError(f"{spec.path}: read at byte {offset}: {exc.strerror}") from None
-            if offset < size:
-                raise LoaderError(f"{spec.path}: size: expected {size} bytes, got {offset} (truncated)")
-            last = n - (offset - size)      # bytes of the file's end still in the buffer
-            offset = size
-            if cfg.format == "npz" and last >= 22 and bytes(view[last - 22:last - 18]) != b"PK\x05\x06":
-                raise LoaderError(f"{spec.path}: npz end: expected a zip end-of-directory record, got none (truncated?)")
+            offset = self._read(fd, spec, memoryview(buffer), walk)
         finally:
             os.close(fd)
         if walk is not None:
@@ -171,14 +143,51 @@ class Reader:
                 raise LoaderError(f"{spec.path}: {problem}")
             self.walked.add(spec.path)
         if cfg.delay_per_file_s > 0:
-            clock = clock if clock is not None else [0.0]
-            done = max(called, clock[0]) + cfg.delay_per_file_s
-            clock[0] = done
-            left = done - time.perf_counter()
-            while left > 0:
-                time.sleep(left)
-                left = done - time.perf_counter()
+            _pace(called, clock if clock is not None else [0.0], cfg.delay_per_file_s)
         return offset
+
+    def _read(self, fd: int, spec: FileSpec, view: memoryview, walk) -> int:
+        """The reads of one open file, checking npz signatures and TFRecord framing (`walk`) as
+        the bytes stream by; returns the file's size, or raises LoaderError naming the byte."""
+        fmt = self.config.format
+        size, offset, n = spec.size_bytes, 0, 0
+        preadv, bufs = os.preadv, [view]
+        try:
+            n = preadv(fd, bufs, 0)
+            if fmt == "npz" and bytes(view[:4]) != b"PK\x03\x04":
+                raise LoaderError(f"{spec.path}: npz header: expected a zip local header 'PK\\x03\\x04', "
+                                  f"got {bytes(view[:min(n, 4)])!r}")
+            if walk is not None and n > 0:
+                walk.feed(view[:min(n, size)], 0)
+            offset = n
+            if walk is None:       # the hot loop: one syscall per transfer_size, nothing else
+                while n > 0 and offset < size:
+                    n = preadv(fd, bufs, offset)
+                    offset += n
+            else:
+                while n > 0 and offset < size:
+                    n = preadv(fd, bufs, offset)
+                    if n > 0:
+                        walk.feed(view[:min(n, size - offset)], offset)
+                    offset += n
+        except OSError as exc:
+            raise LoaderError(f"{spec.path}: read at byte {offset}: {exc.strerror}") from None
+        if offset < size:
+            raise LoaderError(f"{spec.path}: size: expected {size} bytes, got {offset} (truncated)")
+        last = n - (offset - size)      # bytes of the file's end still in the buffer
+        if fmt == "npz" and last >= 22 and bytes(view[last - 22:last - 18]) != b"PK\x05\x06":
+            raise LoaderError(f"{spec.path}: npz end: expected a zip end-of-directory record, got none (truncated?)")
+        return size
+
+
+def _pace(called: float, clock: list, delay_s: float) -> None:
+    """Benchmarks' read delay: the file completes delay_s after max(called, the storage's free time)."""
+    done = max(called, clock[0]) + delay_s
+    clock[0] = done
+    left = done - time.perf_counter()
+    while left > 0:
+        time.sleep(left)
+        left = done - time.perf_counter()
 
 
 class Epoch:

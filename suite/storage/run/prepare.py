@@ -14,6 +14,7 @@ from suite.errors import RuleError, SuiteError
 
 MINIATURE_MEMORY_BYTES = 1024**3       # the embedded default's --memory-limit
 MINIATURE_MIN_STEPS = 4                # per epoch, so AU (first step excluded) means something
+DEFAULT_RUNS = 5                       # --runs when not given: a benchmark's runs (rules: runs_required)
 
 
 @dataclass
@@ -98,6 +99,7 @@ class Prepared:
     required: object                # datasize.Datasize
     required_files: int             # what the rules applied here demand
     reasons: list                   # compliance reasons known before any run
+    runs: int = DEFAULT_RUNS        # how many runs this invocation makes
 
 
 def default_results_dir(workload, n: int) -> Path:
@@ -118,28 +120,12 @@ def check_inputs(opts: Options) -> None:
 
 
 def prepare(opts: Options) -> Prepared:
-    from suite.storage import datasize, workloads
+    """Everything a run needs, checked: the workload, the rules, the hosts, the dataset on disk."""
+    from suite.storage import datasize
     from suite.storage.dlio_output import mem_total_bytes
 
-    params = workloads.parse_params(opts.params)
-    workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
-    ruleset = opts.ruleset or datasize.default_ruleset(workload)
-    if ruleset not in workload.rulesets:
-        raise SuiteError(f"--ruleset: expected one of {', '.join(workload.rulesets)} for {workload.name} on "
-                         f"{workload.accelerator}, got {ruleset}")
-    if opts.division not in ("closed", "open"):
-        raise SuiteError(f"--division: expected closed or open, got {opts.division!r}")
-    if opts.division == "closed":
-        check_closed_params(workload, params, ruleset)
-    open_allowed = division_params(workload, ruleset)[1]
-    outside = sorted(k for k in params if k not in open_allowed)
-    if opts.runs is not None and opts.runs <= 0:
-        raise SuiteError(f"--runs: expected a positive integer, got {opts.runs}")
+    workload, params, ruleset, reasons = _resolve(opts)
     hosts = parse_hosts(opts)
-    reasons = []
-    if outside:
-        reasons.append(f"--param {', '.join(outside)}: outside the open division's allow-list too "
-                       f"(a measurement run, not a submission)")
     data_folder = opts.data_dir or params.get("dataset.data_folder")   # DLIO users pass data_folder
     if data_folder and "storage.storage_root" in params and not Path(data_folder).is_absolute():
         data_folder = str(Path(str(params["storage.storage_root"])) / data_folder)
@@ -156,28 +142,17 @@ def prepare(opts: Options) -> Prepared:
         required_files = max(required.memory_rule_samples // spf, min_files)
         reasons.append(f"miniature: the {required.steps}-step minimum of the dataset-size rule is not applied "
                        f"({required.num_files} files would be needed); not valid for submission")
+        data_dir = miniature_data_dir(workload, required_files)
     else:
         required_files = required.num_files
-    results_dir = Path(opts.results_dir) if opts.results_dir else default_results_dir(workload, opts.accelerators)
-    if miniature:
-        import hashlib
-        shape = (workload.format, workload.num_samples_per_file, workload.record_length_bytes,
-                 workload.record_length_stdev_bytes, workload.seed)
-        tag = hashlib.sha256(repr(shape).encode()).hexdigest()[:8]    # --param may change the records
-        data_dir = Path("results") / "data" / f"{workload.name}-miniature-{required_files}files-{tag}"
-        ensure_miniature_data(workload, data_dir, required_files)
-    else:
         data_dir = Path(data_folder)
         if not data_dir.is_dir():
             raise SuiteError(f"--data-dir {data_dir}: expected a directory with the dataset, got "
                              f"{'nothing' if not data_dir.exists() else 'a file'}")
-    files_, fmt, total = scan_dataset(data_dir, workload)
-    if workload.num_files_train:
-        if workload.num_files_train > len(files_):
-            raise SuiteError(f"{data_dir}: files: expected at least dataset.num_files_train = "
-                             f"{workload.num_files_train}, got {len(files_)}")
-        files_ = files_[:workload.num_files_train]
-        total = sum(s for _, s in files_)
+    results_dir = Path(opts.results_dir) if opts.results_dir else default_results_dir(workload, opts.accelerators)
+    if miniature:
+        ensure_miniature_data(workload, data_dir, required_files, memory_limit)
+    files_, fmt, total = _dataset_files(opts, workload, data_dir)
     if len(files_) < required_files:
         what = (f"{data_dir}: files: expected at least {required_files} for {opts.accelerators} accelerator(s) "
                 f"and {host_memory / 1024**3:.1f} GiB host memory ({required.dictated_by if not miniature else 'memory'}"
@@ -185,10 +160,6 @@ def prepare(opts: Options) -> Prepared:
         if opts.division == "closed":
             raise RuleError(what + " (suite datasize says how many; suite datagen writes them)")
         reasons.append(what)
-    samples = len(files_) * workload.num_samples_per_file
-    if samples < workload.batch_size * opts.accelerators:
-        raise SuiteError(f"{data_dir}: samples: expected at least batch x accelerators = "
-                         f"{workload.batch_size * opts.accelerators} for one step, got {samples}")
     if opts.read_delay_s:
         reasons.append(f"a debug read delay of {opts.read_delay_s} s per file was applied (benchmarks only)")
     if len(hosts) > 1 and memory_limit:
@@ -196,7 +167,59 @@ def prepare(opts: Options) -> Prepared:
     return Prepared(opts=opts, workload=workload, params=params, ruleset=ruleset, hosts=hosts,
                     host_memory_bytes=host_memory, memory_limit=memory_limit, miniature=miniature,
                     data_dir=data_dir, results_dir=results_dir, files=files_, format=fmt, total_bytes=total,
-                    required=required, required_files=required_files, reasons=reasons)
+                    required=required, required_files=required_files, reasons=reasons,
+                    runs=opts.runs if opts.runs is not None else DEFAULT_RUNS)
+
+
+def _resolve(opts: Options):
+    """(workload, params, ruleset, reasons so far) from the options; refuses what no run may do."""
+    from suite.storage import datasize, workloads
+
+    params = workloads.parse_params(opts.params)
+    workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
+    ruleset = opts.ruleset or datasize.default_ruleset(workload)
+    if ruleset not in workload.rulesets:
+        raise SuiteError(f"--ruleset: expected one of {', '.join(workload.rulesets)} for {workload.name} on "
+                         f"{workload.accelerator}, got {ruleset}")
+    if opts.division not in ("closed", "open"):
+        raise SuiteError(f"--division: expected closed or open, got {opts.division!r}")
+    if opts.division == "closed":
+        check_closed_params(workload, params, ruleset)
+    open_allowed = division_params(workload, ruleset)[1]
+    outside = sorted(k for k in params if k not in open_allowed)
+    if opts.runs is not None and opts.runs <= 0:
+        raise SuiteError(f"--runs: expected a positive integer, got {opts.runs}")
+    reasons = []
+    if outside:
+        reasons.append(f"--param {', '.join(outside)}: outside the open division's allow-list too "
+                       f"(a measurement run, not a submission)")
+    return workload, params, ruleset, reasons
+
+
+def miniature_data_dir(workload, num_files: int) -> Path:
+    """./results/data/<workload>-miniature-<N>files-<tag>: the tag changes with what --param may
+    change in the records, so a miniature is reused only when its files are the same."""
+    import hashlib
+    shape = (workload.format, workload.num_samples_per_file, workload.record_length_bytes,
+             workload.record_length_stdev_bytes, workload.seed)
+    tag = hashlib.sha256(repr(shape).encode()).hexdigest()[:8]
+    return Path("results") / "data" / f"{workload.name}-miniature-{num_files}files-{tag}"
+
+
+def _dataset_files(opts: Options, workload, data_dir: Path) -> tuple[list, str, int]:
+    """The files a run reads ([(path, size)], format, bytes): scanned, cut to num_files_train."""
+    files_, fmt, total = scan_dataset(data_dir, workload)
+    if workload.num_files_train:
+        if workload.num_files_train > len(files_):
+            raise SuiteError(f"{data_dir}: files: expected at least dataset.num_files_train = "
+                             f"{workload.num_files_train}, got {len(files_)}")
+        files_ = files_[:workload.num_files_train]
+        total = sum(s for _, s in files_)
+    samples = len(files_) * workload.num_samples_per_file
+    if samples < workload.batch_size * opts.accelerators:
+        raise SuiteError(f"{data_dir}: samples: expected at least batch x accelerators = "
+                         f"{workload.batch_size * opts.accelerators} for one step, got {samples}")
+    return files_, fmt, total
 
 
 def scan_dataset(data_dir: Path, workload) -> tuple[list, str, int]:
@@ -222,7 +245,9 @@ def scan_dataset(data_dir: Path, workload) -> tuple[list, str, int]:
     return out, scan.format, sum(s for _, s in out)
 
 
-def ensure_miniature_data(workload, data_dir: Path, num_files: int) -> None:
+def ensure_miniature_data(workload, data_dir: Path, num_files: int, memory_limit: int | None = None) -> None:
+    """The miniature's dataset, generated on first use. Before writing gigabytes, the memory
+    cgroup the runs need is checked (enforce.preflight): a host without one fails in a second."""
     from suite.storage import datagen
 
     if data_dir.is_dir():
@@ -230,6 +255,9 @@ def ensure_miniature_data(workload, data_dir: Path, num_files: int) -> None:
         if scan.num_files >= num_files and not scan.problems and scan.format == workload.format:
             say(f"miniature dataset: reusing {data_dir} ({scan.num_files} files)")
             return
+    if memory_limit:
+        from suite import enforce
+        enforce.preflight(memory_limit)
     say(f"miniature dataset: generating {num_files} {workload.format} files into {data_dir} ...")
     t0 = time.time()
     datagen.generate(workload, data_dir, num_files, processes=os.cpu_count() or 1)

@@ -1,6 +1,7 @@
 """A run's results: the ranks' step files turned into results.json, summary.json,
 per_epoch_stats.json, the end of dlio.log, and the run set's run_set.json and
-mlperf_storage_report.json. The math is suite.storage.metrics; the DLIO shapes are suite.storage.dlio_output.
+mlperf_storage_report.json. The math is suite.storage.metrics; the DLIO shapes are
+suite.storage.dlio_output; every JSON file is validated against its schema as it is written.
 """
 
 import os
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from suite import files
+from suite.storage import metrics
 from suite.storage.records import RankSteps
 
 
@@ -19,72 +21,87 @@ def say(*parts) -> None:
 
 def collect(prep, k: int, run_dir: Path, start: float, end: float, status: str, error,
             drop, memory_evidence) -> dict:
-    from suite import __version__
-    from suite.storage import metrics
-    from suite.storage.dlio_output import per_epoch_stats, summary, timestamp
+    """Run k's results.json (returned), and for a complete run its DLIO files."""
+    ranks = load_ranks(run_dir, prep.opts.accelerators)
+    if status == "complete" and len(ranks) != prep.opts.accelerators:
+        status, error = "failed", f"steps: expected {prep.opts.accelerators} rank files, got {len(ranks)}"
+    epochs, metric, checkpoint = [], None, None
+    if status == "complete":
+        epochs = epoch_results(ranks, prep.workload.record_length_bytes)
+        metric = metrics.run_metric([e["au_percentage"] for e in epochs],
+                                    [e["throughput_samples_per_second"] for e in epochs],
+                                    prep.workload.record_length_bytes, prep.workload.au_threshold)
+        checkpoint = ranks[0].checkpoint
+        start = ranks[0].run_start_unix_s
+    reasons = compliance_reasons(prep, status, error, drop, metric, memory_evidence)
+    doc = results_doc(prep, k, (start, end), status, error, epochs, metric, checkpoint, reasons,
+                      {"cache_drop": drop.to_dict(), "memory_limit": memory_evidence})
+    if status == "complete":
+        write_dlio_files(prep, run_dir, (start, end), metric, epochs, checkpoint)
+    files.write_json(run_dir / "results.json", doc, schema="results")
+    return doc
 
-    wl, opts = prep.workload, prep.opts
-    n = opts.accelerators
+
+def load_ranks(run_dir: Path, n: int) -> list[RankSteps]:
+    """The ranks' steps/rank-<r>.json that exist, in rank order."""
     ranks = []
     for r in range(n):
         p = run_dir / "steps" / f"rank-{r}.json"
         if p.exists():
             ranks.append(RankSteps.from_dict(files.load_json(p, schema="steps")))
-    if status == "complete" and len(ranks) != n:
-        status, error = "failed", f"steps: expected {n} rank files, got {len(ranks)}"
-    epochs, metric, checkpoint = [], None, None
-    if status == "complete":
-        run_start = ranks[0].run_start_unix_s
-        for i, e0 in enumerate(ranks[0].epochs):
-            per_rank = [rs.epochs[i] for rs in ranks]
-            au, tput = metrics.epoch_from_ranks(per_rank)
-            nbytes = sum(e.bytes_read for e in per_rank)
-            t0 = min(e.start_s for e in per_rank)
-            t1 = max(e.end_s for e in per_rank)
-            epochs.append({
-                "epoch": e0.epoch, "start_s": t0, "end_s": t1, "duration_s": t1 - t0,
-                "steps": e0.steps, "samples": sum(e.samples for e in per_rank), "bytes_read": nbytes,
-                "au_percentage": au, "throughput_samples_per_second": tput,
-                "throughput_mib_per_second": metrics.mib_per_second(tput, wl.record_length_bytes),
-                "read_mib_per_second": nbytes / metrics.MIB / (t1 - t0) if t1 > t0 else 0.0,
-            })
-        metric = metrics.run_metric([e["au_percentage"] for e in epochs],
-                                    [e["throughput_samples_per_second"] for e in epochs],
-                                    wl.record_length_bytes, wl.au_threshold)
-        checkpoint = ranks[0].checkpoint
-        start = run_start
-    bytes_read = sum(e["bytes_read"] for e in epochs)
+    return ranks
+
+
+def epoch_results(ranks: list[RankSteps], record_length_bytes: float) -> list[dict]:
+    """Per epoch, over all ranks: the times, samples, bytes, AU and throughput results.json carries."""
+    epochs = []
+    for i, e0 in enumerate(ranks[0].epochs):
+        per_rank = [rs.epochs[i] for rs in ranks]
+        au, tput = metrics.epoch_from_ranks(per_rank)
+        nbytes = sum(e.bytes_read for e in per_rank)
+        t0 = min(e.start_s for e in per_rank)
+        t1 = max(e.end_s for e in per_rank)
+        epochs.append({
+            "epoch": e0.epoch, "start_s": t0, "end_s": t1, "duration_s": t1 - t0,
+            "steps": e0.steps, "samples": sum(e.samples for e in per_rank), "bytes_read": nbytes,
+            "au_percentage": au, "throughput_samples_per_second": tput,
+            "throughput_mib_per_second": metrics.mib_per_second(tput, record_length_bytes),
+            "read_mib_per_second": nbytes / metrics.MIB / (t1 - t0) if t1 > t0 else 0.0,
+        })
+    return epochs
+
+
+def compliance_reasons(prep, status: str, error, drop, metric, memory_evidence) -> list[str]:
+    """Why this run is not compliant (empty: it is)."""
     reasons = list(prep.reasons)
     if not drop.succeeded:
         reasons.append(f"cache drop before the run failed: {drop.error}")
     if status != "complete":
         reasons.append(f"run {status}: {error}")
-    if metric and metric["train_au_meet_expectation"] != "success":
-        reasons.append(f"AU {metric['train_au_mean_percentage']:.2f}% below the threshold "
-                       f"{100 * wl.au_threshold:.0f}%")
+    if metric and metric[metrics.AU_MEETS] != "success":
+        reasons.append(f"AU {metric[metrics.AU_MEAN]:.2f}% below the threshold "
+                       f"{100 * prep.workload.au_threshold:.0f}%")
     if memory_evidence and memory_evidence.get("oom_kills"):
         reasons.append(f"memory cgroup: {memory_evidence['oom_kills']} OOM kill(s)")
-    hostname = socket.gethostname()
-    doc = {
-        "schema_version": 1,
-        "suite_version": __version__,
-        "status": status,
-        "complete": status == "complete",
-        "error": error,
-        "miniature": prep.miniature,
-        "workload": wl.name,
-        "dlio_workload": wl.dlio_name,
-        "accelerator": wl.accelerator,
-        "num_accelerators": n,
-        "hosts": prep.hosts,
-        "num_hosts": len(prep.hosts),
-        "ruleset": prep.ruleset,
-        "division": opts.division,
-        "run_index": k,
-        "start": timestamp(start),
-        "end": timestamp(end),
-        "duration_s": end - start,
-        "params": prep.params,
+    return reasons
+
+
+def results_doc(prep, k: int, times: tuple, status: str, error, epochs: list, metric, checkpoint,
+                reasons: list, enforcement: dict) -> dict:
+    """results.json (suite/schemas/results.schema.json)."""
+    from suite import __version__
+    from suite.storage.dlio_output import mem_total_bytes, timestamp
+
+    wl, opts = prep.workload, prep.opts
+    start, end = times
+    bytes_read = sum(e["bytes_read"] for e in epochs)
+    return {
+        "schema_version": 1, "suite_version": __version__, "status": status,
+        "complete": status == "complete", "error": error, "miniature": prep.miniature,
+        "workload": wl.name, "dlio_workload": wl.dlio_name, "accelerator": wl.accelerator,
+        "num_accelerators": opts.accelerators, "hosts": prep.hosts, "num_hosts": len(prep.hosts),
+        "ruleset": prep.ruleset, "division": opts.division, "run_index": k,
+        "start": timestamp(start), "end": timestamp(end), "duration_s": end - start, "params": prep.params,
         "dataset": {"data_dir": str(prep.data_dir), "num_files_train": len(prep.files),
                     "num_samples_per_file": wl.num_samples_per_file, "format": prep.format,
                     "total_bytes": prep.total_bytes},
@@ -93,35 +110,35 @@ def collect(prep, k: int, run_dir: Path, start: float, end: float, status: str, 
             throughput_mib_s=(bytes_read / metrics.MIB / sum(e["duration_s"] for e in epochs)) if epochs else 0.0),
         "epochs": epochs,
         "checkpoint": checkpoint,
-        "enforcement": {
-            "cache_drop": drop.to_dict(),
-            "memory_limit": memory_evidence,
-            "host_memory_bytes": prep.host_memory_bytes,
-            "required_files": prep.required_files,
-            "datasize": prep.required.to_dict(),
-        },
+        "enforcement": {**enforcement, "host_memory_bytes": prep.host_memory_bytes,
+                        "required_files": prep.required_files, "datasize": prep.required.to_dict()},
         "compliance": {"compliant": not reasons, "reasons": reasons},
-        "host": {"hostname": hostname, "cpu_count": os.cpu_count(), "mem_total_bytes": _mem_total(),
+        "host": {"hostname": socket.gethostname(), "cpu_count": os.cpu_count(), "mem_total_bytes": mem_total_bytes(),
                  "kernel": os.uname().release},
         "versions": {"suite": __version__, "python": sys.version.split()[0], "mpi": _mpi_version()},
     }
-    if status == "complete":
-        from suite.storage.dlio_output import data_size_hint
-        files.write_json(run_dir / "summary.json", summary(
-            start_unix_s=start, end_unix_s=end, num_accelerators=n, num_hosts=len(prep.hosts),
-            hostname=hostname, metric=metric, num_files_train=len(prep.files),
-            num_samples_per_file=wl.num_samples_per_file, host_memory_bytes=prep.host_memory_bytes,
-            host_cpu_count=os.cpu_count(), epochs=len(epochs),
-            data_size_per_host_bytes=data_size_hint(len(prep.files), wl, len(prep.hosts))))
-        ep_objs = [_EpochTimes(e["epoch"], e["start_s"], e["end_s"]) for e in epochs]
-        files.write_json(run_dir / "per_epoch_stats.json", per_epoch_stats(ep_objs, checkpoint, start))
-        block = metrics.metric_block(n, metric)
-        with open(run_dir / "dlio.log", "a", encoding="utf-8") as f:
-            f.write(f"{timestamp(end)} Saved outputs in {run_dir}\n")
-            f.write("Averaged metric over all epochs\n" + block + "\n")
-        say(block)
-    files.write_json(run_dir / "results.json", doc, schema="results")
-    return doc
+
+
+def write_dlio_files(prep, run_dir: Path, times: tuple, metric: dict, epochs: list, checkpoint) -> None:
+    """A complete run's summary.json, per_epoch_stats.json and the [METRIC] block (dlio.log, stdout)."""
+    from suite.storage.dlio_output import data_size_hint, per_epoch_stats, summary, timestamp
+
+    wl, n = prep.workload, prep.opts.accelerators
+    start, end = times
+    files.write_json(run_dir / "summary.json", summary(
+        start_unix_s=start, end_unix_s=end, num_accelerators=n, num_hosts=len(prep.hosts),
+        hostname=socket.gethostname(), metric=metric, num_files_train=len(prep.files),
+        num_samples_per_file=wl.num_samples_per_file, host_memory_bytes=prep.host_memory_bytes,
+        host_cpu_count=os.cpu_count(), epochs=len(epochs),
+        data_size_per_host_bytes=data_size_hint(len(prep.files), wl, len(prep.hosts))), schema="dlio-summary")
+    ep_objs = [_EpochTimes(e["epoch"], e["start_s"], e["end_s"]) for e in epochs]
+    files.write_json(run_dir / "per_epoch_stats.json", per_epoch_stats(ep_objs, checkpoint, start),
+                     schema="per-epoch-stats")
+    block = metrics.metric_block(n, metric)
+    with open(run_dir / "dlio.log", "a", encoding="utf-8") as f:
+        f.write(f"{timestamp(end)} Saved outputs in {run_dir}\n")
+        f.write("Averaged metric over all epochs\n" + block + "\n")
+    say(block)
 
 
 @dataclass
@@ -129,11 +146,6 @@ class _EpochTimes:
     epoch: int
     start_s: float
     end_s: float
-
-
-def _mem_total() -> int:
-    from suite.storage.dlio_output import mem_total_bytes
-    return mem_total_bytes()
 
 
 def _mpi_version() -> str:
@@ -146,38 +158,27 @@ def _mpi_version() -> str:
 
 def write_run_set(prep, results: list) -> None:
     """R/run_set.json (the runs and their overall numbers) and R/mlperf_storage_report.json."""
-    from suite.storage import metrics
-
     done = [r for r in results if r["status"] == "complete"]
     overall = None
     if done:
-        overall = metrics.overall([r["metric"]["train_throughput_mean_samples_per_second"] for r in done],
-                                  [r["metric"]["train_io_mean_MB_per_second"] for r in done])
-        overall["train_au_mean_percentage"] = metrics.mean_pstdev(
-            [r["metric"]["train_au_mean_percentage"] for r in done])[0]
+        overall = metrics.overall([r["metric"][metrics.SAMPLES_MEAN] for r in done],
+                                  [r["metric"][metrics.IO_MEAN] for r in done])
+        overall[metrics.AU_MEAN] = metrics.mean_pstdev([r["metric"][metrics.AU_MEAN] for r in done])[0]
     doc = {
         "schema_version": 1, "workload": prep.workload.name, "accelerator": prep.workload.accelerator,
         "num_accelerators": prep.opts.accelerators, "num_hosts": len(prep.hosts), "ruleset": prep.ruleset,
-        "division": prep.opts.division, "miniature": prep.miniature, "runs_requested": prep.opts.runs or 5,
+        "division": prep.opts.division, "miniature": prep.miniature, "runs_requested": prep.runs,
         "runs": [{"run_index": r["run_index"], "status": r["status"],
                   "compliant": r["compliance"]["compliant"], "path": f"run-{r['run_index']}/results.json"}
                  for r in results],
-        "complete": len(done) == (prep.opts.runs or 5),
+        "complete": len(done) == prep.runs,
         "overall": overall,
     }
-    files.write_json(prep.results_dir / "run_set.json", doc)
+    files.write_json(prep.results_dir / "run_set.json", doc, schema="run-set")
     if done:
-        # the shape of MLPerf Storage v1.0's report.py output (mlperf_storage_report.json)
-        common = {"model": prep.workload.name, "accelerator": prep.workload.accelerator,
-                  "train_num_accelerators": str(prep.opts.accelerators),
-                  "num_files_train": len(prep.files), "num_samples_per_file": prep.workload.num_samples_per_file}
-        report = {
-            "overall": {**{k: v for k, v in common.items()}, "num_benchmark_runs": len(done),
-                        **{k: v for k, v in overall.items() if k != "num_benchmark_runs"
-                           and k != "train_au_mean_percentage"}},
-            "runs": {f"run{r['run_index']}": {
-                "train_throughput_samples_per_second": r["metric"]["train_throughput_mean_samples_per_second"],
-                "train_throughput_MB_per_second": r["metric"]["train_io_mean_MB_per_second"], **common}
-                for r in done},
-        }
-        files.write_json(prep.results_dir / "mlperf_storage_report.json", report)
+        info = {"model": prep.workload.name, "accelerator": prep.workload.accelerator,
+                metrics.NUM_ACCELERATORS: str(prep.opts.accelerators),
+                "num_files_train": len(prep.files), "num_samples_per_file": prep.workload.num_samples_per_file}
+        report = metrics.storage_report(info, {f"run{r['run_index']}": (r["metric"][metrics.SAMPLES_MEAN],
+                                                                       r["metric"][metrics.IO_MEAN]) for r in done})
+        files.write_json(prep.results_dir / "mlperf_storage_report.json", report, schema="storage-report")

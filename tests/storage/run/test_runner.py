@@ -200,7 +200,7 @@ def as_nobody(argv, cwd):
                PATH=venv_bin + os.pathsep + os.environ.get("PATH", ""),
                LD_LIBRARY_PATH=str(Path(sys.executable).parent.parent / "lib"))
     kwargs = dict(cwd=cwd, env=env, user=NOBODY, group=NOBODY, extra_groups=[], capture_output=True, text=True)
-    probe = subprocess.run([python, "-c", "import suite.storage.run.launch, mpi4py, numpy, yaml, jsonschema, crc32c"],
+    probe = subprocess.run([python, "-c", "import suite.storage.run.rank, mpi4py, numpy, yaml, jsonschema, crc32c"],
                            timeout=60, **kwargs)
     if probe.returncode != 0:   # e.g. a checkout or venv under a 0700 directory
         pytest.skip(f"uid 65534 cannot import suite from {REPO} / {venv_bin}: "
@@ -409,3 +409,60 @@ def test_checkpoint_folder_that_cannot_be_made_fails_in_one_line(run_cli, unet_d
     assert "rank-0:" in err and "checkpoint folder: Not a directory" in err and len(err.strip().splitlines()) == 1
     doc = files.load_json(tmp_path / "res" / "run-1" / "results.json", schema="results")
     assert doc["status"] == "failed" and str(blocker / "ck") in doc["error"]
+
+
+def test_the_miniature_checks_the_memory_cgroup_before_writing_its_dataset(run_cli, tmp_path, monkeypatch):
+    """A host without a usable cgroup fails in a second, not after generating the dataset."""
+    from suite import enforce
+    from suite.enforce import CgroupError
+
+    monkeypatch.chdir(tmp_path)
+    probed = []
+
+    def no_cgroup(limit_bytes, support=None):
+        probed.append(limit_bytes)
+        raise CgroupError("memory cgroup: expected a usable cgroup hierarchy, got none (test)")
+
+    monkeypatch.setattr(enforce, "preflight", no_cgroup)
+    monkeypatch.setattr(datagen, "generate", lambda *a, **k: pytest.fail("the dataset was generated first"))
+    code, out, err = run_cli("run", "--workload", "cosmoflow", "--accelerators", 1, "--memory-limit", "128MiB",
+                             "--runs", 1, "--division", "open", "--no-cache-drop")
+    assert code == 2 and probed == [128 * 1024**2], (out, err)
+    assert "expected a usable cgroup hierarchy" in err
+    assert "generating" not in out and not list(tmp_path.rglob("*.tfrecord"))
+
+
+def test_a_killed_runs_cgroup_is_removed_when_the_next_run_starts(run_cli, tmp_path):
+    """A run killed with SIGKILL leaves suite-run-<pid>-<k> behind; the next `suite run` removes it
+    (and kills what is left in it) before anything else, and leaves a live run's alone."""
+    from suite import enforce
+    from suite.enforce import cgroup as cgmod
+    from suite.storage.run import launch
+
+    support = enforce.detect_cgroup()
+    if os.geteuid() != 0 or support.version not in ("v1", "v2"):
+        pytest.skip(f"needs root and a writable cgroup hierarchy ({support.reason})")
+    backend = cgmod.backend_for(support)
+    backend._ensure_parent()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    dead = Path(backend.path_for(f"{launch.CGROUP_PREFIX}{gone.pid}-1"))
+    live = Path(backend.path_for(f"{launch.CGROUP_PREFIX}{os.getpid()}-9"))
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        dead.mkdir()
+        live.mkdir()
+        Path(dead, "cgroup.procs").write_text(str(sleeper.pid))
+        # refused later (no such dataset): the clean-up comes first
+        code, out, err = run_cli("run", "--workload", "unet3d", "--accelerators", 1, "--division", "open",
+                                 "--no-cache-drop", "--data-dir", tmp_path / "none", "--runs", 1)
+        assert code == 2 and "expected a directory with the dataset" in err
+        assert f"removed 1 stale memory cgroup(s) of a killed run: {dead}" in out
+        assert not dead.exists() and live.is_dir()
+        assert sleeper.wait(timeout=10) == -9
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        for d in (dead, live):
+            if d.exists():
+                d.rmdir()

@@ -1,7 +1,6 @@
-"""Check a result tree: layout facts + rules -> findings, verdicts and recomputed aggregates.
+"""The facts `suite check`'s rules name, per scope, from a discovered tree (suite.check.layout).
 
-`check(path, ruleset="auto") -> CheckResult`. Every rule runs on every scope it applies to and
-every finding is kept (no stop at the first error). Facts the rules can name:
+A scope is {fact name: value or [Item]} with where each fact came from. Facts the rules can name:
 
 tree       problems.unreadable, problems.links, problems.dir_links, benchmarks.count
 benchmark  runs.count, single_run, warmup.present, submission, system.{file,name,expected_name,doc},
@@ -29,147 +28,24 @@ DDN resnet50-a100 138129, Micron 9550 unet3d-a100 28000) are exactly the require
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 
-from suite.storage import datasize, metrics
-from suite.rules import findings, engine as rules
-from suite.check import layout
-from suite.errors import ResultError, SuiteError
-from suite.rules.findings import Finding
+from suite.check import identify, layout
+from suite.errors import SuiteError
+from suite.numbers import as_int, finite_list, is_number
+from suite.rules import engine as rules
 from suite.rules.engine import Item, Scope
 from suite.sizes import GIB
+from suite.storage import aggregate, datasize, metrics
 
 LINK_KINDS = ("outside", "loop")
 DIR_LINK_KINDS = ("dir-link",)
 
 
-@dataclass
-class BenchmarkResult:
-    benchmark: layout.Benchmark
-    verdict: str
-    findings: list[Finding]
-    aggregate: dict | None
-    compliant: bool
-    rule_files: list[str] = field(default_factory=list)
-    rules_evaluated: int = 0
-    rule_messages: dict[str, str] = field(default_factory=dict)
-
-    def to_dict(self, root: Path) -> dict:
-        b = self.benchmark
-        return {
-            "path": _rel(b.path, root), "org": b.org, "system": b.system, "division": b.division,
-            "ruleset": b.ruleset, "workload": b.workload, "accelerator": b.accelerator,
-            "detected_from": dict(b.detected_from), "num_runs": len(b.runs),
-            "verdict": self.verdict, "compliant": self.compliant,
-            "findings": [f.to_dict() for f in self.findings], "aggregate": self.aggregate,
-            "rule_files": self.rule_files, "rules_evaluated": self.rules_evaluated,
-        }
-
-
-@dataclass
-class CheckResult:
-    root: Path
-    benchmarks: list[BenchmarkResult]
-    findings: list[Finding]          # tree-level (outside any benchmark)
-    verdict: str
-    compliant: bool
-    tree_rule_messages: dict[str, str] = field(default_factory=dict)
-
-    def all_findings(self) -> list[Finding]:
-        return self.findings + [f for b in self.benchmarks for f in b.findings]
-
-    def rule_messages(self) -> dict[str, str]:
-        """Rule id -> the rule's one-line description, for every rule set used."""
-        out = dict(self.tree_rule_messages)
-        for b in self.benchmarks:
-            out.update(b.rule_messages)
-        return out
-
-    def to_dict(self) -> dict:
-        return {
-            "schema_version": 1, "root": str(self.root), "verdict": self.verdict, "compliant": self.compliant,
-            "findings": [f.to_dict() for f in self.findings],
-            "benchmarks": [b.to_dict(self.root) for b in self.benchmarks],
-        }
-
-
-# --------------------------------------------------------------------------- entry point
-
-
-def check(path, ruleset: str = "auto") -> CheckResult:
-    if ruleset not in ("auto", *layout.RULESETS):
-        raise SuiteError(f"--ruleset: expected one of auto, {', '.join(layout.RULESETS)}, got {ruleset!r}")
-    tree = layout.discover_tree(path, ruleset)
-    root = tree.root
-    if not tree.benchmarks:
-        extra = f" ({len(tree.problems)} unusable entries, e.g. {tree.problems[0].path}: " \
-                f"{tree.problems[0].actual})" if tree.problems else ""
-        raise ResultError(f"{path}: expected run output (summary.json, configs/overrides.yaml, results.json, "
-                          f"...) somewhere below, got none{extra}")
-    results = [_check_benchmark(b, tree) for b in tree.benchmarks]
-    tree_rules = rules.load(results[0].benchmark.ruleset, None, None)
-    tree_findings = _evaluate(tree_rules, "tree", _tree_scope(tree), root)
-    verdict = findings.worst([r.verdict for r in results] + [findings.verdict(tree_findings)])
-    compliant = all(r.compliant for r in results) and findings.verdict(tree_findings) == "closed"
-    return CheckResult(root, results, tree_findings, verdict, compliant,
-                       {r.id: r.message for r in tree_rules.rules})
-
-
-def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
-    rs = rules.load(b.ruleset, b.division, b.workload if b.workload in _workload_files(b.ruleset) else None)
-    root = tree.root
-    found: list[Finding] = []
-    aggregate, bscope = _benchmark_scope(b, tree)
-    found += _evaluate(rs, "benchmark", bscope, root)
-    for run in b.runs + ([b.warmup] if b.warmup else []):
-        found += _evaluate(rs, "run", _run_scope(b, run), root)
-        for host in run.hosts:
-            found += _evaluate(rs, "host", _host_scope(b, run, host, rs.params), root)
-    verdict = findings.verdict(found, b.division)
-    # a result claims the closed division unless the tree (or results.json) says open
-    compliant = verdict == "closed" or (verdict == "open" and b.division == "open")
-    return BenchmarkResult(b, verdict, found, aggregate, compliant, rs.files, len(rs.rules),
-                           {r.id: r.message for r in rs.rules})
-
-
-def _workload_files(ruleset: str) -> set[str]:
-    d = rules.rules_dir() / ruleset
-    return {p.stem for p in d.glob("*.yaml")} - {"common", "closed", "open"} if d.is_dir() else set()
-
-
-def _evaluate(rs: rules.RuleSet, kind: str, scope: Scope, root: Path) -> list[Finding]:
-    out = []
-    for rule in rs.for_scope(kind):
-        if not rules.applies(rule, scope, rs.params):
-            continue
-        vs = rules.violations(rule, scope, rs.params)
-        if not vs:
-            continue
-        src_path, src_field = scope.source(rule.field)
-        for v in vs:
-            path = v.path if v.path is not None else src_path
-            fld = v.field if v.field is not None else f"{src_field}{v.field_suffix}"
-            out.append(findings.make(rule.id, rule.severity, rule.effect, _rel(path, root), fld,
-                                     v.expected, v.actual))
-    return out
-
-
-def _rel(path, root: Path) -> str:
-    """A finding's path: relative to PATH ('.' for PATH itself)."""
-    if path is None:
-        return "."
-    try:
-        return str(Path(path).relative_to(root))
-    except ValueError:
-        return str(path)
-
-
 # --------------------------------------------------------------------------- problems
 
 
-def _problem_facts(problems: list[layout.Problem]) -> dict:
+def problem_facts(problems: list[layout.Problem]) -> dict:
     def items(kinds=None, exclude=()):
         return [Item(p.actual, p.path, p.field, p.expected) for p in problems
                 if (kinds is None or p.kind in kinds) and p.kind not in exclude]
@@ -177,8 +53,8 @@ def _problem_facts(problems: list[layout.Problem]) -> dict:
             "problems.links": items(LINK_KINDS), "problems.dir_links": items(DIR_LINK_KINDS)}
 
 
-def _tree_scope(tree: layout.Tree) -> Scope:
-    facts = _problem_facts(tree.problems)
+def tree_scope(tree: layout.Tree) -> Scope:
+    facts = problem_facts(tree.problems)
     facts["benchmarks.count"] = len(tree.benchmarks)
     return Scope("tree", tree.root, facts)
 
@@ -198,10 +74,10 @@ def _system_for(b: layout.Benchmark, tree: layout.Tree) -> tuple[layout.SystemFi
     return (mine[0], b.system is None) if len(mine) == 1 else (None, b.system is None)
 
 
-def _benchmark_scope(b: layout.Benchmark, tree: layout.Tree):
+def benchmark_scope(b: layout.Benchmark, tree: layout.Tree):
     system, _ = _system_for(b, tree)
     problems = list(b.problems) + (list(system.problems) if system else [])
-    facts = _problem_facts(problems)
+    facts = problem_facts(problems)
     facts.update({
         "runs.count": len(b.runs), "single_run": b.single_run, "warmup.present": b.warmup is not None,
         "submission": tree.submission, "system.file": str(system.path) if system else None,
@@ -226,7 +102,7 @@ def _benchmark_scope(b: layout.Benchmark, tree: layout.Tree):
         accels = 0
         for host in run.hosts:
             s = host.summary if isinstance(host.summary, dict) else {}
-            model, accel, _ = layout.host_workload(host)
+            model, accel, _ = identify.host_workload(host)
             where = host.files.get("overrides") or host.files.get("summary") or host.path
             if model:
                 facts["runs.model"].append(Item(model, where, "workload"))
@@ -236,52 +112,31 @@ def _benchmark_scope(b: layout.Benchmark, tree: layout.Tree):
             for key in ("num_files_train", "num_samples_per_file"):
                 if key in s:
                     facts[f"runs.{key}"].append(Item(s[key], spath, key))
-            if _int(s.get("num_accelerators")) is not None:
+            if as_int(s.get("num_accelerators")) is not None:
                 accels += s["num_accelerators"]
-            hosts_n = _int(s.get("num_hosts")) or hosts_n
+            hosts_n = as_int(s.get("num_hosts")) or hosts_n
         first = run.hosts[0].files.get("summary", run.path) if run.hosts else run.path
         facts["runs.num_accelerators"].append(Item(accels, first, "num_accelerators"))
         facts["runs.num_hosts"].append(Item(hosts_n or len(run.hosts), first, "num_hosts"))
         run_values.append((run, *_run_throughput(b, run)))
-    aggregate = _aggregate(b, run_values)
-    if aggregate:
-        for k, v in aggregate["overall"].items():
+    agg = _aggregate(b, run_values)
+    if agg:
+        for k, v in agg["overall"].items():
             facts[f"aggregate.{k}"] = v
     if b.report is not None:
         docs["report"] = (b.report, b.report_path)
         facts["report.unmatched_runs"] = _unmatched_report_runs(b, run_values)
         sources["report.unmatched_runs"] = (b.report_path, "runs")
-    return aggregate, Scope("benchmark", b.path, facts, sources, docs)
-
-
-def _num(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def _int(x):
-    return x if isinstance(x, int) and not isinstance(x, bool) else None
-
-
-def _numbers(x) -> list[float] | None:
-    if isinstance(x, list) and x and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                         and math.isfinite(v) for v in x):
-        return [float(v) for v in x]
-    return None
+    return agg, Scope("benchmark", b.path, facts, sources, docs)
 
 
 def _record_length(b: layout.Benchmark, host: layout.Host) -> float | None:
-    conf = host.config if isinstance(host.config, dict) else {}
-    ds = conf.get("dataset") if isinstance(conf.get("dataset"), dict) else {}
-    rec = ds.get("record_length")
-    if isinstance(rec, (int, float)) and not isinstance(rec, bool) and rec > 0:
-        return float(rec)
-    w = _workload(b)
-    return float(w.record_length_bytes) if w else None
+    return aggregate.record_length(host.config, b.workload, b.accelerator)[0]
 
 
 def _workload(b: layout.Benchmark):
     """The resolved workload, or None when unknown (rules needing it are then skipped)."""
-    return layout.resolve_workload(b.workload, b.accelerator)
+    return identify.resolve_workload(b.workload, b.accelerator)
 
 
 def _run_throughput(b: layout.Benchmark, run: layout.Run):
@@ -289,7 +144,7 @@ def _run_throughput(b: layout.Benchmark, run: layout.Run):
     tp_total = mb_total = 0.0
     for host in run.hosts:
         m = (host.summary or {}).get("metric") if isinstance(host.summary, dict) else None
-        tps = _numbers(m.get("train_throughput_samples_per_second")) if isinstance(m, dict) else None
+        tps = finite_list(m.get(metrics.SAMPLES)) if isinstance(m, dict) else None
         rec = _record_length(b, host)
         if tps is None or rec is None:
             return None, None
@@ -300,23 +155,18 @@ def _run_throughput(b: layout.Benchmark, run: layout.Run):
 
 
 def _aggregate(b: layout.Benchmark, run_values) -> dict | None:
+    """The benchmark's mlperf_storage_report.json, recomputed from its runs (None: no usable run)."""
     usable = [(r, tp, mb) for r, tp, mb in run_values if tp is not None]
     if not usable:
         return None
-    overall = metrics.overall([tp for _, tp, _ in usable], [mb for _, _, mb in usable])
     s0 = usable[0][0].summary or {}
-    accels = sum(_int(h.summary.get("num_accelerators")) or 0 for h in usable[0][0].hosts
+    accels = sum(as_int(h.summary.get("num_accelerators")) or 0 for h in usable[0][0].hosts
                  if isinstance(h.summary, dict))
-    hosts = _int(s0.get("num_hosts")) or len(usable[0][0].hosts)
+    hosts = as_int(s0.get("num_hosts")) or len(usable[0][0].hosts)
     info = {"model": b.workload, "accelerator": b.accelerator, "num_client_hosts": hosts,
-            "train_num_accelerators": str(accels), "num_files_train": s0.get("num_files_train"),
+            metrics.NUM_ACCELERATORS: str(accels), "num_files_train": s0.get("num_files_train"),
             "num_samples_per_file": s0.get("num_samples_per_file")}
-    runs = {}
-    for r, tp, mb in usable:
-        runs[r.name] = {"train_throughput_samples_per_second": tp, "train_throughput_MB_per_second": mb,
-                        **{k: info[k] for k in ("train_num_accelerators", "model", "accelerator",
-                                                "num_files_train", "num_samples_per_file")}}
-    return {"overall": {**info, **overall}, "runs": runs}
+    return metrics.storage_report(info, {r.name: (tp, mb) for r, tp, mb in usable})
 
 
 def _close(a, b) -> bool:
@@ -333,9 +183,9 @@ def _unmatched_report_runs(b: layout.Benchmark, run_values) -> list[Item]:
     for name, entry in runs.items():
         entry = entry if isinstance(entry, dict) else {}
         # report.py's keys, or the run's DLIO metric block (as `suite run` writes its report)
-        tp, mb = entry.get("train_throughput_samples_per_second"), entry.get("train_throughput_MB_per_second")
-        if not (_num(tp) and _num(mb)):
-            tp, mb = entry.get("train_throughput_mean_samples_per_second"), entry.get("train_io_mean_MB_per_second")
+        tp, mb = entry.get(metrics.SAMPLES), entry.get(metrics.REPORT_MB)
+        if not (is_number(tp) and is_number(mb)):
+            tp, mb = entry.get(metrics.SAMPLES_MEAN), entry.get(metrics.IO_MEAN)
         named = next((x for x in free if x[0].name == name), None)
         match = named if named and _close(named[1], tp) and _close(named[2], mb) else \
             next((x for x in free if _close(x[1], tp) and _close(x[2], mb)), None)
@@ -351,7 +201,7 @@ def _unmatched_report_runs(b: layout.Benchmark, run_values) -> list[Item]:
 # --------------------------------------------------------------------------- run
 
 
-def _run_scope(b: layout.Benchmark, run: layout.Run) -> Scope:
+def run_scope(b: layout.Benchmark, run: layout.Run) -> Scope:
     facts: dict = {}
     sources: dict = {}
     starts = []
@@ -368,18 +218,18 @@ def _run_scope(b: layout.Benchmark, run: layout.Run) -> Scope:
         first_host, s0 = summaries[0]
         spath = first_host.files.get("summary")
         files_train = [s.get("num_files_train") for _, s in summaries]
-        if all(_int(x) is not None for x in files_train):
+        if all(as_int(x) is not None for x in files_train):
             facts["dataset.num_files_train"] = min(files_train)
             sources["dataset.num_files_train"] = (spath, "num_files_train")
         mem = [h.summary.get("host_memory_GB") for h, _ in summaries]
         facts["dataset.host_memory_zero_entries"] = sum(
             1 for m in mem if isinstance(m, list) for x in m if isinstance(x, (int, float)) and x == 0)
         sources["dataset.host_memory_zero_entries"] = (spath, "host_memory_GB (entries equal to 0)")
-        if all(_numbers(m) is not None for m in mem):
+        if all(finite_list(m) is not None for m in mem):
             total_gib = math.fsum(math.fsum(m) for m in mem)
             facts["dataset.host_memory_bytes"] = int(total_gib * GIB) if total_gib > 0 else None
         sources["dataset.host_memory_bytes"] = (spath, "host_memory_GB")
-        accels = [_int(s.get("num_accelerators")) for _, s in summaries]
+        accels = [as_int(s.get("num_accelerators")) for _, s in summaries]
         if all(a is not None and a > 0 for a in accels):
             facts["dataset.accelerators"] = sum(accels)
         w = _workload(b)
@@ -430,14 +280,17 @@ def _config_lookup(config, dotted: str):
     return node
 
 
-def _host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params: dict) -> Scope:
-    facts = _problem_facts(host.problems)
+HOST_FILES = {"summary": "summary.json", "overrides": "configs/overrides.yaml", "config": "configs/config.yaml",
+              "per_epoch": "per_epoch_stats.json", "results": "results.json"}
+EFFECTIVE_PARAMS = ("reader.prefetch_size", "reader.odirect", "workflow.generate_data", "workflow.train")
+
+
+def host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params: dict) -> Scope:
+    facts = problem_facts(host.problems)
     sources: dict = {}
     docs: dict = {}
-    for key in ("summary", "overrides", "config", "per_epoch", "results"):
+    for key, default in HOST_FILES.items():
         facts[f"files.{key}"] = str(host.files[key]) if key in host.files else None
-        default = {"summary": "summary.json", "overrides": "configs/overrides.yaml", "config": "configs/config.yaml",
-                   "per_epoch": "per_epoch_stats.json", "results": "results.json"}[key]
         sources[f"files.{key}"] = (host.path / default, "file")
     facts["workload"] = b.workload
     facts["warmup"] = run.warmup
@@ -450,28 +303,38 @@ def _host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params:
     if isinstance(host.per_epoch, dict):
         facts["per_epoch.epochs"] = [k for k in host.per_epoch if str(k).isdigit()]
         sources["per_epoch.epochs"] = (host.files["per_epoch"], "(epochs)")
+    metric = summary.get("metric") if summary and isinstance(summary.get("metric"), dict) else None
+    facts.update(_expectations(b, metric, params))
+    _param_facts(host, params, facts, sources)
+    _recomputed_facts(b, host, metric, summary, facts, sources)
+    return Scope("host", host.path, facts, sources, docs)
 
-    # ---- expectations that depend on the ruleset and workload
+
+def _expectations(b: layout.Benchmark, metric: dict | None, params: dict) -> dict:
+    """What the ruleset and workload say the files should carry: the workload name, the AU verdict."""
+    out = {}
     if b.workload:
         with_accel = params.get("workload_name_with_accelerator", True) and b.accelerator not in (None, "v100")
-        facts["expected.workload_name"] = f"{b.workload}_{b.accelerator}" if with_accel else b.workload
+        out["expected.workload_name"] = f"{b.workload}_{b.accelerator}" if with_accel else b.workload
     threshold = params.get("au_threshold_percentage")
-    metric = summary.get("metric") if summary and isinstance(summary.get("metric"), dict) else None
     if metric is not None and isinstance(threshold, (int, float)):
-        mean = metric.get("train_au_mean_percentage")
-        if isinstance(mean, (int, float)) and not isinstance(mean, bool):
-            facts["expected.au_meet_expectation"] = "success" if mean >= threshold else "fail"
+        mean = metric.get(metrics.AU_MEAN)
+        if isinstance(mean, (int, float)) and not isinstance(mean, bool):   # inf too: it is judged
+            out["expected.au_meet_expectation"] = "success" if mean >= threshold else "fail"
+    return out
 
-    # ---- overrides and effective parameters
+
+def _param_facts(host: layout.Host, params: dict, facts: dict, sources: dict) -> None:
+    """overrides.* and the effective params.<section.key> (the override, else config.yaml)."""
     ovpath = host.files.get("overrides")
-    ov = layout.overrides_dict(host.overrides) if host.overrides is not None else None
+    ov = identify.overrides_dict(host.overrides) if host.overrides is not None else None
     if ov is not None:
         facts["overrides.workload"] = ov.get("workload")
         sources["overrides.workload"] = (ovpath, "workload")
         harness = set(params.get("harness_params") or [])
         facts["overrides.params"] = [Item(k, ovpath, k) for k in ov if k != "workload" and k not in harness]
         sources["overrides.params"] = (ovpath, "(overrides)")
-    for key in ("reader.prefetch_size", "reader.odirect", "workflow.generate_data", "workflow.train"):
+    for key in EFFECTIVE_PARAMS:
         if ov is not None and key in ov:
             facts[f"params.{key}"] = _yaml_value(ov[key])
             sources[f"params.{key}"] = (ovpath, key)
@@ -481,10 +344,12 @@ def _host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params:
                 facts[f"params.{key}"] = v
                 sources[f"params.{key}"] = (host.files.get("config"), key)
 
-    # ---- integrity: recompute from the per-epoch lists
+
+def _recomputed_facts(b: layout.Benchmark, host: layout.Host, metric, summary, facts: dict, sources: dict) -> None:
+    """Integrity: the numbers recomputed from the per-epoch lists, DLIO's rank outputs and our steps."""
     if metric is not None:
-        au = _numbers(metric.get("train_au_percentage"))
-        tp = _numbers(metric.get("train_throughput_samples_per_second"))
+        au = finite_list(metric.get(metrics.AU_PER_EPOCH))
+        tp = finite_list(metric.get(metrics.SAMPLES))
         if au:
             facts["recomputed.au_mean"], facts["recomputed.au_stdev"] = metrics.mean_pstdev(au)
         if tp:
@@ -508,13 +373,12 @@ def _host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params:
         facts["steps.problems"] = problems
         facts["recomputed.steps_au"] = steps_au
         facts["recomputed.steps_throughput"] = steps_tp
-    return Scope("host", host.path, facts, sources, docs)
 
 
 def _rank_output_epochs(ranks: dict[int, dict], summary):
     """Per epoch: mean of the ranks' AU and sum of their samples/s (DLIO <rank>_output.json)."""
     epochs = summary.get("epochs") if isinstance(summary, dict) else None
-    if _int(epochs) is None:
+    if as_int(epochs) is None:
         epochs = min(sum(1 for k in d if str(k).isdigit()) for d in ranks.values())
     au, tp = [], []
     for e in range(1, epochs + 1):
@@ -526,7 +390,7 @@ def _rank_output_epochs(ranks: dict[int, dict], summary):
             if not (isinstance(a, dict) and isinstance(t, dict) and len(a) == 1 and len(t) == 1):
                 return None, None
             av, tv = next(iter(a.values())), next(iter(t.values()))
-            if _numbers([av, tv]) is None:
+            if finite_list([av, tv]) is None:
                 return None, None
             aus.append(float(av))
             tps.append(float(tv))
@@ -537,8 +401,8 @@ def _rank_output_epochs(ranks: dict[int, dict], summary):
 
 def _steps_au(host: layout.Host):
     """Per epoch, the AU (mean over ranks) and samples/s (sum over ranks) recomputed from
-    steps/rank-<r>.json, plus well-formedness problems. Throughput is None when suite.storage.metrics
-    has no epoch_from_ranks (the runner's reduction) to recompute it with."""
+    steps/rank-<r>.json with the runner's own reduction (metrics.epoch_from_ranks), plus
+    well-formedness problems."""
     problems: list[Item] = []
     per_epoch: dict[int, list[dict]] = {}
     base = host.files.get("rank_steps", host.path / "steps")
@@ -552,12 +416,12 @@ def _steps_au(host: layout.Host):
             continue
         for i, ep in enumerate(eps):
             where = f"epochs[{i}]"
-            if not isinstance(ep, dict) or _int(ep.get("epoch")) is None:
+            if not isinstance(ep, dict) or as_int(ep.get("epoch")) is None:
                 problems.append(Item(repr(ep)[:60], path, where, "an object with an integer epoch"))
                 continue
             lists = [ep.get(k) for k in ("step_start_s", "step_end_s", "step_compute_s")]
-            if not all(isinstance(x, list) for x in lists) or any(_numbers(x) is None and x for x in lists) \
-                    or len({len(x) for x in lists}) != 1 or _int(ep.get("samples")) is None:
+            if not all(isinstance(x, list) for x in lists) or any(finite_list(x) is None and x for x in lists) \
+                    or len({len(x) for x in lists}) != 1 or as_int(ep.get("samples")) is None:
                 problems.append(Item("ragged or non-numeric step lists", path, f"{where}.step_*_s",
                                      "three equal-length lists of numbers and integer samples"))
                 continue
@@ -568,11 +432,5 @@ def _steps_au(host: layout.Host):
     if any(len(v) != n for v in per_epoch.values()):
         return None, None, problems + [Item("epochs missing for some ranks", base, "epochs",
                                             "every rank has every epoch")]
-    reduce = getattr(metrics, "epoch_from_ranks", None)
-    if reduce is not None:
-        pairs = [reduce(per_epoch[e]) for e in sorted(per_epoch)]
-        return [a for a, _ in pairs], [t for _, t in pairs], problems
-    aus = [metrics.mean_pstdev([metrics.epoch_au_from_steps(ep["step_start_s"], ep["step_end_s"],
-                                                            ep["step_compute_s"]) for ep in per_epoch[e]])[0]
-           for e in sorted(per_epoch)]
-    return aus, None, problems
+    pairs = [metrics.epoch_from_ranks(per_epoch[e]) for e in sorted(per_epoch)]
+    return [a for a, _ in pairs], [t for _, t in pairs], problems

@@ -1,0 +1,216 @@
+"""What a result is: workload, accelerator, ruleset, division, org and system, from the files a
+benchmark's hosts carry first (overrides.yaml `workload=unet3d_h100`, config.yaml, summary keys,
+results.json) and only then from directory names (`unet3d-h100`, `v1.0`, `closed/<org>/results/<system>`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from suite.rules import RULESETS
+
+ACCELERATORS = ("h100", "a100", "v100")
+MODEL_ALIASES = {"unet3d": "unet3d", "unet": "unet3d", "resnet50": "resnet50", "resnet": "resnet50",
+                 "cosmoflow": "cosmoflow", "bert": "bert"}
+RULESET_IN_NAME = re.compile(r"(?:^|[^0-9.])v(0\.5|1\.0|2\.0)(?:$|[^0-9])")
+
+
+@dataclass
+class Identity:
+    """What a benchmark is, and what said so (`detected`: workload/accelerator/ruleset -> source)."""
+
+    division: str | None
+    org: str | None
+    system: str | None
+    workload: str | None
+    accelerator: str | None
+    ruleset: str
+    detected: dict[str, str] = field(default_factory=dict)
+
+
+def identify(bench_dir: Path, runs: list, root: Path, ruleset: str) -> Identity:
+    """Division, org, system, workload, accelerator and ruleset of a benchmark: from its files
+    first (overrides.yaml, config.yaml, summary keys, results.json), then from directory names."""
+    division, org, system = org_system(bench_dir, root)
+    detected: dict[str, str] = {}
+    model, accel = _workload_of(bench_dir, runs, root, detected)
+    rs = _ruleset_of(bench_dir, runs, ruleset, detected)
+    if accel is None and rs == "v0.5" and model in ("unet3d", "bert"):
+        accel, detected["accelerator"] = "v100", "v0.5 (v100 only)"
+    if division is None:
+        division = next((d for d in ((run.results or {}).get("division") for run in runs)
+                         if d in ("closed", "open")), None)
+    return Identity(division, org, system, model, accel, rs, detected)
+
+
+def _workload_of(bench_dir: Path, runs: list, root: Path, detected: dict) -> tuple[str | None, str | None]:
+    model = accel = None
+    for run in runs:
+        for host in run.hosts:
+            m, a, src = host_workload(host)
+            if m and model is None:
+                model, detected["workload"] = m, f"{src} ({host.path.name})"
+            if a and accel is None:
+                accel, detected["accelerator"] = a, f"{src} ({host.path.name})"
+    if model is None or accel is None:
+        nm, na = from_names(bench_dir.parts[-3:] if bench_dir != root else bench_dir.parts[-2:])
+        if model is None and nm:
+            model, detected["workload"] = nm, "directory names"
+        if accel is None and na:
+            accel, detected["accelerator"] = na, "directory names"
+    return model, accel
+
+
+def _ruleset_of(bench_dir: Path, runs: list, ruleset: str, detected: dict) -> str:
+    if ruleset and ruleset != "auto":
+        detected["ruleset"] = "--ruleset"
+        return ruleset
+    for run in runs:
+        r = (run.results or {}).get("ruleset")
+        if r in RULESETS:
+            detected["ruleset"] = "results.json"
+            return r
+    hint = _ruleset_hint(bench_dir.parts)
+    if hint:
+        detected["ruleset"] = "directory names"
+        return hint
+    summaries = [s for r in runs for s in r.summaries]
+    ov = next((overrides_dict(r.overrides).get("workload") for r in runs if r.overrides), None)
+    if any(r.warmup for r in runs):
+        rs, why = "v2.0", "a warm-up run"
+    elif (ov and parse_workload_name(ov)[1] is None) or (
+            summaries and all("num_hosts" not in s and "host_memory_GB" not in s for s in summaries)):
+        rs, why = "v0.5", "workload name without accelerator / v0.5 summary keys"
+    else:
+        rs, why = "v1.0", "default (v1.0 summary keys or none)"
+    detected["ruleset"] = why
+    return rs
+
+
+def parse_workload_name(text: str) -> tuple[str | None, str | None]:
+    """'unet3d_h100' -> ('unet3d', 'h100'); 'resnet-a100' -> ('resnet50', 'a100'); 'unet3d' -> ('unet3d', None)."""
+    model = accel = None
+    for token in re.split(r"[-_/\s.@]+", str(text).lower()):
+        if token in MODEL_ALIASES and model is None:
+            model = MODEL_ALIASES[token]
+        elif token in ACCELERATORS and accel is None:
+            accel = token
+    return model, accel
+
+
+def overrides_dict(overrides: list[str] | None) -> dict[str, str]:
+    """['- workload=unet3d_h100', '++workload.reader.read_threads=8'] -> {'workload': 'unet3d_h100', 'reader.read_threads': '8'}."""
+    out: dict[str, str] = {}
+    for item in overrides or []:
+        key, sep, value = str(item).partition("=")
+        if not sep:
+            continue
+        key = key.strip().lstrip("+").strip()
+        key = key.removeprefix("workload.") if key != "workload" else key
+        out[key] = value.strip()
+    return out
+
+
+def host_workload(host) -> tuple[str | None, str | None, str]:
+    """(workload, accelerator, which file said so) from one host dir's files; Nones when silent."""
+    ov = overrides_dict(host.overrides)
+    if ov.get("workload"):
+        model, accel = parse_workload_name(ov["workload"])
+        if model:
+            return model, accel, "overrides.yaml"
+    res = host.results or {}
+    name = res.get("dlio_workload") if isinstance(res.get("dlio_workload"), str) else res.get("workload")
+    if isinstance(name, str):
+        model, accel = parse_workload_name(name)
+        if isinstance(res.get("accelerator"), str) and res["accelerator"] in ACCELERATORS:
+            accel = res["accelerator"]
+        if model:
+            return model, accel, "results.json"
+    conf = host.config or {}
+    model = conf.get("model") if isinstance(conf.get("model"), str) else None
+    if model is None and isinstance((host.summary or {}).get("model"), str):
+        model = host.summary["model"]
+    if model:
+        model = MODEL_ALIASES.get(model.lower(), model.lower())
+        return model, _accel_from_compute(model, conf), "config.yaml" if conf.get("model") else "summary.json"
+    return None, None, ""
+
+
+def _accel_from_compute(model: str, conf: dict) -> str | None:
+    """The accelerator whose computation_time the run's config.yaml carries."""
+    train = conf.get("train") if isinstance(conf, dict) else None
+    ct = train.get("computation_time") if isinstance(train, dict) else None
+    if not isinstance(ct, (int, float)):
+        return None
+    for accel, compute_s in _compute_times(model):
+        if abs(compute_s - ct) < 1e-9:
+            return accel
+    return None
+
+
+@lru_cache(maxsize=None)
+def _compute_times(model: str) -> tuple[tuple[str, float], ...]:
+    from suite.storage import workloads
+    try:
+        return tuple((a, workloads.resolve(model, a).computation_time_s) for a in workloads.accelerators(model))
+    except Exception:  # unknown model: no accelerator from compute time
+        return ()
+
+
+@lru_cache(maxsize=None)
+def resolve_workload(model: str | None, accel: str | None):
+    """workloads.resolve, cached; None for an unknown workload/accelerator."""
+    from suite.storage import workloads
+    try:
+        return workloads.resolve(model, accel)
+    except Exception:
+        return None
+
+
+def from_names(parts: tuple[str, ...]) -> tuple[str | None, str | None]:
+    model = accel = None
+    for part in reversed(parts):
+        m, a = parse_workload_name(part)
+        model = model or m
+        accel = accel or a
+    return model, accel
+
+
+def _ruleset_hint(parts: tuple[str, ...]) -> str | None:
+    for part in reversed(parts):
+        m = RULESET_IN_NAME.search(part.lower())
+        if m:
+            return "v" + m.group(1)
+    return None
+
+
+def org_system(bench_dir: Path, root: Path) -> tuple[str | None, str | None, str | None]:
+    """(division, org, system) from `<division>/<org>/results/<system>/<benchmark>` when present."""
+    parts = bench_dir.parts
+    division = org = system = None
+    lower = [p.lower() for p in parts]
+    for i in range(len(parts) - 1, -1, -1):
+        if lower[i] in ("closed", "open") and division is None:
+            division = lower[i]
+    if "results" in lower:
+        i = len(lower) - 1 - lower[::-1].index("results")
+        org = parts[i - 1] if i >= 1 else None
+        below = parts[i + 1:]
+        if len(below) >= 2:
+            system = below[0]
+        elif len(below) == 1:
+            m, _ = parse_workload_name(below[0])
+            system = None if m else below[0]
+    return division, org, system
+
+
+def system_of(d: Path, root: Path) -> str | None:
+    parts = [p for p in d.parts]
+    lower = [p.lower() for p in parts]
+    if "generation_logs" in lower:
+        i = lower.index("generation_logs")
+        return parts[i + 1] if i + 1 < len(parts) else None
+    return org_system(d, root)[2]

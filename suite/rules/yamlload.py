@@ -1,0 +1,47 @@
+"""The bounded YAML loader: suite.files.load_yaml's contract (size limit, UTF-8, one-line
+errors) with libyaml when present, and a nesting limit checked before parsing (deep nesting
+crashes libyaml instead of raising). The rule engine loads rules/ with it and suite.check.walker
+loads result trees with it, so it sits here, below both.
+"""
+
+import re
+from pathlib import Path
+
+from suite import files
+from suite.errors import ResultError
+
+MAX_NESTING = 256          # brackets; libyaml overflows its C stack on ~100k-deep flow nesting
+MAX_INDENT = 1024          # columns of block indentation
+
+
+def _nesting(text: str) -> tuple[int, int]:
+    """(deepest [/{ nesting, widest leading indentation) of a YAML/JSON text, without parsing it."""
+    depth = deepest = 0
+    for m in re.finditer(r"[\[\]{}]", text):
+        depth += 1 if m.group() in "[{" else -1
+        deepest = max(deepest, depth)
+    indent = max(map(len, re.findall(r"(?m)^ +", text)), default=0)
+    return deepest, indent
+
+
+def load_yaml_fast(path: Path, error=ResultError):
+    """One YAML document from `path`, bounded (see the module); failures raise `error`, one line."""
+    import yaml
+
+    text = files.read_text(path, error=error)
+    deepest, indent = _nesting(text)
+    if deepest > MAX_NESTING or indent > MAX_INDENT:
+        raise error(f"{path}: nesting: expected at most {MAX_NESTING} levels and {MAX_INDENT} columns, "
+                    f"got {deepest} levels and {indent} columns")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        doc = yaml.load(text, Loader=loader)
+        files.check_node_budget(doc, path, error)
+        return doc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f"line {mark.line + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise error(f"{path}: {line}expected valid YAML, got {problem}") from None
+    except (RecursionError, ValueError) as exc:
+        raise error(f"{path}: expected a YAML document within Python's limits, got {type(exc).__name__}") from None

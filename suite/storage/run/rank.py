@@ -1,0 +1,188 @@
+"""The rank side of `suite run`: `mpiexec -n N python -m suite.storage.run.rank PLAN`.
+
+The only importer of mpi4py. Each rank reads its shard of the epoch's file order through
+suite.storage.run.loader, simulates compute through suite.storage.run.accelerator, meets the
+other ranks at a barrier each step and writes steps/rank-<r>.json (suite.storage.records).
+The launcher (suite.storage.run.launch) turns those into the run's results.
+"""
+
+import os
+import random
+import socket
+import sys
+import time
+from pathlib import Path
+
+from suite import files
+from suite.errors import RunError, SuiteError
+from suite.storage.records import PLAN_MAX_BYTES, RankEpoch, RankSteps, RunPlan
+
+
+def _barrier(comm) -> None:
+    """comm.Barrier() without spinning the CPU: MPICH's blocking barrier busy-polls, which on a
+    host with more ranks than cores steals the readers' CPU. Poll a non-blocking one, sleeping."""
+    req = comm.Ibarrier()
+    nap = 0.00002
+    while not req.Test():
+        time.sleep(nap)
+        nap = min(nap * 2, 0.0005)
+
+
+def _epoch_order(plan: RunPlan, epoch: int) -> list[int]:
+    order = list(range(len(plan.files)))
+    if plan.file_shuffle:
+        random.Random(plan.seed * 100003 + epoch).shuffle(order)
+    return order
+
+
+def rank_shard(plan: RunPlan, epoch: int, rank: int, size: int):
+    """This rank's files for `epoch`: the contiguous slice [rank x S, (rank+1) x S) of the
+    epoch's (shuffled) sample stream, S = steps x batch; returns [FileSpec], samples."""
+    from suite.storage.run.loader import FileSpec
+
+    need = plan.steps_per_epoch * plan.batch_size
+    lo, hi = rank * need, (rank + 1) * need
+    spf = plan.samples_per_file
+    out = []
+    for pos, idx in enumerate(_epoch_order(plan, epoch)):
+        f_lo, f_hi = pos * spf, (pos + 1) * spf
+        if f_hi <= lo:
+            continue
+        if f_lo >= hi:
+            break
+        path, size_bytes = plan.files[idx]
+        out.append(FileSpec(path, int(size_bytes), spf, take=min(f_hi, hi) - max(f_lo, lo)))
+    return out, need
+
+
+def write_checkpoint(plan: RunPlan, run_start: float, run_index_name: str) -> dict:
+    folder = Path(plan.checkpoint_dir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunError(f"{folder}: checkpoint folder: {exc.strerror}") from None
+    path = folder / f"model-{run_index_name}.pt"
+    chunk = os.urandom(4 * 1024 * 1024)
+    t0 = time.time()
+    left = plan.checkpoint_bytes
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            while left > 0:
+                left -= os.write(fd, chunk[:min(left, len(chunk))])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        t1 = time.time()
+        os.unlink(path)
+    except OSError as exc:
+        raise RunError(f"{path}: checkpoint write of {plan.checkpoint_bytes} bytes: {exc.strerror}") from None   # the evidence is the timed, fsync'd write; do not fill the disk run after run
+    return {"bytes_written": plan.checkpoint_bytes, "duration_s": t1 - t0, "path": str(path),
+            "start_s": t0 - run_start, "end_s": t1 - run_start, "fsync": True, "removed_after": True}
+
+
+def worker(plan_path: str) -> int:
+    """One rank: read the shard, simulate compute, barrier each step, write steps/rank-<r>.json."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    plan = RunPlan.from_dict(files.load_json(Path(plan_path), schema="plan", limit=PLAN_MAX_BYTES))
+    run_dir = Path(plan.run_dir)
+    host = socket.gethostname()
+    (run_dir / "ranks").mkdir(parents=True, exist_ok=True)
+    files.write_atomic(run_dir / "ranks" / f"rank-{rank}.pid", f"{host} {os.getpid()}\n")
+    log = open(run_dir / "dlio.log", "a", encoding="utf-8") if rank == 0 else None
+
+    def out(line: str) -> None:
+        from suite.storage.dlio_output import timestamp
+        print(line, flush=True)
+        log.write(f"{timestamp(time.time())} {line}\n")
+        log.flush()
+
+    try:
+        record = _run(comm, plan, host, out)
+        files.write_json(run_dir / "steps" / f"rank-{rank}.json", record.to_dict(), schema="steps")
+        _barrier(comm)
+    except Exception as exc:  # noqa: BLE001 - one line for the CLI, the traceback (bugs) to mpiexec.log
+        _fail(comm, run_dir, rank, exc)
+        return 1
+    finally:
+        if log:
+            log.close()
+    return 0
+
+
+def _run(comm, plan: RunPlan, host: str, out) -> RankSteps:
+    """Every epoch of this rank, then (rank 0) the checkpoint: the rank's step record."""
+    from suite.storage.run.accelerator import ComputeModel
+    from suite.storage.run.loader import Reader, ReaderConfig
+
+    rank, size = comm.Get_rank(), comm.Get_size()
+    model = ComputeModel(plan.computation_time_s, plan.batch_size, size)
+    reader = Reader(ReaderConfig(
+        read_threads=plan.read_threads, prefetch_size=plan.prefetch_size,
+        transfer_size_bytes=plan.transfer_size_bytes, odirect=plan.odirect, format=plan.format,
+        samples_per_file=plan.samples_per_file, batch_size=plan.batch_size,
+        delay_per_file_s=plan.delay_per_file_s))
+    _barrier(comm)
+    run_start = comm.bcast(time.time() if rank == 0 else None, root=0)
+    record = RankSteps(rank=rank, hostname=host, run_start_unix_s=run_start)
+    for epoch in range(1, plan.epochs + 1):
+        record.epochs.append(_epoch(comm, plan, reader, model, epoch, run_start, out))
+    _barrier(comm)
+    if rank == 0 and plan.checkpoint_bytes and plan.checkpoint_dir:
+        out(f"Starting checkpoint: {plan.checkpoint_bytes} bytes to {plan.checkpoint_dir}")
+        record.checkpoint = write_checkpoint(plan, run_start, Path(plan.run_dir).name)
+        out(f"Ending checkpoint: {record.checkpoint['duration_s']:.2f} s")
+    return record
+
+
+def _epoch(comm, plan: RunPlan, reader, model, epoch: int, run_start: float, out) -> RankEpoch:
+    """One epoch: wait for each batch, simulate its compute, meet the others; the timings."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    now = time.time
+    shard, need = rank_shard(plan, epoch, rank, size)
+    _barrier(comm)
+    e = RankEpoch(epoch=epoch, start_s=now() - run_start)
+    if rank == 0:
+        out(f"Starting epoch {epoch}: {plan.steps_per_epoch} steps expected")
+    ep = reader.epoch(shard, need)
+    starts, ends, comps = e.step_start_s, e.step_end_s, e.step_compute_s
+    try:
+        for i in range(plan.steps_per_epoch):
+            t0 = now()
+            ep.wait_batch(i)
+            c = model.compute()
+            _barrier(comm)
+            starts.append(t0 - run_start)
+            ends.append(now() - run_start)
+            comps.append(c)
+    finally:
+        ep.close()
+    e.end_s = now() - run_start
+    e.samples, e.bytes_read, e.files_read = need, ep.bytes_read, ep.files_read
+    if rank == 0:
+        from suite.storage import metrics
+        au = metrics.epoch_au_from_steps(starts, ends, comps)
+        tp = metrics.epoch_throughput_from_steps(starts, ends, need) * size
+        out(f"Ending epoch {epoch} - {len(comps)} steps completed in {e.end_s - e.start_s:.2f} s; "
+            f"rank 0 AU {au:.2f}%, ~{tp:.2f} samples/s, "
+            f"{ep.bytes_read / 1024**2 / max(e.end_s - e.start_s, 1e-9):.1f} MiB/s read")
+    return e
+
+
+def _fail(comm, run_dir: Path, rank: int, exc: Exception) -> None:
+    """A rank's error: one line in errors/rank-<r>.txt and on stderr (a bug's traceback too); abort all."""
+    message = str(exc) if isinstance(exc, SuiteError) else f"{type(exc).__name__}: {exc} (a bug: see mpiexec.log)"
+    (run_dir / "errors").mkdir(parents=True, exist_ok=True)
+    files.write_atomic(run_dir / "errors" / f"rank-{rank}.txt", f"{message}\n")
+    if not isinstance(exc, SuiteError):
+        import traceback
+        traceback.print_exc()
+    print(f"rank {rank}: error: {message}", file=sys.stderr, flush=True)
+    comm.Abort(1)
+
+
+if __name__ == "__main__":
+    sys.exit(worker(sys.argv[1]))
