@@ -84,6 +84,7 @@ _VOWELS = ("a", "e", "i", "o", "u", "ai", "ea", "ou", "io")
 _CODAS = ("", "", "n", "r", "s", "l", "x", "m")
 
 PSEUDO_WORDS = 1500
+WORD_TABLE = 1 << 16  # slots of a word distribution (see _zipf_table)
 BRANDS = 80
 RATING_FACTORS = 8
 RATING_CUTS = (-0.45, -0.2, 0.2, 0.45)  # latent score -> rating 1..5
@@ -144,11 +145,14 @@ def _pseudo_words(rng, count: int) -> list[str]:
     return list(words)[:count]
 
 
-def _zipf_cdf(n: int, s: float):
+def _zipf_table(rank, s: float):
+    """A Zipf(s) distribution over the words in `rank` order, as WORD_TABLE equally likely slots
+    (each word gets its probability's share of slots): a draw is one integer index, no search."""
     import numpy as np
 
-    w = 1.0 / np.arange(1, n + 1) ** s
-    return np.cumsum(w) / w.sum()
+    w = 1.0 / np.arange(1, len(rank) + 1) ** s
+    ends = np.round(np.cumsum(w) / w.sum() * WORD_TABLE).astype(np.int64)
+    return np.repeat(rank, np.diff(ends, prepend=0)).astype(np.int32)
 
 
 @functools.lru_cache(maxsize=4)
@@ -175,8 +179,7 @@ def _vocabulary(seed: int) -> dict:
                      + [c for c, _ in _CONDITIONS] + brands + list(_FILLERS) + ["by"])
     return {
         "review_vocab": pa.array(review_vocab, pa.string()),
-        "ham_rank": ham_rank.astype(np.int32), "spam_rank": spam_rank.astype(np.int32),
-        "ham_cdf": _zipf_cdf(nw, 1.05), "spam_cdf": _zipf_cdf(nw, SPAM_ZIPF),
+        "ham_table": _zipf_table(ham_rank, 1.05), "spam_table": _zipf_table(spam_rank, SPAM_ZIPF),
         "phrase_base": nw, "phrases": len(_SPAM_PHRASES),
         "listing_vocab": pa.array(listing_vocab, pa.string()),
         "brand_tier": rng.integers(0, len(_TIERS), BRANDS),
@@ -217,12 +220,6 @@ def _join(vocab, tokens, lengths):
     return pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), values), " ")
 
 
-def _draw(rng, cdf, rank, size):
-    import numpy as np
-
-    return rank[np.minimum(np.searchsorted(cdf, rng.random(size)), len(cdf) - 1)]
-
-
 def _reviews(seed: int, rng, start: int, n: int):
     import numpy as np
     import pyarrow as pa
@@ -234,8 +231,8 @@ def _reviews(seed: int, rng, start: int, n: int):
     row = np.repeat(np.arange(n), lengths)
     total = len(row)
     from_spam = spammy[row] & (rng.random(total) < SPAM_MIX)
-    tokens = np.where(from_spam, _draw(rng, v["spam_cdf"], v["spam_rank"], total),
-                      _draw(rng, v["ham_cdf"], v["ham_rank"], total))
+    slot = rng.integers(0, WORD_TABLE, total)
+    tokens = np.where(from_spam, v["spam_table"][slot], v["ham_table"][slot])
     phrase_p = np.where(spammy, PHRASE_P[1], PHRASE_P[0])[row]
     phrase = rng.random(total) < phrase_p
     tokens[phrase] = v["phrase_base"] + rng.integers(0, v["phrases"], int(phrase.sum()))
