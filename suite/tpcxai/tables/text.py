@@ -198,14 +198,26 @@ def _rating_population(seed: int, customers: int, products: int) -> dict:
     item_w = rng.lognormal(0.0, 0.8, products)
     user_cdf, item_cdf = np.cumsum(user_w) / user_w.sum(), np.cumsum(item_w) / item_w.sum()
     user_bias, item_bias = rng.normal(0.0, 0.6, customers), rng.normal(0.0, 1.2, products)
-    # centred on what is rated, so 1s and 5s are about equally common and the mean rating is ~3
-    user_bias -= user_bias @ (user_w / user_w.sum())
-    item_bias -= item_bias @ (item_w / item_w.sum())
-    return {
+    population = {
         "user_bias": user_bias, "item_bias": item_bias,
         "user_f": rng.normal(0.0, scale, (customers, k)), "item_f": rng.normal(0.0, scale, (products, k)),
-        "user_cdf": user_cdf, "item_cdf": item_cdf,
+        "user_cdf": user_cdf, "item_cdf": item_cdf, "centre": 0.0,
     }
+    # the cuts are centred on the median score of what gets rated, so 1s and 5s are about equally
+    # common and the mean rating is ~3 (a constant prediction is then off by ~2 on most ratings)
+    population["centre"] = float(np.median(_scores(population, rng, 1 << 16)[2]))
+    return population
+
+
+def _scores(p, rng, n):
+    """n (user, item, latent score) draws: who rates what, and how much they like it."""
+    import numpy as np
+
+    user = np.minimum(np.searchsorted(p["user_cdf"], rng.random(n)), len(p["user_cdf"]) - 1)
+    item = np.minimum(np.searchsorted(p["item_cdf"], rng.random(n)), len(p["item_cdf"]) - 1)
+    score = (p["user_bias"][user] + p["item_bias"][item]
+             + np.einsum("ij,ij->i", p["user_f"][user], p["item_f"][item]) + rng.normal(0.0, 0.5, n))
+    return user, item, score - p["centre"]
 
 
 def _join(vocab, tokens, lengths):
@@ -278,10 +290,7 @@ def _ratings(seed: int, sf: float, rng, n: int):
     import pyarrow as pa
 
     p = _rating_population(seed, *population_size(sf))
-    user = np.minimum(np.searchsorted(p["user_cdf"], rng.random(n)), len(p["user_cdf"]) - 1)
-    item = np.minimum(np.searchsorted(p["item_cdf"], rng.random(n)), len(p["item_cdf"]) - 1)
-    score = (p["user_bias"][user] + p["item_bias"][item]
-             + np.einsum("ij,ij->i", p["user_f"][user], p["item_f"][item]) + rng.normal(0.0, 0.5, n))
+    user, item, score = _scores(p, rng, n)
     rating = np.digitize(score, RATING_CUTS) + 1
     return pa.table({"user_id": pa.array(user.astype(np.int64)), "product_id": pa.array(item.astype(np.int64)),
                      "rating": pa.array(rating.astype(np.int8))})
