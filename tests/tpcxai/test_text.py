@@ -84,6 +84,25 @@ def test_chunks_do_not_depend_on_order_or_cached_population(monkeypatch):
     assert np.array_equal(ids, np.arange(rows["review"]))
 
 
+def _chunk(args):
+    sf, split, seed, chunk, chunk_rows = args
+    text.CHUNK_ROWS = chunk_rows
+    return text.generate(sf, split, seed, chunk)
+
+
+def test_chunks_made_by_two_processes_equal_one_process(monkeypatch):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    monkeypatch.setattr(text, "CHUNK_ROWS", 4000)
+    k = text.chunks(SF, "training")
+    one = [text.generate(SF, "training", SEED, c) for c in range(k)]
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        two = list(pool.map(_chunk, [(SF, "training", SEED, c, 4000) for c in range(k)]))
+    for a, b in zip(one, two):
+        _tables_equal(a, b)
+
+
 def test_schema_labels_and_value_ranges(splits):
     schemas = text.schemas()
     customers, products = text.population_size(SF)
