@@ -91,8 +91,6 @@ RATING_CUTS = (-0.45, -0.2, 0.2, 0.45)  # latent score -> rating 1..5
 
 
 def _label(field):
-    import pyarrow as pa
-
     return field.with_metadata({b"label": b"1"})
 
 
@@ -232,7 +230,7 @@ def _join(vocab, tokens, lengths):
     return pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), values), " ")
 
 
-def _reviews(seed: int, rng, start: int, n: int):
+def _reviews(seed: int, sf: float, rng, start: int, n: int):
     import numpy as np
     import pyarrow as pa
 
@@ -253,7 +251,7 @@ def _reviews(seed: int, rng, start: int, n: int):
                      "text": _join(v["review_vocab"], tokens, lengths)})
 
 
-def _listings(seed: int, rng, start: int, n: int):
+def _listings(seed: int, sf: float, rng, start: int, n: int):
     import numpy as np
     import pyarrow as pa
 
@@ -285,7 +283,7 @@ def _listings(seed: int, rng, start: int, n: int):
                      "description": _join(v["listing_vocab"], mat_grid[keep].astype(np.int32), keep.sum(1))})
 
 
-def _ratings(seed: int, sf: float, rng, n: int):
+def _ratings(seed: int, sf: float, rng, start: int, n: int):
     import numpy as np
     import pyarrow as pa
 
@@ -301,10 +299,9 @@ def generate(sf: float, split: str, seed: int, chunk: int) -> dict:
     if not 0 <= chunk < k:
         raise ValueError(f"chunk: expected 0..{k - 1} for SF {sf} {split}, got {chunk}")
     out = {}
-    for table, make in (("review", _reviews), ("marketplace", _listings), ("product_rating", None)):
+    for table, make in (("review", _reviews), ("marketplace", _listings), ("product_rating", _ratings)):
         lo, hi = _bounds(rows[table], k, chunk)
-        rng = spec.rng(seed, NAME, split, "chunk", chunk, table)
-        out[table] = (_ratings(seed, sf, rng, hi - lo) if make is None else make(seed, rng, lo, hi - lo))
+        out[table] = make(seed, sf, spec.rng(seed, NAME, split, "chunk", chunk, table), lo, hi - lo)
     return out
 
 
