@@ -134,7 +134,7 @@ def chunk_task(task: tuple) -> dict:
 
 
 def plan(groups_and_modules, sf: float, seed: int, data_dir: Path, paths=()) -> list[tuple]:
-    """Every chunk task, largest groups' chunks interleaved (order does not change any byte)."""
+    """Every chunk task of every group and split (the order they run in changes no byte)."""
     tasks = []
     for module, group in groups_and_modules:
         for split in spec.SPLITS:
@@ -153,8 +153,6 @@ def _clear(raw: Path) -> None:
 
 def generate(registry, sf: float, seed: int, data_dir: Path, processes: int, progress=None) -> GenerationStats:
     """Generate every installed table group's three splits into data_dir/raw with P processes."""
-    import multiprocessing
-
     modules = [m for m in registry.group_modules if m not in registry.missing_groups()]
     groups = list(zip(modules, registry.groups()))
     if not groups:
@@ -166,17 +164,31 @@ def generate(registry, sf: float, seed: int, data_dir: Path, processes: int, pro
     stats = GenerationStats()
     start = time.perf_counter()
     if processes <= 1:
-        results = map(chunk_task, tasks)
-        _collect(results, stats, len(tasks), progress, start)
+        _collect(map(chunk_task, tasks), stats, len(tasks), progress, start)
     else:
-        with multiprocessing.get_context("spawn").Pool(processes) as pool:
-            _collect(pool.imap_unordered(chunk_task, tasks), stats, len(tasks), progress, start)
+        _parallel(tasks, processes, stats, progress, start)
     stats.duration_s = time.perf_counter() - start
     manifest = {"schema_version": 1, "scale_factor": sf, "seed": seed, "processes": processes,
                 "groups": [{"module": m, "name": g.name, "tables": sorted(g.schemas())} for m, g in groups],
                 "chunks": _chunks_per_table(stats.tables), "stats": stats.to_dict()}
     files.write_atomic(raw / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return stats
+
+
+def _parallel(tasks, processes: int, stats: GenerationStats, progress, start: float) -> None:
+    """Chunks over P spawn-started processes; a worker that dies fails the phase (never hangs)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        futures = [pool.submit(chunk_task, t) for t in tasks]
+        _collect((f.result() for f in as_completed(futures)), stats, len(tasks), progress, start)
+    except BrokenProcessPool:
+        raise RunError("generation: a generator process died (killed, or out of memory?)") from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _collect(results, stats: GenerationStats, total: int, progress, start: float) -> None:

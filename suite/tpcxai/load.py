@@ -187,7 +187,8 @@ class ParquetData:
             missing = [c for c in columns if c not in visible]
             if missing:
                 raise KeyError(f"table {name!r}: no column(s) {missing}")
-        return pq.read_table(self._path(name), columns=list(columns) if columns is not None else visible)
+        # ParquetFile, not read_table: it does not import pyarrow.dataset (a second of start-up per job)
+        return pq.ParquetFile(self._path(name)).read(columns=list(columns) if columns is not None else visible)
 
     def table(self, name: str, columns=None):
         return self.arrow(name, columns).to_pandas()
