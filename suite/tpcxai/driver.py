@@ -234,9 +234,15 @@ class Driver:
             threads.append(threading.Thread(target=self._stream, args=(s, perm, entry), name=f"stream-{s}"))
         for t in threads:
             t.start()
-        for t in threads:
-            while t.is_alive():
-                t.join(0.1)
+        try:
+            for t in threads:
+                while t.is_alive():
+                    t.join(0.1)
+        except BaseException:          # Ctrl-C: stop the streams' jobs, let the threads end, then report
+            self.launcher.stop_all()
+            for t in threads:
+                t.join()
+            raise
 
     def _stream(self, s: int, perm: list, entry: dict) -> None:
         entry["start_s"] = round(self.launcher.now(), 3)
@@ -279,18 +285,20 @@ class Driver:
 
 
 def _on_sigterm():
+    """Ctrl-C and SIGTERM raise KeyboardInterrupt in the main thread (even where SIGINT was ignored)."""
     if threading.current_thread() is not threading.main_thread():
         return None
 
     def handler(signum, frame):
         raise KeyboardInterrupt
 
-    return signal.signal(signal.SIGTERM, handler)
+    return signal.signal(signal.SIGTERM, handler), signal.signal(signal.SIGINT, handler)
 
 
 def _restore_sigterm(previous) -> None:
     if previous is not None:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, previous[0])
+        signal.signal(signal.SIGINT, previous[1])
 
 
 def _sweep_temporaries(root: Path) -> None:

@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import pickle
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -139,6 +140,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
+    signal.signal(signal.SIGINT, signal.default_int_handler)   # stoppable even if started with SIGINT ignored
     where = f"uc{args.use_case:02d} {args.stage}"
     try:
         run_stage(args)

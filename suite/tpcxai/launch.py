@@ -97,6 +97,10 @@ class Launcher:
             self._running[proc.pid] = proc
         try:
             rc = self._wait(proc)
+        except BaseException:          # Ctrl-C while waiting: the job is stopped, not orphaned
+            self.stopping.set()
+            _stop([proc])
+            raise
         finally:
             with self._lock:
                 self._running.pop(proc.pid, None)
@@ -109,23 +113,28 @@ class Launcher:
         self.stopping.set()
         with self._lock:
             procs = list(self._running.values())
-        for p in procs:
-            try:
-                os.kill(p.pid, signal.SIGINT)
-            except ProcessLookupError:
-                pass
-        deadline = time.monotonic() + grace_s
-        for p in procs:
-            while _alive(p) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            if _alive(p):
-                try:
-                    os.kill(p.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+        _stop(procs, grace_s)
 
     def close(self) -> None:
         pass
+
+
+def _stop(procs, grace_s: float = 5.0) -> None:
+    for p in procs:
+        try:
+            os.kill(p.pid, signal.SIGINT)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace_s
+    for p in procs:
+        while _alive(p) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if _alive(p):
+            try:
+                os.kill(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        Launcher._wait(p)          # reap it
 
 
 def _alive(proc) -> bool:

@@ -156,3 +156,32 @@ def registry(tmp: Path, faults=None, use_cases=range(1, 11), strict=()):
     shutil.copy(rules_dir() / "streams.yaml", rules / "streams.yaml")
     return Registry(group_modules=("tpcx_toy",), usecase_modules=tuple(mods), workloads=str(wl), rules=str(rules),
                     paths=(str(HERE),))
+
+
+def main(argv=None) -> int:
+    """`python tpcx_toy.py TMP [--fault UC=KIND] suite-run-arguments...`: `suite run --workload tpcx-ai` over the toy
+    registry (what suite.cli does, with the toy use cases and the fork launcher)."""
+    from suite import cli
+    from suite.errors import SuiteError
+    from suite.tpcxai import command
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    tmp = Path(argv.pop(0))
+    faults = {}
+    while argv and argv[0] == "--fault":
+        n, kind = argv[1].split("=")
+        faults[int(n)] = {"fail": kind}
+        argv = argv[2:]
+    args = cli.build_parser().parse_args(["run", "--workload", "tpcx-ai", *argv])
+    use_cases = args.use_cases or range(1, 11)
+    try:
+        return int(command.run(args, registry=registry(tmp, faults, use_cases), launcher="fork"))
+    except SuiteError as exc:
+        print(f"suite run: error: {exc}", file=sys.stderr)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
