@@ -55,8 +55,9 @@ def run(args, registry=None, launcher: str = "exec") -> int:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     results_dir = Path(args.results_dir) if args.results_dir else Path("results") / f"tpcx-ai-sf{args.scale_factor:g}-{stamp}"
     data_dir = Path(args.data_dir) if args.data_dir else results_dir / "data"
-    if results_dir.exists() and not results_dir.is_dir():
-        raise SuiteError(expected_got(results_dir, "--results-dir", "a directory", "a file"))
+    for name, d in (("--results-dir", results_dir), ("--data-dir", data_dir)):
+        if d.exists() and not d.is_dir():
+            raise SuiteError(expected_got(d, name, "a directory", "a file"))
     opts = driver.Options(scale_factor=args.scale_factor, data_dir=data_dir, results_dir=results_dir,
                           streams=args.streams, use_cases=args.use_cases,
                           processes=args.processes or os.cpu_count() or 1, seed=args.seed,
