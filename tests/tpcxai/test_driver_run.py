@@ -70,3 +70,10 @@ def test_version_1_result_is_still_read(tmp_path):
     (tmp_path / result.RESULT_FILE).write_text(json.dumps(doc))
     assert result.read(tmp_path)["schema_version"] == 1
     assert fdr.load(tmp_path).compute().aiucpm == pytest.approx(60 * 10 / (2 * 1 * 1 * 1) ** 0.25, abs=1e-3)
+
+
+def test_check_accepts_the_run(full_run):
+    from suite.tpcxai import check
+
+    run, path, _ = full_run
+    assert check.check(result.read(path), str(path), usecase.thresholds(run.options.registry)) == []
