@@ -80,7 +80,8 @@ def test_small_subset_run_exit_codes(tmp_path):
     assert cli.main(["metrics", str(tmp_path / "r")]) == 2      # a subset: phase times, no metric
 
 
-def test_ctrl_c_marks_the_result_incomplete(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_marks_the_result_incomplete(tmp_path, sig):
     p = toy_cli(tmp_path, "--fault", "3=sleep", "--scale-factor", "0.01", "--use-cases", "2,3", "--results-dir",
                 str(tmp_path / "r"), "--data-dir", str(tmp_path / "d"), "--processes", "1")
     seen = []
@@ -90,7 +91,7 @@ def test_ctrl_c_marks_the_result_incomplete(tmp_path):
         if "training: uc02 ok" in line or time.monotonic() > deadline:
             break
     time.sleep(1.0)
-    p.send_signal(signal.SIGINT)
+    p.send_signal(sig)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130, (seen, out, err)
     doc = json.loads((tmp_path / "r" / result.RESULT_FILE).read_text())
