@@ -68,6 +68,10 @@ def cmd_list(args) -> int:
 
     resolved = [workloads.resolve(n, a) for n in workloads.names() for a in workloads.accelerators(n)]
     print(text.workloads_table(resolved))
+    from suite.tpcxai import command as tpcxai
+
+    print()
+    print(tpcxai.list_text())
     return ExitCode.OK
 
 
@@ -121,6 +125,12 @@ def cmd_datagen(args) -> int:
 def cmd_run(args) -> int:
     from suite.storage.run import launch as runner
 
+    if args.workload == "tpcx-ai":   # TPCx-AI's options and run live in suite/tpcxai/command.py
+        from suite.tpcxai import command as tpcxai
+
+        return tpcxai.run(args)
+    if args.accelerators is None:
+        raise SuiteError(f"--accelerators: expected a number of simulated accelerators for {args.workload}, got none")
     return runner.run(runner.Options(
         workload=args.workload, accelerators=args.accelerators, accelerator_type=args.accelerator_type,
         data_dir=args.data_dir, results_dir=args.results_dir, runs=args.runs, memory_limit=args.memory_limit,
@@ -338,8 +348,8 @@ def _args_run(sub, names) -> None:
                        description="Run a storage workload under the rules: cache drop before each run, memory "
                                    "cgroup, closed-division refusals; writes DLIO-compatible results and "
                                    "results.json with the evidence. Without --data-dir: the miniature default.")
-    _workload_args(p, names)
-    p.add_argument("--accelerators", type=positive_int, required=True, help="simulated accelerators (MPI ranks)")
+    _workload_args(p, [*names, "tpcx-ai"])
+    p.add_argument("--accelerators", type=positive_int, help="simulated accelerators (MPI ranks; storage workloads)")
     p.add_argument("--data-dir", help="the dataset (suite datagen); omitted: the embedded miniature, "
                                       "generated on first use under ./results/data")
     p.add_argument("--results-dir", help="default ./results/<workload>_<accel>-<N>acc-<UTC time>")
@@ -357,6 +367,9 @@ def _args_run(sub, names) -> None:
     p.add_argument("--no-cache-drop", action="store_true",
                    help="open division only: do not drop the page cache (measures from memory; non-compliant)")
     p.add_argument("--debug-read-delay", type=non_negative_float, default=0.0, help=argparse.SUPPRESS)
+    from suite.tpcxai.command import add_run_arguments
+
+    add_run_arguments(p)
 
 
 def _args_metrics(sub) -> None:

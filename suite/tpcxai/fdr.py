@@ -71,6 +71,11 @@ def load(path) -> Fdr:
         doc = files.load_yaml(path, error=ResultError)
     elif suffix == ".json":
         doc = files.load_json(path, error=ResultError)
+        if isinstance(doc, dict) and doc.get("schema_version") == 2 and doc.get("kind") == "tpcx-ai-run":
+            from suite.tpcxai import result   # a run's tpcxai-result.json (version 2) in the FDR form
+
+            files.validate(doc, result.SCHEMA, path, ResultError)
+            doc = result.fdr_doc(doc, str(path.parent))
     else:
         doc = from_csv(files.read_text(path, error=ResultError), path)
     return from_doc(doc, path)
@@ -88,7 +93,7 @@ def from_doc(doc, path) -> Fdr:
                                            f"{type(value).__name__} {value!r}"))
     files.validate(doc, "fdr", where, ResultError)
     kit_mode = {"1.0.2": "1.0.2", "1.0.3": "1.0.3", "1.0.3.1": "1.0.3"}.get(doc["kit_version"])
-    price = metric.finite_positive(doc["total_price"], where, "total_price")
+    price = None if doc.get("total_price") is None else metric.finite_positive(doc["total_price"], where, "total_price")
     metric.finite_positive(doc["scale_factor"], where, "scale_factor")
     jobs = [metric.Job(phase=j["phase"], start_s=j["start_s"], end_s=j["end_s"], use_case=j.get("use_case"),
                        stream=j.get("stream"))
@@ -125,7 +130,7 @@ def from_doc(doc, path) -> Fdr:
     if missing:
         raise ResultError(expected_got(where, missing[0], "a time (or per-job times in `jobs`)", "none"))
     inputs = metric.Inputs(scale_factor=doc["scale_factor"], streams=doc["streams"], reported_streams=reported,
-                           total_price=price, currency=doc["currency"], **given)
+                           total_price=price, currency=doc.get("currency"), **given)
     quality = {_uc(k, where, "quality"): v for k, v in doc.get("quality", {}).items()}
     for uc, q in quality.items():
         for key in ("value", "threshold"):   # may be 0 or negative (MCC), never NaN or infinite

@@ -1,0 +1,100 @@
+"""`suite run --workload tpcx-ai ...` and the TPCx-AI part of `suite list workloads`.
+
+suite/cli.py only adds these options to its `run` parser (add_run_arguments) and hands a
+tpcx-ai run to `run(args)`; everything TPCx-AI about the command line lives here.
+"""
+
+import argparse
+import math
+import time
+from pathlib import Path
+
+from suite.errors import ExitCode, SuiteError, expected_got
+
+WORKLOAD = "tpcx-ai"
+
+
+def scale_factor(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0 (about GB of data), got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
+    return value
+
+
+def use_case_list(text: str) -> tuple[int, ...]:
+    try:
+        numbers = tuple(int(t) for t in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected use cases like 1,3,8 (1..10), got {text!r}") from None
+    bad = [n for n in numbers if not 1 <= n <= 10]
+    if bad or len(set(numbers)) != len(numbers):
+        raise argparse.ArgumentTypeError(f"expected distinct use cases among 1..10, got {text!r}")
+    return numbers
+
+
+def add_run_arguments(p) -> None:
+    """The TPCx-AI options of `suite run` (ignored by the storage workloads)."""
+    g = p.add_argument_group("TPCx-AI (--workload tpcx-ai)")
+    g.add_argument("--scale-factor", type=scale_factor, help="about GB of data; >= 1 for a publishable AIUCpm")
+    g.add_argument("--streams", type=int, default=2, help="throughput-test streams (>= 2 for AIUCpm; default 2)")
+    g.add_argument("--use-cases", type=use_case_list, help="a subset such as 1,3,8 (no AIUCpm; default all ten)")
+    g.add_argument("--processes", type=int, default=None, help="generator processes (default: the CPU count)")
+    g.add_argument("--seed", type=int, default=0, help="data and training seed (default 0)")
+
+
+def run(args, registry=None, launcher: str = "exec") -> int:
+    import os
+
+    from suite.tpcxai import driver, result
+
+    if args.scale_factor is None:
+        raise SuiteError("--scale-factor: expected a number > 0 for --workload tpcx-ai, got none")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    results_dir = Path(args.results_dir) if args.results_dir else Path("results") / f"tpcx-ai-sf{args.scale_factor:g}-{stamp}"
+    data_dir = Path(args.data_dir) if args.data_dir else results_dir / "data"
+    for name, d in (("--results-dir", results_dir), ("--data-dir", data_dir)):
+        if d.exists() and not d.is_dir():
+            raise SuiteError(expected_got(d, name, "a directory", "a file"))
+    opts = driver.Options(scale_factor=args.scale_factor, data_dir=data_dir, results_dir=results_dir,
+                          streams=args.streams, use_cases=args.use_cases,
+                          processes=args.processes or os.cpu_count() or 1, seed=args.seed,
+                          launcher=launcher, **({"registry": registry} if registry is not None else {}))
+    d = driver.Driver(opts)          # bad input fails here, before anything is written
+    r = d.execute()
+    path = result.write(results_dir, result.to_doc(r))
+    print(summary(r, path))
+    if r.fatal is not None:
+        raise r.fatal
+    if r.status != "complete":
+        return 130
+    return ExitCode.OK if not r.failed and all(q["passed"] for q in r.quality.values()) else ExitCode.FAILED
+
+
+def summary(r, path) -> str:
+    lines = [f"tpcx-ai: {r.status}, SF {r.options.scale_factor:g}, {r.options.streams} streams, "
+             f"use cases {','.join(map(str, sorted(r.use_cases)))}; wrote {path}"]
+    for p in r.phases:
+        shown = f"{p['duration_s']:.3f} s" if p["complete"] else "incomplete"
+        lines.append(f"  {p['name']:<11} {shown}")
+    if r.metric:
+        m = r.metric
+        lines.append(f"  AIUCpm@{m['scale_factor']:g} = {m['aiucpm']:.3f} (TLD {m['tld_s']:.3f} s, TPTT {m['tptt_s']:.3f} s, "
+                     f"TPST {m['tpst_s']:.3f} s, TTT {m['ttt_s']:.3f} s)"
+                     + ("" if m["publishable"] else "; not publishable (SF < 1)"))
+    for reason in r.reasons:
+        lines.append(f"  no AIUCpm: {reason}" if not r.metric else f"  note: {reason}")
+    return "\n".join(lines)
+
+
+def list_text(registry=None) -> str:
+    """The ten use cases: task, algorithm, metric and threshold."""
+    from suite.report.text import table
+    from suite.tpcxai import usecase
+    from suite.tpcxai.registry import Registry
+
+    rows = usecase.list_rows(registry or Registry())
+    return "TPCx-AI (suite run --workload tpcx-ai --scale-factor SF):\n" + table(
+        rows, ["use case", "name", "task", "algorithm", "metric", "threshold"])

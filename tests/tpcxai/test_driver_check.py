@@ -1,0 +1,99 @@
+"""suite/tpcxai/check.py: a result document in, findings out (each rule passing and failing)."""
+
+import copy
+
+import pytest
+
+from suite.tpcxai import check, metric, usecase
+from suite.tpcxai.registry import Registry
+
+PERMS = [[3, 5, 10, 6, 1, 7, 4, 8, 9, 2], [9, 3, 1, 10, 4, 6, 8, 7, 5, 2]]
+VALUES = {2: 0.3, 3: 1.0, 4: 0.8, 5: 0.2, 6: 0.5, 7: 1.0, 8: 0.7, 9: 0.95, 10: 0.8}
+
+
+def good_doc():
+    jobs, phases, t = [], [], 0.0
+
+    def job(phase, uc=None, stream=None, d=1.5):
+        nonlocal t
+        jobs.append({k: v for k, v in dict(phase=phase, use_case=uc, stream=stream, start_s=round(t, 3),
+                                           end_s=round(t + d, 3), duration_s=d, status="ok").items() if v is not None})
+        t += d
+
+    for name in check.PHASE_ORDER:
+        start = t
+        if name == "generation":
+            t += 2
+        elif name == "load":
+            job("load", d=0.5), job("load", d=0.25)
+        elif name == "throughput":
+            for s, perm in enumerate(PERMS, start=1):
+                for n in perm:
+                    job("throughput", n, s, d=0.5 + n / 10)
+        else:
+            for n in range(1, 11):
+                job(name, n, d=1 + n / 10)
+        phases.append({"name": name, "start_s": round(start, 3), "end_s": round(t, 3),
+                       "duration_s": round(t - start, 3), "complete": True})
+    ths = usecase.thresholds(Registry())
+    quality = {f"uc{n}": {"metric": th.metric, "value": VALUES.get(n), "threshold": th.value, "op": th.op,
+                          "passed": True, "rule_id": th.id} for n, th in ths.items()}
+    doc = {"schema_version": 2, "kind": "tpcx-ai-run", "kit_version": "1.0.3", "status": "complete",
+           "scale_factor": 1, "streams": 2, "use_cases": list(range(1, 11)), "phases": phases, "jobs": jobs,
+           "stream_runs": [{"stream": s, "permutation": p, "start_s": 0, "end_s": 0} for s, p in enumerate(PERMS, 1)],
+           "quality": quality}
+    mjobs = [metric.Job(j["phase"], j["start_s"], j["end_s"], j.get("use_case"), j.get("stream")) for j in jobs
+             if j["phase"] in metric.PHASES]
+    doc["metric"] = {"aiucpm": metric.compute(metric.Inputs.from_jobs(mjobs, "1.0.3", 1, 2)).aiucpm}
+    return doc
+
+
+def ids(doc):
+    return sorted({f.rule_id for f in check.check(doc)})
+
+
+def test_a_good_result_has_no_findings():
+    assert check.check(good_doc()) == []
+
+
+def drop_uc(d, n):
+    d["use_cases"].remove(n)
+    d["jobs"] = [j for j in d["jobs"] if j.get("use_case") != n]
+
+
+def swap_throughput(d):
+    tj = [j for j in d["jobs"] if j["phase"] == "throughput" and j["stream"] == 1]
+    tj[0]["use_case"], tj[1]["use_case"] = tj[1]["use_case"], tj[0]["use_case"]
+
+
+@pytest.mark.parametrize("mutate,rule_id,field", [
+    (lambda d: d.update(status="incomplete"), "tpcxai-run-complete", "status"),
+    (lambda d: drop_uc(d, 7), "tpcxai-all-use-cases", "use_cases"),
+    (lambda d: d["jobs"][5].update(status="failed"), "tpcxai-all-use-cases", "jobs.training"),
+    (lambda d: d["quality"]["uc2"].update(value=0.51), "tpcxai-uc02-quality", "quality.uc2.value"),
+    (lambda d: d["quality"]["uc6"].update(value=0.18), "tpcxai-uc06-quality", "quality.uc6.value"),
+    (lambda d: d["quality"]["uc9"].update(value=None), "tpcxai-uc09-quality", "quality.uc9.value"),
+    (lambda d: d["quality"].pop("uc10"), "tpcxai-uc10-quality", "quality.uc10.value"),
+    (lambda d: d.update(streams=1), "tpcxai-streams-min", "streams"),
+    (lambda d: d["jobs"][-1].update(use_case=3), "tpcxai-stream-permutation", "stream 2"),
+    (swap_throughput, "tpcxai-stream-permutation", "stream_runs[1].permutation"),
+    (lambda d: d["phases"].reverse(), "tpcxai-phases-order", "phases"),
+    (lambda d: d["phases"][3].update(complete=False), "tpcxai-phases-order", "phases.complete"),
+    (lambda d: d["phases"][0].update(duration_s=0), "tpcxai-times-positive", "phases[0].duration_s"),
+    (lambda d: d["jobs"][4].update(end_s=d["jobs"][4]["start_s"]), "tpcxai-times-positive", "jobs[4].end_s"),
+    (lambda d: d["metric"].update(aiucpm=d["metric"]["aiucpm"] + 0.01), "tpcxai-aiucpm-recomputed", "metric.aiucpm"),
+    (lambda d: d.update(metric=None), "tpcxai-aiucpm-recomputed", "metric.aiucpm"),
+])
+def test_each_rule_fails_on_its_fault(mutate, rule_id, field):
+    doc = good_doc()
+    mutate(doc)
+    found = [f for f in check.check(doc, path="r/tpcxai-result.json") if f.rule_id == rule_id]
+    assert found and found[0].field == field and found[0].effect == "invalid"
+    assert found[0].message.startswith(f"r/tpcxai-result.json: {field}: expected ") and found[0].message.endswith(f"({rule_id})")
+
+
+def test_check_does_not_change_the_document():
+    doc = good_doc()
+    before = copy.deepcopy(doc)
+    check.check(doc)
+    assert doc == before
