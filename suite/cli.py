@@ -250,6 +250,10 @@ def cmd_check(args) -> int:
             raise SuiteError(f"--output {output}: expected a file path, got a directory")
         if not output.parent.is_dir():
             raise SuiteError(f"--output {output}: expected an existing directory {output.parent}, got none")
+    from suite.tpcxai import check as tpcxai_check
+
+    if tpcxai_check.is_result(args.path):
+        return _check_tpcxai(args, output)
     result = check(args.path, args.ruleset)
     if args.format == "json":
         out = report.json_text(result)
@@ -264,6 +268,32 @@ def cmd_check(args) -> int:
             raise SuiteError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
         print(f"{report.summary_line(result)}; wrote {output}")
     return ExitCode.OK if result.compliant else ExitCode.FAILED
+
+
+def _check_tpcxai(args, output) -> int:
+    """`suite check` on a TPCx-AI run: the rules of rules/tpcx-ai/ over tpcxai-result.json."""
+    from suite import files
+    from suite.report.escape import terminal
+    from suite.tpcxai import check as tpcxai_check
+
+    verdict, findings, doc = tpcxai_check.verdict(args.path)
+    if args.format == "json":
+        out = files.dump_json({"kind": "tpcx-ai", "path": str(args.path), "verdict": verdict,
+                               "compliant": not findings, "aiucpm": (doc.get("metric") or {}).get("aiucpm"),
+                               "findings": [f.to_dict() for f in findings]}, indent=2)
+    else:
+        lines = [f"suite check {args.path}", "", f"{verdict.upper():<8} TPCx-AI SF {doc.get('scale_factor')}, "
+                 f"{doc.get('streams')} streams, AIUCpm {(doc.get('metric') or {}).get('aiucpm')}"]
+        lines += [f"  {f.effect:<7} {f.severity:<7} {f.message}" for f in findings]
+        lines += ["", f"verdict: {verdict.upper()} ({'compliant' if not findings else 'not compliant'}); "
+                      f"{len(findings)} findings"]
+        out = "\n".join(terminal(line) for line in lines) + "\n"
+    if output is None:
+        sys.stdout.write(out)
+    else:
+        files.write_atomic(output, out)
+        print(f"verdict: {verdict.upper()}; wrote {output}")
+    return ExitCode.OK if not findings else ExitCode.FAILED
 
 
 COMMANDS = {

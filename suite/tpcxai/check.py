@@ -146,3 +146,32 @@ def _aiucpm(doc, path) -> list[Finding]:
     if recomputed is None or stated is None or abs(recomputed - stated) > 0.0005:
         return [_f("tpcxai-aiucpm-recomputed", path, "metric.aiucpm", recomputed, stated)]
     return []
+
+
+def verdict(path) -> tuple[str, list[Finding], dict]:
+    """`suite check` on a TPCx-AI run directory (or its tpcxai-result.json): (verdict, findings, doc).
+
+    The verdict is "valid" with no finding, else "invalid": every TPCx-AI rule is a measurement rule.
+    """
+    from pathlib import Path
+
+    from suite.tpcxai import result
+
+    path = Path(path)
+    where = path / result.RESULT_FILE if path.is_dir() else path
+    doc = result.read(path)
+    if doc.get("schema_version") != 2:
+        return "invalid", [_f("tpcxai-run-complete", str(where), "schema_version",
+                              "a run result of ours (schema_version 2)", doc.get("schema_version"),
+                              "an FDR data file carries no per-job evidence to check")], doc
+    findings = check(doc, path=str(where))
+    return ("invalid" if findings else "valid"), findings, doc
+
+
+def is_result(path) -> bool:
+    from pathlib import Path
+
+    from suite.tpcxai import result
+
+    path = Path(path)
+    return (path.is_dir() and (path / result.RESULT_FILE).is_file()) or path.name == result.RESULT_FILE

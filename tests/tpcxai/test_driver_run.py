@@ -78,3 +78,22 @@ def test_check_accepts_the_run(full_run):
 
     run, path, _ = full_run
     assert check.check(result.read(path), str(path), usecase.thresholds(run.options.registry)) == []
+
+
+def test_suite_check_cli_on_the_run_and_on_an_edited_copy(full_run, tmp_path, capsys):
+    import shutil
+
+    _, path, _ = full_run
+    # the toy use cases score other metrics than rules/tpcx-ai/ asks for: only quality findings
+    assert cli.main(["check", str(path.parent), "--format", "json"]) == 1
+    toy = {f["rule_id"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert toy and all(r.endswith("-quality") for r in toy)
+    copy = tmp_path / "edited"
+    shutil.copytree(path.parent, copy)
+    doc = json.loads((copy / result.RESULT_FILE).read_text())
+    doc["metric"]["aiucpm"] = round(doc["metric"]["aiucpm"] * 1.5, 3)
+    (copy / result.RESULT_FILE).write_text(json.dumps(doc))
+    assert cli.main(["check", str(copy), "--format", "json"]) == 1
+    checked = json.loads(capsys.readouterr().out)
+    assert checked["verdict"] == "invalid"
+    assert {f["rule_id"] for f in checked["findings"]} - toy == {"tpcxai-aiucpm-recomputed"}
