@@ -165,7 +165,7 @@ def cmd_metrics(args) -> int:
         if not result.complete:
             raise ResultError(result.why_incomplete(str(data.path)))
         return ExitCode.OK
-    from suite.storage import aggregate
+    from suite.report import aggregate
 
     summary = aggregate.summarise(path)
     if args.format == "json":
@@ -204,7 +204,7 @@ def cmd_report(args) -> int:
             page = content.build_tpcxai(data, data.compute())
         else:
             from suite.check import check
-            from suite.storage import aggregate
+            from suite.report import aggregate
 
             summary = aggregate.summarise(path)
             page = content.build_storage(summary, check(path, ruleset="auto"))
