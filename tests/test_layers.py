@@ -2,7 +2,6 @@
 
 import ast
 from collections import defaultdict
-from pathlib import Path
 
 import paths
 
