@@ -107,9 +107,9 @@ def cmd_datagen(args) -> int:
     return ExitCode.OK
 
 def cmd_run(args) -> int:
-    from suite.storage.run import launch as runner
+    from suite.storage.run import launch
 
-    return runner.run(runner.Options(
+    return launch.run(launch.Options(
         workload=args.workload, accelerators=args.accelerators, accelerator_type=args.accelerator_type,
         data_dir=args.data_dir, results_dir=args.results_dir, runs=args.runs, memory_limit=args.memory_limit,
         division=args.division, ruleset=args.ruleset, params=args.param or [],
