@@ -68,10 +68,11 @@ def cmd_list(args) -> int:
 
     resolved = [workloads.resolve(n, a) for n in workloads.names() for a in workloads.accelerators(n)]
     print(text.workloads_table(resolved))
-    from suite.tpcxai import command as tpcxai
+    from suite.tpcxai import usecase
+    from suite.tpcxai.registry import Registry
 
-    print()
-    print(tpcxai.list_text())
+    print("\nTPCx-AI (suite run --workload tpcx-ai --scale-factor SF):")
+    print(text.table(usecase.list_rows(Registry()), ["use case", "name", "task", "algorithm", "metric", "threshold"]))
     return ExitCode.OK
 
 
@@ -123,7 +124,7 @@ def cmd_datagen(args) -> int:
     return ExitCode.OK
 
 def cmd_run(args) -> int:
-    from suite.storage.run import launch as runner
+    from suite.storage.run import launch
 
     if args.workload == "tpcx-ai":   # TPCx-AI's options and run live in suite/tpcxai/command.py
         from suite.tpcxai import command as tpcxai
@@ -131,7 +132,7 @@ def cmd_run(args) -> int:
         return tpcxai.run(args)
     if args.accelerators is None:
         raise SuiteError(f"--accelerators: expected a number of simulated accelerators for {args.workload}, got none")
-    return runner.run(runner.Options(
+    return launch.run(launch.Options(
         workload=args.workload, accelerators=args.accelerators, accelerator_type=args.accelerator_type,
         data_dir=args.data_dir, results_dir=args.results_dir, runs=args.runs, memory_limit=args.memory_limit,
         division=args.division, ruleset=args.ruleset, params=args.param or [],
@@ -188,7 +189,7 @@ def cmd_metrics(args) -> int:
         if not result.complete:
             raise ResultError(result.why_incomplete(str(data.path)))
         return ExitCode.OK
-    from suite.storage import aggregate
+    from suite.report import aggregate
 
     summary = aggregate.summarise(path)
     if args.format == "json":
@@ -220,7 +221,7 @@ def cmd_report(args) -> int:
                 page = content.build_tpcxai(data, data.compute())
             else:
                 from suite.check import check
-                from suite.storage import aggregate
+                from suite.report import aggregate
 
                 summary = aggregate.summarise(path)
                 page = content.build_storage(summary, check(path, ruleset="auto"))

@@ -79,3 +79,33 @@ def test_check_output_to_a_device_is_refused_with_exit_2(tmp_path, run_cli):
     code, _, err = run_cli("check", paths.DATA / "check" / "valid" / "dlio-unet3d-h100", "--output", device)
     assert code == 2 and "expected a regular file or a new path" in err and len(err.strip().splitlines()) == 1
     assert stat.S_ISCHR(os.lstat(device).st_mode)
+
+
+def test_write_json_validates_before_it_writes(tmp_path):
+    """Our own output breaking its schema is a bug: refused, and nothing is written."""
+    target = tmp_path / "run_set.json"
+    with pytest.raises(ValueError, match="refusing to write, schema run-set: .*schema_version"):
+        files.write_json(target, {"workload": "unet3d"}, schema="run-set")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("schema,doc", [
+    ("per-epoch-stats", {"1": {"start": "a", "end": "b", "duration": "1.00",
+                               "block1": {"start": "a", "end": "b", "duration": "1.00"}}}),
+    ("plan", {"run_dir": "/r", "workload": "unet3d", "accelerator": "h100", "num_accelerators": 1, "epochs": 1,
+              "steps_per_epoch": 2, "batch_size": 7, "computation_time_s": 0.3, "samples_per_file": 1,
+              "record_length_bytes": 146600628, "format": "npz", "read_threads": 4, "prefetch_size": 2,
+              "transfer_size_bytes": 0, "odirect": False, "seed": 100, "file_shuffle": True,
+              "sample_shuffle": True, "files": [["/d/train/img_1_of_2.npz", 100]]}),
+])
+def test_the_written_schemas_accept_good_and_refuse_broken_documents(schema, doc):
+    assert files.schema_errors(doc, schema) == []
+    broken = dict(doc)
+    broken["1" if schema == "per-epoch-stats" else "files"] = "no list" if schema == "plan" else {"start": 1}
+    assert files.schema_errors(broken, schema)
+
+
+def test_write_json_names_its_schema():
+    import inspect
+
+    assert inspect.signature(files.write_json).parameters["schema"].default is inspect.Parameter.empty

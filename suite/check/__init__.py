@@ -17,7 +17,7 @@ from suite.rules import RULESETS, findings
 from suite.rules import engine as rules
 from suite.rules.engine import Scope
 from suite.rules.findings import Finding
-from suite.storage import aggregate
+from suite.storage import workloads
 
 
 @dataclass
@@ -113,7 +113,7 @@ def rule_set(ruleset: str, division: str | None, workload: str | None, accelerat
     """The rules a benchmark is held to: its ruleset's layers for its division and workload, with
     au_threshold_percentage derived from the workload file (workloads/ is the one source of it)."""
     rs = rules.load(ruleset, division, workload if workload in _workload_files(ruleset) else None)
-    threshold = aggregate.au_threshold_percentage(workload, accelerator)
+    threshold = workloads.au_threshold_percentage(workload, accelerator)
     if threshold is None:
         return rs
     return dataclasses.replace(rs, params={**rs.params, "au_threshold_percentage": threshold})

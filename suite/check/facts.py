@@ -36,7 +36,7 @@ from suite.numbers import as_int, finite_list, is_number
 from suite.rules import engine as rules
 from suite.rules.engine import Item, Scope
 from suite.sizes import GIB
-from suite.storage import aggregate, datasize, metrics
+from suite.storage import datasize, metrics, workloads
 
 LINK_KINDS = ("outside", "loop")
 DIR_LINK_KINDS = ("dir-link",)
@@ -131,12 +131,12 @@ def benchmark_scope(b: layout.Benchmark, tree: layout.Tree):
 
 
 def _record_length(b: layout.Benchmark, host: layout.Host) -> float | None:
-    return aggregate.record_length(host.config, b.workload, b.accelerator)[0]
+    return workloads.record_length(host.config, b.workload, b.accelerator)[0]
 
 
 def _workload(b: layout.Benchmark):
     """The resolved workload, or None when unknown (rules needing it are then skipped)."""
-    return identify.resolve_workload(b.workload, b.accelerator)
+    return workloads.find(b.workload, b.accelerator)
 
 
 def _run_throughput(b: layout.Benchmark, run: layout.Run):

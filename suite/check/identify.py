@@ -160,16 +160,6 @@ def _compute_times(model: str) -> tuple[tuple[str, float], ...]:
         return ()
 
 
-@lru_cache(maxsize=None)
-def resolve_workload(model: str | None, accel: str | None):
-    """workloads.resolve, cached; None for an unknown workload/accelerator."""
-    from suite.storage import workloads
-    try:
-        return workloads.resolve(model, accel)
-    except Exception:
-        return None
-
-
 def from_names(parts: tuple[str, ...]) -> tuple[str | None, str | None]:
     model = accel = None
     for part in reversed(parts):

@@ -100,7 +100,7 @@ def _human(key: str, value: str) -> str:
 def build_storage(summary: dict, check) -> Page:
     """The storage report: per benchmark its headline numbers, suite check's verdict (`check`,
     a CheckResult), its runs and the evidence `suite run` recorded; an overview above several."""
-    from suite.storage import aggregate
+    from suite.report import aggregate
 
     benches = summary["benchmarks"]
     title = (f"{benches[0]['workload'] or '?'} {benches[0]['accelerator'] or '?'} storage benchmark"

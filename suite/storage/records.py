@@ -42,7 +42,16 @@ class RunPlan:
 
     @classmethod
     def from_dict(cls, doc: dict) -> "RunPlan":
-        return cls(**doc)
+        plan = cls(**doc)
+        plan.check_files()
+        return plan
+
+    def check_files(self) -> None:
+        """Every item of `files` is [path, size_bytes >= 0] (what the schema leaves to us, for speed)."""
+        for i, item in enumerate(self.files):
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+                    and isinstance(item[1], int) and not isinstance(item[1], bool) and item[1] >= 0):
+                raise ValueError(f"plan: files[{i}]: expected [path, size_bytes], got {item!r}"[:300])
 
 
 @dataclass

@@ -9,6 +9,7 @@ storage, metric) and an `accelerators` block whose entries override any of them.
 import copy
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from suite import files
@@ -172,3 +173,44 @@ def resolve(name: str, accelerator: str, params: dict[str, object] | None = None
         num_subfolders_train=ds.get("num_subfolders_train", 0), data_folder=ds.get("data_folder", f"data/{name}/"),
         config=config,
     )
+
+
+@lru_cache(maxsize=None)
+def find(name: str | None, accelerator: str | None) -> Workload | None:
+    """resolve(), cached, for reading results: None for a workload or accelerator we do not ship."""
+    if not (name and accelerator):
+        return None
+    try:
+        return resolve(name, accelerator)
+    except Exception:  # noqa: BLE001 - an unknown workload/accelerator pair
+        return None
+
+
+def record_length(config, name: str | None, accelerator: str | None) -> tuple[float | None, str]:
+    """Mean bytes per sample of a result and where it came from: its configs/config.yaml (`config`,
+    the loaded document) dataset.record_length when positive, else the workload file, else unknown."""
+    from suite.numbers import to_float
+
+    conf = config if isinstance(config, dict) else {}
+    dataset = conf.get("dataset") if isinstance(conf.get("dataset"), dict) else {}
+    value = to_float(dataset.get("record_length"))
+    if value and value > 0:
+        return value, "configs/config.yaml dataset.record_length"
+    w = find(name, accelerator)
+    if w is not None:
+        return float(w.record_length_bytes), f"workloads/{name}.yaml"
+    return None, "summary.json train_io_mean_MB_per_second / samples/s"
+
+
+def au_threshold_percentage(name: str | None, accelerator: str | None) -> float | None:
+    """The workload's AU threshold in percent (metric.au x 100: the one source; the rules'
+    au_threshold_percentage is derived from it). Without an accelerator (v0.5 names carry none):
+    the threshold its accelerators share. None for a workload we do not ship."""
+    if name and not accelerator:
+        try:
+            found = {au_threshold_percentage(name, a) for a in accelerators(name)}
+        except WorkloadError:
+            return None
+        return found.pop() if len(found) == 1 else None
+    w = find(name, accelerator)
+    return None if w is None else 100.0 * w.au_threshold

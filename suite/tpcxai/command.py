@@ -87,14 +87,3 @@ def summary(r, path) -> str:
     for reason in r.reasons:
         lines.append(f"  no AIUCpm: {reason}" if not r.metric else f"  note: {reason}")
     return "\n".join(lines)
-
-
-def list_text(registry=None) -> str:
-    """The ten use cases: task, algorithm, metric and threshold."""
-    from suite.report.text import table
-    from suite.tpcxai import usecase
-    from suite.tpcxai.registry import Registry
-
-    rows = usecase.list_rows(registry or Registry())
-    return "TPCx-AI (suite run --workload tpcx-ai --scale-factor SF):\n" + table(
-        rows, ["use case", "name", "task", "algorithm", "metric", "threshold"])

@@ -57,7 +57,7 @@ def test_several_benchmarks_get_an_overview(run_cli, tmp_path):
 def test_exports_agree_with_each_other_and_the_metrics(run_cli, tmp_path):
     import pyarrow.parquet as pq
 
-    from suite.storage import aggregate
+    from suite.report import aggregate
 
     run_cli("report", SIMPLYBLOCK, "--out", tmp_path)
     rows = list(csv.DictReader((tmp_path / "runs.csv").open()))

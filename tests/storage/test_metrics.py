@@ -66,3 +66,11 @@ def test_epoch_from_ranks_averages_au_and_sums_throughput():
     au, tput = epoch_from_ranks([r0, r1])
     assert au == pytest.approx((90.0 + 50.0) / 2)
     assert tput == pytest.approx(2.0)
+
+
+def test_every_metric_key_written_is_in_the_registry_with_a_unit():
+    metric = metrics.run_metric([90.0, 92.0], [10.0, 12.0], 1024**2, 0.9)
+    report = metrics.storage_report({"model": "unet3d", metrics.NUM_ACCELERATORS: "1"}, {"run1": (10.0, 10.0)})
+    written = set(metric) | set(report["overall"]) - {"model"} | set(report["runs"]["run1"]) - {"model"}
+    assert written <= set(metrics.UNITS) and all(metrics.UNITS.values())
+    assert len(set(metrics.UNITS)) == 14      # the 14 strings once spelt out across the code

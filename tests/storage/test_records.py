@@ -1,3 +1,5 @@
+import pytest
+
 from suite import files
 from suite.storage.records import RankEpoch, RankSteps, RunPlan
 
@@ -26,3 +28,16 @@ def test_run_plan_round_trip():
                    record_length_bytes=1.0, format="npz", read_threads=4, prefetch_size=2, transfer_size_bytes=0,
                    odirect=False, seed=100, file_shuffle=True, sample_shuffle=True, files=[["/a", 10]])
     assert RunPlan.from_dict(plan.to_dict()) == plan
+
+
+@pytest.mark.parametrize("item", [["/d/a.npz"], ["/d/a.npz", -1], ["/d/a.npz", True], [3, 100], ("/d/a.npz", 100)])
+def test_a_plan_with_a_malformed_file_entry_is_refused(item):
+    doc = {"run_dir": "/r", "workload": "unet3d", "accelerator": "h100", "num_accelerators": 1, "epochs": 1,
+           "steps_per_epoch": 2, "batch_size": 7, "computation_time_s": 0.3, "samples_per_file": 1,
+           "record_length_bytes": 100, "format": "npz", "read_threads": 4, "prefetch_size": 2,
+           "transfer_size_bytes": 0, "odirect": False, "seed": 100, "file_shuffle": True, "sample_shuffle": True,
+           "files": [["/d/b.npz", 100], item]}
+    with pytest.raises(ValueError, match=r"plan: files\[1\]: expected \[path, size_bytes\]"):
+        RunPlan.from_dict(doc)
+    doc["files"] = [["/d/b.npz", 100]]
+    assert RunPlan.from_dict(doc).files == [["/d/b.npz", 100]]

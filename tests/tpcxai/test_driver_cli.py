@@ -60,7 +60,10 @@ def test_list_workloads_shows_the_ten_use_cases(capsys):
     for n in range(1, 11):
         assert f"UC{n:02d}" in out
     assert "word_error_rate <= 0.5" in out and "accuracy_score >= 0.65" in out
-    text = command.list_text(tpcx_toy.registry(__import__("pathlib").Path(os.environ.get("TMPDIR", "/tmp")) / "toy-list"))
+    from suite.tpcxai import usecase
+
+    rows = usecase.list_rows(tpcx_toy.registry(__import__("pathlib").Path(os.environ.get("TMPDIR", "/tmp")) / "toy-list"))
+    text = repr(rows)
     assert "toy-classify-1" in text and "accuracy_score >= 0.8" in text
 
 

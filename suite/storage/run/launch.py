@@ -58,7 +58,8 @@ def run(opts: Options) -> int:
     from suite.errors import ExitCode
 
     refuse(opts)
-    removed = enforce.remove_stale(CGROUP_PREFIX)    # cgroups of a killed earlier run (owner pid dead)
+    # cgroups a killed earlier run left (its runs' and preflight's probes; owner pid dead)
+    removed = [path for prefix in (CGROUP_PREFIX, "probe-") for path in enforce.remove_stale(prefix)]
     if removed:
         say(f"removed {len(removed)} stale memory cgroup(s) of a killed run: {', '.join(removed)}")
     prep = prepare(opts)
@@ -182,6 +183,7 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
         files=[list(f) for f in prep.files], checkpoint_bytes=wl.checkpoint_model_size_bytes or 0,
         checkpoint_dir=ckpt_dir, delay_per_file_s=prep.opts.read_delay_s)
     plan_path = run_dir / "plan.json"
+    plan.check_files()
     files.write_json(plan_path, plan.to_dict(), schema="plan", indent=None)
     from suite.storage.dlio_output import write_configs
     write_configs(run_dir, wl, prep.params, len(prep.files), str(prep.data_dir))

@@ -1,6 +1,7 @@
 """Storage results as the numbers that get published: per run and over runs.
 
-Input: the benchmarks `layout.discover` finds (any published layout, or `suite run` output).
+Here, in report/, because it is the aggregation the reports show and it reads result trees
+through suite.check.layout (storage/ stays below check/). Input: the benchmarks `layout.discover` finds (any published layout, or `suite run` output).
 Per run: AU mean/stdev (%), samples/s, MiB/s (DLIO labels it "MB/s": samples/s x record length
 / 1024^2), accelerators and hosts, per-epoch AU and samples/s. Over runs: population mean and
 stdev (suite.storage.metrics), as mlperf_storage_report.json has them. Publication rounding (2 decimals)
@@ -14,7 +15,7 @@ present, is kept beside them (`claimed`) so the two can be compared, never used 
 import math
 
 from suite.numbers import to_float
-from suite.storage import metrics
+from suite.storage import metrics, workloads
 from suite.errors import ResultError
 
 PUBLISH_PLACES = 2
@@ -24,31 +25,6 @@ PUBLISHED_KEYS = ("samples_per_second", "samples_per_second_stdev", "mib_per_sec
 
 def published(value):
     return None if value is None else round(value, PUBLISH_PLACES)
-
-
-def record_length(config, workload: str | None, accelerator: str | None) -> tuple[float | None, str]:
-    """Mean bytes per sample and where it came from: a run's configs/config.yaml (`config`, the
-    loaded document) dataset.record_length when positive, else the workload file, else unknown."""
-    conf = config if isinstance(config, dict) else {}
-    dataset = conf.get("dataset") if isinstance(conf.get("dataset"), dict) else {}
-    value = to_float(dataset.get("record_length"))
-    if value and value > 0:
-        return value, "configs/config.yaml dataset.record_length"
-    w = _workload(workload, accelerator)
-    if w is not None:
-        return float(w.record_length_bytes), f"workloads/{workload}.yaml"
-    return None, "summary.json train_io_mean_MB_per_second / samples/s"
-
-
-def _workload(name: str | None, accelerator: str | None):
-    """The shipped workload, or None for one we do not ship."""
-    if not (name and accelerator):
-        return None
-    from suite.storage import workloads
-    try:
-        return workloads.resolve(name, accelerator)
-    except Exception:  # noqa: BLE001 - an unknown workload/accelerator pair
-        return None
 
 
 def run_numbers(run, bench) -> dict:
@@ -65,7 +41,7 @@ def run_numbers(run, bench) -> dict:
     if not parts:
         row["status"] = "unusable summary.json"
         return row
-    row.update(_combine(parts, *record_length(run.config, bench.workload, bench.accelerator)))
+    row.update(_combine(parts, *workloads.record_length(run.config, bench.workload, bench.accelerator)))
     row["epochs"] = len(row["au_per_epoch"]) or None
     row["published"] = {k: published(row[k]) for k in PUBLISHED_KEYS}
     return row
@@ -151,22 +127,6 @@ def _sum_lists(lists):
     return [math.fsum(lst[i] for lst in lists) for i in range(n)]
 
 
-def au_threshold_percentage(workload: str | None, accelerator: str | None) -> float | None:
-    """The workload's AU threshold in percent, from workloads/*.yaml (the one source: the rules'
-    au_threshold_percentage is derived from it). Without an accelerator (v0.5 names carry none):
-    the threshold its accelerators share. None for a workload we do not ship."""
-    if workload and not accelerator:
-        from suite.storage import workloads
-        try:
-            accels = workloads.accelerators(workload)
-        except Exception:  # noqa: BLE001 - a workload we do not ship
-            return None
-        found = {au_threshold_percentage(workload, a) for a in accels}
-        return found.pop() if len(found) == 1 else None
-    w = _workload(workload, accelerator)
-    return None if w is None else 100.0 * w.au_threshold
-
-
 def benchmark_numbers(bench) -> dict:
     """A benchmark's runs and their overall numbers (runs without usable numbers are listed, not counted)."""
     runs = [run_numbers(r, bench) for r in bench.runs]
@@ -196,7 +156,7 @@ def benchmark_numbers(bench) -> dict:
                    "mib_per_second": to_float(o.get(metrics.REPORT_MB_MEAN)),
                    "num_runs": to_float(o.get(metrics.NUM_RUNS))}
     return {
-        "au_threshold_percentage": au_threshold_percentage(bench.workload, bench.accelerator),
+        "au_threshold_percentage": workloads.au_threshold_percentage(bench.workload, bench.accelerator),
         "path": str(bench.path), "name": bench.name, "org": bench.org, "system": bench.system,
         "division": bench.division, "ruleset": bench.ruleset, "workload": bench.workload,
         "accelerator": bench.accelerator, "runs": runs, "overall": overall, "claimed": claimed,

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from suite.storage import aggregate, metrics
+from suite.report import aggregate
+from suite.storage import metrics
 
 import paths
 
