@@ -349,6 +349,9 @@ def _tpcxai_jobs(data) -> Section:
          f"{max(j.end_s for j in js) - min(j.start_s for j in js):.3f}"] for s, js in sorted(by_stream.items())],
         f"Kit 1.0.2 takes the largest summed durations, kit 1.0.3 the wall-clock span of all streams; "
         f"this result uses kit {data.kit_mode}."))
+    throughput = [j for s in by_stream.values() for j in s if j.use_case is not None and j.stream is not None]
+    if throughput:
+        jobs.blocks.append(Image("throughput-timeline", plots.tpcxai_timeline(throughput), "throughput-test timeline"))
     return jobs
 
 

@@ -116,3 +116,23 @@ def tpcxai_components(result) -> bytes:
         ax.text(bar.get_width() * 1.05, bar.get_y() + bar.get_height() / 2, f"{v:,.3f} s", va="center", fontsize=9)
     ax.set_xlim(min(values) / 2, max(values) * 4)
     return _png(fig)
+
+
+def tpcxai_timeline(jobs) -> bytes:
+    """The throughput test: one row per stream, one bar per use case, on the run's clock."""
+    streams = sorted({j.stream for j in jobs})
+    t0 = min(j.start_s for j in jobs)
+    fig, (ax,) = _figure(height_in=1.2 + 0.45 * len(streams))
+    for row, stream in enumerate(streams):
+        for j in (j for j in jobs if j.stream == stream):
+            width = max(j.end_s - j.start_s, 1e-6)
+            ax.broken_barh([(j.start_s - t0, width)], (row - 0.4, 0.8), color=COLORS[(j.use_case - 1) % len(COLORS)],
+                           edgecolor="white", linewidth=0.6)
+            ax.text(j.start_s - t0 + width / 2, row, str(j.use_case), ha="center", va="center", fontsize=7,
+                    color="white")
+    ax.set_yticks(range(len(streams)), [f"stream {s}" for s in streams])
+    ax.invert_yaxis()
+    ax.grid(True, axis="x", color="#dddddd", linewidth=0.8)
+    ax.set_xlabel("seconds from the start of the throughput test")
+    ax.set_title("Throughput test: each stream's servings (bar label = use case)", fontsize=11)
+    return _png(fig)

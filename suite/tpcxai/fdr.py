@@ -65,6 +65,7 @@ def load(path) -> Fdr:
             raise ResultError(expected_got(path, "kind", f"a directory with {RUN_FILE}", "none there"))
         path = path / RUN_FILE
     suffix = path.suffix.lower()
+    partial = False   # a run result of ours may be of a subset of use cases (no AIUCpm, and why)
     if suffix not in SUFFIXES:
         raise ResultError(expected_got(path, "file kind", "a .yaml, .yml, .json or .csv data file", repr(suffix or path.name)))
     if suffix in (".yaml", ".yml"):
@@ -76,12 +77,13 @@ def load(path) -> Fdr:
 
             files.validate(doc, result.SCHEMA, path, ResultError)
             doc = result.fdr_doc(doc, str(path.parent))
+            partial = True
     else:
         doc = from_csv(files.read_text(path, error=ResultError), path)
-    return from_doc(doc, path)
+    return from_doc(doc, path, partial)
 
 
-def from_doc(doc, path) -> Fdr:
+def from_doc(doc, path, partial: bool = False) -> Fdr:
     where = str(path)
     if not isinstance(doc, dict):
         raise ResultError(expected_got(where, "(top level)", "a mapping of fields", type(doc).__name__))
@@ -106,12 +108,13 @@ def from_doc(doc, path) -> Fdr:
             raise ResultError(expected_got(where, "kit_version", "1.0.2 or 1.0.3 when jobs are given", "'unknown'"))
         metric.check_jobs(jobs, where=f"{where}: jobs")
         phases = {j.phase for j in jobs}
+        short = metric.incomplete_streams(jobs) if partial else {}
         derived = {}
         try:
             if "load" in phases:
                 derived["load_time_s"] = metric.load_time_s(jobs, kit_mode)
-            if "throughput" in phases:
-                derived["throughput_elapsed_s"] = metric.throughput_time_s(jobs, kit_mode)
+            if "throughput" in phases:  # a run of ours may be of a subset of use cases: no AIUCpm, say why
+                derived["throughput_elapsed_s"] = metric.throughput_time_s(jobs, kit_mode, complete=not partial)
         except ResultError as exc:
             raise ResultError(f"{where}: {exc}") from None
         if "throughput" in phases:
@@ -129,8 +132,11 @@ def from_doc(doc, path) -> Fdr:
     missing = [n for n in (*TIME_FIELDS, *metric.PER_USE_CASE) if n not in given]
     if missing:
         raise ResultError(expected_got(where, missing[0], "a time (or per-job times in `jobs`)", "none"))
+    short = short if jobs else {}
     inputs = metric.Inputs(scale_factor=doc["scale_factor"], streams=doc["streams"], reported_streams=reported,
-                           total_price=price, currency=doc.get("currency"), **given)
+                           total_price=price, currency=doc.get("currency"),
+                           missing_throughput=tuple(sorted({uc for ucs in short.values()
+                                                           for uc in set(metric.USE_CASES) - set(ucs)})), **given)
     quality = {_uc(k, where, "quality"): v for k, v in doc.get("quality", {}).items()}
     for uc, q in quality.items():
         for key in ("value", "threshold"):   # may be 0 or negative (MCC), never NaN or infinite

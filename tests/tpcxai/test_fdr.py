@@ -229,3 +229,13 @@ def test_incomplete_stream_names_the_file(tmp_path):
     path = write(tmp_path, "a.yaml", doc)
     with pytest.raises(ResultError, match=re.escape(f"{path}: jobs: throughput stream 2: expected one job for each")):
         fdr.load(path)
+
+
+def test_a_run_of_a_subset_reports_phase_times_and_why_there_is_no_metric():
+    run = jobs_doc("1.0.3")
+    run["jobs"] = [j for j in run["jobs"] if j.get("use_case") != 7]
+    result = fdr.from_doc(run, "run.json", partial=True).compute()
+    assert not result.complete and result.missing["throughput"] == [7] and result.missing["training_s"] == [7]
+    assert "throughput: expected 10 use-case times, got 9 (missing use case 7)" in result.why_incomplete()
+    with pytest.raises(ResultError, match="throughput stream 1: expected one job for each of use cases 1..10"):
+        fdr.from_doc(run, "fdr.json")   # a data file (published figures) must have every stream whole
