@@ -1,0 +1,1 @@
+"""TPCx-AI table groups."""

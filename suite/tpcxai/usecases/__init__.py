@@ -1,0 +1,1 @@
+"""TPCx-AI use cases, one module each."""
