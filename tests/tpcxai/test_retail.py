@@ -57,7 +57,8 @@ def test_chunks_do_not_depend_on_processes():
     for s, p in zip(sequential, parallel):
         assert set(s) == set(p) and all(s[k].equals(p[k]) for k in s)
     assert "product" in sequential[1] and "product" not in sequential[0]
-    ids = np.concatenate([sequential[1]["order"]["o_order_id"].to_numpy(), sequential[0]["order"]["o_order_id"].to_numpy()])
+    ids = np.concatenate([sequential[1]["order"]["o_order_id"].to_numpy(),
+                          sequential[0]["order"]["o_order_id"].to_numpy()])
     assert ids[0] == 1 and np.all(np.diff(ids) == 1)  # dense ids across chunks
 
 

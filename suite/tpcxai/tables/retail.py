@@ -357,12 +357,6 @@ def generate(sf: float, split: str, seed: int, chunk: int) -> dict:
     return {name: table.cast(schemas_[name]) for name, table in out.items()}
 
 
-GROUP = spec.TableGroup(
-    name=NAME, schemas=schemas, chunks=chunks, generate=generate,
-    description="retail: customers, products, stores x departments, orders, line items, returns "
-                "(UC01, UC03, UC08)")
-
-
 # ---------------------------------------------------------------- helpers for the use cases
 
 def column(table, name, dtype=None):
@@ -385,3 +379,9 @@ def positions(ids, keys):
         return np.where((pos >= 0) & (pos < len(ids)), pos, -1)
     import pandas as pd
     return pd.Index(ids).get_indexer(keys)
+
+
+GROUP = spec.TableGroup(
+    name=NAME, schemas=schemas, chunks=chunks, generate=generate,
+    description="retail: customers, products, stores x departments, orders, line items, returns "
+                "(UC01, UC03, UC08)")
