@@ -2,6 +2,7 @@
 UC01, UC03, UC08 on tiny data: deterministic chunks, learnable signal, honest models pass their
 thresholds and constant predictors fail them."""
 
+import os
 import pickle
 from concurrent.futures import ProcessPoolExecutor
 
@@ -13,8 +14,18 @@ from suite.tpcxai import spec
 from suite.tpcxai.tables import retail
 from suite.tpcxai.usecases import uc01, uc03, uc08
 
-SF = 0.002  # ~39 k training orders, ~250 k line items
+SF = 0.001  # ~24 k training orders, ~150 k line items
 SEED = 11
+
+
+@pytest.fixture(scope="module", autouse=True)
+def quiet_openmp():
+    """As the use cases do (before sklearn loads libgomp): idle OpenMP threads sleep."""
+    old = os.environ.get("OMP_WAIT_POLICY")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    yield
+    if old is None:
+        os.environ.pop("OMP_WAIT_POLICY", None)
 
 
 @pytest.fixture(scope="module")

@@ -359,6 +359,15 @@ def generate(sf: float, split: str, seed: int, chunk: int) -> dict:
 
 # ---------------------------------------------------------------- helpers for the use cases
 
+def quiet_openmp():
+    """Idle OpenMP threads sleep instead of spinning (before sklearn/xgboost load libgomp; an
+    explicit OMP_WAIT_POLICY wins): on a shared, oversubscribed 2-core host the spinning
+    threads made xgboost 6x and KMeans many times slower."""
+    import os
+
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def column(table, name, dtype=None):
     """A pyarrow table's column as one numpy array (dates as int32 days since 1970)."""
     import pyarrow as pa

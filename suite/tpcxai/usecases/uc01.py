@@ -47,6 +47,9 @@ def features(data):
 
 
 def train(data, params, seed):
+    from suite.tpcxai.tables.retail import quiet_openmp
+
+    quiet_openmp()
     from sklearn.cluster import KMeans
     from sklearn.preprocessing import MinMaxScaler
 

@@ -78,17 +78,10 @@ def _n_jobs():
         return os.cpu_count() or 1
 
 
-def _quiet_openmp():
-    """Idle OpenMP threads sleep instead of spinning: on a shared or oversubscribed host the
-    spinning threads of `n_jobs` = all cores made training 6x slower here (set before xgboost
-    loads libgomp; an explicit OMP_WAIT_POLICY wins)."""
-    import os
-
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-
 def train(data, params, seed):
-    _quiet_openmp()
+    from suite.tpcxai.tables.retail import quiet_openmp
+
+    quiet_openmp()
     import numpy as np
     from suite.tpcxai.tables.retail import column, positions
     from xgboost import XGBClassifier
@@ -107,7 +100,9 @@ def train(data, params, seed):
 
 
 def serve(model, data, params):
-    _quiet_openmp()
+    from suite.tpcxai.tables.retail import quiet_openmp
+
+    quiet_openmp()
     import pandas as pd
 
     order_ids, x = features(data, model["departments"])
