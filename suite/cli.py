@@ -257,6 +257,12 @@ def cmd_check(args) -> int:
     return ExitCode.OK if result.compliant else ExitCode.FAILED
 
 
+def cmd_submission(args) -> int:
+    from suite.submission import cli as submission_cli
+
+    return submission_cli.run(args)
+
+
 COMMANDS = {
     "list": cmd_list,
     "datasize": cmd_datasize,
@@ -265,6 +271,7 @@ COMMANDS = {
     "check": cmd_check,
     "metrics": cmd_metrics,
     "report": cmd_report,
+    "submission": cmd_submission,
 }
 
 # --------------------------------------------------------------------------- parser
@@ -359,6 +366,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--output", metavar="FILE", default=None,
                    help="write the report to FILE (atomically) instead of stdout")
+    from suite.submission import cli as submission_cli
+
+    submission_cli.add_parser(sub)
     return parser
 
 
