@@ -111,9 +111,17 @@ def package(root: Path, out_path: Path | None, replace: bool, out=print) -> list
         raise SuiteError(expected_got(tarball, "--out", "a path outside DIR", "a path inside it"))
     place.refuse_existing([tarball] if (tarball.exists() or tarball.is_symlink()) else [], replace)
     _refuse_todos(tree)
-    if (root / MANIFEST).is_file():   # our own earlier output: remade below
-        (root / MANIFEST).unlink()
-    verdict = _check(tree, out)
+    old = root / MANIFEST             # our own earlier output: out of check's way, back if we refuse
+    held = root / f".{MANIFEST}.packaging-{os.getpid()}"
+    if old.is_file():
+        os.rename(old, held)
+    try:
+        verdict = _check(tree, out)
+    except BaseException:
+        if held.is_file():
+            os.rename(held, old)
+        raise
+    held.unlink(missing_ok=True)
     lines = [f"suite submission package: {root}", f"  suite check: {verdict}"]
     lines += write_code(tree.org_dir / "code")
     files.write_atomic(root / MANIFEST, manifest.text(root))
