@@ -14,7 +14,7 @@ import yaml
 
 from suite import files
 from suite.errors import SuiteError, expected_got
-from suite.submission import evidence, place, system as sysdesc
+from suite.submission import evidence, manifest, place, system as sysdesc
 from suite.submission.layout import Tree, open_tree
 
 
@@ -67,7 +67,7 @@ def add(root: Path, paths: list[Path], system: str, replace: bool) -> list[str]:
     targets = [t for _, _, bench, gen in plans for t in (bench, gen)]
     place.refuse_existing(targets, replace)
     for results, _, _, _ in plans:   # refuse links before anything moves
-        evidence_files = place.manifest.listing(results.path)
+        evidence_files = manifest.listing(results.path)
         if not evidence_files:
             raise SuiteError(expected_got(results.path, "files", "run files", "none"))
     aside = place.aside_root(tree.root)
