@@ -111,6 +111,7 @@ def package(root: Path, out_path: Path | None, replace: bool, out=print) -> list
         raise SuiteError(expected_got(tarball, "--out", "a path outside DIR", "a path inside it"))
     place.refuse_existing([tarball] if (tarball.exists() or tarball.is_symlink()) else [], replace)
     _refuse_todos(tree)
+    manifest.listing(root)            # links or special files: refused before anything changes
     old = root / MANIFEST             # our own earlier output: out of check's way, back if we refuse
     held = root / f".{MANIFEST}.packaging-{os.getpid()}"
     if old.is_file():

@@ -4,9 +4,12 @@ import os
 import subprocess
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from suite.errors import SuiteError
 from suite.submission import manifest
+
+from submission_helpers import fill_todos, snapshot
 
 
 def tree(tmp_path):
@@ -56,3 +59,26 @@ def test_links_are_refused_when_listing_and_reported_when_verifying(tmp_path):
     with pytest.raises(SuiteError, match="symbolic link"):
         manifest.listing(root)
     assert [f.rule_id for f in manifest.verify(root)] == ["submission-manifest-extra"]
+
+
+def test_package_refuses_a_tree_with_a_link_before_changing_anything(run_cli, tmp_path):
+    root = tmp_path / "sub"
+    run_cli("submission", "init", root, "--org", "ACME", "--division", "open", "--system", "box1")
+    desc = root / "Open" / "ACME" / "systems" / "box1.json"
+    fill_todos(desc)
+    os.symlink("/etc/passwd", root / "Open" / "ACME" / "code" / "passwd")
+    before = snapshot(root)
+    code, _, err = run_cli("submission", "package", root)
+    assert code == 2 and "code/passwd: file type: expected a regular file or directory, got a symbolic link" in err
+    assert snapshot(root) == before and not (tmp_path / "sub.tar.gz").exists()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=400))
+def test_parse_takes_any_bytes_as_a_manifest_or_a_value_error(data):
+    try:
+        listed = manifest.parse(data, "SHA256SUMS")
+    except ValueError:
+        return
+    for rel, digest in listed.items():
+        assert len(digest) == 64 and not rel.startswith("/") and ".." not in rel.split("/")
