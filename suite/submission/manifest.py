@@ -24,6 +24,12 @@ RULE_CHANGED = "submission-manifest-changed"
 RULE_MISSING = "submission-manifest-missing"
 RULE_EXTRA = "submission-manifest-extra"
 RULE_UNREADABLE = "submission-manifest-unreadable"
+RULES = {  # rule id -> one-line description, for the checker's report
+    RULE_CHANGED: "every file listed in SHA256SUMS has the digest it was packaged with",
+    RULE_MISSING: "every file listed in SHA256SUMS is present",
+    RULE_EXTRA: "every file of the tree is listed in SHA256SUMS",
+    RULE_UNREADABLE: "SHA256SUMS is a readable sha256sum manifest of paths inside the tree",
+}
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 MAX_LINES = 1_000_000
 

@@ -9,6 +9,7 @@ document's `todo` list. `todos()` finds both; `todo_findings()` makes them check
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from suite import files
@@ -18,6 +19,7 @@ from suite.submission.layout import Tree
 
 TODO = "TODO"
 RULE_TODO = "submission-system-todo"
+RULES = {RULE_TODO: "every field of the system description is filled in (no TODO left)"}
 
 
 def _t(what: str) -> str:
@@ -139,8 +141,13 @@ def todos(doc) -> list[tuple[str, str]]:
 def todo_findings(root: Path) -> list[Finding]:
     """One finding (warning, effect closed: a note) per TODO in every systems/* description under root."""
     out = []
-    for path in sorted(Path(root).glob("*/*/systems/*")):
-        if path.suffix.lower() not in (".json", ".yaml", ".yml") or not path.is_file():
+    root = Path(root)
+    paths = {p for pattern in ("systems/*", "*/systems/*", "*/*/systems/*") for p in root.glob(pattern)}
+    real_root = os.path.realpath(root)
+    for path in sorted(paths):
+        if path.suffix.lower() not in (".json", ".yaml", ".yml") or path.is_symlink() or not path.is_file():
+            continue
+        if not os.path.realpath(path).startswith(real_root + os.sep):  # never read through a link out of root
             continue
         try:
             doc = files.load_json(path) if path.suffix.lower() == ".json" else files.load_yaml(path)

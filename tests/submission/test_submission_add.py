@@ -8,6 +8,9 @@ import pytest
 
 from submission_helpers import snapshot, spoiled_copy
 
+# the first test here may make the shared real run (datagen + 5 runs, once more if the machine is busy)
+pytestmark = pytest.mark.timeout(900)
+
 
 @pytest.fixture
 def tree(run_cli, tmp_path):

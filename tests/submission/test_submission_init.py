@@ -82,3 +82,16 @@ def test_other_subcommands_refuse_a_dir_that_is_not_a_tree(run_cli, tmp_path):
                  ["package", tmp_path]):
         code, _, err = run_cli("submission", *argv)
         assert code == 2 and "suite-submission.json: expected a submission tree" in err
+
+
+def test_todo_findings_never_read_through_links(run_cli, tmp_path):
+    import os
+
+    root = tmp_path / "sub"
+    run_cli("submission", "init", root, "--org", "ACME", "--division", "closed", "--system", "box1")
+    outside = tmp_path / "outside"
+    (outside / "systems").mkdir(parents=True)
+    (outside / "systems" / "x.json").write_text('{"a": "TODO: secret"}')
+    os.symlink(outside, root / "Closed" / "Linked")
+    assert all("Linked" not in f.path for f in system.todo_findings(root))
+    assert any(f.path.startswith("Closed/ACME/") for f in system.todo_findings(root))
