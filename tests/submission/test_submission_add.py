@@ -94,3 +94,12 @@ def test_unknown_system_and_not_a_results_dir(run_cli, tree, closed_results, tmp
     assert code == 2 and "nobox.json: file: expected the system description of 'nobox'" in err
     code, _, err = run_cli("submission", "add", tree, tmp_path, "--system", "box1")
     assert code == 2 and "runs: expected run-<k>/results.json" in err
+
+
+def test_a_v2_tree_reads_its_hosts_from_yaml_and_refuses_a_v1_run(run_cli, tmp_path, closed_results):
+    root = tmp_path / "v2"
+    assert run_cli("submission", "init", root, "--org", "ACME", "--division", "closed", "--system", "box2",
+                   "--ruleset", "v2.0")[0] == 0
+    code, _, err = run_cli("submission", "add", root, closed_results, "--system", "box2")
+    assert code == 2 and "run-1/results.json: ruleset: expected v2.0 (the submission's), got 'v1.0'" in err
+    assert not (root / "Closed" / "ACME" / "results" / "box2").exists()
