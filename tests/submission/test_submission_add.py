@@ -103,3 +103,12 @@ def test_a_v2_tree_reads_its_hosts_from_yaml_and_refuses_a_v1_run(run_cli, tmp_p
     code, _, err = run_cli("submission", "add", root, closed_results, "--system", "box2")
     assert code == 2 and "run-1/results.json: ruleset: expected v2.0 (the submission's), got 'v1.0'" in err
     assert not (root / "Closed" / "ACME" / "results" / "box2").exists()
+
+
+def test_a_corrupt_results_json_is_one_line_naming_it(run_cli, tree, closed_results, tmp_path):
+    bad = spoiled_copy(closed_results, tmp_path / "corrupt")
+    (bad / "run-3" / "results.json").write_text('{"status": "complete",')
+    before = snapshot(tree)
+    code, _, err = run_cli("submission", "add", tree, bad, "--system", "box1")
+    assert code == 2 and "run-3/results.json: line 1: expected valid JSON" in err
+    assert len(err.strip().splitlines()) == 1 and snapshot(tree) == before
