@@ -297,6 +297,12 @@ def _check_tpcxai(args, output) -> int:
     return ExitCode.OK if not findings else ExitCode.FAILED
 
 
+def cmd_submission(args) -> int:
+    from suite.submission import cli as submission_cli
+
+    return submission_cli.run(args)
+
+
 COMMANDS = {
     "list": cmd_list,
     "datasize": cmd_datasize,
@@ -305,6 +311,7 @@ COMMANDS = {
     "check": cmd_check,
     "metrics": cmd_metrics,
     "report": cmd_report,
+    "submission": cmd_submission,
 }
 
 # --------------------------------------------------------------------------- parser
@@ -326,6 +333,9 @@ def build_parser() -> argparse.ArgumentParser:
     _args_metrics(sub)
     _args_report(sub)
     _args_check(sub)
+    from suite.submission import cli as submission_cli  # its own options, in its own package
+
+    submission_cli.add_parser(sub)
     return parser
 
 

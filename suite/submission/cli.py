@@ -1,0 +1,65 @@
+"""`suite submission {init, add, describe, package}`: the parser `suite.cli.build_parser` adds, and
+the one command it dispatches to (`run`). Imports of the work itself happen inside the commands.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from suite.errors import ExitCode
+
+RULESETS = ("v1.0", "v2.0")
+
+
+def add_parser(sub) -> None:
+    """Add `submission` and its subcommands to the top-level subparsers `sub`."""
+    p = sub.add_parser("submission", help="assemble a submission tree: init, add, describe, package",
+                       description="Prepare an MLPerf Storage-style submission: init the tree and the system "
+                                   "description, add `suite run` results, describe the system, package it.")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
+    actions.required = True
+
+    a = actions.add_parser("init", help="make the ruleset's layout and a system description from this host")
+    a.add_argument("dir", type=Path, metavar="DIR")
+    a.add_argument("--org", required=True, help="submitting organisation (a directory name)")
+    a.add_argument("--division", required=True, choices=["closed", "open"])
+    a.add_argument("--system", required=True, metavar="NAME", help="system name (systems/NAME.json)")
+    a.add_argument("--ruleset", choices=RULESETS, default="v1.0")
+    a.add_argument("--data-dir", type=Path, default=None,
+                   help="the benchmark's data dir, whose mount (file system, options) is described; default DIR")
+
+    a = actions.add_parser("add", help="copy `suite run` results dirs and their generation log into the tree")
+    a.add_argument("dir", type=Path, metavar="DIR")
+    a.add_argument("results", type=Path, nargs="+", metavar="RESULTS")
+    a.add_argument("--system", required=True, metavar="NAME")
+    a.add_argument("--replace", action="store_true", help="replace existing targets (old copies kept aside)")
+
+    a = actions.add_parser("describe", help="render the system description document (Markdown, HTML, PDF)")
+    a.add_argument("dir", type=Path, metavar="DIR")
+    a.add_argument("--system", required=True, metavar="NAME")
+    a.add_argument("--replace", action="store_true", help="replace earlier documents (old copies kept aside)")
+
+    a = actions.add_parser("package", help="check, add the code, write SHA256SUMS and a tarball")
+    a.add_argument("dir", type=Path, metavar="DIR")
+    a.add_argument("--out", type=Path, default=None, metavar="FILE", help="the tarball; default DIR.tar.gz")
+    a.add_argument("--replace", action="store_true", help="replace an existing tarball (old copy kept aside)")
+
+
+def run(args) -> int:
+    from suite.report.escape import terminal
+
+    if args.action == "init":
+        from suite.submission import create
+        lines = create.init(args.dir, args.org, args.division, args.system, args.ruleset, args.data_dir)
+    elif args.action == "add":
+        from suite.submission import add
+        lines = add.add(args.dir, args.results, args.system, args.replace)
+    elif args.action == "describe":
+        from suite.submission import describe
+        lines = describe.describe(args.dir, args.system, args.replace)
+    else:
+        from suite.submission import package
+        lines = package.package(args.dir, args.out, args.replace, out=lambda text: print(text, end=""))
+    for line in lines:
+        print(terminal(line))
+    return ExitCode.OK

@@ -1,0 +1,106 @@
+"""Submission-tree layouts per ruleset (as data), and finding the tree a command is pointed at.
+
+v1.0 and v2.0 (MLPerf Storage submission guidelines, "Directory Structure"):
+
+    DIR/<Division>/<org>/code/
+                        /results/<system>/<workload>-<accelerator>/run-<k>/...
+                        /systems/<system>.json|.yaml  (+ <system>.pdf)
+                        /generation_logs/<system>/<workload>-<accelerator>/
+
+DIR/suite-submission.json records what `suite submission init` made (ruleset, division, org): it
+is how the other subcommands know DIR is a submission tree.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from suite import files
+from suite.errors import SuiteError, expected_got
+from suite.submission.manifest import MANIFEST  # noqa: F401  (the tree's files, named in one place)
+
+MARKER = "suite-submission.json"
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
+
+
+@dataclass(frozen=True)
+class Layout:
+    ruleset: str
+    division_dirs: dict            # division -> directory name
+    org_dirs: tuple[str, ...]      # made under <Division>/<org>/
+    system_ext: str                # the system description's format
+    system_schema: str             # suite/schemas/<name>.schema.json, the one the checker uses
+    benchmark: str                 # results/<system>/<benchmark> (format fields: workload, accelerator)
+
+
+LAYOUTS = {
+    "v1.0": Layout("v1.0", {"closed": "Closed", "open": "Open"}, ("code", "results", "systems", "generation_logs"),
+                   "json", "system-v1.0", "{workload}-{accelerator}"),
+    "v2.0": Layout("v2.0", {"closed": "Closed", "open": "Open"}, ("code", "results", "systems", "generation_logs"),
+                   "yaml", "system-v2.0", "{workload}-{accelerator}"),
+}
+
+
+def check_name(what: str, value: str) -> str:
+    """Org and system names become directory and file names: no separators, no dot-files."""
+    if not NAME.match(value or ""):
+        raise SuiteError(expected_got(f"--{what}", "name", "letters, digits, '.', '_', '+', '-' "
+                                      "(at most 100, not starting with a dot)", repr(value)[:120]))
+    return value
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A submission tree made by `suite submission init`."""
+
+    root: Path
+    ruleset: str
+    division: str
+    org: str
+
+    @property
+    def layout(self) -> Layout:
+        return LAYOUTS[self.ruleset]
+
+    @property
+    def org_dir(self) -> Path:
+        return self.root / self.layout.division_dirs[self.division] / self.org
+
+    def system_file(self, system: str) -> Path:
+        return self.org_dir / "systems" / f"{system}.{self.layout.system_ext}"
+
+    def benchmark_dir(self, system: str, workload: str, accelerator: str) -> Path:
+        name = self.layout.benchmark.format(workload=workload, accelerator=accelerator)
+        return self.org_dir / "results" / system / name
+
+    def generation_dir(self, system: str, workload: str, accelerator: str) -> Path:
+        name = self.layout.benchmark.format(workload=workload, accelerator=accelerator)
+        return self.org_dir / "generation_logs" / system / name
+
+    def systems(self) -> list[str]:
+        d = self.org_dir / "systems"
+        ext = "." + self.layout.system_ext
+        return sorted(p.name[:-len(ext)] for p in d.iterdir() if p.name.endswith(ext)) if d.is_dir() else []
+
+
+def marker_doc(ruleset: str, division: str, org: str, version: str) -> dict:
+    return {"schema_version": 1, "ruleset": ruleset, "division": division, "org": org, "suite_version": version}
+
+
+def open_tree(root: Path) -> Tree:
+    """The tree at `root`, or a one-line SuiteError saying why `root` is not one."""
+    root = Path(root)
+    marker = root / MARKER
+    if not root.is_dir():
+        raise SuiteError(expected_got(root, "DIR", "a submission tree made by `suite submission init`",
+                                      "no such directory" if not root.exists() else "a file"))
+    if not marker.is_file():
+        raise SuiteError(expected_got(root, MARKER, "a submission tree made by `suite submission init`",
+                                      "no such file"))
+    doc = files.load_json(marker, schema="submission")
+    tree = Tree(root=root, ruleset=doc["ruleset"], division=doc["division"], org=doc["org"])
+    if not tree.org_dir.is_dir():
+        raise SuiteError(expected_got(marker, "org", f"a directory {tree.org_dir}", "none"))
+    return tree
