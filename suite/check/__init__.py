@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.check import facts, layout
+from suite.check import facts, layout, manifest, todo
 from suite.errors import ResultError, SuiteError
 from suite.rules import RULESETS, findings
 from suite.rules import engine as rules
@@ -86,10 +86,11 @@ def check(path, ruleset: str = "auto") -> CheckResult:
     results = [_check_benchmark(b, tree) for b in tree.benchmarks]
     tree_rules = rules.load(results[0].benchmark.ruleset, None, None)
     tree_findings = _evaluate(tree_rules, "tree", facts.tree_scope(tree), root)
+    tree_findings += manifest.verify(root) + todo.todo_findings(root)  # SHA256SUMS, TODOs left by init
     verdict = findings.worst([r.verdict for r in results] + [findings.verdict(tree_findings)])
     compliant = all(r.compliant for r in results) and findings.verdict(tree_findings) == "closed"
     return CheckResult(root, results, tree_findings, verdict, compliant,
-                       {r.id: r.message for r in tree_rules.rules})
+                       {**{r.id: r.message for r in tree_rules.rules}, **manifest.RULES, **todo.RULES})
 
 
 def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:

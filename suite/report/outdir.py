@@ -50,12 +50,13 @@ def report_dir(out: Path, force: bool = False):
     out = Path(out)
     _refuse(out, force)
     parent = out.parent if str(out.parent) else Path(".")
+    old_term = signal.signal(signal.SIGTERM, _on_term)  # before the temp dir exists: no window to leak it
+    tmp = None
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.report-", dir=parent))
-    except OSError as exc:
-        raise ResultError(expected_got(out, "--out", "a directory we can create", exc.strerror or exc)) from None
-    old_term = signal.signal(signal.SIGTERM, _on_term)
-    try:
+        try:
+            tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.report-", dir=parent))
+        except OSError as exc:
+            raise ResultError(expected_got(out, "--out", "a directory we can create", exc.strerror or exc)) from None
         yield tmp
         (tmp / MARKER).write_text("a report written by `suite report`; the next report replaces this directory\n")
         os.chmod(tmp, 0o755)
@@ -66,7 +67,8 @@ def report_dir(out: Path, force: bool = False):
         raise KeyboardInterrupt from None
     finally:
         signal.signal(signal.SIGTERM, old_term)
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _swap(tmp: Path, out: Path) -> None:

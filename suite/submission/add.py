@@ -14,7 +14,8 @@ import yaml
 
 from suite import files
 from suite.errors import SuiteError, expected_got
-from suite.submission import evidence, manifest, place, system as sysdesc
+from suite.check import manifest
+from suite.submission import evidence, place, system as sysdesc
 from suite.submission.layout import Tree, open_tree
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import SuiteError, expected_got
-from suite.submission.manifest import MANIFEST  # noqa: F401  (the tree's files, named in one place)
+from suite.check.manifest import MANIFEST  # noqa: F401  (the tree's files, named in one place)
 
 MARKER = "suite-submission.json"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")

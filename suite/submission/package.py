@@ -18,7 +18,8 @@ from pathlib import Path
 import suite
 from suite import __version__, files
 from suite.errors import ExitCode, SuiteError, expected_got
-from suite.submission import manifest, place, system as sysdesc
+from suite.check import manifest
+from suite.submission import place, system as sysdesc
 from suite.submission.layout import MANIFEST, open_tree
 
 SKIP_DIRS = {"__pycache__"}

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from suite.errors import SuiteError, expected_got
-from suite.submission import manifest
+from suite.check import manifest
 
 
 def aside_root(root: Path) -> Path:

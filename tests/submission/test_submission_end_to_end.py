@@ -10,7 +10,8 @@ import tarfile
 
 import pytest
 
-from suite.submission import document, manifest, system
+from suite.check import manifest
+from suite.submission import document, system
 
 from submission_helpers import fill_todos, snapshot
 

@@ -1,0 +1,63 @@
+"""TODO markers left in a submission's system descriptions: `suite check` reports each as a note.
+
+`suite submission init` writes "TODO: <what to give>" where this host cannot tell a value, and names
+placeholder numbers in the document's `todo` list; a reviewer must not receive either.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from suite import files
+from suite.rules.findings import Finding, make
+
+TODO = "TODO"
+RULE_TODO = "submission-system-todo"
+RULES = {RULE_TODO: "every field of the system description is filled in (no TODO left)"}
+
+
+def todos(doc) -> list[tuple[str, str]]:
+    """(field, what is missing) for every TODO string in `doc` and every entry of its `todo` list."""
+    out: list[tuple[str, str]] = []
+
+    def walk(node, where: str) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if where == "" and k == "todo":
+                    continue
+                walk(v, f"{where}.{k}" if where else str(k))
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, f"{where}[{i}]")
+        elif isinstance(node, str) and node.strip().upper().startswith(TODO):
+            what = node.strip()[len(TODO):].lstrip(" :") or "a value"
+            out.append((where, what))
+
+    walk(doc, "")
+    listed = doc.get("todo") if isinstance(doc, dict) else None
+    for item in listed if isinstance(listed, list) else []:
+        field, _, what = str(item).partition(": ")
+        out.append((field, what or str(item)))
+    return out
+
+
+def todo_findings(root: Path) -> list[Finding]:
+    """One finding (warning, effect closed: a note) per TODO in every systems/* description under root."""
+    out = []
+    root = Path(root)
+    paths = {p for pattern in ("systems/*", "*/systems/*", "*/*/systems/*") for p in root.glob(pattern)}
+    real_root = os.path.realpath(root)
+    for path in sorted(paths):
+        if path.suffix.lower() not in (".json", ".yaml", ".yml") or path.is_symlink() or not path.is_file():
+            continue
+        if not os.path.realpath(path).startswith(real_root + os.sep):  # never read through a link out of root
+            continue
+        try:
+            doc = files.load_json(path) if path.suffix.lower() == ".json" else files.load_yaml(path)
+        except files.SuiteError:
+            continue  # the checker's own schema rule reports an unreadable description
+        for field, what in todos(doc):
+            out.append(make(RULE_TODO, "warning", "closed", str(path.relative_to(root)), field,
+                            "a value", f"TODO ({what})"[:200]))
+    return out
