@@ -27,6 +27,7 @@ def test_failing_use_cases_are_named_and_the_others_finish(tmp_path):
     assert "uc01 train: ValueError: toy use case asked to fail" in run.errors
     assert any(e.startswith("uc02 serve: killed by SIGKILL (out of memory?") for e in run.errors)
     assert all("\n" not in e for e in run.errors)
+    assert "Traceback" in (tmp_path / "res" / "logs" / "uc01-training.traceback").read_text()
     ok = {(j.phase, j.use_case) for j in run.jobs if j.status == "ok"}
     assert {("training", 4), ("serving_1", 4), ("scoring", 4), ("throughput", 4), ("training", 2)} <= ok
     assert not any(j.use_case == 1 and j.phase != "training" for j in run.jobs)   # no model: not run again
