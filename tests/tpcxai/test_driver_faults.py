@@ -73,3 +73,19 @@ def test_corrupt_model_file_fails_in_one_line(trained, tmp_path, damage, needle)
     with pytest.raises(job.ModelError, match=needle):
         job.load_model(bad, 1)
     assert job.load_model(model, 1)["cut"] is not None
+
+
+def test_exec_launcher_runs_a_job_process_and_names_its_failure(trained, tmp_path):
+    from suite.tpcxai.launch import Launcher
+
+    tmp, run = trained
+    reg = run.options.registry
+    base = ["--stage", "serve", "--use-case", "1", "--module", reg.usecase_module(1), "--workload",
+            str(reg.workload_file(1)), "--data", str(tmp / "data" / "serving"), "--output", str(tmp_path / "out"),
+            f"--path={tpcx_toy.HERE}"]
+    launcher = Launcher("exec")
+    ok = launcher.run(base + ["--model", str(tmp / "res" / "models" / "uc01.model")], tmp_path / "ok.err", "uc01 serve")
+    assert ok.ok and ok.error is None and ok.end_s > ok.start_s >= 0
+    assert (tmp_path / "out" / "predictions.parquet").is_file()
+    bad = launcher.run(base + ["--model", str(tmp_path / "missing.model")], tmp_path / "bad.err", "uc01 serve")
+    assert bad.returncode == 1 and bad.error.startswith("uc01 serve: ModelError: model file ") and "cannot read" in bad.error
