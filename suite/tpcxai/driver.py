@@ -177,7 +177,9 @@ class Driver:
         tag = f"{phase}" + (f"-stream{stream}" if stream else "")
         out = None if phase == "training" else self.res / "output" / tag / f"uc{n:02d}"
         label = f"uc{n:02d} {STAGE[phase]}"
-        o = self.launcher.run(self.job_argv(n, phase, out), self.res / "logs" / f"uc{n:02d}-{tag}.err", label)
+        logs = self.res / "logs" / f"uc{n:02d}-{tag}"
+        argv = self.job_argv(n, phase, out) + [f"--log={logs}.traceback"]
+        o = self.launcher.run(argv, logs.with_suffix(".err"), label)
         if self.launcher.stopping.is_set() and not o.ok:
             return None                          # stopped by Ctrl-C: not a use-case failure
         rec = JobRecord(phase, n, o.start_s, o.end_s, "ok" if o.ok else "failed", stream, o.error)

@@ -115,9 +115,6 @@ class Launcher:
             procs = list(self._running.values())
         _stop(procs, grace_s)
 
-    def close(self) -> None:
-        pass
-
 
 def _stop(procs, grace_s: float = 5.0) -> None:
     for p in procs:

@@ -9,7 +9,7 @@ the data (schema suite/schemas/tpcxai-thresholds.schema.json).
 """
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from suite import files

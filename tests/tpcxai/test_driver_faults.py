@@ -27,6 +27,7 @@ def test_failing_use_cases_are_named_and_the_others_finish(tmp_path):
     assert "uc01 train: ValueError: toy use case asked to fail" in run.errors
     assert any(e.startswith("uc02 serve: killed by SIGKILL (out of memory?") for e in run.errors)
     assert all("\n" not in e for e in run.errors)
+    assert "Traceback" in (tmp_path / "res" / "logs" / "uc01-training.traceback").read_text()
     ok = {(j.phase, j.use_case) for j in run.jobs if j.status == "ok"}
     assert {("training", 4), ("serving_1", 4), ("scoring", 4), ("throughput", 4), ("training", 2)} <= ok
     assert not any(j.use_case == 1 and j.phase != "training" for j in run.jobs)   # no model: not run again
@@ -72,3 +73,19 @@ def test_corrupt_model_file_fails_in_one_line(trained, tmp_path, damage, needle)
     with pytest.raises(job.ModelError, match=needle):
         job.load_model(bad, 1)
     assert job.load_model(model, 1)["cut"] is not None
+
+
+def test_exec_launcher_runs_a_job_process_and_names_its_failure(trained, tmp_path):
+    from suite.tpcxai.launch import Launcher
+
+    tmp, run = trained
+    reg = run.options.registry
+    base = ["--stage", "serve", "--use-case", "1", "--module", reg.usecase_module(1), "--workload",
+            str(reg.workload_file(1)), "--data", str(tmp / "data" / "serving"), "--output", str(tmp_path / "out"),
+            f"--path={tpcx_toy.HERE}"]
+    launcher = Launcher("exec")
+    ok = launcher.run(base + ["--model", str(tmp / "res" / "models" / "uc01.model")], tmp_path / "ok.err", "uc01 serve")
+    assert ok.ok and ok.error is None and ok.end_s > ok.start_s >= 0
+    assert (tmp_path / "out" / "predictions.parquet").is_file()
+    bad = launcher.run(base + ["--model", str(tmp_path / "missing.model")], tmp_path / "bad.err", "uc01 serve")
+    assert bad.returncode == 1 and bad.error.startswith("uc01 serve: ModelError: model file ") and "cannot read" in bad.error

@@ -2,7 +2,6 @@
 
 import hashlib
 
-import pyarrow as pa
 import pytest
 import tpcx_toy
 

@@ -115,3 +115,16 @@ def test_word_error_rate_comes_from_the_signals_module():
     wer = pytest.importorskip("suite.tpcxai.wer", reason="suite/tpcxai/wer.py arrives with the signals group")
     assert quality.compute("word_error_rate", ["a b c"], ["a x c"]) == pytest.approx(
         float(wer.word_error_rate(["a b c"], ["a x c"])))
+
+
+def test_registry_finds_the_real_modules_by_name():
+    reg = Registry()
+    assert reg.usecase_module(3) == "suite.tpcxai.usecases.uc03"
+    assert reg.workload_file(8) == files.data_dir("workloads") / "tpcx-ai" / "uc08.yaml"
+    assert reg.group_modules == ("suite.tpcxai.tables.retail", "suite.tpcxai.tables.text", "suite.tpcxai.tables.signals")
+    assert reg.rules_dir() == files.data_dir("rules") / "tpcx-ai"
+    installed = set(reg.available_use_cases())
+    for n in range(1, 11):     # a use case is available exactly when its module and its YAML are both there
+        present = reg.workload_file(n).is_file() and (files.REPO_ROOT / "suite" / "tpcxai" / "usecases" / f"uc{n:02d}.py").is_file()
+        assert (n in installed) == present
+    assert len(reg.groups()) + len(reg.missing_groups()) == 3
