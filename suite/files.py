@@ -69,11 +69,18 @@ def load_json(path: Path, schema: str | None = None, error=SuiteError, limit: in
 
 
 def load_yaml(path: Path, schema: str | None = None, error=SuiteError):
+    doc = parse_yaml(read_text(path, error=error), path, error)
+    if schema:
+        validate(doc, schema, path, error)
+    return doc
+
+
+def parse_yaml(text: str, path, error=SuiteError, loader=None):
+    """One YAML document (safe tags only), every failure one line naming `path`, alias expansion bounded."""
     import yaml
 
-    text = read_text(path, error=error)
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=loader or yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f"line {mark.line + 1}: " if mark else ""
@@ -83,8 +90,6 @@ def load_yaml(path: Path, schema: str | None = None, error=SuiteError):
         raise error(f"{path}: expected a YAML document within Python's limits (nesting, integer digits), "
                     f"got {type(exc).__name__}") from None
     check_node_budget(doc, path, error)
-    if schema:
-        validate(doc, schema, path, error)
     return doc
 
 

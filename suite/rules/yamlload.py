@@ -33,15 +33,4 @@ def load_yaml_fast(path: Path, error=ResultError):
     if deepest > MAX_NESTING or indent > MAX_INDENT:
         raise error(f"{path}: nesting: expected at most {MAX_NESTING} levels and {MAX_INDENT} columns, "
                     f"got {deepest} levels and {indent} columns")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        doc = yaml.load(text, Loader=loader)
-        files.check_node_budget(doc, path, error)
-        return doc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f"line {mark.line + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise error(f"{path}: {line}expected valid YAML, got {problem}") from None
-    except (RecursionError, ValueError) as exc:
-        raise error(f"{path}: expected a YAML document within Python's limits, got {type(exc).__name__}") from None
+    return files.parse_yaml(text, path, error, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
