@@ -147,10 +147,11 @@ def _distinct_runs(runs: list[layout.Run]) -> dict:
     starts, dups, seen = [], [], {}
     for run in runs:
         spath = run.hosts[0].files.get("summary", run.path) if run.hosts else run.path
-        times = [t for h in run.hosts if isinstance(h.summary, dict)
+        times = [(t, h.summary["start"]) for h in run.hosts if isinstance(h.summary, dict)
                  if (t := _timestamp(h.summary.get("start"))) is not None]
         if times:
-            starts.append(Item(min(times), spath, "start"))
+            t, text = min(times)
+            starts.append(Item(t, spath, "start", shown=text))
         if not run.summaries:
             continue
         key = json.dumps(run.summaries, sort_keys=True, default=repr)

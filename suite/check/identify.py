@@ -161,8 +161,10 @@ def _compute_times(model: str) -> tuple[tuple[str, float], ...]:
 
 
 @lru_cache(maxsize=None)
+@lru_cache(maxsize=64)
 def resolve_workload(model: str | None, accel: str | None):
-    """workloads.resolve, cached; None for an unknown workload/accelerator."""
+    """workloads.resolve, cached (callers read it, never change it); None for an unknown
+    workload/accelerator."""
     from suite.storage import workloads
     try:
         return workloads.resolve(model, accel)

@@ -167,12 +167,14 @@ def op_increasing(a, v, o):
     """Each number greater than the one before it (list order); one violation per step back."""
     if not isinstance(a, (list, tuple)):
         return []
-    out, prev = [], None
+    out, prev, prev_shown = [], None, None
     for item, x in zip(a, _values(a)):
+        shown = item.shown if isinstance(item, Item) and item.shown is not None else x
         if prev is not None and is_number(x) and not x > prev:
-            out.append(Violation(f"> {prev!r} (the one before)", x, path=getattr(item, "path", None),
-                                 field=getattr(item, "field", None)))
-        prev = x if is_number(x) else prev
+            out.append(Violation(f"later than {prev_shown} (the one before)", shown,
+                                 path=getattr(item, "path", None), field=getattr(item, "field", None)))
+        if is_number(x):
+            prev, prev_shown = x, shown
     return out
 
 
