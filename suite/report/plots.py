@@ -30,14 +30,17 @@ def _png(fig) -> bytes:
     buf = io.BytesIO()
     with warnings.catch_warnings():       # layout notes (e.g. axes collapsed by 1e308 values) are not the user's
         warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)       # numpy overflow notes near the float limit
         fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
     return buf.getvalue()
 
 
 def storage_runs(bench: dict) -> bytes:
     """Per run: samples/s with its stdev over epochs, and AU % (mean ± stdev)."""
+    from suite.report.escape import terminal
+
     runs = [r for r in bench["runs"] if r["samples_per_second"] is not None]
-    names = [r["name"] for r in runs]
+    names = [terminal(r["name"]) for r in runs]     # a non-UTF-8 byte in a dir name: no glyph for it
     many = len(runs) > MANY_RUNS
     cap = 0 if many else 4
     fig, (ax1, ax2) = _figure(ncols=2)
@@ -84,6 +87,8 @@ def _all_runs_line(ax, lists, color) -> None:
 
 def storage_epochs(bench: dict) -> bytes:
     """Per epoch of each run: AU % and samples/s."""
+    from suite.report.escape import terminal
+
     fig, (ax1, ax2) = _figure(ncols=2)
     many = len(bench["runs"]) > MANY_RUNS
     if many:
@@ -94,10 +99,10 @@ def storage_epochs(bench: dict) -> bytes:
         color = COLORS[i % len(COLORS)]
         if r["au_per_epoch"]:
             ax1.plot(range(1, len(r["au_per_epoch"]) + 1), r["au_per_epoch"], marker="o", color=color,
-                     label=r["name"])
+                     label=terminal(r["name"]))
         if r["samples_per_second_per_epoch"]:
             ax2.plot(range(1, len(r["samples_per_second_per_epoch"]) + 1), r["samples_per_second_per_epoch"],
-                     marker="o", color=color, label=r["name"])
+                     marker="o", color=color, label=terminal(r["name"]))
     ax1.set_title("AU per epoch", fontsize=11)
     ax1.set_xlabel("epoch")
     ax1.set_ylabel("AU %")
