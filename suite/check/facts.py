@@ -6,13 +6,16 @@ tree       problems.unreadable, problems.links, problems.dir_links, benchmarks.c
 benchmark  runs.count, single_run, warmup.present, submission, system.{file,name,expected_name,doc},
            generation_logs, runs.{model,accelerator,num_accelerators,num_files_train,
            num_samples_per_file,num_hosts} (one item per run/host, for all_equal),
+           runs.start_s (each run's start, in run order), runs.duplicate_summaries, values.nonfinite,
            report.* (mlperf_storage_report.json), report.unmatched_runs, aggregate.*,
            problems.{unreadable,links,dir_links}
 run        hosts.start_s, summaries.count, dataset.{num_files_train,required_files,host_memory_bytes,
-           accelerators,host_memory_zero_entries}
+           accelerators,host_memory_zero_entries,required_files_steps (without host memory)}
 host       files.{summary,overrides,config,per_epoch,results}, summary.* (summary.json),
            results.* (our results.json), per_epoch.epochs, overrides.workload, overrides.params,
-           params.<section.key> (override, else config.yaml), expected.{workload_name,
+           params.<section.key> (override, else config.yaml), config.differences (config.yaml's values
+           that differ from the workload's; suite.check.params), values.nonfinite (NaN/Infinity in any
+           of the host's files), expected.{workload_name,
            au_meet_expectation}, recomputed.{au_mean,au_stdev,throughput_mean,throughput_stdev,
            io_mean,io_stdev,rank_outputs_au,rank_outputs_throughput,steps_au,
            steps_throughput}, rank_outputs.ranks,
