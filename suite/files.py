@@ -156,8 +156,8 @@ def _describe(err) -> str:
 def write_atomic(path: Path, data: bytes | str) -> None:
     """Write `data` to `path` through a temp file + fsync + rename."""
     path = Path(path)
-    if isinstance(data, str):
-        data = data.encode("utf-8")
+    if isinstance(data, str):       # a lone surrogate (a non-UTF-8 file name) is written as \udcff, not an error
+        data = data.encode("utf-8", "backslashreplace")
     refuse_special_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -33,3 +33,19 @@ def to_float(value) -> float | None:
     except (TypeError, ValueError):
         return None
     return x if math.isfinite(x) else None
+
+
+def nonfinite(doc, limit: int = 20) -> list[tuple[str, str]]:
+    """(dotted field, 'NaN'/'Infinity'/'-Infinity') for each non-finite float in a parsed document,
+    the first `limit` of them in document order (JSON and YAML loaders both let them through)."""
+    out: list[tuple[str, str]] = []
+    stack = [("", doc)]
+    while stack and len(out) < limit:
+        where, node = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            out.append((where or "(top level)", "NaN" if node != node else ("Infinity" if node > 0 else "-Infinity")))
+        elif isinstance(node, dict):
+            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(node))))
+    return out

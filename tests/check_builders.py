@@ -56,14 +56,19 @@ def dlio_run(d: Path, workload="unet3d", accel="h100", accelerators=1, hosts=1, 
     return d
 
 
+def run_start(k: int) -> str:
+    """Run k's start time: runs are distinct measurements, each after the one before."""
+    return f"2024-08-07T{10 + k:02d}:23:23.782006"
+
+
 def dlio_benchmark(d: Path, runs=5, run_name="run{k}", **kw) -> Path:
     for k in range(1, runs + 1):
-        dlio_run(d / run_name.format(k=k), **kw)
+        dlio_run(d / run_name.format(k=k), **({"start": run_start(k)} | kw))
     return d
 
 
 def ours_run(d: Path, ranks=2, epochs=3, steps=6, compute_s=0.01, wait_s=0.0002, files=7000,
-             workload="unet3d", accel="h100", miniature=False, complete=True, memory=True):
+             workload="unet3d", accel="h100", miniature=False, complete=True, memory=True, start=None):
     """A `suite run` run dir: DLIO files + steps/rank-<r>.json + results.json, consistent."""
     w = workloads.resolve(workload, accel)
     aus, tps, rank_docs = [], [], {r: {"schema_version": 1, "rank": r, "hostname": "host1", "epochs": []}
@@ -86,7 +91,8 @@ def ours_run(d: Path, ranks=2, epochs=3, steps=6, compute_s=0.01, wait_s=0.0002,
             rank_tps.append(steps * w.batch_size / (ends[-1] - starts[0]))   # DLIO: every sample / epoch wall
         aus.append(metrics.mean_pstdev(per_rank)[0])                          # ranks' AU averaged
         tps.append(math.fsum(rank_tps))                                       # ranks' samples/s summed
-    dlio_run(d, workload=workload, accel=accel, accelerators=ranks, files=files, au=aus, tp=tps)
+    dlio_run(d, workload=workload, accel=accel, accelerators=ranks, files=files, au=aus, tp=tps,
+             **({"start": start} if start else {}))
     for r, doc in rank_docs.items():
         write_json(d / "steps" / f"rank-{r}.json", doc)
     results = {
@@ -107,7 +113,7 @@ def ours_run(d: Path, ranks=2, epochs=3, steps=6, compute_s=0.01, wait_s=0.0002,
 
 def ours_results(d: Path, runs=5, **kw) -> Path:
     for k in range(1, runs + 1):
-        ours_run(d / f"run-{k}", **kw)
+        ours_run(d / f"run-{k}", **({"start": run_start(k)} | kw))
     return d
 
 

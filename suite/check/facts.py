@@ -6,13 +6,16 @@ tree       problems.unreadable, problems.links, problems.dir_links, benchmarks.c
 benchmark  runs.count, single_run, warmup.present, submission, system.{file,name,expected_name,doc},
            generation_logs, runs.{model,accelerator,num_accelerators,num_files_train,
            num_samples_per_file,num_hosts} (one item per run/host, for all_equal),
+           runs.start_s (each run's start, in run order), runs.duplicate_summaries, values.nonfinite,
            report.* (mlperf_storage_report.json), report.unmatched_runs, aggregate.*,
            problems.{unreadable,links,dir_links}
 run        hosts.start_s, summaries.count, dataset.{num_files_train,required_files,host_memory_bytes,
-           accelerators,host_memory_zero_entries}
+           accelerators,host_memory_zero_entries,required_files_steps (without host memory)}
 host       files.{summary,overrides,config,per_epoch,results}, summary.* (summary.json),
            results.* (our results.json), per_epoch.epochs, overrides.workload, overrides.params,
-           params.<section.key> (override, else config.yaml), expected.{workload_name,
+           params.<section.key> (override, else config.yaml), config.differences (config.yaml's values
+           that differ from the workload's; suite.check.params), values.nonfinite (NaN/Infinity in any
+           of the host's files), expected.{workload_name,
            au_meet_expectation}, recomputed.{au_mean,au_stdev,throughput_mean,throughput_stdev,
            io_mean,io_stdev,rank_outputs_au,rank_outputs_throughput,steps_au,
            steps_throughput}, rank_outputs.ranks,
@@ -30,15 +33,18 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from suite.check import identify, layout
+import json
+
+from suite.check import identify, layout, params as param_facts, recompute
 from suite.errors import SuiteError
-from suite.numbers import as_int, finite_list, is_number
+from suite.numbers import as_int, finite_list, is_number, nonfinite
 from suite.rules import engine as rules
 from suite.rules.engine import Item, Scope
 from suite.sizes import GIB
 from suite.storage import datasize, metrics, workloads
 
 LINK_KINDS = ("outside", "loop")
+MAX_MEMORY_GIB = float(2 ** 40)          # a host_memory_GB entry above 1 EiB counts as 1 EiB
 DIR_LINK_KINDS = ("dir-link",)
 
 
@@ -112,13 +118,17 @@ def benchmark_scope(b: layout.Benchmark, tree: layout.Tree):
             for key in ("num_files_train", "num_samples_per_file"):
                 if key in s:
                     facts[f"runs.{key}"].append(Item(s[key], spath, key))
-            if as_int(s.get("num_accelerators")) is not None:
+            if (as_int(s.get("num_accelerators")) or 0) > 0:      # a negative count is a schema finding
                 accels += s["num_accelerators"]
             hosts_n = as_int(s.get("num_hosts")) or hosts_n
         first = run.hosts[0].files.get("summary", run.path) if run.hosts else run.path
         facts["runs.num_accelerators"].append(Item(accels, first, "num_accelerators"))
         facts["runs.num_hosts"].append(Item(hosts_n or len(run.hosts), first, "num_hosts"))
         run_values.append((run, *_run_throughput(b, run)))
+    facts.update(_distinct_runs(b.runs))
+    sources["runs.start_s"] = (b.path, "start")
+    if b.report is not None:
+        facts["values.nonfinite"] = _nonfinite_items([(b.report, b.report_path)])
     agg = _aggregate(b, run_values)
     if agg:
         for k, v in agg["overall"].items():
@@ -130,8 +140,31 @@ def benchmark_scope(b: layout.Benchmark, tree: layout.Tree):
     return agg, Scope("benchmark", b.path, facts, sources, docs)
 
 
-def _record_length(b: layout.Benchmark, host: layout.Host) -> float | None:
-    return workloads.record_length(host.config, b.workload, b.accelerator)[0]
+def _distinct_runs(runs: list[layout.Run]) -> dict:
+    """runs.start_s (each run's earliest host start, in run order) and runs.duplicate_summaries
+    (a run whose summaries are those of an earlier run): five runs are five measurements."""
+    starts, dups, seen = [], [], {}
+    for run in runs:
+        spath = run.hosts[0].files.get("summary", run.path) if run.hosts else run.path
+        times = [(t, h.summary["start"]) for h in run.hosts if isinstance(h.summary, dict)
+                 if (t := _timestamp(h.summary.get("start"))) is not None]
+        if times:
+            t, text = min(times)
+            starts.append(Item(t, spath, "start", shown=text))
+        if not run.summaries:
+            continue
+        key = json.dumps(run.summaries, sort_keys=True, default=repr)
+        if key in seen:
+            dups.append(Item(f"identical to {seen[key]}", spath, "(whole file)", "a distinct measurement"))
+        else:
+            seen[key] = run.name
+    return {"runs.start_s": starts, "runs.duplicate_summaries": dups}
+
+
+def _nonfinite_items(docs) -> list[Item]:
+    """One item per NaN/Infinity in the given (document, path) pairs."""
+    return [Item(text, path, where, "a finite number") for doc, path in docs if doc is not None
+            for where, text in nonfinite(doc)]
 
 
 def _workload(b: layout.Benchmark):
@@ -145,7 +178,7 @@ def _run_throughput(b: layout.Benchmark, run: layout.Run):
     for host in run.hosts:
         m = (host.summary or {}).get("metric") if isinstance(host.summary, dict) else None
         tps = finite_list(m.get(metrics.SAMPLES)) if isinstance(m, dict) else None
-        rec = _record_length(b, host)
+        rec = recompute.record_length_of(b, host)
         if tps is None or rec is None:
             return None, None
         mean, _ = metrics.mean_pstdev(tps)
@@ -160,7 +193,7 @@ def _aggregate(b: layout.Benchmark, run_values) -> dict | None:
     if not usable:
         return None
     s0 = usable[0][0].summary or {}
-    accels = sum(as_int(h.summary.get("num_accelerators")) or 0 for h in usable[0][0].hosts
+    accels = sum(max(as_int(h.summary.get("num_accelerators")) or 0, 0) for h in usable[0][0].hosts
                  if isinstance(h.summary, dict))
     hosts = as_int(s0.get("num_hosts")) or len(usable[0][0].hosts)
     info = {"model": b.workload, "accelerator": b.accelerator, "num_client_hosts": hosts,
@@ -225,22 +258,29 @@ def run_scope(b: layout.Benchmark, run: layout.Run) -> Scope:
         facts["dataset.host_memory_zero_entries"] = sum(
             1 for m in mem if isinstance(m, list) for x in m if isinstance(x, (int, float)) and x == 0)
         sources["dataset.host_memory_zero_entries"] = (spath, "host_memory_GB (entries equal to 0)")
-        if all(finite_list(m) is not None for m in mem):
-            total_gib = math.fsum(math.fsum(m) for m in mem)
+        if all(finite_list(m) is not None for m in mem):     # capped per entry: 1e308 + 1e308 overflows fsum
+            total_gib = math.fsum(min(max(x, 0.0), MAX_MEMORY_GIB) for m in mem for x in m)
             facts["dataset.host_memory_bytes"] = int(total_gib * GIB) if total_gib > 0 else None
         sources["dataset.host_memory_bytes"] = (spath, "host_memory_GB")
         accels = [as_int(s.get("num_accelerators")) for _, s in summaries]
         if all(a is not None and a > 0 for a in accels):
             facts["dataset.accelerators"] = sum(accels)
-        w = _workload(b)
-        if w and facts.get("dataset.host_memory_bytes") and facts.get("dataset.accelerators"):
-            try:
-                ds = datasize.compute(w, facts["dataset.accelerators"], 1, facts["dataset.host_memory_bytes"],
-                                      b.ruleset)
-                facts["dataset.required_files"] = ds.num_files
-            except SuiteError:
-                pass
+        facts.update(_required_files(b, facts.get("dataset.accelerators"), facts.get("dataset.host_memory_bytes")))
     return Scope("run", run.path, facts, sources)
+
+
+def _required_files(b: layout.Benchmark, accelerators, memory_bytes) -> dict:
+    """dataset.required_files (both parts of the rule), or without host memory
+    dataset.required_files_steps (the steps part alone: the memory part cannot be computed)."""
+    w = _workload(b)
+    if not (w and accelerators):
+        return {}
+    try:
+        if memory_bytes:
+            return {"dataset.required_files": datasize.compute(w, accelerators, 1, memory_bytes, b.ruleset).num_files}
+        return {"dataset.required_files_steps": datasize.steps_part(w, accelerators, b.ruleset)}
+    except SuiteError:
+        return {}
 
 
 def _timestamp(text):
@@ -255,34 +295,8 @@ def _timestamp(text):
 # --------------------------------------------------------------------------- host
 
 
-_SCALARS = {"true": True, "false": False}
-
-
-def _yaml_value(text: str):
-    """An override's value as Hydra reads it: bools, ints, floats, else the string."""
-    t = text.strip()
-    if t.lower() in _SCALARS:
-        return _SCALARS[t.lower()]
-    for cast in (int, float):
-        try:
-            return cast(t)
-        except ValueError:
-            pass
-    return t
-
-
-def _config_lookup(config, dotted: str):
-    node = config
-    for key in dotted.split("."):
-        if not isinstance(node, dict) or key not in node:
-            return None
-        node = node[key]
-    return node
-
-
 HOST_FILES = {"summary": "summary.json", "overrides": "configs/overrides.yaml", "config": "configs/config.yaml",
               "per_epoch": "per_epoch_stats.json", "results": "results.json"}
-EFFECTIVE_PARAMS = ("reader.prefetch_size", "reader.odirect", "workflow.generate_data", "workflow.train")
 
 
 def host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params: dict) -> Scope:
@@ -305,9 +319,25 @@ def host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params: 
         sources["per_epoch.epochs"] = (host.files["per_epoch"], "(epochs)")
     metric = summary.get("metric") if summary and isinstance(summary.get("metric"), dict) else None
     facts.update(_expectations(b, metric, params))
-    _param_facts(host, params, facts, sources)
-    _recomputed_facts(b, host, metric, summary, facts, sources)
+    param_facts.param_facts(host, params, facts, sources)
+    facts["config.differences"] = param_facts.config_differences(host, _workload(b))
+    sources["config.differences"] = (host.files.get("config"), "(workload parameters)")
+    facts["values.nonfinite"] = _nonfinite_items(_host_docs(host))
+    recompute.recomputed_facts(b, host, metric, summary, facts, sources)
     return Scope("host", host.path, facts, sources, docs)
+
+
+def _host_docs(host: layout.Host):
+    """(document, path) for every parsed file of a host."""
+    steps_dir = host.files.get("rank_steps", host.path / "steps")
+    yield host.summary, host.files.get("summary")
+    yield host.results, host.files.get("results")
+    yield host.per_epoch, host.files.get("per_epoch")
+    yield host.config, host.files.get("config")
+    for r, doc in sorted((host.rank_outputs or {}).items()):
+        yield doc, host.path / f"{r}_output.json"
+    for r, doc in sorted((host.rank_steps or {}).items()):
+        yield doc, steps_dir / f"rank-{r}.json"
 
 
 def _expectations(b: layout.Benchmark, metric: dict | None, params: dict) -> dict:
@@ -322,115 +352,3 @@ def _expectations(b: layout.Benchmark, metric: dict | None, params: dict) -> dic
         if isinstance(mean, (int, float)) and not isinstance(mean, bool):   # inf too: it is judged
             out["expected.au_meet_expectation"] = "success" if mean >= threshold else "fail"
     return out
-
-
-def _param_facts(host: layout.Host, params: dict, facts: dict, sources: dict) -> None:
-    """overrides.* and the effective params.<section.key> (the override, else config.yaml)."""
-    ovpath = host.files.get("overrides")
-    ov = identify.overrides_dict(host.overrides) if host.overrides is not None else None
-    if ov is not None:
-        facts["overrides.workload"] = ov.get("workload")
-        sources["overrides.workload"] = (ovpath, "workload")
-        harness = set(params.get("harness_params") or [])
-        facts["overrides.params"] = [Item(k, ovpath, k) for k in ov if k != "workload" and k not in harness]
-        sources["overrides.params"] = (ovpath, "(overrides)")
-    for key in EFFECTIVE_PARAMS:
-        if ov is not None and key in ov:
-            facts[f"params.{key}"] = _yaml_value(ov[key])
-            sources[f"params.{key}"] = (ovpath, key)
-        else:
-            v = _config_lookup(host.config, key)
-            if v is not None:
-                facts[f"params.{key}"] = v
-                sources[f"params.{key}"] = (host.files.get("config"), key)
-
-
-def _recomputed_facts(b: layout.Benchmark, host: layout.Host, metric, summary, facts: dict, sources: dict) -> None:
-    """Integrity: the numbers recomputed from the per-epoch lists, DLIO's rank outputs and our steps."""
-    if metric is not None:
-        au = finite_list(metric.get(metrics.AU_PER_EPOCH))
-        tp = finite_list(metric.get(metrics.SAMPLES))
-        if au:
-            facts["recomputed.au_mean"], facts["recomputed.au_stdev"] = metrics.mean_pstdev(au)
-        if tp:
-            m, s = metrics.mean_pstdev(tp)
-            facts["recomputed.throughput_mean"], facts["recomputed.throughput_stdev"] = m, s
-            rec = _record_length(b, host)
-            if rec:
-                facts["recomputed.io_mean"] = metrics.mib_per_second(m, rec)
-                facts["recomputed.io_stdev"] = metrics.mib_per_second(s, rec)
-    if host.rank_outputs:
-        facts["rank_outputs.ranks"] = sorted(host.rank_outputs)
-        sources["rank_outputs.ranks"] = (host.path, "<rank>_output.json")
-        au_e, tp_e = _rank_output_epochs(host.rank_outputs, summary)
-        if au_e is not None:
-            facts["recomputed.rank_outputs_au"] = au_e
-            facts["recomputed.rank_outputs_throughput"] = tp_e
-    if host.rank_steps is not None:
-        facts["steps.ranks"] = sorted(host.rank_steps)
-        sources["steps.ranks"] = (host.path / "steps", "rank-<r>.json")
-        steps_au, steps_tp, problems = _steps_au(host)
-        facts["steps.problems"] = problems
-        facts["recomputed.steps_au"] = steps_au
-        facts["recomputed.steps_throughput"] = steps_tp
-
-
-def _rank_output_epochs(ranks: dict[int, dict], summary):
-    """Per epoch: mean of the ranks' AU and sum of their samples/s (DLIO <rank>_output.json)."""
-    epochs = summary.get("epochs") if isinstance(summary, dict) else None
-    if as_int(epochs) is None:
-        epochs = min(sum(1 for k in d if str(k).isdigit()) for d in ranks.values())
-    au, tp = [], []
-    for e in range(1, epochs + 1):
-        aus, tps = [], []
-        for doc in ranks.values():
-            ep = doc.get(str(e))
-            a = ep.get("au") if isinstance(ep, dict) else None
-            t = ep.get("throughput") if isinstance(ep, dict) else None
-            if not (isinstance(a, dict) and isinstance(t, dict) and len(a) == 1 and len(t) == 1):
-                return None, None
-            av, tv = next(iter(a.values())), next(iter(t.values()))
-            if finite_list([av, tv]) is None:
-                return None, None
-            aus.append(float(av))
-            tps.append(float(tv))
-        au.append(math.fsum(aus) / len(aus))
-        tp.append(math.fsum(tps))
-    return au, tp
-
-
-def _steps_au(host: layout.Host):
-    """Per epoch, the AU (mean over ranks) and samples/s (sum over ranks) recomputed from
-    steps/rank-<r>.json with the runner's own reduction (metrics.epoch_from_ranks), plus
-    well-formedness problems."""
-    problems: list[Item] = []
-    per_epoch: dict[int, list[dict]] = {}
-    base = host.files.get("rank_steps", host.path / "steps")
-    for rank, doc in sorted(host.rank_steps.items()):
-        path = base / f"rank-{rank}.json"
-        if doc.get("rank") != rank:
-            problems.append(Item(doc.get("rank"), path, "rank", rank))
-        eps = doc.get("epochs")
-        if not isinstance(eps, list):
-            problems.append(Item(type(eps).__name__, path, "epochs", "a list"))
-            continue
-        for i, ep in enumerate(eps):
-            where = f"epochs[{i}]"
-            if not isinstance(ep, dict) or as_int(ep.get("epoch")) is None:
-                problems.append(Item(repr(ep)[:60], path, where, "an object with an integer epoch"))
-                continue
-            lists = [ep.get(k) for k in ("step_start_s", "step_end_s", "step_compute_s")]
-            if not all(isinstance(x, list) for x in lists) or any(finite_list(x) is None and x for x in lists) \
-                    or len({len(x) for x in lists}) != 1 or as_int(ep.get("samples")) is None:
-                problems.append(Item("ragged or non-numeric step lists", path, f"{where}.step_*_s",
-                                     "three equal-length lists of numbers and integer samples"))
-                continue
-            per_epoch.setdefault(ep["epoch"], []).append(ep)
-    if problems or not per_epoch:
-        return None, None, problems
-    n = len(host.rank_steps)
-    if any(len(v) != n for v in per_epoch.values()):
-        return None, None, problems + [Item("epochs missing for some ranks", base, "epochs",
-                                            "every rank has every epoch")]
-    pairs = [metrics.epoch_from_ranks(per_epoch[e]) for e in sorted(per_epoch)]
-    return [a for a, _ in pairs], [t for _, t in pairs], problems

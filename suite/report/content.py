@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 from suite.report import plots
 
+MAX_PLOTTED_BENCHMARKS = 8    # two plots per benchmark cost ~0.3 s each: 400 benchmarks would take minutes
+
 
 @dataclass
 class Figures:
@@ -107,9 +109,11 @@ def build_storage(summary: dict, check) -> Page:
              if len(benches) == 1 else f"{len(benches)} storage benchmarks")
     sections = []
     verdicts = _verdicts(check)
+    plotted = len(benches) <= MAX_PLOTTED_BENCHMARKS
     for i, b in enumerate(benches):
         sid = f"b{i + 1}"
-        sections += [_headline(b, sid), _compliance(b, sid, verdicts.get(_norm(b["path"]))), _runs(b, sid)]
+        sections += [_headline(b, sid), _compliance(b, sid, verdicts.get(_norm(b["path"]))),
+                     _runs(b, sid, plotted)]
         evidence = _evidence(b, sid)
         if evidence:
             sections.append(evidence)
@@ -182,7 +186,7 @@ def _compliance(b: dict, sid: str, verdict) -> Section:
     return comp
 
 
-def _runs(b: dict, sid: str) -> Section:
+def _runs(b: dict, sid: str, plotted: bool = True) -> Section:
     runs = Section(f"{sid}-runs", "Runs")
     runs.blocks.append(Table(
         ["run", "status", "accelerators", "hosts", "epochs", "AU % (stdev)", "samples/s (stdev)", "MiB/s (stdev)",
@@ -193,11 +197,24 @@ def _runs(b: dict, sid: str) -> Section:
           _pm(r["mib_per_second"], r["mib_per_second_stdev"]), fmt(r["au_meets_threshold"])]
          for r in b["runs"]],
         "Per run: mean and population stdev over its epochs. Full values are in runs.csv / runs.parquet."))
-    if b["overall"]:
-        runs.blocks.append(Image(f"{sid}-runs", plots.storage_runs(b), "per-run throughput and AU"))
+    if b["overall"] and not plotted:
+        runs.blocks.append(Text(f"Plots are drawn for at most {MAX_PLOTTED_BENCHMARKS} benchmarks; "
+                                "every number is in the tables and runs.csv."))
+    elif b["overall"]:
+        _plot(runs, f"{sid}-runs", plots.storage_runs, b, "per-run throughput and AU")
         if any(r["au_per_epoch"] for r in b["runs"]):
-            runs.blocks.append(Image(f"{sid}-epochs", plots.storage_epochs(b), "per-epoch AU and throughput"))
+            _plot(runs, f"{sid}-epochs", plots.storage_epochs, b, "per-epoch AU and throughput")
     return runs
+
+
+def _plot(section: Section, name: str, draw, b: dict, alt: str) -> None:
+    """An Image, or a line saying why not: values near the float limit (1e308 samples/s) have no
+    axis matplotlib can draw."""
+    try:
+        section.blocks.append(Image(name, draw(b), alt))
+    except (OverflowError, ValueError) as exc:
+        section.blocks.append(Text(f"Not plotted ({alt}): the values are beyond what a plot can show "
+                                   f"({type(exc).__name__})."))
 
 
 def _evidence(b: dict, sid: str) -> Section | None:

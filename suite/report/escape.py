@@ -1,6 +1,6 @@
 """Escaping per output format: text from result trees and FDR files is untrusted.
 
-- terminal: no control characters reach the screen (an ESC sequence or a carriage return in an
+- terminal: no control characters (nor a file name's non-UTF-8 bytes) reach the screen (an ESC sequence or a carriage return in an
   overrides.yaml could repaint the verdict line); they are shown as \\xNN / \\uNNNN escapes;
 - CSV: a cell that a spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a leading
   apostrophe (OWASP's advice), except plain numbers;
@@ -10,7 +10,7 @@
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]#|<>&~])")
 _MD_LINE_START = re.compile(r"^(\s*)(\d*)([-+=]|(?<=\d)[.)])(?=\s|$)")
@@ -18,6 +18,8 @@ _MD_LINE_START = re.compile(r"^(\s*)(\d*)([-+=]|(?<=\d)[.)])(?=\s|$)")
 
 def _show(match: re.Match) -> str:
     code = ord(match.group(0))
+    if 0xDC80 <= code <= 0xDCFF:          # a file name's non-UTF-8 byte (surrogateescape): show the byte
+        code -= 0xDC00
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 

@@ -19,11 +19,18 @@ def csv_text(columns: list, rows: list[dict]) -> str:
     return out.getvalue()
 
 
+def _unicode(value):
+    """Strings as valid Unicode: a file name's non-UTF-8 byte (a lone surrogate) becomes \\udcff."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
+
+
 def parquet_bytes(columns: list, rows: list[dict]) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.table({k: pa.array([r.get(k) for r in rows]) for k in columns})
+    table = pa.table({k: pa.array([_unicode(r.get(k)) for r in rows]) for k in columns})
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink)
     return sink.getvalue().to_pybytes()

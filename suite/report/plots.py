@@ -4,6 +4,9 @@ import io
 
 COLORS = ["#2f6db5", "#e07b39", "#3a9a5b", "#b5443a", "#7a5cb5", "#8c6d3f", "#d35fa6", "#6f6f6f"]
 DPI = 100
+# Above this many runs a plot names no run: no per-run tick labels, caps or legend entries (their
+# layout is what made 500 runs take a minute); the epochs plot draws all runs as one line each side.
+MANY_RUNS = 12
 
 
 def _figure(width_in=10.0, height_in=3.6, ncols=1):
@@ -22,19 +25,28 @@ def _figure(width_in=10.0, height_in=3.6, ncols=1):
 
 
 def _png(fig) -> bytes:
+    import warnings
+
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    with warnings.catch_warnings():       # layout notes (e.g. axes collapsed by 1e308 values) are not the user's
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)       # numpy overflow notes near the float limit
+        fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
     return buf.getvalue()
 
 
 def storage_runs(bench: dict) -> bytes:
     """Per run: samples/s with its stdev over epochs, and AU % (mean ± stdev)."""
+    from suite.report.escape import terminal
+
     runs = [r for r in bench["runs"] if r["samples_per_second"] is not None]
-    names = [r["name"] for r in runs]
+    names = [terminal(r["name"]) for r in runs]     # a non-UTF-8 byte in a dir name: no glyph for it
+    many = len(runs) > MANY_RUNS
+    cap = 0 if many else 4
     fig, (ax1, ax2) = _figure(ncols=2)
     x = range(len(runs))
     ax1.bar(x, [r["samples_per_second"] for r in runs], yerr=[r["samples_per_second_stdev"] or 0 for r in runs],
-            color=COLORS[0], capsize=4)
+            color=COLORS[0], capsize=cap)
     o = bench["overall"]
     if o:
         ax1.axhline(o["samples_per_second"], color="#333333", linewidth=1, linestyle="--",
@@ -42,13 +54,17 @@ def storage_runs(bench: dict) -> bytes:
         ax1.legend(loc="lower right", fontsize=8)
     ax1.set_title("Throughput per run", fontsize=11)
     ax1.set_ylabel("samples/s")
-    ax1.set_xticks(list(x), names)
     au = [r["au_mean_percentage"] for r in runs]
     ax2.errorbar(list(x), au, yerr=[r["au_stdev_percentage"] or 0 for r in runs], fmt="o", color=COLORS[1],
-                 capsize=4)
+                 capsize=cap, markersize=2 if many else 6)
     ax2.set_title("Accelerator utilisation per run", fontsize=11)
     ax2.set_ylabel("AU %")
-    ax2.set_xticks(list(x), names)
+    for ax in (ax1, ax2):
+        if many:
+            ax.set_xlabel(f"run (1 to {len(runs)}, in order)")
+            ax.xaxis.get_major_locator().set_params(integer=True)
+        else:
+            ax.set_xticks(list(x), names)
     for ax in (ax1, ax2):
         ax.set_xlim(-0.6, len(runs) - 0.4)
     threshold = bench.get("au_threshold_percentage")
@@ -60,17 +76,33 @@ def storage_runs(bench: dict) -> bytes:
     return _png(fig)
 
 
+def _all_runs_line(ax, lists, color) -> None:
+    """Every run's per-epoch values as one polyline broken by NaN: one artist, whatever the count."""
+    xs, ys = [], []
+    for values in lists:
+        xs += list(range(1, len(values) + 1)) + [float("nan")]
+        ys += list(values) + [float("nan")]
+    ax.plot(xs, ys, color=color, linewidth=0.6, alpha=0.5, marker="o", markersize=1.5)
+
+
 def storage_epochs(bench: dict) -> bytes:
     """Per epoch of each run: AU % and samples/s."""
+    from suite.report.escape import terminal
+
     fig, (ax1, ax2) = _figure(ncols=2)
-    for i, r in enumerate(bench["runs"]):
+    many = len(bench["runs"]) > MANY_RUNS
+    if many:
+        _all_runs_line(ax1, [r["au_per_epoch"] for r in bench["runs"] if r["au_per_epoch"]], COLORS[0])
+        _all_runs_line(ax2, [r["samples_per_second_per_epoch"] for r in bench["runs"]
+                             if r["samples_per_second_per_epoch"]], COLORS[1])
+    for i, r in enumerate([] if many else bench["runs"]):
         color = COLORS[i % len(COLORS)]
         if r["au_per_epoch"]:
             ax1.plot(range(1, len(r["au_per_epoch"]) + 1), r["au_per_epoch"], marker="o", color=color,
-                     label=r["name"])
+                     label=terminal(r["name"]))
         if r["samples_per_second_per_epoch"]:
             ax2.plot(range(1, len(r["samples_per_second_per_epoch"]) + 1), r["samples_per_second_per_epoch"],
-                     marker="o", color=color, label=r["name"])
+                     marker="o", color=color, label=terminal(r["name"]))
     ax1.set_title("AU per epoch", fontsize=11)
     ax1.set_xlabel("epoch")
     ax1.set_ylabel("AU %")
@@ -79,7 +111,10 @@ def storage_epochs(bench: dict) -> bytes:
     ax2.set_ylabel("samples/s")
     for ax in (ax1, ax2):
         ax.xaxis.get_major_locator().set_params(integer=True)
-        ax.legend(fontsize=8, ncols=2)
+        if many:
+            ax.set_title(f"{ax.get_title()} ({len(bench['runs'])} runs)", fontsize=11)
+        else:
+            ax.legend(fontsize=8, ncols=2)
     return _png(fig)
 
 

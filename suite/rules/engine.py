@@ -29,9 +29,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from suite import files
-from suite.numbers import is_number
 from suite.errors import RuleError
 from suite.rules.findings import EFFECTS, SEVERITIES
+from suite.rules.ops import EVALUATED_WHEN_MISSING, OPS, Item, Violation, close_enough  # noqa: F401 (re-exported)
 
 SCOPES = ("tree", "benchmark", "run", "host")
 RULE_KEYS = {"id", "applies_to", "field", "op", "value", "when", "severity", "effect", "message"}
@@ -42,25 +42,6 @@ ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
 # --------------------------------------------------------------------------- records
-
-
-@dataclass(frozen=True)
-class Item:
-    """One element of a list-valued fact, with where it came from (for per-element findings)."""
-
-    value: object
-    path: object = None
-    field: str | None = None
-    expected: object = None      # for problem items: what was expected
-
-
-@dataclass(frozen=True)
-class Violation:
-    expected: object
-    actual: object
-    field_suffix: str = ""
-    path: object = None
-    field: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,151 +70,6 @@ class RuleSet:
     def for_scope(self, scope: str) -> list[Rule]:
         return [r for r in self.rules if scope in r.applies_to]
 
-
-# --------------------------------------------------------------------------- operators
-
-
-def _values(actual):
-    return [a.value if isinstance(a, Item) else a for a in actual]
-
-
-def _one(ok: bool, expected, actual) -> list[Violation]:
-    return [] if ok else [Violation(expected, actual)]
-
-
-def op_eq(a, v, o):
-    same = (a is v) if isinstance(v, bool) else (a == v and not isinstance(a, bool))
-    return _one(same, v, a)
-
-
-def op_ne(a, v, o):
-    return _one(a != v, f"not {v!r}", a)
-
-
-def op_in(a, v, o):
-    return _one(a in v, f"one of {v}", a)
-
-
-def op_not_in(a, v, o):
-    return _one(a not in v, f"none of {v}", a)
-
-
-def op_min(a, v, o):
-    return _one(is_number(a) and a >= v, f">= {v!r}", a)
-
-
-def op_max(a, v, o):
-    return _one(is_number(a) and a <= v, f"<= {v!r}", a)
-
-
-def op_range(a, v, o):
-    return _one(is_number(a) and v[0] <= a <= v[1], f"within [{v[0]!r}, {v[1]!r}]", a)
-
-
-def op_exists(a, v, o):
-    present = a is not None
-    return _one(present == bool(v), "present" if v else "absent", "present" if present else "missing")
-
-
-def _len(a):
-    return len(a) if isinstance(a, (list, tuple, dict, str)) else None
-
-
-def op_count(a, v, o):
-    n = _len(a)
-    return _one(n == v, f"{v} entries", f"{n} entries" if n is not None else type(a).__name__)
-
-
-def op_count_min(a, v, o):
-    n = _len(a)
-    return _one(n is not None and n >= v, f"at least {v} entries", f"{n} entries")
-
-
-def op_count_max(a, v, o):
-    n = _len(a)
-    return _one(n is not None and n <= v, f"at most {v} entries", f"{n} entries")
-
-
-def close_enough(a, b, rel: float = 0.0, abs_: float = 0.0) -> bool:
-    """Both finite numbers and |a - b| within max(abs_, rel x the larger magnitude)."""
-    if not (is_number(a) and is_number(b)):
-        return False
-    return abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
-
-
-def op_close(a, v, o):
-    """Reported `a` equals recomputed `v` within rel/abs tolerance; lists element by element."""
-    rel, abs_ = o.get("rel", 0.0), o.get("abs", 0.0)
-    if isinstance(v, (list, tuple)):
-        if not isinstance(a, (list, tuple)):
-            return [Violation(f"a list of {len(v)} numbers", type(a).__name__)]
-        if len(a) != len(v):
-            return [Violation(f"{len(v)} values", f"{len(a)} values")]
-        return [Violation(b, x, f"[{i}]") for i, (x, b) in enumerate(zip(a, v)) if not close_enough(x, b, rel, abs_)]
-    return _one(close_enough(a, v, rel, abs_), v, a)
-
-
-def op_all_in(a, v, o):
-    if not isinstance(a, (list, tuple)):
-        return [Violation(f"a list within {v}", type(a).__name__)]
-    out = []
-    for item in a:
-        value = item.value if isinstance(item, Item) else item
-        if value not in v:
-            out.append(Violation(f"one of {', '.join(map(str, v))}", value,
-                                 path=getattr(item, "path", None), field=getattr(item, "field", None)))
-    return out
-
-
-def op_empty(a, v, o):
-    """Every element is a problem; one violation each (items carry their own path/field/expected)."""
-    if not isinstance(a, (list, tuple)):
-        return [Violation("none", a)]
-    out = []
-    for item in a:
-        if isinstance(item, Item):
-            out.append(Violation(item.expected if item.expected is not None else "none", item.value,
-                                 path=item.path, field=item.field))
-        else:
-            out.append(Violation("none", item))
-    return out
-
-
-def op_all_equal(a, v, o):
-    """Every element equals the most common one (first seen wins ties)."""
-    if not isinstance(a, (list, tuple)) or not a:
-        return []
-    vals = _values(a)
-    counts: dict = {}
-    for x in vals:
-        counts[repr(x)] = counts.get(repr(x), 0) + 1
-    top = max(counts.values())
-    majority = next(x for x in vals if counts[repr(x)] == top)
-    return [Violation(majority, x, path=getattr(item, "path", None), field=getattr(item, "field", None))
-            for item, x in zip(a, vals) if x != majority]
-
-
-def op_spread_max(a, v, o):
-    vals = [x for x in _values(a or []) if is_number(x)]
-    if len(vals) < 2:
-        return []
-    spread = max(vals) - min(vals)
-    return _one(spread <= v, f"a spread <= {v!r}", spread)
-
-
-def op_schema(a, v, o):
-    return [Violation("valid", e.split(": ", 1)[1] if ": " in e else e, field_suffix="",
-                      field=e.split(": ", 1)[0] if ": " in e else None)
-            for e in files.schema_errors(a, v)]
-
-
-OPS = {
-    "eq": op_eq, "ne": op_ne, "in": op_in, "not_in": op_not_in, "min": op_min, "max": op_max,
-    "range": op_range, "exists": op_exists, "count": op_count, "count_min": op_count_min,
-    "count_max": op_count_max, "close": op_close, "all_in": op_all_in, "empty": op_empty,
-    "all_equal": op_all_equal, "spread_max": op_spread_max, "schema": op_schema,
-}
-EVALUATED_WHEN_MISSING = {"exists"}
 
 
 # --------------------------------------------------------------------------- evaluation

@@ -296,9 +296,30 @@ def mpi_world():
     return (comm, comm.Get_rank(), comm.Get_size()) if comm.Get_size() > 1 else None
 
 
-def check_data_dir(data_dir: Path) -> None:
+OURS = {"train", LOG_NAME}      # what a directory `suite datagen` made holds at its top
+
+
+def refuse_target(data_dir: Path) -> None:
+    """Before anything is written: never the file-system root, never a non-empty directory that
+    `suite datagen` did not make (its top holds train/ and generation_log.json only)."""
+    if os.path.realpath(data_dir) == os.path.abspath(os.sep):
+        raise SuiteError(f"--data-dir {data_dir}: expected a dataset directory, got the file-system root")
     if data_dir.exists() and not data_dir.is_dir():
         raise SuiteError(f"--data-dir {data_dir}: expected a directory, got a file")
+    if not data_dir.is_dir():
+        return
+    try:
+        names = sorted(n for n in os.listdir(data_dir) if not n.startswith(".probe."))
+    except OSError as exc:
+        raise SuiteError(f"--data-dir {data_dir}: expected a readable directory, got {exc.strerror or exc}") from None
+    other = [n for n in names if n not in OURS]
+    if other:
+        raise SuiteError(f"--data-dir {data_dir}: expected a new or empty directory, or one suite datagen made "
+                         f"(train/, {LOG_NAME}), got {len(other)} other entries, e.g. {other[0]!r}")
+
+
+def check_data_dir(data_dir: Path) -> None:
+    refuse_target(data_dir)
     try:
         (data_dir / "train").mkdir(parents=True, exist_ok=True)
         probe = data_dir / f".probe.{socket.gethostname()}.{os.getpid()}"
@@ -308,12 +329,30 @@ def check_data_dir(data_dir: Path) -> None:
         raise SuiteError(f"--data-dir {data_dir}: expected a writable directory, got {exc.strerror or exc}") from None
 
 
-def _check_space(data_dir: Path, workload, paths, lengths) -> None:
+def check_space_bound(data_dir: Path, workload, num_files: int) -> None:
+    """Arithmetic before any per-file work: refuse when even the smallest possible dataset (every
+    record at the clip floor) exceeds the free space and no file of it is there yet."""
+    probe = data_dir if data_dir.is_dir() else next((p for p in data_dir.parents if p.is_dir()), Path(os.sep))
+    st = os.statvfs(probe)
+    free = st.f_bavail * st.f_frsize
+    floor = num_files * workload.num_samples_per_file * min_record_bytes(workload)
+    if floor > free and not any((data_dir / "train").glob("**/img_*")):
+        raise SuiteError(f"--data-dir {data_dir}: free space: expected at least {floor / 2**30:,.2f} GiB for "
+                         f"{num_files:,} files, got {free / 2**30:,.2f} GiB (the file system is too small)")
+
+
+def _check_space(data_dir: Path, workload, paths, lengths, fresh: bool = False) -> None:
+    """Bytes still to write against the free space; a fresh train/ needs no per-file stat."""
     spf, need = workload.num_samples_per_file, 0
+    if fresh:       # every record plus a generous allowance for framing and headers
+        st = os.statvfs(data_dir)
+        total = int(lengths.sum()) * (1 if workload.format == "tfrecord" else spf)
+        if total * 1.05 + 4096 * len(paths) <= st.f_bavail * st.f_frsize:
+            return
     for i, path in enumerate(paths):
         want = expected_size(workload.format, lengths[i], spf) or int(lengths[i].sum())
         try:
-            have = path.stat().st_size
+            have = -1 if fresh else path.stat().st_size
         except FileNotFoundError:
             have = -1
         need += 0 if have == want else want
@@ -327,7 +366,9 @@ def _check_space(data_dir: Path, workload, paths, lengths) -> None:
 def _prepare(data_dir: Path, workload, paths, lengths) -> None:
     """Refuse to mix datasets, check the space, remove the temp files of an interrupted run."""
     suffix = f"_of_{len(paths)}.{extension(workload)}"
+    fresh = True
     for root, _dirs, names in os.walk(data_dir / "train"):
+        fresh = fresh and not names
         other = sorted(n for n in names if _NAME.match(n) and not n.endswith(suffix))
         if other:
             raise SuiteError(f"--data-dir {data_dir}: expected only img_<i>{suffix} files in train/, got "
@@ -335,7 +376,7 @@ def _prepare(data_dir: Path, workload, paths, lengths) -> None:
         for name in names:
             if _TEMP.match(name):
                 (Path(root) / name).unlink(missing_ok=True)
-    _check_space(data_dir, workload, paths, lengths)
+    _check_space(data_dir, workload, paths, lengths, fresh)
     for folder in sorted({p.parent for p in paths}):
         folder.mkdir(parents=True, exist_ok=True)
 
@@ -353,6 +394,8 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
     world = mpi_world()
     comm, rank, size = world or (None, 0, 1)
     processes = processes or (1 if world else os.cpu_count() or 1)
+    refuse_target(data_dir)
+    check_space_bound(data_dir, workload, num_files)
     check_data_dir(data_dir)
     paths, lengths = train_files(data_dir, workload, num_files), record_lengths(workload, num_files, seed)
     _prepare_once(comm, rank, data_dir, workload, paths, lengths)

@@ -82,3 +82,10 @@ def compute(workload, num_accelerators: int, client_hosts: int, host_memory_byte
         steps=steps, steps_per_epoch=steps_per_epoch,
         epoch_time_at_full_au_s=steps_per_epoch * workload.computation_time_s,
     )
+
+
+def steps_part(workload, num_accelerators: int, ruleset: str | None = None) -> int:
+    """Files the minimum-steps part of the rule alone demands (host memory unknown): the full
+    rule with one byte of host memory, whose memory part is then zero files."""
+    ds = compute(workload, num_accelerators, 1, 1, ruleset)
+    return ds.steps_rule_samples // workload.num_samples_per_file

@@ -46,6 +46,13 @@ def mean_pstdev(values) -> tuple[float, float]:
         raise ValueError("mean_pstdev of no values")
     if len(values) == 1:
         return values[0], 0.0
+    if not all(math.isfinite(v) for v in values):
+        return math.nan, math.nan
+    big = max(abs(v) for v in values)
+    if big > 1e300:         # fsum overflows past the largest float: scale by a power of two (exact)
+        scale = math.ldexp(1.0, -math.frexp(big)[1])
+        mean, std = mean_pstdev([v * scale for v in values])
+        return mean / scale, std / scale
     return fmean(values), pstdev(values)
 
 

@@ -31,7 +31,13 @@ def load(name: str) -> dict:
     path = workload_dir() / f"{name}.yaml"
     if name not in names():
         raise WorkloadError(f"workload {name!r}: expected one of {', '.join(names())}")
-    doc = files.load_yaml(path, schema="workload", error=WorkloadError)
+    return copy.deepcopy(_load(str(path), path.stat().st_mtime_ns, name))
+
+
+@lru_cache(maxsize=32)
+def _load(path: str, mtime_ns: int, name: str) -> dict:
+    """The parsed and validated file, once per modification (a report resolves per benchmark)."""
+    doc = files.load_yaml(Path(path), schema="workload", error=WorkloadError)
     if doc["name"] != name:
         raise WorkloadError(f"{path}: name: expected {name!r}, got {doc['name']!r}")
     return doc

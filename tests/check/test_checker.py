@@ -55,7 +55,7 @@ def base_v05(tmp):
     for k in range(1, 6):
         for h in (1, 2):
             dlio_run(b / f"run-{k}" / f"host-{h}", accel="v100", v05=True, host_memory_gb=1.0,
-                     start=f"2023-07-31T02:42:0{h}.000000")
+                     start=f"2023-07-31T0{k}:42:0{h}.000000")
             edit_json(b / f"run-{k}" / f"host-{h}" / "summary.json", lambda d: d.update(host_memory_GB=[1.0]))
     return b
 
@@ -169,11 +169,36 @@ def v05_late_host(p):
     edit_json(p / "run-2" / "host-2" / "summary.json", lambda d: d.update(start="2023-07-31T02:42:30.000000"))
 
 
+def copy_run(src, dst):
+    def fn(p):
+        shutil.rmtree(p / dst)
+        shutil.copytree(p / src, p / dst)
+    return fn
+
+
+def set_config(key, value, run="run1"):
+    def fn(p):
+        import yaml
+        path = p / run / "configs" / "config.yaml"
+        doc = yaml.safe_load(path.read_text())
+        section, name = key.split(".")
+        doc["workload"][section][name] = value
+        path.write_text(yaml.safe_dump(doc))
+    return fn
+
+
 # rule id -> (base, mutation)
 CASES = {
     "input-readable": ("dlio", lambda p: (p / "run1" / "summary.json").write_text('{"metric": {')),
     "input-symlink-inside": ("dlio", symlink_out),
     "input-symlink-dir": ("dlio", symlink_dir),
+    "input-finite-numbers": ("dlio", lambda p: (p / "run1" / "summary.json").write_text(
+        (p / "run1" / "summary.json").read_text().replace('"train_au_percentage": [\n            95.0', '"train_au_percentage": [NaN'))),
+    "structure-runs-distinct-start": ("dlio", set_summary("start", "2024-08-07T09:00:00", "run3")),
+    "structure-runs-distinct-summaries": ("dlio", copy_run("run1", "run2")),
+    "dataset-size-steps": ("dlio", lambda p: (rebuild(files=100)(p), [edit_json(p / f"run{k}" / "summary.json",
+                                                                       lambda d: d.pop("host_memory_GB")) for k in range(1, 6)])),
+    "closed-effective-params": ("dlio", set_config("train.computation_time", 0.636)),
     "structure-run-count": ("dlio", rm("run5")),
     "structure-summary-per-run": ("dlio", rm("run1/summary.json")),
     "structure-overrides-per-run": ("dlio", rm("run1/configs/overrides.yaml")),

@@ -115,6 +115,49 @@ def dir_outside(p):
     link(d, p / "run6")
 
 
+def all_runs(fn):
+    def go(p):
+        for k in range(1, 6):
+            fn(p / f"run{k}")
+    return go
+
+
+def run_summary_edit(fn):
+    return all_runs(lambda r: json_edit(lambda _: r / "summary.json", fn)(None))
+
+
+def small_dataset(memory):
+    """100 files (the steps part alone needs 3500) and host memory missing or zero."""
+    def edit(d):
+        d["num_files_train"] = 100
+        if memory is None:
+            d.pop("host_memory_GB")
+        else:
+            d["host_memory_GB"] = memory
+    return run_summary_edit(edit)
+
+
+def copies(p):
+    import shutil
+    for k in range(2, 6):
+        shutil.rmtree(p / f"run{k}")
+        shutil.copytree(p / "run1", p / f"run{k}")
+
+
+def config_edit(section, key, value):
+    def edit(r):
+        import yaml
+        path = r / "configs" / "config.yaml"
+        doc = yaml.safe_load(path.read_text())
+        doc["workload"][section][key] = value
+        path.write_text(yaml.safe_dump(doc))
+    return all_runs(edit)
+
+
+def raw_replace(old, new):
+    return lambda p: w(summary(p), summary(p).read_text().replace(old, new, 1))
+
+
 # name -> (mutation of a valid dlio benchmark dir, expected exit code, rule id or error text)
 CASES = {
     "empty-summary": (lambda p: w(summary(p), b""), 1, "input-readable"),
@@ -163,6 +206,29 @@ CASES = {
     "empty-run6-dir": (lambda p: (p / "run6").mkdir(), 1, "structure-summary-per-run"),
     "run-dir-with-empty-host": (lambda p: (p / "run7" / "c001").mkdir(parents=True), 1, "structure-run-count"),
     "empty-run-dir": (lambda p: [x.unlink() for x in (p / "run2").glob("*.json")], 1, "structure-summary-per-run"),
+    # wrong verdicts: each of these passed as CLOSED
+    "nan-in-au-list": (raw_replace("95.0,", "NaN,"), 1, "input-finite-numbers"),
+    "inf-in-throughput-list": (raw_replace("3.1,", "Infinity,"), 1, "input-finite-numbers"),
+    "minus-inf-in-au-list": (raw_replace("95.5,", "-Infinity,"), 1, "input-finite-numbers"),
+    "nan-in-per-epoch-stats": (lambda p: w(p / "run1" / "per_epoch_stats.json", '{"1": {"duration": NaN}}'), 1,
+                               "input-finite-numbers"),
+    "nan-in-config-yaml": (config_edit("reader", "read_threads", float("nan")), 1, "input-finite-numbers"),
+    "no-host-memory-100-files": (small_dataset(None), 1, "dataset-size-steps"),
+    "zero-host-memory-100-files": (small_dataset([0.0]), 1, "dataset-size-steps"),
+    "five-identical-runs": (copies, 1, "structure-runs-distinct-summaries"),
+    "five-identical-runs-start": (copies, 1, "structure-runs-distinct-start"),
+    "runs-out-of-order": (run_summary_edit(lambda d: d.update(start="2024-08-07T09:00:00")), 1,
+                          "structure-runs-distinct-start"),
+    "a100-relabelled-h100": (config_edit("train", "computation_time", 0.636), 1, "closed-effective-params"),
+    "five-seconds-per-step": (config_edit("train", "computation_time", 5.0), 1, "closed-effective-params"),
+    "batch-size-in-config-only": (config_edit("reader", "batch_size", 1), 1, "closed-effective-params"),
+    "record-length-in-config-only": (config_edit("dataset", "record_length", 4096), 1, "closed-effective-params"),
+    "negative-accelerators": (run_summary_edit(lambda d: d.update(num_accelerators=-36)), 1,
+                              "structure-summary-schema"),
+    "host-memory-1e308": (json_edit(summary, lambda d: d.__setitem__("host_memory_GB", [1e308, 1e308])), 1,
+                          "dataset-size"),
+    "throughput-1e308": (json_edit(summary, lambda d: d["metric"].__setitem__(
+        "train_throughput_samples_per_second", [1e308, 1e308, 1e308])), 1, "integrity-throughput-mean"),
 }
 
 
@@ -182,7 +248,18 @@ def test_bad_input_is_a_finding_not_a_traceback(tmp_path, run_cli, monkeypatch, 
     assert list(cwd.iterdir()) == []          # nothing written into the cwd
     assert '"secret": true' not in out and "secret\": true" not in out   # nothing read from outside PATH
     code, out, err = run_cli("check", bench)  # the text form works on it too
-    assert code == code_expected and what in out
+    assert code == code_expected and what in out and "verdict: CLOSED" not in out
+
+
+def test_negative_accelerator_counts_are_a_finding_not_a_count(tmp_path):
+    from suite import check as checker
+    bench = dlio_benchmark(tmp_path / "bench")
+    for k in range(1, 6):
+        json_edit(lambda p: p / f"run{k}" / "summary.json", lambda d: d.update(num_accelerators=-36))(bench)
+    result = checker.check(bench)
+    assert "structure-summary-schema" in {f.rule_id for f in result.all_findings()}
+    agg = result.benchmarks[0].aggregate
+    assert agg is None or not str(agg["overall"].get("train_num_accelerators", "0")).startswith("-")
 
 
 # whole-input errors: one line on stderr, exit 2

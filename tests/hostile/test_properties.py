@@ -132,3 +132,60 @@ def test_any_summary_json_gives_a_verdict(tmp_path_factory, doc):
     result = check(root)
     assert result.verdict in ("closed", "open", "invalid")
     json.loads(__import__("suite.report.findings", fromlist=["json_text"]).json_text(result))
+
+
+# --------------------------------------------------------------------------- the checker's number paths
+
+finite = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@FAST
+@given(st.lists(finite, min_size=1, max_size=12))
+def test_mean_and_stdev_of_any_finite_list_are_finite_and_bounded(values):
+    from suite.storage import metrics
+    mean, std = metrics.mean_pstdev(values)
+    assert math.isfinite(mean) and math.isfinite(std) and std >= 0
+    assert min(values) - 1e-9 * abs(min(values)) <= mean <= max(values) + 1e-9 * abs(max(values))
+
+
+@FAST
+@given(json_docs)
+def test_nonfinite_finds_exactly_the_non_finite_floats(doc):
+    from suite.numbers import nonfinite
+
+    def count(node):
+        if isinstance(node, float):
+            return 0 if math.isfinite(node) else 1
+        if isinstance(node, dict):
+            return sum(count(v) for v in node.values())
+        if isinstance(node, list):
+            return sum(count(v) for v in node)
+        return 0
+    found = nonfinite(doc, limit=10**6)
+    assert len(found) == count(doc) and all(text in ("NaN", "Infinity", "-Infinity") for _, text in found)
+
+
+@FAST
+@given(st.text(max_size=40).map(lambda t: t.encode("utf-8", "surrogatepass").decode("utf-8", "surrogateescape"))
+       | st.binary(max_size=40).map(lambda b: b.decode("utf-8", "surrogateescape")))
+def test_terminal_text_is_printable_utf8_whatever_the_name(text):
+    from suite.report.escape import terminal
+    shown = terminal(text)
+    shown.encode("utf-8")                          # no lone surrogate left: never a UnicodeEncodeError
+    assert not any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f for c in shown)
+
+
+@SLOW
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=4),
+       st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=4))
+def test_any_memory_and_throughput_lists_give_a_verdict(tmp_path_factory, memory, tps):
+    from check_builders import dlio_benchmark, edit_json
+    from suite.check import check
+    root = tmp_path_factory.mktemp("t") / "bench"
+    dlio_benchmark(root, runs=1)
+    edit_json(root / "run1" / "summary.json", lambda d: (d.update(host_memory_GB=memory),
+                                                         d["metric"].update(train_throughput_samples_per_second=tps)))
+    result = check(root)
+    assert result.verdict in ("closed", "open", "invalid")
+    bad = not all(math.isfinite(x) for x in memory + tps)
+    assert not bad or "input-finite-numbers" in {f.rule_id for f in result.all_findings()}

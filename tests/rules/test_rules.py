@@ -164,6 +164,8 @@ def viol(op, actual, value, **opts):
     ("exists", None, True, False), ("exists", 0, True, True), ("exists", None, False, True),
     ("count", [1, 2], 2, True), ("count", [1], 2, False), ("count_min", [], 1, False), ("count_max", [1], 1, True),
     ("spread_max", [0.0, 9.9], 10, True), ("spread_max", [0.0, 10.5], 10, False),
+    ("increasing", [1.0, 2.0, 3.5], None, True), ("increasing", [1.0, 1.0], None, False),
+    ("increasing", [2.0, 1.0, 3.0], None, False), ("increasing", [], None, True),
 ])
 def test_ops(op, actual, value, ok):
     assert (viol(op, actual, value) == []) is ok

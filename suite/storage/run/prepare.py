@@ -107,10 +107,33 @@ def default_results_dir(workload, n: int) -> Path:
     return Path("results") / f"{workload.dlio_name}-{n}acc-{stamp}"
 
 
+def check_results_dir(path: Path) -> None:
+    """A new or empty, writable directory: an earlier run's results are never overwritten or mixed
+    with this run's (a reused R with fewer runs left the old run-2/3 beside a 1-run run_set.json)."""
+    where = f"--results-dir {path}"
+    if path.exists() and not path.is_dir():
+        raise SuiteError(f"{where}: expected a directory (or a new path), got a file")
+    if path.is_dir():
+        try:
+            names = sorted(os.listdir(path))
+        except OSError as exc:
+            raise SuiteError(f"{where}: expected a readable directory, got {exc.strerror or exc}") from None
+        if names:
+            raise SuiteError(f"{where}: expected a new or empty directory, got {len(names)} entries "
+                             f"(e.g. {names[0]!r}); an earlier run's results are never overwritten: "
+                             f"choose another --results-dir")
+    parent = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise SuiteError(f"{where}: expected a writable location, got {parent} "
+                         f"({'not a directory' if not parent.is_dir() else 'not writable'})")
+
+
 def check_inputs(opts: Options) -> None:
-    """The cheap refusals (workload, --param, division, hosts), before anything touches the host."""
+    """The cheap refusals (workload, --param, division, hosts, results dir), before anything touches the host."""
     from suite.storage import datasize, workloads
 
+    if opts.results_dir:
+        check_results_dir(Path(opts.results_dir))
     params = workloads.parse_params(opts.params)
     workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
     ruleset = opts.ruleset or datasize.default_ruleset(workload)
@@ -150,6 +173,7 @@ def prepare(opts: Options) -> Prepared:
             raise SuiteError(f"--data-dir {data_dir}: expected a directory with the dataset, got "
                              f"{'nothing' if not data_dir.exists() else 'a file'}")
     results_dir = Path(opts.results_dir) if opts.results_dir else default_results_dir(workload, opts.accelerators)
+    check_results_dir(results_dir)
     if miniature:
         ensure_miniature_data(workload, data_dir, required_files, memory_limit)
     files_, fmt, total = _dataset_files(opts, workload, data_dir)
