@@ -103,40 +103,15 @@ def from_doc(doc, path, partial: bool = False) -> Fdr:
     given = {name: _times(doc[name], where, name) for name in metric.PER_USE_CASE if name in doc}
     given.update({name: _time(doc[name], where, name) for name in TIME_FIELDS if name in doc})
     reported = doc.get("reported_streams")
+    missing_throughput = ()
     if jobs:   # what the jobs time is derived from them; figures given beside them must agree
-        if kit_mode is None:
-            raise ResultError(expected_got(where, "kit_version", "1.0.2 or 1.0.3 when jobs are given", "'unknown'"))
-        metric.check_jobs(jobs, where=f"{where}: jobs")
-        phases = {j.phase for j in jobs}
-        short = metric.incomplete_streams(jobs) if partial else {}
-        derived = {}
-        try:
-            if "load" in phases:
-                derived["load_time_s"] = metric.load_time_s(jobs, kit_mode)
-            if "throughput" in phases:  # a run of ours may be of a subset of use cases: no AIUCpm, say why
-                derived["throughput_elapsed_s"] = metric.throughput_time_s(jobs, kit_mode, complete=not partial)
-        except ResultError as exc:
-            raise ResultError(f"{where}: {exc}") from None
-        if "throughput" in phases:
-            found = metric.streams_reported(jobs)
-            if reported is not None and reported != found:
-                raise ResultError(expected_got(where, "reported_streams", f"{found} (streams in jobs)", reported))
-            reported = found
-        for name in metric.PER_USE_CASE:
-            if name[:-2] in phases:
-                derived[name] = metric.use_case_times(jobs, name[:-2], where=f"{where}: jobs")
-        for name, value in derived.items():
-            if name in given:
-                _agree(given[name], value, where, name, kit_mode)
-        given.update(derived)
+        reported, missing_throughput = _from_jobs(jobs, kit_mode, given, reported, where, partial)
     missing = [n for n in (*TIME_FIELDS, *metric.PER_USE_CASE) if n not in given]
     if missing:
         raise ResultError(expected_got(where, missing[0], "a time (or per-job times in `jobs`)", "none"))
-    short = short if jobs else {}
     inputs = metric.Inputs(scale_factor=doc["scale_factor"], streams=doc["streams"], reported_streams=reported,
-                           total_price=price, currency=doc.get("currency"),
-                           missing_throughput=tuple(sorted({uc for ucs in short.values()
-                                                           for uc in set(metric.USE_CASES) - set(ucs)})), **given)
+                           total_price=price, currency=doc.get("currency"), missing_throughput=missing_throughput,
+                           **given)
     quality = {_uc(k, where, "quality"): v for k, v in doc.get("quality", {}).items()}
     for uc, q in quality.items():
         for key in ("value", "threshold"):   # may be 0 or negative (MCC), never NaN or infinite
@@ -149,6 +124,37 @@ def from_doc(doc, path, partial: bool = False) -> Fdr:
                published=published, quality=quality)
     data.compute()   # refuse now what the metric would refuse (streams, non-positive times, ...)
     return data
+
+
+def _from_jobs(jobs, kit_mode, given: dict, reported, where: str, partial: bool):
+    """Derive the phase times from per-job times into `given` (checking figures stated beside them);
+    returns (streams reported, use cases some throughput stream did not run when `partial`)."""
+    if kit_mode is None:
+        raise ResultError(expected_got(where, "kit_version", "1.0.2 or 1.0.3 when jobs are given", "'unknown'"))
+    metric.check_jobs(jobs, where=f"{where}: jobs")
+    phases = {j.phase for j in jobs}
+    short = metric.incomplete_streams(jobs) if partial else {}
+    derived = {}
+    try:
+        if "load" in phases:
+            derived["load_time_s"] = metric.load_time_s(jobs, kit_mode)
+        if "throughput" in phases:  # a run of ours may be of a subset of use cases: no AIUCpm, say why
+            derived["throughput_elapsed_s"] = metric.throughput_time_s(jobs, kit_mode, complete=not partial)
+    except ResultError as exc:
+        raise ResultError(f"{where}: {exc}") from None
+    if "throughput" in phases:
+        found = metric.streams_reported(jobs)
+        if reported is not None and reported != found:
+            raise ResultError(expected_got(where, "reported_streams", f"{found} (streams in jobs)", reported))
+        reported = found
+    for name in metric.PER_USE_CASE:
+        if name[:-2] in phases:
+            derived[name] = metric.use_case_times(jobs, name[:-2], where=f"{where}: jobs")
+    for name, value in derived.items():
+        if name in given:
+            _agree(given[name], value, where, name, kit_mode)
+    given.update(derived)
+    return reported, tuple(sorted({uc for ucs in short.values() for uc in set(metric.USE_CASES) - set(ucs)}))
 
 
 # --------------------------------------------------------------------------- values
