@@ -14,7 +14,7 @@ from suite.submission.layout import LAYOUTS, MARKER, Tree, check_name, marker_do
 
 def _dump(doc: dict, ext: str) -> str:
     if ext == "json":
-        return files.strict_json(doc, indent=2)
+        return files.dump_json(doc, indent=2)
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 

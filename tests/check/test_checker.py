@@ -402,7 +402,7 @@ def test_host_memory_is_gib_summed_over_hosts(tmp_path):
 
 @pytest.fixture(scope="module")
 def fixture_result():
-    from conftest import FIXTURES
+    from tests.conftest import FIXTURES
     if not FIXTURES.is_dir():
         pytest.skip("../shared/fixtures is not present")
     return checker.check(FIXTURES)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REPO, mpiexec
+from tests.conftest import REPO, mpiexec
 from suite.storage import datagen, datasize, formats, workloads
 from suite import files
 from test_formats import parse_example, read_tfrecords

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+import paths
 import tpcx_toy
 
 from suite import files
@@ -125,6 +126,6 @@ def test_registry_finds_the_real_modules_by_name():
     assert reg.rules_dir() == files.data_dir("rules") / "tpcx-ai"
     installed = set(reg.available_use_cases())
     for n in range(1, 11):     # a use case is available exactly when its module and its YAML are both there
-        present = reg.workload_file(n).is_file() and (files.REPO_ROOT / "suite" / "tpcxai" / "usecases" / f"uc{n:02d}.py").is_file()
+        present = reg.workload_file(n).is_file() and (paths.REPO / "suite" / "tpcxai" / "usecases" / f"uc{n:02d}.py").is_file()
         assert (n in installed) == present
     assert len(reg.groups()) + len(reg.missing_groups()) == 3
