@@ -76,7 +76,7 @@ def write_code(code_dir: Path) -> list[str]:
     files.write_json(code_dir / f"suite-{__version__}-src.json",
                      {"schema_version": 1, "name": "suite", "version": __version__, "archive": name,
                       "sha256": digest, "files": count,
-                      "how": "the installed suite package's source and data files, as run"})
+                      "how": "the installed suite package's source and data files, as run"}, schema="code-archive")
     return [f"  code: {code_dir / name} (suite {__version__}, {count} files, sha256 {digest})"]
 
 
@@ -90,13 +90,13 @@ def _refuse_todos(tree) -> None:
 
 
 def _check(tree, out) -> str:
-    from suite.check import checker
+    from suite.check import check
     from suite.report import findings as report
 
     if not any(d.is_dir() for d in (tree.org_dir / "results").glob("*/*")):
         raise SuiteError(expected_got(tree.org_dir / "results", "benchmarks", "at least one (suite submission add)",
                                       "none"))
-    result = checker.check(tree.root, "auto")
+    result = check(tree.root, "auto")
     if tree.division == "closed" and not result.compliant:
         out(report.text(result, result.rule_messages()))
         raise NotCompliant(f"{tree.root}: suite check: expected a compliant closed submission, got "
