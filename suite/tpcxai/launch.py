@@ -31,6 +31,9 @@ class Outcome:
         return self.returncode == 0
 
 
+_FORK_START = threading.Lock()
+
+
 def _fork_entry(argv, errfile):
     fd = os.open(errfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(fd, 2)
@@ -78,7 +81,8 @@ class Launcher:
                 return subprocess.Popen([sys.executable, "-m", "suite.tpcxai.job", *argv], stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, stderr=err, env=env)
         proc = self._ctx.Process(target=_fork_entry, args=(list(argv), str(errfile)), daemon=False)
-        proc.start()
+        with _FORK_START:  # the forkserver client is not thread-safe: two streams starting at once
+            proc.start()   # could hand a child the other's preparation data (it exits 255, silently)
         return proc
 
     @staticmethod
