@@ -3,7 +3,6 @@
 Pure functions: a suite.check.CheckResult in, a str out.
 """
 
-import json
 from collections import Counter
 
 from suite import files

@@ -9,10 +9,8 @@ document's `todo` list. `todos()` finds both; `todo_findings()` makes them check
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from suite import files
-from suite.rules.findings import Finding, make
 from suite.submission import host as hostmod
 from suite.submission.layout import Tree
 
