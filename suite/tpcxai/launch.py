@@ -31,7 +31,12 @@ class Outcome:
         return self.returncode == 0
 
 
-_FORK_START = threading.Lock()
+# multiprocessing's forkserver children are not thread-safe to start or reap: Process.start()
+# polls every earlier child, and a poll reads the exit status from the child's sentinel pipe, so
+# two threads polling one child both see it readable, one reads the status and the other reads
+# EOF and records exit 255. Every start, join and is_alive on a fork child holds this lock;
+# waiting for a child to end (a select on its sentinel, no read) does not.
+_FORK_LOCK = threading.Lock()
 
 
 def _fork_entry(argv, errfile):
@@ -81,16 +86,20 @@ class Launcher:
                 return subprocess.Popen([sys.executable, "-m", "suite.tpcxai.job", *argv], stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, stderr=err, env=env)
         proc = self._ctx.Process(target=_fork_entry, args=(list(argv), str(errfile)), daemon=False)
-        with _FORK_START:  # the forkserver client is not thread-safe: two streams starting at once
-            proc.start()   # could hand a child the other's preparation data (it exits 255, silently)
+        with _FORK_LOCK:
+            proc.start()
         return proc
 
     @staticmethod
     def _wait(proc) -> int:
         if isinstance(proc, subprocess.Popen):
             return proc.wait()
-        proc.join()
-        return proc.exitcode
+        from multiprocessing.connection import wait
+
+        wait([proc.sentinel])
+        with _FORK_LOCK:
+            proc.join()
+            return proc.exitcode
 
     def run(self, argv, errfile: Path, label: str) -> Outcome:
         """Run one job to its end; its start and end on the run's clock."""
@@ -141,7 +150,8 @@ def _stop(procs, grace_s: float = 5.0) -> None:
 def _alive(proc) -> bool:
     if isinstance(proc, subprocess.Popen):
         return proc.poll() is None
-    return proc.is_alive()
+    with _FORK_LOCK:
+        return proc.is_alive()
 
 
 def _error_line(errfile: Path, rc: int, label: str) -> str:
