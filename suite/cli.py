@@ -138,7 +138,7 @@ def cmd_run(args) -> int:
         division=args.division, ruleset=args.ruleset, params=args.param or [],
         hosts=args.hosts.split(",") if args.hosts else None, hostfile=args.hostfile,
         allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop,
-        read_delay_s=args.debug_read_delay))
+        read_delay_s=args.debug_read_delay, launcher=args.launcher))
 
 
 def non_negative_float(text: str) -> float:
@@ -403,6 +403,9 @@ def _args_run(sub, names) -> None:
                    help="workload override, e.g. reader.read_threads=8 (repeatable)")
     p.add_argument("--hosts", help="comma-separated client hosts (MPI across hosts)")
     p.add_argument("--hostfile", help="an MPI host file, one host per line")
+    p.add_argument("--launcher", metavar="PATH",
+                   help="how to reach the hosts, called as ssh is (default ssh); mpiexec gets it as "
+                        "-launcher-exec. tools/netns-launcher: the namespace hosts of tools/netns-hosts.sh")
     p.add_argument("--allow-no-cache-drop", action="store_true",
                    help="proceed where the page cache cannot be dropped (the run is non-compliant)")
     p.add_argument("--no-cache-drop", action="store_true",

@@ -43,8 +43,11 @@ def mem_total_bytes() -> int:
 
 def summary(*, start_unix_s, end_unix_s, num_accelerators, num_hosts, hostname, metric, num_files_train,
             num_samples_per_file, host_memory_bytes, host_cpu_count, epochs, data_size_per_host_bytes) -> dict:
-    """summary.json with DLIO v1.0's keys."""
+    """summary.json with DLIO v1.0's keys. host_memory_bytes and host_cpu_count: one value, or a
+    list with one per host in rank order (DLIO's host_memory_GB / host_cpu_count across hosts)."""
     gib = 1024.0**3
+    mems = host_memory_bytes if isinstance(host_memory_bytes, list) else [host_memory_bytes]
+    cpus = host_cpu_count if isinstance(host_cpu_count, list) else [host_cpu_count]
     return {
         "start": timestamp(start_unix_s),
         "num_accelerators": num_accelerators,
@@ -54,12 +57,12 @@ def summary(*, start_unix_s, end_unix_s, num_accelerators, num_hosts, hostname, 
         "num_files_train": num_files_train,
         "num_files_eval": 0,
         "num_samples_per_file": num_samples_per_file,
-        "host_cpu_count": [host_cpu_count],
+        "host_cpu_count": cpus,
         "host_processor_name": platform.processor() or platform.machine(),
-        "potential_caching": [int(data_size_per_host_bytes <= host_memory_bytes)],
+        "potential_caching": [int(data_size_per_host_bytes <= m) for m in mems],
         "host_cpuinfo": cpuinfo(),
         "host_meminfo": meminfo(),
-        "host_memory_GB": [host_memory_bytes / gib],
+        "host_memory_GB": [m / gib for m in mems],
         "data_size_per_host_GB": data_size_per_host_bytes / gib,
         "epochs": epochs,
         "end": timestamp(end_unix_s),

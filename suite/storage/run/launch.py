@@ -58,18 +58,20 @@ def run(opts: Options) -> int:
     from suite.errors import ExitCode
 
     refuse(opts)
+    cluster = connect_hosts(opts)       # across hosts: every host probed, or refused, before anything starts
     # cgroups a killed earlier run left (its runs' and preflight's probes; owner pid dead)
     removed = [path for prefix in (CGROUP_PREFIX, "probe-") for path in enforce.remove_stale(prefix)]
     if removed:
         say(f"removed {len(removed)} stale memory cgroup(s) of a killed run: {', '.join(removed)}")
-    prep = prepare(opts)
+    prep = prepare(opts, cluster)
     prep.results_dir.mkdir(parents=True, exist_ok=True)
     announce(prep)
     results = []
     try:
         with _signals_interrupt():
             for k in range(1, prep.runs + 1):
-                drop = SkippedDrop() if opts.no_cache_drop else enforce.drop_caches()
+                drop = SkippedDrop() if opts.no_cache_drop else (
+                    cluster.drop_caches() if cluster else enforce.drop_caches())
                 say(f"[run {k}/{prep.runs}] cache drop: "
                     + (f"done in {drop.duration_s:.2f} s" if drop.succeeded else f"NOT done ({drop.error})"))
                 result = run_once(prep, k, prep.runs, drop)
@@ -99,12 +101,34 @@ def refuse(opts: Options) -> None:
     if opts.no_cache_drop and opts.division != "open":
         raise RuleError("--no-cache-drop: expected --division open (the closed division drops the cache before "
                         f"every run), got --division {opts.division}")
-    if opts.division == "closed" and not opts.allow_no_cache_drop:
+    if opts.division == "closed" and not opts.allow_no_cache_drop and not _across_hosts(opts):
         probe = enforce.drop_caches()       # refuse before anything else when it is not permitted
         if not probe.succeeded:
             raise RuleError(f"cache drop: expected permission to drop the page cache before each run "
                             f"(closed division), got {probe.error} (use --allow-no-cache-drop or "
                             f"--division open; either makes the run non-compliant)")
+
+
+def _across_hosts(opts: Options) -> bool:
+    from suite.storage.run import hosts
+    from suite.storage.run.prepare import parse_hosts
+    return hosts.is_multi(opts, parse_hosts(opts))
+
+
+def connect_hosts(opts: Options):
+    """hosts.Cluster when the run spans hosts (each probed through the launcher; the per-host
+    refusals: unreachable, uneven ranks in closed, no cache drop, no cgroup), else None."""
+    from suite.storage.run import hosts
+    from suite.storage.run.prepare import parse_hosts
+
+    names = parse_hosts(opts)
+    if not hosts.is_multi(opts, names):
+        return None
+    cluster = hosts.connect(opts, names, opts.launcher)
+    each = [f"{h.name} ({h.hostname}: ranks {h.ranks[0]}-{h.ranks[-1]}, {h.memory_bytes / 1024**3:.2f} GiB)"
+            for h in cluster.hosts]
+    say(f"hosts: {', '.join(each)} through {cluster.launcher.exe}")
+    return cluster
 
 
 def announce(prep: Prepared) -> None:
@@ -165,6 +189,8 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
 
     wl, opts = prep.workload, prep.opts
     run_dir = (prep.results_dir / f"run-{k}").resolve()
+    if prep.cluster:       # DLIO's multi-host shape: run-<k>/<rank-0 host>/ has the outputs, each host its configs/
+        run_dir = run_dir / prep.cluster.hosts[0].hostname
     (run_dir / "steps").mkdir(parents=True, exist_ok=True)
     n = opts.accelerators
     model = ComputeModel(wl.computation_time_s, wl.batch_size, n)
@@ -187,18 +213,27 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
     files.write_json(plan_path, plan.to_dict(), schema="plan", indent=None)
     from suite.storage.dlio_output import write_configs
     write_configs(run_dir, wl, prep.params, len(prep.files), str(prep.data_dir))
-    argv = mpiexec_argv(prep) + [sys.executable, "-m", "suite.storage.run.rank", str(plan_path)]
+    for h in (prep.cluster.hosts[1:] if prep.cluster else []):     # DLIO: every host's configs/
+        write_configs(run_dir.parent / h.hostname, wl, prep.params, len(prep.files), str(prep.data_dir))
+    argv = [sys.executable, "-m", "suite.storage.run.rank", str(plan_path)]
     start = time.time()
     status, error, evidence = "complete", None, None
     say(f"[run {k}/{runs}] {n} rank(s), {wl.epochs} epoch(s) of {steps} step(s), "
         f"computation_time {wl.computation_time_s} s -> {run_dir}")
-    cgroup = enforce.MemoryCgroup(prep.memory_limit, f"{CGROUP_PREFIX}{os.getpid()}-{k}") if prep.memory_limit else None
+    name = f"{CGROUP_PREFIX}{os.getpid()}-{k}"
+    if prep.cluster:      # a cgroup on every host around its ranks; mpiexec itself stays outside
+        cgroup = prep.cluster.cgroups(prep.memory_limit, name, run_dir / "cgroups") if prep.memory_limit else None
+    else:
+        cgroup = enforce.MemoryCgroup(prep.memory_limit, name) if prep.memory_limit else None
     try:
-        if cgroup is not None:
+        if cgroup is not None and prep.cluster:
             with cgroup:
-                rc = launch(argv, run_dir, cgroup.start)
+                rc = launch(mpiexec_argv(prep) + cgroup.wrap(argv), run_dir, None)
+        elif cgroup is not None:
+            with cgroup:
+                rc = launch(mpiexec_argv(prep) + argv, run_dir, cgroup.start)
         else:
-            rc = launch(argv, run_dir, None)
+            rc = launch(mpiexec_argv(prep) + argv, run_dir, None)
         if rc != 0:
             status, error = "failed", rank_failure(run_dir, rc)
     except Interrupted as exc:
@@ -223,6 +258,8 @@ def mpiexec_argv(prep: Prepared) -> list[str]:
     if not mpiexec:
         raise SuiteError("mpiexec: expected the mpich wheel's mpiexec beside python, got none (pip install mpich)")
     argv = [mpiexec, "-n", str(prep.opts.accelerators)]
+    if prep.cluster:      # ranks placed by us (the same count per host), hosts reached through the launcher
+        return argv + prep.cluster.launcher.mpiexec_args() + ["-hosts", prep.cluster.hosts_arg()]
     if prep.opts.hostfile:
         argv += ["-f", prep.opts.hostfile]
     elif prep.opts.hosts:
@@ -296,12 +333,18 @@ def stop(proc, run_dir: Path) -> None:
 
 
 def rank_pids(run_dir: Path) -> dict[int, int]:
+    """{rank: pid} of the ranks that ran on this machine."""
+    here = socket.gethostname()
+    return {r: pid for r, (host, pid) in rank_places(run_dir).items() if host == here}
+
+
+def rank_places(run_dir: Path) -> dict[int, tuple[str, int]]:
+    """{rank: (host, pid)} from ranks/rank-<r>.pid (each rank writes its own)."""
     out = {}
     for p in (run_dir / "ranks").glob("rank-*.pid"):
         try:
             host, pid = p.read_text().split()
-            if host == socket.gethostname():
-                out[int(p.stem.split("-")[1])] = int(pid)
+            out[int(p.stem.split("-")[1])] = (host, int(pid))
         except (OSError, ValueError):
             pass
     return out
@@ -317,9 +360,11 @@ def rank_failure(run_dir: Path, rc: int) -> str:
     text = (run_dir / "mpiexec.log").read_text(errors="replace") if (run_dir / "mpiexec.log").exists() else ""
     pid = re.search(r"PID (\d+) RUNNING AT (\S+)", text)
     code = re.search(r"EXIT CODE: (\d+)", text)
-    pids = {v: k for k, v in rank_pids(run_dir).items()}
+    places = {v: k for k, v in rank_places(run_dir).items()}
     if pid:
-        rank = pids.get(int(pid.group(1)))
+        rank = places.get((pid.group(2), int(pid.group(1))))
+        if rank is None:    # mpiexec names the host as given to it; the rank wrote its own hostname
+            rank = next((r for (h, p), r in places.items() if p == int(pid.group(1))), None)
         who = f"rank {rank}" if rank is not None else "a rank"
         how = f"exit code {code.group(1)}" if code else "abnormal exit"
         if code and int(code.group(1)) in (9, 15, 6, 11):

@@ -34,6 +34,7 @@ class Options:
     allow_no_cache_drop: bool = False
     no_cache_drop: bool = False        # open division only: measure from the page cache
     read_delay_s: float = 0.0          # benchmarks only; makes the run non-compliant
+    launcher: str | None = None        # --launcher: how to reach the hosts (ssh when None; suite.storage.run.hosts)
 
 
 def say(*parts) -> None:
@@ -100,6 +101,7 @@ class Prepared:
     required_files: int             # what the rules applied here demand
     reasons: list                   # compliance reasons known before any run
     runs: int = DEFAULT_RUNS        # how many runs this invocation makes
+    cluster: object = None          # hosts.Cluster across hosts (--hosts/--hostfile/--launcher), else None
 
 
 def default_results_dir(workload, n: int) -> Path:
@@ -142,8 +144,11 @@ def check_inputs(opts: Options) -> None:
     parse_hosts(opts)
 
 
-def prepare(opts: Options) -> Prepared:
-    """Everything a run needs, checked: the workload, the rules, the hosts, the dataset on disk."""
+def prepare(opts: Options, cluster=None) -> Prepared:
+    """Everything a run needs, checked: the workload, the rules, the hosts, the dataset on disk.
+    Across hosts (`cluster`, probed by hosts.connect): the dataset rule uses the sum over the hosts
+    of each host's memory (its cgroup limit, else its MemTotal), as `suite check` sums DLIO's
+    host_memory_GB list."""
     from suite.storage import datasize
     from suite.storage.dlio_output import mem_total_bytes
 
@@ -156,8 +161,18 @@ def prepare(opts: Options) -> Prepared:
     memory_limit = opts.memory_limit
     if miniature and memory_limit is None:
         memory_limit = MINIATURE_MEMORY_BYTES
-    host_memory = memory_limit or mem_total_bytes()
-    required = datasize.compute(workload, opts.accelerators, len(hosts), host_memory, ruleset)
+    if cluster is not None:
+        import dataclasses
+        host_memory = cluster.total_memory_bytes
+        required = dataclasses.replace(datasize.compute(workload, opts.accelerators, 1, host_memory, ruleset),
+                                       client_hosts=len(hosts))
+        counts = sorted({len(h.ranks) for h in cluster.hosts})
+        if len(counts) > 1:
+            reasons.append(f"ranks per host: expected the same count on every host, got {counts[0]} to "
+                           f"{counts[-1]} (open division only)")
+    else:
+        host_memory = memory_limit or mem_total_bytes()
+        required = datasize.compute(workload, opts.accelerators, len(hosts), host_memory, ruleset)
     if miniature:
         # every rule but the minimum-steps one: 5x the (small) memory limit, a few steps per epoch
         spf, batch = workload.num_samples_per_file, workload.batch_size
@@ -175,24 +190,22 @@ def prepare(opts: Options) -> Prepared:
     results_dir = Path(opts.results_dir) if opts.results_dir else default_results_dir(workload, opts.accelerators)
     check_results_dir(results_dir)
     if miniature:
-        ensure_miniature_data(workload, data_dir, required_files, memory_limit)
+        ensure_miniature_data(workload, data_dir, required_files, memory_limit if cluster is None else None)
     files_, fmt, total = _dataset_files(opts, workload, data_dir)
     if len(files_) < required_files:
         what = (f"{data_dir}: files: expected at least {required_files} for {opts.accelerators} accelerator(s) "
-                f"and {host_memory / 1024**3:.1f} GiB host memory ({required.dictated_by if not miniature else 'memory'}"
+                f"and {host_memory / 1024**3:.1f} GiB host memory{f' over {len(hosts)} hosts' if cluster else ''} ({required.dictated_by if not miniature else 'memory'}"
                 f" rule, {ruleset}), got {len(files_)}")
         if opts.division == "closed":
             raise RuleError(what + " (suite datasize says how many; suite datagen writes them)")
         reasons.append(what)
     if opts.read_delay_s:
         reasons.append(f"a debug read delay of {opts.read_delay_s} s per file was applied (benchmarks only)")
-    if len(hosts) > 1 and memory_limit:
-        reasons.append("--memory-limit is enforced on the local host only")
     return Prepared(opts=opts, workload=workload, params=params, ruleset=ruleset, hosts=hosts,
                     host_memory_bytes=host_memory, memory_limit=memory_limit, miniature=miniature,
                     data_dir=data_dir, results_dir=results_dir, files=files_, format=fmt, total_bytes=total,
                     required=required, required_files=required_files, reasons=reasons,
-                    runs=opts.runs if opts.runs is not None else DEFAULT_RUNS)
+                    runs=opts.runs if opts.runs is not None else DEFAULT_RUNS, cluster=cluster)
 
 
 def _resolve(opts: Options):

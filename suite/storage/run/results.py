@@ -34,8 +34,14 @@ def collect(prep, k: int, run_dir: Path, start: float, end: float, status: str, 
         checkpoint = ranks[0].checkpoint
         start = ranks[0].run_start_unix_s
     reasons = compliance_reasons(prep, status, error, drop, metric, memory_evidence)
-    doc = results_doc(prep, k, (start, end), status, error, epochs, metric, checkpoint, reasons,
-                      {"cache_drop": drop.to_dict(), "memory_limit": memory_evidence})
+    enforcement = {"cache_drop": drop.to_dict(), "memory_limit": memory_evidence}
+    if prep.cluster:        # per host: placement, memory for the rules, its drop, its cgroup
+        enforcement["hosts"] = prep.cluster.evidence(drop, memory_evidence)
+        from suite.storage.run.hosts import check_ranks_hosts
+        misplaced = check_ranks_hosts(run_dir, prep.cluster)
+        if misplaced:
+            reasons.append(f"placement: {misplaced}")
+    doc = results_doc(prep, k, (start, end), status, error, epochs, metric, checkpoint, reasons, enforcement)
     if status == "complete":
         write_dlio_files(prep, run_dir, (start, end), metric, epochs, checkpoint)
     files.write_json(run_dir / "results.json", doc, schema="results")
@@ -83,6 +89,8 @@ def compliance_reasons(prep, status: str, error, drop, metric, memory_evidence) 
                        f"{100 * prep.workload.au_threshold:.0f}%")
     if memory_evidence and memory_evidence.get("oom_kills"):
         reasons.append(f"memory cgroup: {memory_evidence['oom_kills']} OOM kill(s)")
+    if memory_evidence and memory_evidence.get("cleanup_error"):
+        reasons.append(f"memory cgroup: {memory_evidence['cleanup_error']}")
     return reasons
 
 
@@ -125,11 +133,14 @@ def write_dlio_files(prep, run_dir: Path, times: tuple, metric: dict, epochs: li
 
     wl, n = prep.workload, prep.opts.accelerators
     start, end = times
+    # across hosts, DLIO's per-host lists in rank order (host_memory_GB, host_cpu_count) and rank 0's hostname
+    hosts = prep.cluster.hosts if prep.cluster else None
     files.write_json(run_dir / "summary.json", summary(
         start_unix_s=start, end_unix_s=end, num_accelerators=n, num_hosts=len(prep.hosts),
-        hostname=socket.gethostname(), metric=metric, num_files_train=len(prep.files),
-        num_samples_per_file=wl.num_samples_per_file, host_memory_bytes=prep.host_memory_bytes,
-        host_cpu_count=os.cpu_count(), epochs=len(epochs),
+        hostname=hosts[0].hostname if hosts else socket.gethostname(), metric=metric,
+        num_files_train=len(prep.files), num_samples_per_file=wl.num_samples_per_file,
+        host_memory_bytes=[h.memory_bytes for h in hosts] if hosts else prep.host_memory_bytes,
+        host_cpu_count=[h.cpu_count for h in hosts] if hosts else os.cpu_count(), epochs=len(epochs),
         data_size_per_host_bytes=data_size_hint(len(prep.files), wl, len(prep.hosts))), schema="dlio-summary")
     ep_objs = [_EpochTimes(e["epoch"], e["start_s"], e["end_s"]) for e in epochs]
     files.write_json(run_dir / "per_epoch_stats.json", per_epoch_stats(ep_objs, checkpoint, start),
@@ -156,6 +167,11 @@ def _mpi_version() -> str:
         return "unknown"
 
 
+def _results_path(prep, k: int) -> str:
+    """run-<k>/results.json; across hosts run-<k>/<rank-0 host>/results.json (DLIO's multi-host shape)."""
+    return f"run-{k}/{prep.cluster.hosts[0].hostname}/results.json" if prep.cluster else f"run-{k}/results.json"
+
+
 def write_run_set(prep, results: list) -> None:
     """R/run_set.json (the runs and their overall numbers) and R/mlperf_storage_report.json."""
     done = [r for r in results if r["status"] == "complete"]
@@ -169,7 +185,7 @@ def write_run_set(prep, results: list) -> None:
         "num_accelerators": prep.opts.accelerators, "num_hosts": len(prep.hosts), "ruleset": prep.ruleset,
         "division": prep.opts.division, "miniature": prep.miniature, "runs_requested": prep.runs,
         "runs": [{"run_index": r["run_index"], "status": r["status"],
-                  "compliant": r["compliance"]["compliant"], "path": f"run-{r['run_index']}/results.json"}
+                  "compliant": r["compliance"]["compliant"], "path": _results_path(prep, r["run_index"])}
                  for r in results],
         "complete": len(done) == prep.runs,
         "overall": overall,
