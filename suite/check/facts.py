@@ -175,7 +175,8 @@ def _workload(b: layout.Benchmark):
 def _run_throughput(b: layout.Benchmark, run: layout.Run):
     """(samples/s, MB/s) of a run from its per-epoch lists: summed over hosts; None when unusable."""
     tp_total = mb_total = 0.0
-    for host in run.hosts:
+    summarised = [h for h in run.hosts if isinstance(h.summary, dict)]
+    for host in summarised or run.hosts:     # across hosts DLIO writes rank 0's summary only (the run's figures)
         m = (host.summary or {}).get("metric") if isinstance(host.summary, dict) else None
         tps = finite_list(m.get(metrics.SAMPLES)) if isinstance(m, dict) else None
         rec = recompute.record_length_of(b, host)
@@ -309,6 +310,7 @@ def host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params: 
     facts["workload"] = b.workload
     facts["warmup"] = run.warmup
     facts["ours"] = host.results is not None or host.rank_steps is not None
+    facts["run_summaries"] = sum(isinstance(h.summary, dict) for h in run.hosts)   # DLIO across hosts: rank 0's only
     summary = host.summary if isinstance(host.summary, dict) else None
     if summary is not None:
         docs["summary"] = (summary, host.files["summary"])
