@@ -76,6 +76,23 @@ def test_placement_is_the_same_per_host_and_closed_refuses_otherwise():
         hostmod.placement(1, ["a", "b"], "open")
 
 
+def test_closed_refuses_a_host_that_cannot_drop_its_cache_or_make_a_cgroup():
+    from suite.storage.run.prepare import Options
+
+    def host(name, drop=True, cgroup="v1"):
+        return hostmod.Host(name=name, hostname=name, ranks=[0], mem_total_bytes=1 << 34, cpu_count=2,
+                            cgroup_version=cgroup, cgroup_reason="(what the probe said)", drop_caches_writable=drop)
+
+    closed = Options(workload="unet3d", accelerators=2)
+    hostmod._refuse(closed, [host("a"), host("b")])                  # both can: no refusal
+    with pytest.raises(RuleError, match="drop the page cache on every host .* got none on b"):
+        hostmod._refuse(closed, [host("a"), host("b", drop=False)])
+    hostmod._refuse(Options(workload="unet3d", accelerators=2, division="open"), [host("a"), host("b", drop=False)])
+    limited = Options(workload="unet3d", accelerators=2, memory_limit=1 << 30)
+    with pytest.raises(SuiteError, match="memory cgroup .* on every host, got none on b: .what the probe said."):
+        hostmod._refuse(limited, [host("a"), host("b", cgroup=None)])
+
+
 def test_two_hosts_two_ranks_each_then_suite_check_reproduces_the_numbers(netns_hosts, unet_data, tmp_path):
     h1, h2 = netns_hosts
     res = tmp_path / "res"
