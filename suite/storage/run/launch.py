@@ -183,8 +183,20 @@ def summarise(prep: Prepared, results: list, compliant: bool) -> None:
     say(f"results: {prep.results_dir} ({prep.runs} run(s)); {verdict}")
 
 
-def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
+def run_cgroup(prep: Prepared, k: int, run_dir: Path):
+    """Run k's memory cgroup (None without --memory-limit): across hosts one on every host around
+    its ranks (mpiexec itself stays outside), else one around mpiexec and its ranks."""
     from suite import enforce
+
+    name = f"{CGROUP_PREFIX}{os.getpid()}-{k}"
+    if not prep.memory_limit:
+        return None
+    if prep.cluster:
+        return prep.cluster.cgroups(prep.memory_limit, name, run_dir / "cgroups")
+    return enforce.MemoryCgroup(prep.memory_limit, name)
+
+
+def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
     from suite.storage.run.accelerator import ComputeModel
 
     wl, opts = prep.workload, prep.opts
@@ -220,11 +232,7 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
     status, error, evidence = "complete", None, None
     say(f"[run {k}/{runs}] {n} rank(s), {wl.epochs} epoch(s) of {steps} step(s), "
         f"computation_time {wl.computation_time_s} s -> {run_dir}")
-    name = f"{CGROUP_PREFIX}{os.getpid()}-{k}"
-    if prep.cluster:      # a cgroup on every host around its ranks; mpiexec itself stays outside
-        cgroup = prep.cluster.cgroups(prep.memory_limit, name, run_dir / "cgroups") if prep.memory_limit else None
-    else:
-        cgroup = enforce.MemoryCgroup(prep.memory_limit, name) if prep.memory_limit else None
+    cgroup = run_cgroup(prep, k, run_dir)
     try:
         if cgroup is not None and prep.cluster:
             with cgroup:

@@ -138,10 +138,9 @@ def test_two_hosts_two_ranks_each_then_suite_check_reproduces_the_numbers(netns_
     report = json.loads(chk.stdout)
     (bench,) = report["benchmarks"]
     rules_hit = {f["rule_id"] for f in bench["findings"]}
-    assert not rules_hit & {"structure-summary-per-run", "structure-overrides-per-run", "integrity-report-run-values",
-                            "integrity-report-throughput-mean", "ours-results-present", "ours-steps-present",
-                            "ours-cache-drop-succeeded", "ours-memory-limit-applied", "ours-memory-limit-peak",
-                            "ours-memory-limit-removed"}, rules_hit
+    # only what an open 2-run measurement on a tiny dataset is: no structure, integrity (AU and
+    # throughput recomputed from the steps) or evidence (ours-*: cache drop, cgroup) finding
+    assert rules_hit <= {"open-params", "dataset-size", "structure-run-count", "au-threshold"}, bench["findings"]
     ours = json.loads((res / "mlperf_storage_report.json").read_text())["overall"]
     got = bench["aggregate"]["overall"]
     assert got["num_client_hosts"] == 2 and got["train_num_accelerators"] == "4"
