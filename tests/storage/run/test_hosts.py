@@ -177,6 +177,27 @@ def test_a_host_killed_mid_run_fails_the_run_named_and_leaves_no_cgroup(netns_ho
     assert not any(alive(int(pid)) for _, pid in places.values())
 
 
+def test_sigterm_mid_run_across_hosts_removes_every_hosts_cgroup(netns_hosts, unet_data, tmp_path):
+    h1, h2 = netns_hosts
+    res = tmp_path / "res"
+    proc = start_cli(["run", "--workload", "unet3d", "--accelerators", 2, "--data-dir", unet_data, "--results-dir",
+                      res, "--runs", 1, "--division", "open", "--memory-limit", "256MiB", "--hosts", f"{h1},{h2}",
+                      "--launcher", LAUNCHER, *params(UNET, tmp_path), "--param", "train.computation_time=0.05",
+                      "--param", "train.epochs=50"], REPO)
+    ranks = res / "run-1" / h1 / "ranks"
+    for r in range(2):
+        wait_for(ranks / f"rank-{r}.pid", proc)
+    pids = [int((ranks / f"rank-{r}.pid").read_text().split()[1]) for r in range(2)]
+    assert len(host_cgroups(netns_hosts)) == 2
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1 and "interrupted by SIGTERM" in err.strip().splitlines()[-1], err
+    doc = files.load_json(res / "run-1" / h1 / "results.json", schema="results")
+    assert doc["status"] == "interrupted"
+    assert [h["memory_limit"]["removed"] for h in doc["enforcement"]["hosts"]] == [True, True]
+    assert host_cgroups(netns_hosts) == [] and not any(alive(p) for p in pids)
+
+
 def test_an_unreachable_host_is_refused_before_anything_starts(netns_hosts, unet_data, tmp_path, run_cli):
     h1, _ = netns_hosts
     code, out, err = run_cli("run", "--workload", "unet3d", "--accelerators", 2, "--data-dir", unet_data,
