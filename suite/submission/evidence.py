@@ -54,6 +54,10 @@ def load(path: Path) -> Results:
     runs = []
     for d in sorted(path.iterdir(), key=lambda p: int(RUN_DIR.match(p.name).group(1)) if RUN_DIR.match(p.name) else 0):
         if RUN_DIR.match(d.name) and not d.is_symlink() and d.is_dir():
+            # across hosts (DLIO's shape) results.json is in run-<k>/<rank-0 host>/, the other hosts hold configs/
+            across = [h for h in sorted(d.iterdir()) if not h.is_symlink() and (h / "results.json").is_file()]
+            if not (d / "results.json").is_file() and len(across) == 1:
+                d = across[0]
             if not (d / "results.json").is_file():
                 raise SuiteError(expected_got(d / "results.json", "file", "the run's results.json", "none"))
             runs.append(RunEvidence(d, files.load_json(d / "results.json", schema="results")))

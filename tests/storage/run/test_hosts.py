@@ -132,6 +132,8 @@ def test_two_hosts_two_ranks_each_then_suite_check_reproduces_the_numbers(netns_
         assert summary["host_memory_GB"] == [0.25, 0.25] and len(summary["host_cpu_count"]) == 2
         assert run_set["runs"][k - 1]["path"] == f"run-{k}/{h1}/results.json"
     assert host_cgroups(netns_hosts) == []
+    from suite.submission import evidence          # `suite submission add` finds each run's results.json
+    assert [r.path for r in evidence.load(res).runs] == [res / "run-1" / h1, res / "run-2" / h1]
     # suite check reads the rank-0-only layout and recomputes the same numbers
     chk = subprocess.run([sys.executable, "-m", "suite", "check", "--format", "json", str(res)],
                          cwd=REPO, capture_output=True, text=True, timeout=120)
