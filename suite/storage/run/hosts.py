@@ -10,6 +10,7 @@ runner already assumes (the plan, the steps and the results are files).
 """
 
 import json
+import os
 import shlex
 import socket
 import subprocess
@@ -138,7 +139,13 @@ class Cluster:
 def connect(opts, names: list, launcher_exe: str | None) -> Cluster:
     """Probe every host before anything starts; refuse an unreachable one, two hosts that are one,
     a host that cannot drop its cache (closed) or make the memory cgroup (--memory-limit)."""
-    launcher = Launcher(launcher_exe or "ssh")
+    exe = launcher_exe or "ssh"
+    if "/" in exe:        # a path: absolute, so mpiexec's proxies and every call find the same file
+        if not os.access(exe, os.X_OK):
+            raise SuiteError(f"--launcher {exe}: expected an executable file, got "
+                             f"{'a file that is not executable' if os.path.exists(exe) else 'nothing'}")
+        exe = os.path.abspath(exe)
+    launcher = Launcher(exe)
     counts = placement(opts.accelerators, names, opts.division)
 
     def probe(name):

@@ -211,6 +211,13 @@ def test_an_unreachable_host_is_refused_before_anything_starts(netns_hosts, unet
     assert not (tmp_path / "res").exists() and host_cgroups(netns_hosts) == []
 
 
+def test_a_launcher_that_is_not_there_is_refused(netns_hosts, unet_data, tmp_path, run_cli):
+    code, out, err = run_cli("run", "--workload", "unet3d", "--accelerators", 2, "--data-dir", unet_data,
+                             "--results-dir", tmp_path / "res", "--division", "open", "--hosts", ",".join(netns_hosts),
+                             "--launcher", tmp_path / "no-launcher")
+    assert code == 2 and "--launcher" in err and "expected an executable file, got nothing" in err
+
+
 def test_closed_refuses_uneven_ranks_per_host(netns_hosts, unet_data, tmp_path, run_cli):
     h1, h2 = netns_hosts
     code, out, err = run_cli("run", "--workload", "unet3d", "--accelerators", 3, "--data-dir", unet_data,
