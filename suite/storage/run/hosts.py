@@ -188,6 +188,10 @@ def _refuse(opts, hosts: list) -> None:
         if bad:
             raise SuiteError(f"--memory-limit: expected a writable memory cgroup (v1 or v2) on every host, got "
                              f"none on {bad[0].name}: {bad[0].cgroup_reason}")
+        small = [h for h in hosts if opts.memory_limit > h.mem_total_bytes]
+        if small:
+            raise SuiteError(f"--memory-limit: expected at most every host's MemTotal, got {opts.memory_limit} "
+                             f"bytes > {small[0].mem_total_bytes} on {small[0].name}")
 
 
 class HostsDrop:

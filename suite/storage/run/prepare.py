@@ -193,8 +193,9 @@ def prepare(opts: Options, cluster=None) -> Prepared:
         ensure_miniature_data(workload, data_dir, required_files, memory_limit if cluster is None else None)
     files_, fmt, total = _dataset_files(opts, workload, data_dir)
     if len(files_) < required_files:
+        over = f" over {len(hosts)} hosts" if cluster else ""
         what = (f"{data_dir}: files: expected at least {required_files} for {opts.accelerators} accelerator(s) "
-                f"and {host_memory / 1024**3:.1f} GiB host memory{f' over {len(hosts)} hosts' if cluster else ''} ({required.dictated_by if not miniature else 'memory'}"
+                f"and {host_memory / 1024**3:.1f} GiB host memory{over} ({required.dictated_by if not miniature else 'memory'}"
                 f" rule, {ruleset}), got {len(files_)}")
         if opts.division == "closed":
             raise RuleError(what + " (suite datasize says how many; suite datagen writes them)")

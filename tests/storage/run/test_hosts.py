@@ -91,6 +91,10 @@ def test_closed_refuses_a_host_that_cannot_drop_its_cache_or_make_a_cgroup():
     limited = Options(workload="unet3d", accelerators=2, memory_limit=1 << 30)
     with pytest.raises(SuiteError, match="memory cgroup .* on every host, got none on b: .what the probe said."):
         hostmod._refuse(limited, [host("a"), host("b", cgroup=None)])
+    with pytest.raises(SuiteError, match="at most every host's MemTotal, got 1073741824 bytes > 1000 on b"):
+        small = host("b")
+        small.mem_total_bytes = 1000
+        hostmod._refuse(limited, [host("a"), small])
 
 
 def test_two_hosts_two_ranks_each_then_suite_check_reproduces_the_numbers(netns_hosts, unet_data, tmp_path):
