@@ -151,13 +151,12 @@ def scan(data_dir: Path, workload, out, deep: bool = False):
     generator = _generator(kinds, problems, data_dir)
     _check_sizes(workload, facts_all, problems)
     out.problems.extend(problems)
-    if problems:
-        return out
-    out.generator = generator
-    out.files = [p for p, _f, _s in facts_all]
+    out.files = [p for p, _f, _s in facts_all]           # the complete files, also when others are not
     out.num_files = len(out.files)
     out.total_bytes = sum(s for _p, _f, s in facts_all)
-    out.evidence = evidence(data_dir, workload, facts_all, generator)
+    if not problems:
+        out.generator = generator
+        out.evidence = evidence(data_dir, workload, facts_all, generator)
     return out
 
 
