@@ -171,8 +171,8 @@ def _generator(kinds: dict, problems: list, data_dir: Path) -> str:
                         f"suite datagen's and {len(theirs)} another generator's (DLIO's)")
     elif ours:
         from suite.storage.datagen import LOG_NAME
-        problems.append(f"{data_dir / LOG_NAME}: missing (the files are suite datagen's: an interrupted "
-                        f"generation? rerun suite datagen to finish it)")
+        problems.append(f"{data_dir / LOG_NAME} (the files are suite datagen's: an interrupted generation? "
+                        f"rerun suite datagen to finish it): missing")
     return "dlio"
 
 

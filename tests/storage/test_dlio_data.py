@@ -103,7 +103,8 @@ def test_our_files_without_our_log_are_an_interrupted_generation(tmp_path):
     datagen.generate(w, tmp_path, 3, processes=1)
     (tmp_path / datagen.LOG_NAME).unlink()
     problems = datagen.scan(tmp_path, w).problems
-    assert len(problems) == 1 and problems[0].startswith(f"{tmp_path / datagen.LOG_NAME}: missing")
+    assert len(problems) == 1 and problems[0].startswith(f"{tmp_path / datagen.LOG_NAME} (the files are suite datagen's")
+    assert problems[0].endswith(": missing")
 
 
 def test_record_size_far_from_the_workload_is_refused(tmp_path):
