@@ -303,19 +303,9 @@ def _check_tpcxai(args, output) -> int:
 
 
 def cmd_engine(args) -> int:
-    from suite.engines import registry   # standard library only: CI runs this before our dependencies exist
+    from suite.engines import cli as engine_cli   # standard library only: CI runs it before our dependencies
 
-    if args.action == "install":
-        registry.install(args.name)
-        return ExitCode.OK
-    rows = registry.rows()
-    if getattr(args, "format", "text") == "json":
-        import json
-        print(json.dumps(rows, indent=2, sort_keys=True))
-    else:
-        for r in rows:
-            print(f"{r['engine']:<6} {r['version']:<9} {r['status']}  {r['path']}")
-    return ExitCode.OK
+    return engine_cli.run(args)
 
 
 def cmd_submission(args) -> int:
@@ -358,20 +348,10 @@ def build_parser() -> argparse.ArgumentParser:
     from suite.submission import cli as submission_cli  # its own options, in its own package
 
     submission_cli.add_parser(sub)
-    _args_engine(sub)
+    from suite.engines import cli as engine_cli
+
+    engine_cli.add_parser(sub)
     return parser
-
-
-def _args_engine(sub) -> None:
-    p = sub.add_parser("engine", help="install or list benchmark engines (DLIO, the reference code)",
-                       description="`suite engine install dlio` builds DLIO 2.0.0 (TensorFlow-CPU, from PyPI, "
-                                   "about 1.7 GB) in a pinned venv of its own, outside this environment; "
-                                   "`suite engine list` shows where (SUITE_ENGINES_DIR overrides).")
-    esub = p.add_subparsers(dest="action", metavar="ACTION")
-    esub.required = True
-    esub.add_parser("install", help="build an engine's venv").add_argument("name", choices=["dlio"])
-    esub.add_parser("list", help="the engines, their versions and where they are").add_argument(
-        "--format", choices=["text", "json"], default="text")
 
 
 def _engine_arg(p) -> None:

@@ -213,7 +213,8 @@ def datagen(args, workload, num_files: int) -> int:
     if rc != 0:
         raise RunError(failure(out_dir, rc).replace("dlio_stdout.log", "datagen/dlio_stdout.log"))
     note = {"engine": eng.name, "version": eng.version, "argv": argv, "duration_s": round(time.time() - t0, 3)}
-    (out_dir / "suite_engine.json").write_text(json.dumps(note, indent=2, sort_keys=True))
+    from suite.files import write_atomic
+    write_atomic(out_dir / "suite_engine.json", json.dumps(note, indent=2, sort_keys=True))
     print(f"datagen: DLIO {eng.version} wrote {num_files} {workload.format} files into {data_dir}/train in "
           f"{time.time() - t0:.1f} s; its log: {out_dir}", flush=True)
     return ExitCode.OK
