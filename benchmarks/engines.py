@@ -14,7 +14,7 @@ there), warmed into the page cache; then, alternating engines for each point:
 Reduced sizes (stated in the table): unet3d's record length and computation time are divided by
 --unet3d-scale (as scale.py does); the step count per epoch is --steps.
 
-    python benchmarks/engines.py [--workloads resnet50 unet3d] [--ns 1 2 3 4] [--steps 6] [--unet3d-scale 8]
+    python benchmarks/engines.py [--workloads resnet50 unet3d] [--ns 1 2 3 4 6 8] [--steps 5] [--give-up 60] [--unet3d-scale 8]
 """
 
 import argparse
@@ -87,10 +87,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/suite-engines"))
     ap.add_argument("--workloads", nargs="+", default=["resnet50", "unet3d"])
-    ap.add_argument("--ns", nargs="+", type=int, default=[1, 2, 3, 4])
-    ap.add_argument("--steps", type=int, default=6, help="steps per epoch at the largest N")
+    ap.add_argument("--ns", nargs="+", type=int, default=[1, 2, 3, 4, 6, 8])
+    ap.add_argument("--steps", type=int, default=5, help="steps per epoch at the largest N")
     ap.add_argument("--unet3d-scale", type=int, default=8)
     ap.add_argument("--engines", nargs="+", default=["suite", "dlio"])
+    ap.add_argument("--give-up", type=float, default=60.0, help="stop an engine's N sweep once its AU is below this")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args(argv)
     from runner_vs_fio import fio_mib_s, warm
@@ -115,11 +116,16 @@ def main(argv=None) -> int:
             print(f"  {engine:<5} compute 0: read {r['read_mib_s']:.0f} MiB/s = {r['read_mib_s'] / fio:.2f} x fio "
                   f"(claimed {r['claimed_mb_s']:.0f} MB/s); start-up+teardown {r['overhead_s']:.1f} s; "
                   f"load {loadavg()}", flush=True)
+        given_up = set()
         for n in args.ns:
             for engine in args.engines:
+                if engine in given_up:      # AU fell below --give-up at a smaller N: larger N only cost time
+                    continue
                 warm(train)
                 r = run(engine, name, n, data, args.workdir / "r", extra)
                 rows.append({"workload": name, "engine": engine, "n": n, **r})
+                if r["au"] < args.give_up:
+                    given_up.add(engine)
                 print(f"  {engine:<5} N={n}: AU {r['au']:.1f}%  {r['samples_s']:.1f} samples/s  "
                       f"start-up+teardown {r['overhead_s']:.1f} s"
                       + (f" (DLIO launch->first stamp {r['startup_s']:.1f} s)" if r["startup_s"] else "")

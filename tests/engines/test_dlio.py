@@ -100,11 +100,11 @@ def suite_cli(*argv) -> tuple[int, str]:
 
 @pytest.fixture(scope="module")
 def dlio_data(tmp_path_factory):
-    """DLIO's own generator (`suite datagen --engine dlio`, 2 ranks) for the three workloads."""
+    """DLIO's own generator (`suite datagen --engine dlio`, 1 rank: start-up is the cost) for the three workloads."""
     dlio_or_skip()
     root = tmp_path_factory.mktemp("dlio-data")
     for name, params in SETS.items():
-        code, out = suite_cli("datagen", "--engine", "dlio", "--workload", name, "--files", 4, "--processes", 2,
+        code, out = suite_cli("datagen", "--engine", "dlio", "--workload", name, "--files", 4, "--processes", 1,
                               "--data-dir", root / name, *params)
         assert code == 0, out
     return root
