@@ -141,3 +141,10 @@ def test_suite_datagen_writes_valid_and_eval_files_for_dlio(tmp_path):
     datagen.generate(workloads.resolve("unet3d", "h100", UNET), plain, 2, processes=1)
     assert (plain / "valid").is_dir() and not list((plain / "valid").iterdir())
     datagen.generate(workloads.resolve("unet3d", "h100", UNET), plain, 2, processes=1)   # rerun: valid/ is ours
+
+
+def test_a_huge_file_count_in_a_name_costs_nothing(tmp_path):
+    make(tmp_path, 2, dlio_npz, "npz")
+    (tmp_path / "train" / "img_5_of_999999999999.npz").write_bytes(b"")
+    problems = datagen.scan(tmp_path, workloads.resolve("unet3d", "h100", UNET)).problems
+    assert problems[-1] == f"{tmp_path / 'train'}: file names claim 999999999999 files, 3 present"
