@@ -31,6 +31,7 @@ class FileFacts:
 
 def npz_facts(path: Path) -> FileFacts | str:
     import zipfile
+    import zlib
 
     import numpy as np
 
@@ -42,8 +43,9 @@ def npz_facts(path: Path) -> FileFacts | str:
                 version = np.lib.format.read_magic(f)
                 read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
                 shape, _fortran, dtype = read(f)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-        return f"not a complete npz file (truncated or not a zip: {str(exc).splitlines()[0][:100]})"
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError, RuntimeError, KeyError,
+            struct.error, zlib.error) as exc:     # a damaged member header, an unknown compression method
+        return f"not a complete npz file (truncated or not a zip: {(str(exc).splitlines() or [''])[0][:100]})"
     if len(shape) != 3:
         return f"x.npy shape {shape}, expected (dim1, dim2, samples)"
     return FileFacts(samples=int(shape[2]), payload_bytes=int(shape[0]) * int(shape[1]) * int(shape[2]) * dtype.itemsize)
@@ -77,8 +79,8 @@ def hdf5_facts(path: Path) -> FileFacts | str:
     try:
         with h5py.File(path, "r") as f:
             shape = f["records"].shape
-    except (OSError, KeyError) as exc:
-        return f"not a readable hdf5 file with `records` ({str(exc).splitlines()[0][:100]})"
+    except (OSError, KeyError, ValueError, RuntimeError, TypeError, AttributeError) as exc:
+        return f"not a readable hdf5 file with `records` ({(str(exc).splitlines() or [''])[0][:100]})"
     per = 1
     for d in shape[1:]:
         per *= int(d)

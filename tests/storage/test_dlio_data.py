@@ -148,3 +148,35 @@ def test_a_huge_file_count_in_a_name_costs_nothing(tmp_path):
     (tmp_path / "train" / "img_5_of_999999999999.npz").write_bytes(b"")
     problems = datagen.scan(tmp_path, workloads.resolve("unet3d", "h100", UNET)).problems
     assert problems[-1] == f"{tmp_path / 'train'}: file names claim 999999999999 files, 3 present"
+
+
+from hypothesis import given, settings, strategies as st   # noqa: E402 - the property tests below
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=600))
+def test_format_readers_never_raise_on_arbitrary_bytes(tmp_path_factory, data):
+    """Files are untrusted: every reader returns facts or a one-line reason, never an exception."""
+    d = tmp_path_factory.mktemp("any")
+    for name, reader in dlio_data.FACTS.items():
+        path = d / f"f.{name}"
+        path.write_bytes(data)
+        out = reader(path)
+        assert isinstance(out, (str, dlio_data.FileFacts))
+        if isinstance(out, str):
+            assert "\n" not in out
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10_000), st.integers(0, 255), st.integers(0, 10_000))
+def test_damaged_npz_and_tfrecord_never_raise(tmp_path_factory, pos, byte, cut):
+    d = tmp_path_factory.mktemp("dmg")
+    rng = np.random.default_rng(0)
+    for name, writer in (("npz", dlio_npz), ("tfrecord", dlio_tfrecord)):
+        path = d / f"f.{name}"
+        writer(path, rng, record=900, samples=2)
+        raw = bytearray(path.read_bytes())
+        raw[pos % len(raw)] = byte
+        path.write_bytes(bytes(raw[:len(raw) - cut % len(raw)]))
+        out = dlio_data.FACTS[name](path)
+        assert isinstance(out, (str, dlio_data.FileFacts))
