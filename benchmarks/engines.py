@@ -36,15 +36,15 @@ def loadavg() -> str:
     return open("/proc/loadavg").read().split(" ", 3)[:3].__str__()
 
 
-def params(name: str, scale: int) -> list[str]:
+def params(name: str, scale: int, scale_compute: bool = True) -> list[str]:
     from suite.storage import workloads
 
     w = workloads.resolve(name, "h100")
     if name != "unet3d" or scale == 1:
         return []
-    return [f"dataset.record_length={int(w.record_length_bytes / scale)}",
-            f"dataset.record_length_stdev={int(w.record_length_stdev_bytes / scale)}",
-            f"train.computation_time={w.computation_time_s / scale:.6f}"]
+    out = [f"dataset.record_length={int(w.record_length_bytes / scale)}",
+           f"dataset.record_length_stdev={int(w.record_length_stdev_bytes / scale)}"]
+    return out + ([f"train.computation_time={w.computation_time_s / scale:.6f}"] if scale_compute else [])
 
 
 def dataset(name: str, workdir: Path, files: int, extra: list[str]) -> Path:
@@ -92,6 +92,10 @@ def main(argv=None) -> int:
     ap.add_argument("--unet3d-scale", type=int, default=8)
     ap.add_argument("--engines", nargs="+", default=["suite", "dlio"])
     ap.add_argument("--give-up", type=float, default=60.0, help="stop an engine's N sweep once its AU is below this")
+    ap.add_argument("--workload-compute", action="store_true",
+                    help="unet3d: keep the workload's computation time (scale the record length only): each "
+                         "rank then reads 1/scale of the real bytes per second, so the engine's own CPU is the limit")
+    ap.add_argument("--skip-compute0", action="store_true", help="skip the read-rate-at-compute-0 runs")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args(argv)
     from runner_vs_fio import fio_mib_s, warm
@@ -102,7 +106,7 @@ def main(argv=None) -> int:
     print(f"load average at start: {loadavg()}", flush=True)
     for name in args.workloads:
         w = workloads.resolve(name, "h100")
-        extra = params(name, args.unet3d_scale)
+        extra = params(name, args.unet3d_scale, not args.workload_compute)
         files = math.ceil(max(args.ns) * args.steps * w.batch_size / w.num_samples_per_file)
         data = dataset(name, args.workdir, files, extra)
         train = sorted((data / "train").rglob("img_*"))
@@ -110,7 +114,7 @@ def main(argv=None) -> int:
         fio = fio_mib_s(data / "train", 3)
         print(f"{name}: {len(train)} files, {sum(p.stat().st_size for p in train) / 2**30:.2f} GiB, "
               f"params {extra or 'real'}; fio {fio:.0f} MiB/s (page cache); load {loadavg()}", flush=True)
-        for engine in args.engines:
+        for engine in ([] if args.skip_compute0 else args.engines):
             r = run(engine, name, 1, data, args.workdir / "r", [*extra, "train.computation_time=0"])
             rows.append({"workload": name, "engine": engine, "n": 0, **r, "fio_mib_s": fio})
             print(f"  {engine:<5} compute 0: read {r['read_mib_s']:.0f} MiB/s = {r['read_mib_s'] / fio:.2f} x fio "
@@ -134,8 +138,8 @@ def main(argv=None) -> int:
         for engine in args.engines:
             ok = [r["n"] for r in rows if r["workload"] == name and r["engine"] == engine and r["n"] and r["au"] >= 90]
             print(f"{name} {engine}: largest N with AU >= 90%: {max(ok) if ok else 'none'} (of {args.ns})")
-    (args.workdir / "engines.json").write_text(json.dumps(rows, indent=2))
-    print(f"load average at end: {loadavg()}; rows in {args.workdir / 'engines.json'}")
+    (args.workdir / f"engines-{os.getpid()}.json").write_text(json.dumps(rows, indent=2))
+    print(f"load average at end: {loadavg()}; rows in {args.workdir / f'engines-{os.getpid()}.json'}")
     if not args.keep:
         shutil.rmtree(args.workdir / "r", ignore_errors=True)
     return 0
