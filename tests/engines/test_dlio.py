@@ -176,3 +176,22 @@ def test_suite_data_runs_under_dlio_with_two_ranks_enforced(tmp_path):
     assert {"structure-run-count", "dataset-size"} <= rules
     code, out = suite_cli("metrics", results)
     assert code == 0 and "run-1" in out
+
+
+def test_dlio_datagen_output_run_directly_is_a_generation_log(tmp_path):
+    """DLIO run by hand keeps Hydra's default `.hydra/` (not `configs/`): still its benchmark's generation log."""
+    from suite.check import layout
+
+    run = tmp_path / "R" / "run-1" / "configs"
+    run.mkdir(parents=True)
+    (run / "overrides.yaml").write_text("- workload=unet3d_h100\n- ++workload.dataset.num_files_train=8\n")
+    gen = tmp_path / "R" / "hydra_log" / "unet3d" / "2026-11-22-22-56-23"
+    (gen / ".hydra").mkdir(parents=True)
+    (gen / ".hydra" / "overrides.yaml").write_text(
+        "- workload=unet3d_h100\n- ++workload.workflow.generate_data=True\n- ++workload.workflow.train=False\n"
+        "- ++workload.dataset.num_files_train=8\n")
+    (gen / ".hydra" / "config.yaml").write_text("workload:\n  model: unet3d\n  workflow: {generate_data: true}\n")
+    (gen / "dlio.log").write_text("[INFO] Generation done\n")
+    tree = layout.discover_tree(tmp_path / "R")
+    assert [(g.path, g.model, g.accelerator) for g in tree.benchmarks[0].generation_logs] == [(gen, "unet3d", "h100")]
+    assert len(tree.benchmarks[0].runs) == 1
