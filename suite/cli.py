@@ -111,6 +111,9 @@ def cmd_datagen(args) -> int:
         num_files = args.files or workload.num_files_train
     else:
         raise SuiteError("dataset size: expected --files N or --accelerators N --host-memory SIZE, got neither")
+    if args.engine == "dlio":       # the reference code's own generator (storage/run/dlio.py)
+        from suite.storage.run import dlio
+        return dlio.datagen(args, workload, num_files)
     seed = workload.seed if args.seed is None else args.seed
     extra["command"] = ["suite", "datagen", "--workload", workload.name, "--accelerator-type", workload.accelerator,
                         "--files", str(num_files), "--seed", str(seed), "--data-dir", str(args.data_dir),
@@ -129,6 +132,8 @@ def cmd_run(args) -> int:
     if args.workload == "tpcx-ai":   # TPCx-AI's options and run live in suite/tpcxai/command.py
         from suite.tpcxai import command as tpcxai
 
+        if args.engine != "suite":
+            raise SuiteError(f"--engine {args.engine}: expected suite for tpcx-ai (DLIO runs the storage workloads)")
         return tpcxai.run(args)
     if args.accelerators is None:
         raise SuiteError(f"--accelerators: expected a number of simulated accelerators for {args.workload}, got none")
@@ -138,7 +143,7 @@ def cmd_run(args) -> int:
         division=args.division, ruleset=args.ruleset, params=args.param or [],
         hosts=args.hosts.split(",") if args.hosts else None, hostfile=args.hostfile,
         allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop,
-        read_delay_s=args.debug_read_delay, launcher=args.launcher))
+        read_delay_s=args.debug_read_delay, launcher=args.launcher, engine=args.engine))
 
 
 def non_negative_float(text: str) -> float:
@@ -297,6 +302,12 @@ def _check_tpcxai(args, output) -> int:
     return ExitCode.OK if not findings else ExitCode.FAILED
 
 
+def cmd_engine(args) -> int:
+    from suite.engines import cli as engine_cli   # standard library only: CI runs it before our dependencies
+
+    return engine_cli.run(args)
+
+
 def cmd_submission(args) -> int:
     from suite.submission import cli as submission_cli
 
@@ -312,6 +323,7 @@ COMMANDS = {
     "metrics": cmd_metrics,
     "report": cmd_report,
     "submission": cmd_submission,
+    "engine": cmd_engine,
 }
 
 # --------------------------------------------------------------------------- parser
@@ -336,7 +348,16 @@ def build_parser() -> argparse.ArgumentParser:
     from suite.submission import cli as submission_cli  # its own options, in its own package
 
     submission_cli.add_parser(sub)
+    from suite.engines import cli as engine_cli
+
+    engine_cli.add_parser(sub)
     return parser
+
+
+def _engine_arg(p) -> None:
+    p.add_argument("--engine", choices=["suite", "dlio"], default="suite",
+                   help="suite (default: our runner) or dlio (the reference code, installed by "
+                        "`suite engine install dlio`), under the same enforcement")
 
 
 def _args_list(sub) -> None:
@@ -380,6 +401,7 @@ def _args_datagen(sub, names) -> None:
                    "(default: the workload's)")
     p.add_argument("--param", action="append", metavar="SECTION.KEY=VALUE",
                    help="workload override, e.g. dataset.format=hdf5 (open division); repeatable")
+    _engine_arg(p)
 
 
 def _args_run(sub, names) -> None:
@@ -411,6 +433,7 @@ def _args_run(sub, names) -> None:
     p.add_argument("--no-cache-drop", action="store_true",
                    help="open division only: do not drop the page cache (measures from memory; non-compliant)")
     p.add_argument("--debug-read-delay", type=non_negative_float, default=0.0, help=argparse.SUPPRESS)
+    _engine_arg(p)
     from suite.tpcxai.command import add_run_arguments
 
     add_run_arguments(p)

@@ -41,6 +41,7 @@ WARMUP_NAME = re.compile(r"warm[-_]?up", re.I)
 RANK_OUTPUT = re.compile(r"^(\d+)_output\.json$")
 RANK_STEPS = re.compile(r"^rank-(\d+)\.json$")
 HOST_MARKERS = ("summary.json", "per_epoch_stats.json", "results.json")
+CONFIG_DIRS = ("configs", ".hydra")     # .hydra: DLIO run directly (Hydra's default output_subdir), e.g. its datagen
 
 
 @dataclass
@@ -159,8 +160,9 @@ def _has_run_output(walker: _Walker, d: Path) -> bool:
     if any(n in HOST_MARKERS for n in names) or any(RANK_OUTPUT.match(n) for n in names):
         return True
     subs = walker.subdirs.get(d, [])
-    if "configs" in subs and "overrides.yaml" in walker.dirs.get(d / "configs", []):
-        return True
+    for conf in CONFIG_DIRS:
+        if conf in subs and "overrides.yaml" in walker.dirs.get(d / conf, []):
+            return True
     if "steps" in subs and any(RANK_STEPS.match(n) for n in walker.dirs.get(d / "steps", [])):
         return True
     return False
@@ -170,7 +172,8 @@ def _load_host(d: Path, walker: _Walker, loader: _Loader) -> Host:
     """Every output file of one host dir, each a parsed document or a Problem (never an exception)."""
     host = Host(path=d, name=d.name)
     names, subs = set(walker.dirs.get(d, [])), set(walker.subdirs.get(d, []))
-    conf_names = set(walker.dirs.get(d / "configs", []))
+    conf_dir = next((c for c in CONFIG_DIRS if c in subs and walker.dirs.get(d / c)), "configs")
+    conf_names = set(walker.dirs.get(d / conf_dir, []))
     sink = host.problems
 
     def doc(path: Path, want: type, what: str, kind: str = "json"):
@@ -186,7 +189,7 @@ def _load_host(d: Path, walker: _Walker, loader: _Loader) -> Host:
         if name in names:
             sink.append(Problem("not-a-dir", d / name, name, "a directory", "a file"))
     if "overrides.yaml" in conf_names:
-        path = host.files["overrides"] = d / "configs" / "overrides.yaml"
+        path = host.files["overrides"] = d / conf_dir / "overrides.yaml"
         items = doc(path, list, "overrides.yaml", "yaml")
         if items is not None:
             bad = [x for x in items if not isinstance(x, str)]
@@ -195,7 +198,7 @@ def _load_host(d: Path, walker: _Walker, loader: _Loader) -> Host:
                                     f"{type(bad[0]).__name__} {bad[0]!r}"[:120]))
             host.overrides = [x for x in items if isinstance(x, str)]
     if "config.yaml" in conf_names:
-        path = host.files["config"] = d / "configs" / "config.yaml"
+        path = host.files["config"] = d / conf_dir / "config.yaml"
         conf = doc(path, dict, "config.yaml", "yaml")
         if conf is not None:
             host.config = conf["workload"] if isinstance(conf.get("workload"), dict) else conf

@@ -45,6 +45,10 @@ def recomputed_facts(b: layout.Benchmark, host: layout.Host, metric, summary, fa
         facts["steps.problems"] = problems
         facts["recomputed.steps_au"] = steps_au
         facts["recomputed.steps_throughput"] = steps_tp
+    elif host.rank_outputs and isinstance(host.results, dict) and isinstance(host.results.get("engine"), dict):
+        # `suite run --engine dlio`: DLIO's <rank>_output.json are the run's per-rank step timings
+        facts["steps.ranks"] = sorted(host.rank_outputs)
+        sources["steps.ranks"] = (host.path, "<rank>_output.json")
 
 
 def _rank_output_epochs(ranks: dict[int, dict], summary):

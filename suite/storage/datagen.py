@@ -118,6 +118,8 @@ class DatasetScan:
     total_bytes: int                # bytes of the complete files
     files: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    generator: str = "suite"        # who wrote the files: suite (our log) or dlio (recognised by dlio_data)
+    evidence: dict = field(default_factory=dict)    # what results.json records of the dataset
 
     @property
     def ok(self) -> bool:
@@ -147,8 +149,10 @@ def scan(data_dir, workload, deep: bool = False, framing: bool = True) -> Datase
                           ("num_samples_per_file", workload.num_samples_per_file)):
             if doc[key] != want:
                 out.problems.append(f"{log}: {key}: expected {want}, got {doc[key]}")
-    elif doc is None:
-        out.problems.append(f"{log}: missing")
+    elif doc is None:   # no log of ours: DLIO's data (or an interrupted suite datagen), checked by scanning
+        from suite.storage import dlio_data
+        return dlio_data.scan(data_dir, workload, out, deep)
+    out.evidence = {"generator": "suite", "generation_log": str(log)}
     found, counts = [], Counter()
     for root, _dirs, names in os.walk(train):
         for name in names:
@@ -296,7 +300,7 @@ def mpi_world():
     return (comm, comm.Get_rank(), comm.Get_size()) if comm.Get_size() > 1 else None
 
 
-OURS = {"train", LOG_NAME}      # what a directory `suite datagen` made holds at its top
+OURS = {"train", "valid", LOG_NAME}   # what a directory `suite datagen` made holds at its top (valid/: DLIO's)
 
 
 def refuse_target(data_dir: Path) -> None:
@@ -315,13 +319,14 @@ def refuse_target(data_dir: Path) -> None:
     other = [n for n in names if n not in OURS]
     if other:
         raise SuiteError(f"--data-dir {data_dir}: expected a new or empty directory, or one suite datagen made "
-                         f"(train/, {LOG_NAME}), got {len(other)} other entries, e.g. {other[0]!r}")
+                         f"(train/, valid/, {LOG_NAME}), got {len(other)} other entries, e.g. {other[0]!r}")
 
 
 def check_data_dir(data_dir: Path) -> None:
     refuse_target(data_dir)
     try:
         (data_dir / "train").mkdir(parents=True, exist_ok=True)
+        (data_dir / "valid").mkdir(exist_ok=True)          # DLIO lists valid/ even when it evaluates nothing
         probe = data_dir / f".probe.{socket.gethostname()}.{os.getpid()}"
         probe.write_bytes(b"")
         probe.unlink()
@@ -414,6 +419,7 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
     error = None
     try:
         _run(list(range(rank, num_files, size)), processes, on_file)
+        _write_eval(workload, data_dir, seed, rank, size, processes)
     except SuiteError as exc:
         error = exc
     totals = _totals(comm, done, error)
@@ -425,6 +431,16 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
         except OSError as exc:
             raise SuiteError(f"{data_dir / LOG_NAME}: cannot write: {exc.strerror or exc}") from None
     return log
+
+
+def _write_eval(workload, data_dir: Path, seed: int, rank: int, size: int, processes: int) -> None:
+    """dataset.num_files_eval > 0: DLIO's eval files, D/valid/img_<i>_of_<M>.<ext> (seed + 1)."""
+    global _JOB
+    m = int(workload.config.get("dataset", {}).get("num_files_eval") or 0)
+    if m:
+        paths = [data_dir / "valid" / f"img_{str(i).zfill(len(str(m)))}_of_{m}.{extension(workload)}" for i in range(m)]
+        _JOB = (workload, paths, record_lengths(workload, m, seed + 1), seed + 1, _JOB[4])
+        _run(list(range(rank, m, size)), processes, lambda *_: None)
 
 
 def _prepare_once(comm, rank: int, data_dir: Path, workload, paths, lengths) -> None:

@@ -353,5 +353,4 @@ def test_disk_full_while_writing(run_cli, tmpfs):
     one_line_error(code, err, "No space left on device (the file system is full)")
     assert not [p for p in (point / "train").iterdir() if p.name.endswith(".tmp")]
     scanned = datagen.scan(point, resolved("cosmoflow", argv))
-    assert 0 < scanned.num_files < 40 and all(p.endswith(("missing", "generation_log.json: missing"))
-                                             for p in scanned.problems)
+    assert 0 < scanned.num_files < 40 and all(": missing" in p for p in scanned.problems)

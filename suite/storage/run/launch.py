@@ -58,6 +58,13 @@ def run(opts: Options) -> int:
     from suite.errors import ExitCode
 
     refuse(opts)
+    runner = run_once
+    if opts.engine != "suite":      # the reference code under the same enforcement: storage/run/dlio.py
+        from suite.storage.run import dlio
+        if _across_hosts(opts):
+            raise SuiteError("--engine dlio: expected one host (the DLIO engine does not span hosts yet), "
+                             "got --hosts/--hostfile with several")
+        runner = dlio.runner(opts)
     cluster = connect_hosts(opts)       # across hosts: every host probed, or refused, before anything starts
     # cgroups a killed earlier run left (its runs' and preflight's probes; owner pid dead)
     removed = [path for prefix in (CGROUP_PREFIX, "probe-") for path in enforce.remove_stale(prefix)]
@@ -74,7 +81,7 @@ def run(opts: Options) -> int:
                     cluster.drop_caches() if cluster else enforce.drop_caches())
                 say(f"[run {k}/{prep.runs}] cache drop: "
                     + (f"done in {drop.duration_s:.2f} s" if drop.succeeded else f"NOT done ({drop.error})"))
-                result = run_once(prep, k, prep.runs, drop)
+                result = runner(prep, k, prep.runs, drop)
                 results.append(result)
                 if result["status"] == "interrupted":
                     raise RunError(f"{prep.results_dir / f'run-{k}'}: {result['error']}; "

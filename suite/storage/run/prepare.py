@@ -35,6 +35,7 @@ class Options:
     no_cache_drop: bool = False        # open division only: measure from the page cache
     read_delay_s: float = 0.0          # benchmarks only; makes the run non-compliant
     launcher: str | None = None        # --launcher: how to reach the hosts (ssh when None; suite.storage.run.hosts)
+    engine: str = "suite"              # suite (our ranks) or dlio (the reference code: storage/run/dlio.py)
 
 
 def say(*parts) -> None:
@@ -102,6 +103,7 @@ class Prepared:
     reasons: list                   # compliance reasons known before any run
     runs: int = DEFAULT_RUNS        # how many runs this invocation makes
     cluster: object = None          # hosts.Cluster across hosts (--hosts/--hostfile/--launcher), else None
+    dataset_evidence: dict = field(default_factory=dict)    # who generated the data; our log or the scan
 
 
 def default_results_dir(workload, n: int) -> Path:
@@ -191,7 +193,7 @@ def prepare(opts: Options, cluster=None) -> Prepared:
     check_results_dir(results_dir)
     if miniature:
         ensure_miniature_data(workload, data_dir, required_files, memory_limit if cluster is None else None)
-    files_, fmt, total = _dataset_files(opts, workload, data_dir)
+    files_, fmt, total, dataset_evidence = _dataset_files(opts, workload, data_dir)
     if len(files_) < required_files:
         over = f" over {len(hosts)} hosts" if cluster else ""
         what = (f"{data_dir}: files: expected at least {required_files} for {opts.accelerators} accelerator(s) "
@@ -206,6 +208,7 @@ def prepare(opts: Options, cluster=None) -> Prepared:
                     host_memory_bytes=host_memory, memory_limit=memory_limit, miniature=miniature,
                     data_dir=data_dir, results_dir=results_dir, files=files_, format=fmt, total_bytes=total,
                     required=required, required_files=required_files, reasons=reasons,
+                    dataset_evidence=dataset_evidence,
                     runs=opts.runs if opts.runs is not None else DEFAULT_RUNS, cluster=cluster)
 
 
@@ -244,9 +247,9 @@ def miniature_data_dir(workload, num_files: int) -> Path:
     return Path("results") / "data" / f"{workload.name}-miniature-{num_files}files-{tag}"
 
 
-def _dataset_files(opts: Options, workload, data_dir: Path) -> tuple[list, str, int]:
-    """The files a run reads ([(path, size)], format, bytes): scanned, cut to num_files_train."""
-    files_, fmt, total = scan_dataset(data_dir, workload)
+def _dataset_files(opts: Options, workload, data_dir: Path) -> tuple[list, str, int, dict]:
+    """The files a run reads ([(path, size)], format, bytes, evidence): scanned, cut to num_files_train."""
+    files_, fmt, total, evidence = scan_dataset(data_dir, workload)
     if workload.num_files_train:
         if workload.num_files_train > len(files_):
             raise SuiteError(f"{data_dir}: files: expected at least dataset.num_files_train = "
@@ -257,10 +260,10 @@ def _dataset_files(opts: Options, workload, data_dir: Path) -> tuple[list, str, 
     if samples < workload.batch_size * opts.accelerators:
         raise SuiteError(f"{data_dir}: samples: expected at least batch x accelerators = "
                          f"{workload.batch_size * opts.accelerators} for one step, got {samples}")
-    return files_, fmt, total
+    return files_, fmt, total, evidence
 
 
-def scan_dataset(data_dir: Path, workload) -> tuple[list, str, int]:
+def scan_dataset(data_dir: Path, workload) -> tuple[list, str, int, dict]:
     """The training files on disk, checked against the workload: [(path, size)], format, bytes."""
     from suite.storage import datagen
 
@@ -269,7 +272,8 @@ def scan_dataset(data_dir: Path, workload) -> tuple[list, str, int]:
         more = f" (+{len(scan.problems) - 1} more)" if len(scan.problems) > 1 else ""
         first = scan.problems[0]
         where = "" if first.startswith(str(data_dir)) else f"{data_dir}: "
-        raise SuiteError(f"{where}{first}{more} (the data does not match {workload.name}: suite datagen writes it)")
+        raise SuiteError(f"{where}{first}{more} (the data does not match {workload.name}: suite datagen writes it; DLIO's own data is recognised "
+                         f"by scanning)")
     if scan.num_files == 0:
         raise SuiteError(f"{data_dir}: files: expected {workload.format} training files under {data_dir}/train, got none")
     if scan.format != workload.format:
@@ -280,7 +284,7 @@ def scan_dataset(data_dir: Path, workload) -> tuple[list, str, int]:
             out.append((str(Path(p).resolve()), os.stat(p).st_size))
         except OSError as exc:
             raise SuiteError(f"{p}: cannot stat: {exc.strerror}") from None
-    return out, scan.format, sum(s for _, s in out)
+    return out, scan.format, sum(s for _, s in out), scan.evidence
 
 
 def ensure_miniature_data(workload, data_dir: Path, num_files: int, memory_limit: int | None = None) -> None:

@@ -112,7 +112,7 @@ def results_doc(prep, k: int, times: tuple, status: str, error, epochs: list, me
         "start": timestamp(start), "end": timestamp(end), "duration_s": end - start, "params": prep.params,
         "dataset": {"data_dir": str(prep.data_dir), "num_files_train": len(prep.files),
                     "num_samples_per_file": wl.num_samples_per_file, "format": prep.format,
-                    "total_bytes": prep.total_bytes},
+                    "total_bytes": prep.total_bytes, **getattr(prep, "dataset_evidence", {})},
         "metric": None if metric is None else dict(
             metric, bytes_read=bytes_read,
             throughput_mib_s=(bytes_read / metrics.MIB / sum(e["duration_s"] for e in epochs)) if epochs else 0.0),
