@@ -106,11 +106,25 @@ def prepare(opts: Options) -> Prepared:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     results_dir = Path(opts.results_dir or Path("results") / f"{opts.workload}-{phase}-{opts.accelerators}p-{stamp}")
     check_results_dir(results_dir)
+    if phase == "write":
+        check_space(folder, ckpt.total_bytes * count)
     written_by = None
     if phase == "read":
         written_by = manifest.for_read(folder, layout(opts, ckpt), count, results_dir)
     return Prepared(opts, doc, ckpt, phase, count, folder, results_dir.resolve(), hosts,
                     opts.runs or DEFAULT_RUNS, written_by)
+
+
+def check_space(folder: Path, need: int) -> None:
+    """Refuse a write phase the file system cannot hold (each run rewrites the same checkpoints)."""
+    import shutil
+
+    probe = next((p for p in (folder, *folder.parents) if p.exists()), Path("/"))
+    free = shutil.disk_usage(probe).free
+    old = sum(f.stat().st_size for f in folder.glob("global_epoch1_step*/*") if f.is_file()) if folder.is_dir() else 0
+    if need > free + old:
+        raise SuiteError(f"--data-dir {folder}: expected room for {need:,} bytes of checkpoints, got {free + old:,} "
+                         f"free (without --data-dir: the miniature)")
 
 
 def closed_processes(doc: dict) -> int:
