@@ -200,6 +200,15 @@ def cmd_metrics(args) -> int:
         if not result.complete:
             raise ResultError(result.why_incomplete(str(data.path)))
         return ExitCode.OK
+    from suite.check import checkpoint
+
+    if checkpoint.is_result(path):       # llama3-* checkpointing: write/read bandwidth per run and per rank
+        from suite.report import checkpoint_text
+
+        summary = checkpoint_text.summarise(path)
+        print(files.dump_json(summary, indent=2), end="") if args.format == "json" else \
+            print(checkpoint_text.metrics(summary))
+        return ExitCode.OK
     from suite.report import aggregate
 
     summary = aggregate.summarise(path)
@@ -231,11 +240,16 @@ def cmd_report(args) -> int:
                 data = fdr.load(path)
                 page = content.build_tpcxai(data, data.compute())
             else:
-                from suite.check import check
+                from suite.check import check, checkpoint
                 from suite.report import aggregate
 
-                summary = aggregate.summarise(path)
-                page = content.build_storage(summary, check(path, ruleset="auto"))
+                if checkpoint.is_result(path):          # llama3-* checkpointing results
+                    from suite.report import checkpoint_text
+
+                    page = checkpoint_text.build_page(checkpoint_text.summarise(path), check(path, ruleset="auto"))
+                else:
+                    summary = aggregate.summarise(path)
+                    page = content.build_storage(summary, check(path, ruleset="auto"))
             stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
             written = export.write_report(page, tmp, f"suite {__version__} report, {stamp}")
         finally:
