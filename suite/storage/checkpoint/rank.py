@@ -1,6 +1,7 @@
 """The rank side of a checkpointing run: `mpiexec -n N python -m suite.storage.checkpoint.rank PLAN`.
 
-Each rank computes its own files of the layout (suite.storage.checkpoint.model), then per
+Each rank takes its files of the layout from the plan (suite.storage.checkpoint.model computes
+them once, in the launcher), then per
 checkpoint: meets the others at a barrier, writes its files (each fsync'd before close) or reads
 them back whole, and times that. It writes ranks/rank-<r>.json (its per-checkpoint bytes and
 times); the launcher (suite.storage.checkpoint.run) turns those into the run's results. Errors
@@ -77,11 +78,9 @@ def worker(plan_path: str) -> int:
 
 
 def _run(comm, plan: dict, rank: int, host: str, barrier) -> dict:
-    from suite.storage import workloads
-    from suite.storage.checkpoint import model
-
-    ckpt = model.from_workload(workloads.load(plan["workload"]), plan["processes"], plan["mode"], plan["miniature"])
-    shards = ckpt.rank_shards(rank)
+    shards = [(str(name), int(nbytes)) for name, nbytes in plan["rank_shards"][rank]]
+    if any(Path(name).name != name or name in (".", "..") for name, _ in shards):
+        raise RunError(f"{plan['run_dir']}/plan.json: rank_shards: expected plain file names, got {shards[0][0]!r}")
     chunk = memoryview(bytearray(os.urandom(plan["chunk_bytes"])))
     root = Path(plan["checkpoint_dir"])
     steps = [("write", k) for k in range(1, plan["num_checkpoints_write"] + 1)]
@@ -94,15 +93,15 @@ def _run(comm, plan: dict, rank: int, host: str, barrier) -> dict:
         barrier(comm)
         t0 = time.time()
         try:
-            for s in shards:
+            for name, size in shards:
                 if phase == "write":
-                    write_shard(folder / s.name, s.nbytes, chunk, plan["fsync"])
+                    write_shard(folder / name, size, chunk, plan["fsync"])
                 else:
-                    read_shard(folder / s.name, s.nbytes, chunk)
+                    read_shard(folder / name, size, chunk)
         except OSError as exc:
             raise RunError(f"{folder}: checkpoint {phase}: {exc.strerror or exc}") from None
         t1 = time.time()
-        nbytes = sum(s.nbytes for s in shards)
+        nbytes = sum(size for _, size in shards)
         out.append({"phase": phase, "index": k, "bytes": nbytes, "files": len(shards),
                     "start_unix_s": t0, "end_unix_s": t1, "duration_s": t1 - t0})
         if rank == 0:

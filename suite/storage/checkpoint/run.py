@@ -232,8 +232,9 @@ def run_once(prep: Prepared, k: int) -> dict:
             "mode": opts.mode, "miniature": prep.ckpt.miniature, "checkpoint_dir": str(prep.folder),
             "num_checkpoints_write": prep.count if prep.phase == "write" else 0,
             "num_checkpoints_read": prep.count if prep.phase == "read" else 0, "fsync": fsync(prep),
-            "time_between_checkpoints_s": _between(prep), "chunk_bytes": CHUNK_BYTES}
-    files.write_json(run_dir / "plan.json", plan, schema=PLAN_SCHEMA)
+            "time_between_checkpoints_s": _between(prep), "chunk_bytes": CHUNK_BYTES,
+            "rank_shards": [[[s.name, s.nbytes] for s in prep.ckpt.rank_shards(r)] for r in range(opts.accelerators)]}
+    files.write_json(run_dir / "plan.json", plan, schema=PLAN_SCHEMA, indent=None)
     shim = SimpleNamespace(opts=SimpleNamespace(accelerators=opts.accelerators, hostfile=opts.hostfile,
                                                 hosts=opts.hosts), hosts=prep.hosts)
     argv = launch.mpiexec_argv(shim) + [sys.executable, "-m", "suite.storage.checkpoint.rank", str(run_dir / "plan.json")]
