@@ -68,6 +68,10 @@ def cmd_list(args) -> int:
 
     resolved = [workloads.resolve(n, a) for n in workloads.names() for a in workloads.accelerators(n)]
     print(text.workloads_table(resolved))
+    names = workloads.checkpoint_names()   # llama3-*: MLPerf Storage v2.0 checkpointing
+    if names:
+        print("\nCheckpointing (suite run --workload NAME --accelerators N --checkpoints-read 0, then "
+              "--checkpoints-write 0): " + ", ".join(names))
     from suite.tpcxai import usecase
     from suite.tpcxai.registry import Registry
 
