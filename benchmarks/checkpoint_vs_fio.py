@@ -9,8 +9,9 @@ llama3-*` starts, each rank writing two files of rank-size/2 per checkpoint (16 
 fsync'd before close), then -- after a page-cache drop -- reading them back; the rate of a
 checkpoint is its bytes / the slowest rank's time (the MLPerf metric), averaged over the checkpoints.
 fio: R jobs (`--numjobs=R --nrfiles=2 --size=rank-size --file_service_type=sequential --bs=16M
---ioengine=psync --rw=write --end_fsync=1`), once per checkpoint; then after a drop `--rw=read`
-of the same files, once per checkpoint, a drop before each; the rate is all bytes / the slowest
+--ioengine=psync --rw=write --end_fsync=1`), once per checkpoint into new files
+(`--filename_format=ckpt<k>.$jobnum.$filenum`; ours: a new folder per checkpoint, emptied before the
+phase); then after a drop `--rw=read` of the same files, once per checkpoint, a drop before each; the rate is all bytes / the slowest
 job's runtime. Order alternates per repeat. Prints per repeat the ratio ours/fio for write and read,
 the per-rank (per-job) min..max GiB/s of both, the median ratio and the load average.
 Needs root (cache drops). Everything written is removed.
@@ -47,6 +48,9 @@ def ours(workdir: Path, ranks: int, rank_size: int, n: int, phase: str) -> tuple
     run_dir = workdir / f"ours-{phase}"
     shutil.rmtree(run_dir, ignore_errors=True)
     run_dir.mkdir(parents=True)
+    if phase == "write":            # new files, as a checkpoint is (fio's are new too)
+        shutil.rmtree(workdir / "ckpt", ignore_errors=True)
+        drop()
     shards = [[[f"rank{r}_model_states.pt", rank_size // 2], [f"rank{r}_optim_states.pt", rank_size - rank_size // 2]]
               for r in range(ranks)]
     plan = {"schema_version": 1, "run_dir": str(run_dir), "workload": "llama3-8b", "processes": ranks,
@@ -65,12 +69,16 @@ def ours(workdir: Path, ranks: int, rank_size: int, n: int, phase: str) -> tuple
 
 def fio(workdir: Path, ranks: int, rank_size: int, n: int, phase: str) -> tuple[float, float, float]:
     d = workdir / "fio"
+    if phase == "write":            # new files per checkpoint, as ours
+        shutil.rmtree(d, ignore_errors=True)
+        drop()
     d.mkdir(exist_ok=True)
     rates, job_rates = [], []
-    for _ in range(n):
+    for k in range(n):
         if phase == "read":
             drop()
-        cmd = ["fio", "--name=ckpt", f"--directory={d}", f"--numjobs={ranks}", "--nrfiles=2", f"--size={rank_size}",
+        cmd = ["fio", "--name=ckpt", f"--directory={d}", f"--filename_format=ckpt{k}.$jobnum.$filenum",
+               f"--numjobs={ranks}", "--nrfiles=2", f"--size={rank_size}",
                "--file_service_type=sequential", f"--bs={CHUNK}", "--ioengine=psync", "--direct=0",
                f"--rw={phase}", "--output-format=json"]
         cmd += ["--end_fsync=1"] if phase == "write" else ["--readonly"]

@@ -51,12 +51,19 @@ class Phase:
 
     def __init__(self, path: Path):
         self.path = path
-        self.run_set = files.load_json(path / RUN_SET, schema="checkpoint-run-set", error=ResultError)
+        self.run_set = files.load_json(_inside(path / RUN_SET), schema="checkpoint-run-set", error=ResultError)
         self.runs: list[tuple[Path, dict]] = []
         for k in range(1, self.run_set["runs_requested"] + 1):
             p = path / f"run-{k}" / "results.json"
             if p.is_file():
-                self.runs.append((p, files.load_json(p, schema="checkpoint-results", error=ResultError)))
+                self.runs.append((p, files.load_json(_inside(p), schema="checkpoint-results", error=ResultError)))
+
+
+def _inside(p: Path) -> Path:
+    """A result file read where it is, never through a link (results come from other parties)."""
+    if p.is_symlink() or p.parent.is_symlink():
+        raise ResultError(f"{p}: expected a regular file, got a symbolic link")
+    return p
 
 
 def check(path, ruleset: str = "auto"):

@@ -29,8 +29,8 @@ def load_ranks(run_dir: Path, processes: int) -> list[dict]:
     docs = []
     for r in range(processes):
         path = run_dir / "ranks" / f"rank-{r}.json"
-        if not path.is_file():
-            raise ResultError(f"{path}: expected the rank's record, got none")
+        if not path.is_file() or path.is_symlink():
+            raise ResultError(f"{path}: expected the rank's record (a regular file), got none")
         docs.append(files.load_json(path, schema="checkpoint-rank", error=ResultError))
     return docs
 
