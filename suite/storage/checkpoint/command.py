@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from suite.errors import ExitCode, SuiteError
+from suite.errors import SuiteError
 
 
 def count(text: str) -> int:

@@ -158,11 +158,17 @@ def run(opts: Options) -> int:
         manifest.remove(prep.folder)           # a read finds one only after this write completes
     announce(prep)
     done = []
+    from suite.storage.run.launch import Interrupted, _signals_interrupt
+
     try:
-        for k in range(1, prep.runs + 1):
-            done.append(run_once(prep, k))
-            if done[-1]["status"] != "complete":
-                raise RunError(f"{prep.results_dir / f'run-{k}'}: {done[-1]['error']}")
+        with _signals_interrupt():       # SIGINT/SIGTERM: the ranks stopped, the run recorded interrupted
+            for k in range(1, prep.runs + 1):
+                done.append(run_once(prep, k))
+                if done[-1]["status"] != "complete":
+                    raise RunError(f"{prep.results_dir / f'run-{k}'}: {done[-1]['error']}")
+    except Interrupted as exc:
+        raise RunError(f"{prep.results_dir}: interrupted by {exc.signame} between runs ({len(done)} of "
+                       f"{prep.runs} complete)") from None
     finally:
         if done:
             head = {"workload": opts.workload, "phase": prep.phase, "mode": opts.mode, "division": opts.division,
@@ -220,7 +226,6 @@ def resident_bytes(prep: Prepared) -> int:
 def run_once(prep: Prepared, k: int) -> dict:
     """One run: drop, launch the ranks in the memory cgroup, collect; the run's results.json doc."""
     from suite import enforce
-    from suite.enforce import meminfo_bytes
     from suite.storage.run import launch
 
     opts = prep.opts
@@ -228,12 +233,7 @@ def run_once(prep: Prepared, k: int) -> dict:
     run_dir.mkdir(parents=True, exist_ok=True)
     drop = _drop(prep, k)
     resident = resident_bytes(prep) if prep.phase == "read" else None
-    plan = {"schema_version": 1, "run_dir": str(run_dir), "workload": opts.workload, "processes": opts.accelerators,
-            "mode": opts.mode, "miniature": prep.ckpt.miniature, "checkpoint_dir": str(prep.folder),
-            "num_checkpoints_write": prep.count if prep.phase == "write" else 0,
-            "num_checkpoints_read": prep.count if prep.phase == "read" else 0, "fsync": fsync(prep),
-            "time_between_checkpoints_s": _between(prep), "chunk_bytes": CHUNK_BYTES,
-            "rank_shards": [[[s.name, s.nbytes] for s in prep.ckpt.rank_shards(r)] for r in range(opts.accelerators)]}
+    plan = _plan(prep, run_dir)
     files.write_json(run_dir / "plan.json", plan, schema=PLAN_SCHEMA, indent=None)
     shim = SimpleNamespace(opts=SimpleNamespace(accelerators=opts.accelerators, hostfile=opts.hostfile,
                                                 hosts=opts.hosts), hosts=prep.hosts)
@@ -249,32 +249,51 @@ def run_once(prep: Prepared, k: int) -> dict:
             rc = launch.launch(argv, run_dir, None)
         if rc != 0:
             status, error = "failed", launch.rank_failure(run_dir, rc)
+    except launch.Interrupted as exc:      # the ranks are stopped; the run is recorded as interrupted
+        status, error = "interrupted", f"interrupted by {exc.signame}"
     finally:
         evidence = cgroup.evidence() if cgroup is not None else None
-    end = time.time()
     ranks = results.load_ranks(run_dir, opts.accelerators) if status == "complete" else []
-    p = prep.ckpt.parallelism
-    doc = {"schema_version": 1, "kind": "checkpointing", "workload": opts.workload, "phase": prep.phase,
-           "mode": opts.mode, "division": opts.division, "ruleset": "v2.0", "miniature": prep.ckpt.miniature,
-           "run": k, "processes": opts.accelerators, "hosts": prep.hosts,
-           "processes_per_host": _per_host(ranks, prep.hosts),
-           "parallelism": {"tensor": p.tensor, "pipeline": p.pipeline, "data": p.data, "zero_stage": p.zero_stage},
-           "checkpoint_dir": str(prep.folder), "checkpoint_bytes": prep.ckpt.total_bytes,
-           "files_per_checkpoint": prep.ckpt.files_per_checkpoint,
-           "num_checkpoints_write": plan["num_checkpoints_write"], "num_checkpoints_read": plan["num_checkpoints_read"],
-           "fsync": fsync(prep), "time_between_checkpoints_s": plan["time_between_checkpoints_s"],
-           "host_memory_bytes": (evidence or {}).get("applied_bytes") or meminfo_bytes("MemTotal") or 0,
-           "status": status, "error": error, "complete": status == "complete", "start_unix_s": start,
-           "end_unix_s": end, "written_by": prep.written_by,
-           "enforcement": {"cache_drop": drop.to_dict(), "memory_limit": evidence, "resident_bytes_before_read": resident}}
+    doc = _doc(prep, k, plan, ranks, status, error, start, time.time())
+    doc["enforcement"] = {"cache_drop": drop.to_dict(), "memory_limit": evidence, "resident_bytes_before_read": resident}
+    if evidence and evidence.get("applied_bytes"):
+        doc["host_memory_bytes"] = evidence["applied_bytes"]
     results.write_run(run_dir, doc, ranks)
     if doc["metric"]:
-        m = doc["metric"][prep.phase]
-        spread = doc["checkpoints"]
+        m, c = doc["metric"][prep.phase], doc["checkpoints"]
         say(f"[run {k}/{prep.runs}] {prep.phase}: {m['duration_mean_s']:.3f} s per checkpoint (max over ranks), "
-            f"{m['throughput_mean_gib_s']:.3f} GiB/s; per rank {min(c['rank_min_gib_s'] for c in spread):.3f}.."
-            f"{max(c['rank_max_gib_s'] for c in spread):.3f} GiB/s")
+            f"{m['throughput_mean_gib_s']:.3f} GiB/s; per rank {min(x['rank_min_gib_s'] for x in c):.3f}.."
+            f"{max(x['rank_max_gib_s'] for x in c):.3f} GiB/s")
     return doc
+
+
+def _plan(prep: Prepared, run_dir: Path) -> dict:
+    """What every rank gets: the phase, the counts, fsync, and each rank's files of the layout."""
+    opts = prep.opts
+    return {"schema_version": 1, "run_dir": str(run_dir), "workload": opts.workload, "processes": opts.accelerators,
+            "mode": opts.mode, "miniature": prep.ckpt.miniature, "checkpoint_dir": str(prep.folder),
+            "num_checkpoints_write": prep.count if prep.phase == "write" else 0,
+            "num_checkpoints_read": prep.count if prep.phase == "read" else 0, "fsync": fsync(prep),
+            "time_between_checkpoints_s": _between(prep), "chunk_bytes": CHUNK_BYTES,
+            "rank_shards": [[[s.name, s.nbytes] for s in prep.ckpt.rank_shards(r)] for r in range(opts.accelerators)]}
+
+
+def _doc(prep: Prepared, k: int, plan: dict, ranks: list, status: str, error, start: float, end: float) -> dict:
+    """The run's results.json facts (results.write_run adds the figures)."""
+    from suite.enforce import meminfo_bytes
+
+    opts, p = prep.opts, prep.ckpt.parallelism
+    return {"schema_version": 1, "kind": "checkpointing", "workload": opts.workload, "phase": prep.phase,
+            "mode": opts.mode, "division": opts.division, "ruleset": "v2.0", "miniature": prep.ckpt.miniature,
+            "run": k, "processes": opts.accelerators, "hosts": prep.hosts,
+            "processes_per_host": _per_host(ranks, prep.hosts),
+            "parallelism": {"tensor": p.tensor, "pipeline": p.pipeline, "data": p.data, "zero_stage": p.zero_stage},
+            "checkpoint_dir": str(prep.folder), "checkpoint_bytes": prep.ckpt.total_bytes,
+            "files_per_checkpoint": prep.ckpt.files_per_checkpoint,
+            "num_checkpoints_write": plan["num_checkpoints_write"], "num_checkpoints_read": plan["num_checkpoints_read"],
+            "fsync": plan["fsync"], "time_between_checkpoints_s": plan["time_between_checkpoints_s"],
+            "host_memory_bytes": meminfo_bytes("MemTotal") or 0, "status": status, "error": error,
+            "complete": status == "complete", "start_unix_s": start, "end_unix_s": end, "written_by": prep.written_by}
 
 
 def _between(prep: Prepared) -> float:

@@ -105,3 +105,30 @@ def test_checkpoint_workloads_are_not_training_workloads():
     assert not set(workloads.checkpoint_names()) & set(workloads.names())
     with pytest.raises(WorkloadError, match="llama3-8b.yaml: benchmark: expected a training workload"):
         workloads.resolve("llama3-8b", "h100")
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(tp=st.sampled_from([1, 2, 4, 8]), pp=st.integers(1, 9), dp=st.integers(1, 4), zero=st.sampled_from([1, 3]),
+       layers=st.integers(1, 12), heads=st.sampled_from([1, 2, 4, 8]), kv=st.sampled_from([1, 2]),
+       hidden=st.integers(8, 96), ffn=st.integers(1, 300), vocab=st.integers(1, 500))
+def test_any_layout_files_are_unique_and_sum_to_the_parameter_count(tp, pp, dp, zero, layers, heads, kv, hidden,
+                                                                      ffn, vocab):
+    hidden = hidden * tp * dp                  # keeps the reference's integer splits exact
+    doc = {"name": "x", "model": {"num_layers": layers, "hidden_size": hidden, "ffn_hidden_size": ffn * tp * dp,
+                                  "num_attention_heads": heads, "num_kv_heads": kv, "vocab_size": vocab * tp * dp,
+                                  "model_datatype": "fp16", "optimizer_datatype": "fp32"},
+           "parallelism": {"tensor": tp, "pipeline": pp, "data": dp, "zero_stage": zero}, "subset_mode": True}
+    c = model.from_workload(doc, tp * pp * dp)
+    names = [s.name for r in range(c.processes) for s in c.rank_shards(r)]
+    assert len(names) == len(set(names)) == c.files_per_checkpoint
+    if zero == 1:   # only DP rank 0 writes model state
+        assert all(s.name.endswith("optim_states.pt") for r in range(tp * pp, c.processes) for s in c.rank_shards(r))
+    m = c.model
+    model_bytes = sum(s.nbytes for r in range(c.processes) for s in c.rank_shards(r) if "model_states" in s.name)
+    # every matrix once (split over TP, and over DP for ZeRO 3); the norms once per TP rank
+    norms = (2 * layers + 1) * hidden * tp
+    assert model_bytes == 2 * (m.parameters() - (2 * layers + 1) * hidden + norms)
+    assert c.total_bytes - model_bytes == c.processes * (3 * (m.parameters() // c.processes) + 15 * hidden) * 4
