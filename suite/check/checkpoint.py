@@ -1,8 +1,8 @@
 """`suite check` on checkpointing results (suite run --workload llama3-*): the facts the rules of
 rules/v2.0/checkpointing*.yaml name, and the verdicts.
 
-PATH is one phase's results directory (checkpoint_run_set.json) or a directory holding the write
-and the read phase's (up to three levels down). Scopes: tree = PATH (both phases), benchmark =
+PATH is one phase's results directory (checkpoint_run_set.json), one of its run-<k> (the phase is
+checked), or a directory holding the write and the read phase's (up to three levels down). Scopes: tree = PATH (both phases), benchmark =
 one phase directory, run = its run-<k>/results.json (with ranks/, summary.json). Every input is
 read through suite.files with its schema; an unreadable one is bad input (exit 2).
 """
@@ -27,6 +27,8 @@ RULE_FILES = {"closed": ("checkpointing-closed.yaml",), "open": ("checkpointing.
 def phase_dirs(path) -> list[Path]:
     """Directories at or below `path` (at most MAX_DEPTH down, links not followed) with a run set."""
     root = Path(path)
+    if root.is_dir() and (root / "results.json").is_file() and (root.parent / RUN_SET).is_file():
+        return [root.parent]            # one run-<k>: the phase it belongs to
     out, level = [], [root] if root.is_dir() and not root.is_symlink() else []
     for _ in range(MAX_DEPTH + 1):
         nxt = []
