@@ -26,7 +26,7 @@ def test_open_division_more_processes_is_compliant(run_cli, tmp_path):
 
 
 def test_a_linked_or_broken_result_is_bad_input(run_cli, tmp_path):
-    root = checkpoint_tree(tmp_path)
+    root = checkpoint_tree(tmp_path, runs=2)
     target = root / "R" / "run-2" / "results.json"
     outside = tmp_path / "elsewhere.json"
     target.rename(outside)
@@ -43,5 +43,5 @@ def test_a_linked_or_broken_result_is_bad_input(run_cli, tmp_path):
 
 
 def test_ruleset_other_than_v2_is_refused(run_cli, tmp_path):
-    code, out, err = run_cli("check", checkpoint_tree(tmp_path), "--ruleset", "v1.0")
+    code, out, err = run_cli("check", checkpoint_tree(tmp_path, runs=1), "--ruleset", "v1.0")
     assert code == 2 and "expected v2.0" in err
