@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -133,3 +134,35 @@ def test_subset_mode_is_refused_for_70b(tmp_path):
     code, out, err = suite(tmp_path, "run", "--workload", "llama3-70b", "--accelerators", 8, "--mode", "subset",
                            "--checkpoints-read", 0)
     assert code == 2 and "llama3-8b only" in err
+
+
+def test_a_read_where_the_cache_cannot_be_dropped_is_refused_in_closed(tmp_path):
+    """As uid 65534 /proc/sys/vm/drop_caches is really not writable: the closed read refuses before
+    anything starts; --allow-no-cache-drop reads, and `suite check` then refuses the result."""
+    import shutil
+    import tempfile
+
+    from tests.storage.run.test_runner import as_nobody
+
+    tmp = Path(tempfile.mkdtemp(prefix="suite-nobody-"))
+    try:
+        os.chmod(tmp, 0o777)
+        code, _, err = run(tmp, "--accelerators", 8, "--checkpoints-read", 0, "--checkpoints-write", 2, "--runs", 1,
+                           "--results-dir", "W")
+        assert code == 0, err
+        for p in [tmp, *tmp.rglob("*")]:
+            os.chmod(p, 0o777 if p.is_dir() else 0o644)
+        base = ["run", "--workload", "llama3-8b", "--accelerators", 8, "--checkpoints-write", 0,
+                "--checkpoints-read", 2, "--runs", 1]
+        closed = as_nobody(base + ["--results-dir", tmp / "R"], tmp)
+        assert closed.returncode == 2 and "cache drop: expected permission" in closed.stderr, closed.stderr
+        assert not (tmp / "R").exists()
+        allowed = as_nobody(base + ["--results-dir", tmp / "R", "--allow-no-cache-drop"], tmp)
+        assert allowed.returncode == 0, allowed.stderr
+        doc = files.load_json(tmp / "R" / "run-1" / "results.json", schema="checkpoint-results")
+        assert doc["enforcement"]["cache_drop"]["succeeded"] is False
+        code, out, _ = suite(tmp, "check", tmp, "--format", "json")
+        ids = {f["rule_id"] for b in json.loads(out)["benchmarks"] for f in b["findings"]}
+        assert code == 1 and "checkpoint-read-cache-drop" in ids
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
