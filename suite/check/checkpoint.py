@@ -53,12 +53,23 @@ class Phase:
 
     def __init__(self, path: Path):
         self.path = path
-        self.run_set = files.load_json(_inside(path / RUN_SET), schema="checkpoint-run-set", error=ResultError)
+        self.run_set = _load(path / RUN_SET, "checkpoint-run-set")
         self.runs: list[tuple[Path, dict]] = []
         for k in range(1, self.run_set["runs_requested"] + 1):
             p = path / f"run-{k}" / "results.json"
             if p.is_file():
-                self.runs.append((p, files.load_json(_inside(p), schema="checkpoint-results", error=ResultError)))
+                self.runs.append((p, _load(p, "checkpoint-results")))
+
+
+def _load(p: Path, schema: str) -> dict:
+    """A result file, read where it is (never through a link), schema-checked, every number finite."""
+    from suite.numbers import nonfinite
+
+    doc = files.load_json(_inside(p), schema=schema, error=ResultError)
+    bad = nonfinite(doc, limit=1)
+    if bad:
+        raise ResultError(f"{p}: {bad[0][0]}: expected a finite number, got {bad[0][1]}")
+    return doc
 
 
 def _inside(p: Path) -> Path:

@@ -40,6 +40,11 @@ def test_a_linked_or_broken_result_is_bad_input(run_cli, tmp_path):
     target.write_text(json.dumps({**json.loads(outside.read_text()), "processes": -1}))
     code, out, err = run_cli("check", root)
     assert code == 2 and "processes" in err
+    good = json.loads(outside.read_text())
+    good["checkpoints"][0]["duration_s"] = float("nan")
+    target.write_text(json.dumps(good))
+    code, out, err = run_cli("check", root)
+    assert code == 2 and "checkpoints[0].duration_s: expected a finite number, got NaN" in err
 
 
 def test_ruleset_other_than_v2_is_refused(run_cli, tmp_path):
