@@ -107,12 +107,29 @@ def prepare(opts: Options) -> Prepared:
     results_dir = Path(opts.results_dir or Path("results") / f"{opts.workload}-{phase}-{opts.accelerators}p-{stamp}")
     check_results_dir(results_dir)
     if phase == "write":
+        refuse_folder(folder)
         check_space(folder, ckpt.total_bytes * count)
     written_by = None
     if phase == "read":
         written_by = manifest.for_read(folder, layout(opts, ckpt), count, results_dir)
     return Prepared(opts, doc, ckpt, phase, count, folder, results_dir.resolve(), hosts,
                     opts.runs or DEFAULT_RUNS, written_by)
+
+
+def refuse_folder(folder: Path) -> None:
+    """Before anything is written: never the root, a file, a device or kernel path, nor a directory
+    holding anything but what a write phase leaves (global_epoch1_step<k>/, the manifest)."""
+    real = Path(os.path.realpath(folder))
+    if real == Path(os.sep) or any(real == Path(d) or Path(d) in real.parents for d in ("/dev", "/proc", "/sys")):
+        raise SuiteError(f"--data-dir {folder}: expected a checkpoint directory, got {real}")
+    if folder.exists() and not folder.is_dir():
+        raise SuiteError(f"--data-dir {folder}: expected a directory, got a file")
+    if folder.is_dir():
+        other = sorted(n for n in os.listdir(folder) if n != manifest.NAME and not n.startswith("global_epoch1_step"))
+        if other:
+            raise SuiteError(f"--data-dir {folder}: expected a new or empty directory, or one a checkpoint write "
+                             f"made (global_epoch1_step<k>/, {manifest.NAME}), got {len(other)} other entries, "
+                             f"e.g. {other[0]!r}")
 
 
 def check_space(folder: Path, need: int) -> None:
