@@ -67,7 +67,10 @@ def test_write_then_read_runs_eight_ranks_in_a_cgroup_with_a_real_drop(pair):
                 assert c["throughput_gib_s"] == pytest.approx(ck.total_bytes / 2**30 / max(durs))
                 assert c["rank_min_gib_s"] <= c["rank_max_gib_s"]
     reads = [files.load_json(tmp / "R" / f"run-{k}" / "results.json") for k in range(1, 6)]
-    assert all(d["enforcement"]["resident_bytes_before_read"] == 0 for d in reads)    # the drop worked
+    # the drop worked: next to nothing of the 10 checkpoints cached when the read starts (drop_caches may
+    # leave a few pages a CPU's LRU batch still holds; the rule allows 1%)
+    resident = [d["enforcement"]["resident_bytes_before_read"] for d in reads]
+    assert all(r <= 0.001 * ck.total_bytes * 10 for r in resident), resident
     assert all(d["written_by"]["results_dir"] == str((tmp / "W").resolve()) for d in reads)
 
 
