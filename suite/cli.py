@@ -68,6 +68,10 @@ def cmd_list(args) -> int:
 
     resolved = [workloads.resolve(n, a) for n in workloads.names() for a in workloads.accelerators(n)]
     print(text.workloads_table(resolved))
+    names = workloads.checkpoint_names()   # llama3-*: MLPerf Storage v2.0 checkpointing
+    if names:
+        print("\nCheckpointing (suite run --workload NAME --accelerators N --checkpoints-read 0, then "
+              "--checkpoints-write 0): " + ", ".join(names))
     from suite.tpcxai import usecase
     from suite.tpcxai.registry import Registry
 
@@ -82,6 +86,13 @@ def cmd_datasize(args) -> int:
     from suite.storage import datasize, workloads
     from suite.report import text
 
+    if args.workload.startswith("llama3-"):   # checkpointing: bytes and files of the checkpoints
+        from suite.report import checkpoint_text
+        from suite.storage.checkpoint import command as checkpoint
+
+        d = checkpoint.sizing(args.workload, args.accelerators, args.mode, args.client_hosts, args.host_memory)
+        print(json.dumps(d, indent=2, sort_keys=True) if args.format == "json" else checkpoint_text.datasize(d))
+        return ExitCode.OK
     workload = workloads.resolve(args.workload, args.accelerator_type)
     result = datasize.compute(workload, args.accelerators, args.client_hosts, args.host_memory, args.ruleset)
     next_command = (f"suite datagen --workload {workload.name} --accelerator-type {workload.accelerator} "
@@ -137,6 +148,10 @@ def cmd_run(args) -> int:
         return tpcxai.run(args)
     if args.accelerators is None:
         raise SuiteError(f"--accelerators: expected a number of simulated accelerators for {args.workload}, got none")
+    if args.workload.startswith("llama3-"):   # checkpointing (MLPerf Storage v2.0): suite/storage/checkpoint/
+        from suite.storage.checkpoint import command as checkpoint
+
+        return checkpoint.run(args)
     return launch.run(launch.Options(
         workload=args.workload, accelerators=args.accelerators, accelerator_type=args.accelerator_type,
         data_dir=args.data_dir, results_dir=args.results_dir, runs=args.runs, memory_limit=args.memory_limit,
@@ -194,6 +209,15 @@ def cmd_metrics(args) -> int:
         if not result.complete:
             raise ResultError(result.why_incomplete(str(data.path)))
         return ExitCode.OK
+    from suite.check import checkpoint
+
+    if checkpoint.is_result(path):       # llama3-* checkpointing: write/read bandwidth per run and per rank
+        from suite.report import checkpoint_text
+
+        summary = checkpoint_text.summarise(path)
+        print(files.dump_json(summary, indent=2), end="") if args.format == "json" else \
+            print(checkpoint_text.metrics(summary))
+        return ExitCode.OK
     from suite.report import aggregate
 
     summary = aggregate.summarise(path)
@@ -225,11 +249,16 @@ def cmd_report(args) -> int:
                 data = fdr.load(path)
                 page = content.build_tpcxai(data, data.compute())
             else:
-                from suite.check import check
+                from suite.check import check, checkpoint
                 from suite.report import aggregate
 
-                summary = aggregate.summarise(path)
-                page = content.build_storage(summary, check(path, ruleset="auto"))
+                if checkpoint.is_result(path):          # llama3-* checkpointing results
+                    from suite.report import checkpoint_text
+
+                    page = checkpoint_text.build_page(checkpoint_text.summarise(path), check(path, ruleset="auto"))
+                else:
+                    summary = aggregate.summarise(path)
+                    page = content.build_storage(summary, check(path, ruleset="auto"))
             stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
             written = export.write_report(page, tmp, f"suite {__version__} report, {stamp}")
         finally:
@@ -369,8 +398,10 @@ def _args_datasize(sub, names) -> None:
     p = sub.add_parser("datasize", help="how many files a compliant dataset needs",
                        description="Size the dataset: max(5x host memory, the minimum-steps rule).")
     _workload_args(p, names)
-    _sizing_args(p, True, "simulated accelerators in all")
+    _sizing_args(p, True, "simulated accelerators in all (llama3-*: MPI processes)")
     p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--mode", choices=["default", "subset"], default="default",
+                   help="llama3-* only: default (global storage) or subset (node-local, llama3-8b only)")
 
 
 def _workload_args(p, names) -> None:
@@ -437,6 +468,9 @@ def _args_run(sub, names) -> None:
     from suite.tpcxai.command import add_run_arguments
 
     add_run_arguments(p)
+    from suite.storage.checkpoint.command import add_run_arguments as add_checkpoint_arguments
+
+    add_checkpoint_arguments(p)
 
 
 def _args_metrics(sub) -> None:

@@ -76,6 +76,10 @@ class CheckResult:
 def check(path, ruleset: str = "auto") -> CheckResult:
     if ruleset not in ("auto", *RULESETS):
         raise SuiteError(f"--ruleset: expected one of auto, {', '.join(RULESETS)}, got {ruleset!r}")
+    from suite.check import checkpoint
+
+    if checkpoint.is_result(path):         # llama3-* checkpointing results: rules/v2.0/checkpointing*.yaml
+        return checkpoint.check(path, ruleset)
     tree = layout.discover_tree(path, ruleset)
     root = tree.root
     if not tree.benchmarks:

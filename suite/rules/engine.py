@@ -233,9 +233,20 @@ def layer_files(ruleset: str, division: str | None, workload: str | None) -> lis
 @lru_cache(maxsize=64)
 def load(ruleset: str, division: str | None = None, workload: str | None = None) -> RuleSet:
     """The assembled, checked rule set for one benchmark."""
+    return _assemble(ruleset, division, workload, tuple(layer_files(ruleset, division, workload)))
+
+
+@lru_cache(maxsize=16)
+def load_layers(ruleset: str, names: tuple[str, ...], division: str | None = None) -> RuleSet:
+    """A rule set of the named files of `ruleset` (and what they extend) only: for results that are
+    not training benchmarks (checkpointing: v2.0/checkpointing*.yaml)."""
+    return _assemble(ruleset, division, None, tuple(f"{ruleset}/{n}" for n in names))
+
+
+def _assemble(ruleset: str, division: str | None, workload: str | None, rels: tuple[str, ...]) -> RuleSet:
     seen: dict[str, dict] = {}
     loaded: list[tuple[str, dict]] = []
-    for rel in layer_files(ruleset, division, workload):
+    for rel in rels:
         loaded += _load_file(rel, (), seen)
     params: dict = {}
     rules: list[Rule] = []

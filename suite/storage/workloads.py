@@ -23,21 +23,39 @@ def workload_dir() -> Path:
 
 
 def names() -> list[str]:
-    return sorted(p.stem for p in workload_dir().glob("*.yaml"))
+    """The training workloads (checkpointing ones, `benchmark: checkpointing`, are checkpoint_names())."""
+    return sorted(p.stem for p in workload_dir().glob("*.yaml") if _benchmark(str(p), p.stat().st_mtime_ns) != CHECKPOINTING)
+
+
+def checkpoint_names() -> list[str]:
+    """The checkpointing workloads (llama3-*: suite.storage.checkpoint)."""
+    return sorted(p.stem for p in workload_dir().glob("*.yaml") if _benchmark(str(p), p.stat().st_mtime_ns) == CHECKPOINTING)
+
+
+CHECKPOINTING = "checkpointing"
+
+
+@lru_cache(maxsize=64)
+def _benchmark(path: str, mtime_ns: int) -> str | None:
+    """A workload file's `benchmark:` (None: training); its schema is checked when it is loaded."""
+    doc = files.load_yaml(Path(path), error=WorkloadError)
+    return doc.get("benchmark") if isinstance(doc, dict) else None
 
 
 def load(name: str) -> dict:
-    """The validated workload file `name` (no accelerator applied)."""
+    """The validated workload file `name` (no accelerator applied): a training workload, or with
+    `benchmark: checkpointing` a checkpointing one (checkpoint-workload schema)."""
     path = workload_dir() / f"{name}.yaml"
-    if name not in names():
-        raise WorkloadError(f"workload {name!r}: expected one of {', '.join(names())}")
+    if name not in names() + checkpoint_names():
+        raise WorkloadError(f"workload {name!r}: expected one of {', '.join(names() + checkpoint_names())}")
     return copy.deepcopy(_load(str(path), path.stat().st_mtime_ns, name))
 
 
 @lru_cache(maxsize=32)
 def _load(path: str, mtime_ns: int, name: str) -> dict:
     """The parsed and validated file, once per modification (a report resolves per benchmark)."""
-    doc = files.load_yaml(Path(path), schema="workload", error=WorkloadError)
+    schema = "checkpoint-workload" if _benchmark(path, mtime_ns) == CHECKPOINTING else "workload"
+    doc = files.load_yaml(Path(path), schema=schema, error=WorkloadError)
     if doc["name"] != name:
         raise WorkloadError(f"{path}: name: expected {name!r}, got {doc['name']!r}")
     return doc
@@ -143,6 +161,9 @@ def accelerators(name: str) -> list[str]:
 def resolve(name: str, accelerator: str, params: dict[str, object] | None = None) -> Workload:
     doc = load(name)
     path = workload_dir() / f"{name}.yaml"
+    if doc.get("benchmark") == CHECKPOINTING:
+        raise WorkloadError(f"{path}: benchmark: expected a training workload here, got checkpointing "
+                            f"(suite run --workload {name} --accelerators N writes and reads its checkpoints)")
     accels = doc["accelerators"]
     if accelerator not in accels:
         raise WorkloadError(f"{path}: accelerators: expected one of {', '.join(sorted(accels))}, got {accelerator!r}")

@@ -12,6 +12,7 @@ from suite.check import facts
 from suite.storage import metrics
 from suite.rules import engine as rules
 
+import checkpoint_builders
 import paths
 
 DATA = paths.DATA / "check"
@@ -271,6 +272,11 @@ CASES = {
 }
 ROOTS = {"dlio": "bench", "sub": "tree", "ours": "R", "ranks": "bench", "report": "bench", "v05": "unet3d",
          "v2": "bench"}
+
+# checkpointing (llama3-*): rules/v2.0/checkpointing*.yaml, cases in tests/checkpoint_builders.py
+BASES["ckpt"] = (checkpoint_builders.checkpoint_tree, "auto")
+ROOTS["ckpt"] = "ck"
+CASES.update({rule_id: ("ckpt", edit) for rule_id, edit in checkpoint_builders.CASES.items()})
 
 
 def test_every_rule_id_has_a_passing_and_a_failing_case():

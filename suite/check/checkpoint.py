@@ -1,0 +1,207 @@
+"""`suite check` on checkpointing results (suite run --workload llama3-*): the facts the rules of
+rules/v2.0/checkpointing*.yaml name, and the verdicts.
+
+PATH is one phase's results directory (checkpoint_run_set.json), one of its run-<k> (the phase is
+checked), or a directory holding the write and the read phase's (up to three levels down). Scopes: tree = PATH (both phases), benchmark =
+one phase directory, run = its run-<k>/results.json (with ranks/, summary.json). Every input is
+read through suite.files with its schema; an unreadable one is bad input (exit 2).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from suite import files
+from suite.check import layout
+from suite.errors import ResultError
+from suite.rules import findings
+from suite.rules import engine as rules
+from suite.rules.engine import Scope
+
+RUN_SET = "checkpoint_run_set.json"
+MAX_DEPTH = 3
+RULE_FILES = {"closed": ("checkpointing-closed.yaml",), "open": ("checkpointing.yaml",)}
+
+
+def phase_dirs(path) -> list[Path]:
+    """Directories at or below `path` (at most MAX_DEPTH down, links not followed) with a run set."""
+    root = Path(path)
+    if root.is_dir() and (root / "results.json").is_file() and (root.parent / RUN_SET).is_file():
+        return [root.parent]            # one run-<k>: the phase it belongs to
+    out, level = [], [root] if root.is_dir() and not root.is_symlink() else []
+    for _ in range(MAX_DEPTH + 1):
+        nxt = []
+        for d in level:
+            if (d / RUN_SET).is_file():
+                out.append(d)
+                continue
+            try:
+                nxt += sorted(p for p in d.iterdir() if p.is_dir() and not p.is_symlink())
+            except OSError:
+                continue
+        level = nxt[:10000]
+    return sorted(out)
+
+
+def is_result(path) -> bool:
+    return bool(phase_dirs(path))
+
+
+class Phase:
+    """One phase directory, loaded and schema-checked."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.run_set = _load(path / RUN_SET, "checkpoint-run-set")
+        self.runs: list[tuple[Path, dict]] = []
+        for k in range(1, self.run_set["runs_requested"] + 1):
+            p = path / f"run-{k}" / "results.json"
+            if p.is_file():
+                self.runs.append((p, _load(p, "checkpoint-results")))
+
+
+def _load(p: Path, schema: str) -> dict:
+    """A result file, read where it is (never through a link), schema-checked, every number finite."""
+    from suite.numbers import nonfinite
+
+    doc = files.load_json(_inside(p), schema=schema, error=ResultError)
+    bad = nonfinite(doc, limit=1)
+    if bad:
+        raise ResultError(f"{p}: {bad[0][0]}: expected a finite number, got {bad[0][1]}")
+    return doc
+
+
+def _inside(p: Path) -> Path:
+    """A result file read where it is, never through a link (results come from other parties)."""
+    if p.is_symlink() or p.parent.is_symlink():
+        raise ResultError(f"{p}: expected a regular file, got a symbolic link")
+    return p
+
+
+def check(path, ruleset: str = "auto"):
+    from suite.check import BenchmarkResult, CheckResult
+
+    if ruleset not in ("auto", "v2.0"):
+        raise ResultError(f"--ruleset {ruleset}: expected v2.0 (checkpointing is a v2.0 benchmark), got {ruleset}")
+    root = Path(path)
+    phases = [Phase(d) for d in phase_dirs(root)]
+    if not phases:
+        raise ResultError(f"{root}: expected checkpointing results ({RUN_SET}) below, got none")
+    out = []
+    for ph in phases:
+        division = ph.run_set["division"]
+        rs = rules.load_layers("v2.0", RULE_FILES[division], division)
+        found = _evaluate(rs, "benchmark", benchmark_scope(ph), root)
+        for p, doc in ph.runs:
+            found += _evaluate(rs, "run", run_scope(p, doc), root)
+        verdict = findings.verdict(found, division)
+        compliant = verdict == "closed" or (verdict == "open" and division == "open")
+        b = layout.Benchmark(path=ph.path, org=None, system=None, division=division, ruleset="v2.0",
+                             workload=ph.run_set["workload"], accelerator=None,
+                             runs=[layout.Run(p.parent, p.parent.name, []) for p, _ in ph.runs],
+                             detected_from={"workload": RUN_SET, "ruleset": "checkpointing (v2.0)",
+                                            "phase": ph.run_set["phase"]})
+        out.append(BenchmarkResult(b, verdict, found, None, compliant, rs.files, len(rs.rules),
+                                   {r.id: r.message for r in rs.rules}))
+    tree_rules = rules.load_layers("v2.0", ("checkpointing.yaml",))
+    tree_found = _evaluate(tree_rules, "tree", tree_scope(root, phases), root)
+    verdict = findings.worst([r.verdict for r in out] + [findings.verdict(tree_found)])
+    compliant = all(r.compliant for r in out) and findings.verdict(tree_found) == "closed"
+    return CheckResult(root, out, tree_found, verdict, compliant, {r.id: r.message for r in tree_rules.rules})
+
+
+def _evaluate(rs, kind: str, scope: Scope, root: Path):
+    from suite.check import _evaluate as evaluate
+
+    return evaluate(rs, kind, scope, root)
+
+
+def tree_scope(root: Path, phases: list[Phase]) -> Scope:
+    writes = [p for p in phases if p.run_set["phase"] == "write"]
+    reads = [p for p in phases if p.run_set["phase"] == "read"]
+    after = None
+    if writes and reads:
+        after = all(_read_follows(r, writes) for r in reads)
+    facts = {"phases.complete": bool(writes and reads), "phases.write": len(writes), "phases.read": len(reads),
+             "read_after_write": after}
+    return Scope("tree", root, facts, {"phases.complete": (root, "phases (write, read)"),
+                                       "read_after_write": (reads[0].path / RUN_SET if reads else root,
+                                                            "run-<k>/results.json written_by")})
+
+
+def _read_follows(read: Phase, writes: list[Phase]) -> bool:
+    """Every read run names a write phase of this tree (its results dir) and started after that ended."""
+    ends = {p.path.resolve(): max((d["end_unix_s"] for _, d in p.runs), default=math.inf) for p in writes}
+    for _, doc in read.runs:
+        by = doc.get("written_by") or {}
+        try:
+            wdir = Path(str(by.get("results_dir", ""))).resolve()
+        except (OSError, RuntimeError, ValueError):
+            return False
+        if wdir not in ends or not doc["start_unix_s"] >= ends[wdir]:
+            return False
+    return bool(read.runs)
+
+
+def benchmark_scope(ph: Phase) -> Scope:
+    from suite.storage import workloads
+    from suite.storage.checkpoint.run import closed_processes
+
+    rs = ph.run_set
+    docs = [d for _, d in ph.runs]
+    name = rs["workload"]
+    wdoc = workloads.load(name) if name in workloads.checkpoint_names() else None
+    par = docs[0]["parallelism"] if docs else None
+    per_host = [n for d in docs for n in (d.get("processes_per_host") or {}).values()]
+    counts = {d["num_checkpoints_write"] or d["num_checkpoints_read"] for d in docs}
+    facts = {
+        "workload": name, "phase": rs["phase"], "mode": rs["mode"], "division": rs["division"],
+        "miniature": rs["miniature"], "processes": rs["processes"],
+        "closed_processes": closed_processes(wdoc) if wdoc else None,
+        "subset_defined": bool(wdoc and wdoc["subset_mode"]),
+        "processes_multiple_of_mp": (rs["processes"] % (par["tensor"] * par["pipeline"]) == 0) if par else None,
+        "min_processes_per_host": min(per_host) if per_host else None,
+        "runs.complete": sum(d["status"] == "complete" for d in docs),
+        "checkpoints": counts.pop() if len(counts) == 1 else (None if not counts else sorted(counts)),
+        "fsync": all(d["fsync"] for d in docs) if docs else None,
+    }
+    src = ph.path / RUN_SET
+    sources = {k: (src, k) for k in facts}
+    if docs:
+        first = ph.runs[0][0]
+        sources.update({"fsync": (first, "fsync"), "checkpoints": (first, "num_checkpoints_write/read"),
+                        "min_processes_per_host": (first, "processes_per_host")})
+    return Scope("benchmark", ph.path, facts, sources)
+
+
+def run_scope(path: Path, doc: dict) -> Scope:
+    enf = doc["enforcement"]
+    drop = enf.get("cache_drop") or {}
+    resident = enf.get("resident_bytes_before_read")
+    total = doc["checkpoint_bytes"] * max(doc["num_checkpoints_read"], 1)
+    facts = {"phase": doc["phase"], "status": doc["status"], "cache_drop.succeeded": bool(drop.get("succeeded")),
+             "resident_fraction": (resident / total if total else 0.0) if resident is not None else None,
+             "figures_match_ranks": figures_match(path.parent, doc) if doc["status"] == "complete" else None}
+    return Scope("run", path, facts, {"cache_drop.succeeded": (path, "enforcement.cache_drop.succeeded"),
+                                      "resident_fraction": (path, "enforcement.resident_bytes_before_read")})
+
+
+def figures_match(run_dir: Path, doc: dict) -> bool:
+    """results.json's checkpoints and summary.json's metric recomputed from ranks/rank-<r>.json."""
+    from suite.storage.checkpoint import results
+
+    try:
+        ranks = results.load_ranks(run_dir, doc["processes"])
+        again = results.per_checkpoint(ranks)
+        summary = files.load_json(run_dir / results.SUMMARY, schema="checkpoint-summary", error=ResultError)
+    except ResultError:
+        return False
+    if len(again) != len(doc["checkpoints"]):
+        return False
+    for a, b in zip(again, doc["checkpoints"]):
+        if any(not math.isclose(a[k], b[k], rel_tol=1e-9) for k in ("bytes", "duration_s", "throughput_gib_s")):
+            return False
+    want = results.dlio_summary(doc, again)["metric"]
+    got = summary.get("metric") or {}
+    return all(isinstance(got.get(k), (int, float)) and math.isclose(got[k], v, rel_tol=1e-9) for k, v in want.items())

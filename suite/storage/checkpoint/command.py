@@ -1,0 +1,64 @@
+"""The command-line side of the checkpointing workloads (llama3-*): `suite run` options, the
+dispatch into suite.storage.checkpoint.run, and `suite datasize` for a checkpoint."""
+
+from __future__ import annotations
+
+import argparse
+
+from suite.errors import SuiteError
+
+
+def count(text: str) -> int:
+    if len(text) > 7 or not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"expected a number of checkpoints 0..1000000, got {text[:16]!r}")
+    return int(text)
+
+
+def add_run_arguments(p) -> None:
+    g = p.add_argument_group("checkpointing (--workload llama3-8b|llama3-70b|llama3-405b|llama3-1t)")
+    g.add_argument("--mode", choices=["default", "subset"], default="default",
+                   help="default: global storage, the whole checkpoint; subset: node-local, this host's "
+                        "fraction (llama3-8b only)")
+    g.add_argument("--checkpoints-write", type=count, default=None, metavar="N",
+                   help="checkpoints to write per run (the reference's 10); the write phase passes "
+                        "--checkpoints-read 0")
+    g.add_argument("--checkpoints-read", type=count, default=None, metavar="N",
+                   help="checkpoints to read back per run (10), after a cache drop; the read phase passes "
+                        "--checkpoints-write 0 and its own --results-dir")
+
+
+def run(args) -> int:
+    from suite.storage.checkpoint import run as checkpoint_run
+
+    if args.param:
+        raise SuiteError(f"--param: expected none for the checkpointing workload {args.workload} (its model and "
+                         f"parallelism are fixed by workloads/{args.workload}.yaml), got {args.param[0]!r}")
+    return checkpoint_run.run(checkpoint_run.Options(
+        workload=args.workload, accelerators=args.accelerators, mode=args.mode,
+        checkpoints_write=args.checkpoints_write, checkpoints_read=args.checkpoints_read,
+        data_dir=args.data_dir, results_dir=args.results_dir, runs=args.runs, memory_limit=args.memory_limit,
+        division=args.division, hosts=args.hosts.split(",") if args.hosts else None, hostfile=args.hostfile,
+        allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop))
+
+
+def sizing(workload: str, processes: int, mode: str, hosts: int, host_memory: int | None) -> dict:
+    """Bytes and files one checkpoint needs (and the folder for the reference's 10), per host too."""
+    from suite.storage import workloads
+    from suite.storage.checkpoint import model, run as checkpoint_run
+
+    doc = workloads.load(workload)
+    ckpt = model.from_workload(doc, processes, mode)
+    n = doc["checkpoint"]["num_checkpoints_write"]
+    per_host = ckpt.total_bytes / max(hosts, 1)
+    out = {"workload": workload, "mode": mode, "processes": processes,
+           "closed_processes": checkpoint_run.closed_processes(doc),
+           "parallelism": {"tensor": ckpt.parallelism.tensor, "pipeline": ckpt.parallelism.pipeline,
+                           "data": ckpt.parallelism.data, "zero_stage": ckpt.parallelism.zero_stage},
+           "parameters": ckpt.model.parameters(), "checkpoint_bytes": ckpt.total_bytes,
+           "checkpoint_gib": ckpt.total_bytes / 2**30, "published_checkpoint_size": doc["published"]["checkpoint_size"],
+           "files_per_checkpoint": ckpt.files_per_checkpoint, "checkpoints": n, "folder_bytes": n * ckpt.total_bytes,
+           "rank_bytes_min": min(ckpt.rank_bytes), "rank_bytes_max": max(ckpt.rank_bytes),
+           "bytes_per_host": int(per_host), "host_memory_bytes": host_memory}
+    if host_memory:
+        out["checkpoint_per_host_over_memory"] = per_host / host_memory
+    return out

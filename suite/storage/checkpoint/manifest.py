@@ -1,0 +1,52 @@
+"""<checkpoint folder>/suite-checkpoint.json: what the write phase left there, for the read phase.
+
+The write invocation removes it before it writes and writes it (atomically) after its last run,
+so a read finds it only after a complete write. The read phase refuses a folder without one, or
+one written for another layout (workload, mode, processes, miniature, bytes), or a results
+directory that is the write's own (the two phases keep separate results, guidelines §2.2.2).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from suite import files
+from suite.errors import SuiteError
+
+NAME = "suite-checkpoint.json"
+SCHEMA = "checkpoint-manifest"
+LAYOUT_KEYS = ("workload", "mode", "processes", "miniature", "checkpoint_bytes", "files_per_checkpoint")
+
+
+def path(folder: Path) -> Path:
+    return Path(folder) / NAME
+
+
+def remove(folder: Path) -> None:
+    try:
+        path(folder).unlink()
+    except FileNotFoundError:
+        pass
+
+
+def write(folder: Path, doc: dict) -> None:
+    files.write_json(path(folder), {"schema_version": 1, **doc}, schema=SCHEMA)
+
+
+def for_read(folder: Path, layout: dict, checkpoints: int, results_dir: Path) -> dict:
+    """The write's manifest, checked against this read's layout; SuiteError (exit 2) otherwise."""
+    p = path(folder)
+    if not p.is_file():
+        raise SuiteError(f"{p}: expected the manifest a complete write phase leaves (suite run --workload "
+                         f"{layout['workload']} --checkpoints-read 0 ... first), got none")
+    doc = files.load_json(p, schema=SCHEMA)
+    for key in LAYOUT_KEYS:
+        if doc[key] != layout[key]:
+            raise SuiteError(f"{p}: {key}: expected {layout[key]!r} (this read's layout), got {doc[key]!r}: the "
+                             f"checkpoints there were written for another configuration")
+    if doc["checkpoints"] < checkpoints:
+        raise SuiteError(f"{p}: checkpoints: expected at least {checkpoints} written (--checkpoints-read), "
+                         f"got {doc['checkpoints']}")
+    if Path(doc["results_dir"]).resolve() == Path(results_dir).resolve():
+        raise SuiteError(f"--results-dir {results_dir}: expected a directory other than the write phase's, got the same")
+    return doc

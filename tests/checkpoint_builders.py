@@ -1,0 +1,127 @@
+"""Checkpointing result trees for `suite check` tests, written through the runner's own results
+code (suite.storage.checkpoint.results) from rank records; and one failing edit per rule id."""
+
+import json
+from pathlib import Path
+
+from suite import files
+from suite.storage import workloads
+from suite.storage.checkpoint import model, results
+
+T0 = 1_790_000_000.0
+
+
+def rank_docs(processes: int, phase: str, rank_bytes, count: int, start: float) -> list[dict]:
+    out = []
+    for r in range(processes):
+        cks, t = [], start
+        for k in range(1, count + 1):
+            d = 0.5 + 0.01 * r + 0.001 * k
+            cks.append({"phase": phase, "index": k, "bytes": rank_bytes[r], "files": 2, "start_unix_s": t,
+                        "end_unix_s": t + d, "duration_s": d})
+            t += 1.0
+        out.append({"schema_version": 1, "rank": r, "hostname": "host1", "pid": 100 + r, "checkpoints": cks})
+    return out
+
+
+def phase(root: Path, name: str, which: str, start: float, written_by: dict | None = None, processes: int = 8,
+          workload: str = "llama3-8b", mode: str = "default", division: str = "closed", runs: int = 5,
+          count: int = 10) -> Path:
+    """One phase's results dir with `runs` complete runs, as suite run writes it."""
+    ck = model.from_workload(workloads.load(workload), processes, mode)
+    d = root / name
+    done = []
+    for k in range(1, runs + 1):
+        run_dir = d / f"run-{k}"
+        (run_dir / "ranks").mkdir(parents=True)
+        t = start + 100 * k
+        ranks = rank_docs(processes, which, ck.rank_bytes, count, t)
+        for doc in ranks:        # test input: schema-checked, written plainly (no fsync per file)
+            assert not files.schema_errors(doc, "checkpoint-rank")
+            (run_dir / "ranks" / f"rank-{doc['rank']}.json").write_text(json.dumps(doc))
+        p = ck.parallelism
+        doc = {"schema_version": 1, "kind": "checkpointing", "workload": workload, "phase": which, "mode": mode,
+               "division": division, "ruleset": "v2.0", "miniature": False, "run": k, "processes": processes,
+               "hosts": ["host1"], "processes_per_host": {"host1": processes},
+               "parallelism": {"tensor": p.tensor, "pipeline": p.pipeline, "data": p.data, "zero_stage": p.zero_stage},
+               "checkpoint_dir": "/ckpt", "checkpoint_bytes": ck.total_bytes, "files_per_checkpoint": 16,
+               "num_checkpoints_write": count if which == "write" else 0,
+               "num_checkpoints_read": count if which == "read" else 0, "fsync": True,
+               "time_between_checkpoints_s": 5.0, "host_memory_bytes": 64 << 30, "status": "complete", "error": None,
+               "complete": True, "start_unix_s": t, "end_unix_s": t + 50, "written_by": written_by,
+               "enforcement": {"cache_drop": {"attempted": True, "succeeded": True, "duration_s": 0.1},
+                               "memory_limit": None, "resident_bytes_before_read": 0 if which == "read" else None}}
+        done.append(results.write_run(run_dir, doc, ranks))
+    head = {"workload": workload, "phase": which, "mode": mode, "division": division, "miniature": False,
+            "processes": processes}
+    results.write_run_set(d, head, done, runs, ["suite", "run"])
+    return d
+
+
+def checkpoint_tree(tmp: Path, **kw) -> Path:
+    """ck/W (write) and ck/R (read, after it): a compliant closed llama3-8b result."""
+    root = tmp / "ck"
+    w = phase(root, "W", "write", T0, **kw)
+    by = {"results_dir": str(w.resolve()), "end_unix_s": T0 + 1000}
+    phase(root, "R", "read", T0 + 10_000, written_by=by, **kw)
+    return root
+
+
+def edit_runs(phase_name: str, fn, runs=(1,)):
+    def edit(p):
+        for k in runs:
+            path = p / phase_name / f"run-{k}" / "results.json"
+            doc = json.loads(path.read_text())
+            fn(doc)
+            path.write_text(json.dumps(doc))
+    return edit
+
+
+def edit_set(phase_name: str, fn):
+    def edit(p):
+        path = p / phase_name / "checkpoint_run_set.json"
+        doc = json.loads(path.read_text())
+        fn(doc)
+        path.write_text(json.dumps(doc))
+    return edit
+
+
+def _rm_read(p):
+    import shutil
+    shutil.rmtree(p / "R")
+
+
+def _subset_70b(p):
+    for name in ("W", "R"):
+        edit_set(name, lambda d: d.update(workload="llama3-70b", mode="subset"))(p)
+
+
+def _not_multiple(p):
+    edit_set("W", lambda d: d.update(processes=12))(p)
+    edit_runs("W", lambda d: d["parallelism"].update(tensor=8))(p)
+
+
+def _rank_edit(p):
+    path = p / "R" / "run-2" / "ranks" / "rank-3.json"
+    doc = json.loads(path.read_text())
+    doc["checkpoints"][0]["duration_s"] *= 3.0
+    path.write_text(json.dumps(doc))
+
+
+CASES = {
+    "checkpoint-write-and-read": _rm_read,
+    "checkpoint-read-after-write": edit_runs("R", lambda d: d["written_by"].update(results_dir="/elsewhere")),
+    "checkpoint-runs": edit_runs("W", lambda d: d.update(status="failed", complete=False), runs=(5,)),
+    "checkpoint-count": edit_runs("W", lambda d: d.update(num_checkpoints_write=3), runs=(1, 2, 3, 4, 5)),
+    "checkpoint-fsync": edit_runs("W", lambda d: d.update(fsync=False), runs=(2,)),
+    "checkpoint-subset-8b-only": _subset_70b,
+    "checkpoint-processes-per-host": edit_runs("W", lambda d: d.update(processes_per_host={"a": 5, "b": 3})),
+    "checkpoint-processes-multiple": _not_multiple,
+    "checkpoint-miniature": edit_set("W", lambda d: d.update(miniature=True)),
+    "checkpoint-run-complete": edit_runs("R", lambda d: d.update(status="interrupted", complete=False), runs=(3,)),
+    "checkpoint-read-cache-drop": edit_runs("R", lambda d: d["enforcement"]["cache_drop"].update(succeeded=False)),
+    "checkpoint-read-not-cached": edit_runs("R", lambda d: d["enforcement"].update(
+        resident_bytes_before_read=d["checkpoint_bytes"] * 10 // 2)),
+    "checkpoint-figures-recomputed": _rank_edit,
+    "checkpoint-closed-processes": edit_set("W", lambda d: d.update(processes=16)),
+}

@@ -1,0 +1,29 @@
+"""`suite datasize` and `suite list` for the checkpointing workloads (cli.main in-process)."""
+
+import json
+
+
+def test_datasize_text_names_bytes_files_and_the_closed_count(run_cli):
+    code, out, err = run_cli("datasize", "--workload", "llama3-405b", "--accelerators", 512, "--client-hosts", 64,
+                             "--host-memory", "512GiB")
+    assert code == 0, err
+    assert "5,682,508,791,808 bytes (5292.25 GiB; published 5.29 TB) in 1544 files" in out
+    assert "TP 8 x PP 32 x DP 2, ZeRO 1" in out and "closed: 512" in out
+
+
+def test_datasize_json_and_subset(run_cli):
+    code, out, err = run_cli("datasize", "--workload", "llama3-8b", "--accelerators", 4, "--mode", "subset",
+                             "--host-memory", "64GiB", "--format", "json")
+    d = json.loads(out)
+    assert code == 0 and d["files_per_checkpoint"] == 8 and d["parallelism"]["data"] == 8
+    assert d["checkpoint_bytes"] * 2 == 112_425_623_552 and d["checkpoint_per_host_over_memory"] > 0.8
+    code, out, err = run_cli("datasize", "--workload", "llama3-1t", "--accelerators", 1024, "--mode", "subset",
+                             "--host-memory", "64GiB")
+    assert code == 2 and "llama3-8b only" in err and out == ""
+
+
+def test_list_and_run_choices_include_the_checkpoint_workloads(run_cli):
+    code, out, _ = run_cli("list")
+    assert code == 0 and "llama3-1t, llama3-405b, llama3-70b, llama3-8b" in out
+    code, _, err = run_cli("datagen", "--workload", "llama3-8b", "--data-dir", "/nonexistent-x", "--files", 1)
+    assert code == 2 and "expected a training workload here, got checkpointing" in err
