@@ -253,7 +253,7 @@ def run_once(prep: Prepared, k: int) -> dict:
     plan = _plan(prep, run_dir)
     files.write_json(run_dir / "plan.json", plan, schema=PLAN_SCHEMA, indent=None)
     shim = SimpleNamespace(opts=SimpleNamespace(accelerators=opts.accelerators, hostfile=opts.hostfile,
-                                                hosts=opts.hosts), hosts=prep.hosts)
+                                                hosts=opts.hosts), hosts=prep.hosts, cluster=None)
     argv = launch.mpiexec_argv(shim) + [sys.executable, "-m", "suite.storage.checkpoint.rank", str(run_dir / "plan.json")]
     say(f"[run {k}/{prep.runs}] {opts.accelerators} rank(s): {prep.phase} {prep.count} checkpoint(s) -> {run_dir}")
     start, status, error, evidence = time.time(), "complete", None, None
