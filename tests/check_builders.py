@@ -141,11 +141,16 @@ SYSTEM_V1 = {
 }
 
 
+PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+
+
 def submission(root: Path, org="Org", system="sys1", bench="unet3d-h100", runs=5, **kw) -> Path:
     """closed/<org>/{results/<system>/<bench>/run1..5, systems/<system>.json, generation_logs/...}."""
     base = root / "closed" / org
     dlio_benchmark(base / "results" / system / bench, runs=runs, **kw)
+    storage_report(base / "results" / system / bench)
     write_json(base / "systems" / f"{system}.json", SYSTEM_V1)
+    (base / "systems" / f"{system}.pdf").write_bytes(PDF)
     model, accel = bench.split("-")
     write_yaml(base / "generation_logs" / system / bench / "datagen" / "configs" / "overrides.yaml",
                [f"workload={model}_{accel}", "++workload.workflow.generate_data=True",
