@@ -174,14 +174,14 @@ def rank_outputs(run_dir: Path, ranks=None) -> Path:
     return run_dir
 
 
-def storage_report(bench: Path, runs_dir: Path | None = None) -> Path:
+def storage_report(bench: Path, runs_dir: Path | None = None, model="unet3d") -> Path:
     """mlperf_storage_report.json computed (as report.py does) from the runs' summaries."""
     runs, info = {}, {}
     for d in sorted((runs_dir or bench).iterdir()):
         if (d / "summary.json").is_file():
             s = json.loads((d / "summary.json").read_text())
             runs[d.name] = (s["metric"][metrics.SAMPLES_MEAN], s["metric"][metrics.IO_MEAN])
-            info = {"model": "unet3d", metrics.NUM_ACCELERATORS: str(s["num_accelerators"]),
+            info = {"model": model, metrics.NUM_ACCELERATORS: str(s["num_accelerators"]),
                     "num_files_train": s["num_files_train"], "num_samples_per_file": s["num_samples_per_file"]}
     return write_json(bench / "mlperf_storage_report.json", metrics.storage_report(info, runs))
 
