@@ -2,16 +2,21 @@
 
 A scope is {fact name: value or [Item]} with where each fact came from. Facts the rules can name:
 
-tree       problems.unreadable, problems.links, problems.dir_links, benchmarks.count
+tree       problems.unreadable, problems.links, problems.dir_links, benchmarks.count, incomplete (aborted
+           dirs), code.changed / code.changed_open (suite.check.code)
 benchmark  runs.count, single_run, warmup.present, submission, system.{file,name,expected_name,doc},
            generation_logs, runs.{model,accelerator,num_accelerators,num_files_train,
            num_samples_per_file,num_hosts} (one item per run/host, for all_equal),
            runs.start_s (each run's start, in run order), runs.duplicate_summaries, values.nonfinite,
-           report.* (mlperf_storage_report.json), report.unmatched_runs, aggregate.*,
+           report.* (mlperf_storage_report.json), report.file, report.differences (one item naming every
+           field that differs from the runs), aggregate.*, system.{syntax,pdf,solution_type,found_by}
+           (suite.check.evidence), generation_logs.unmatched, runs.interleaved, runs.throughput_spread_percent,
+           dataset.num_subfolders_train, generation.num_subfolders_train (suite.check.series), workload.named,
            problems.{unreadable,links,dir_links}
-run        hosts.start_s, summaries.count, dataset.{num_files_train,required_files,host_memory_bytes,
+run        hosts.start_s, summaries.count, accelerators.uneven, dataset.{required_files_tolerant,size_basis}
+           (suite.check.dataset), dataset.{num_files_train,required_files,host_memory_bytes,
            accelerators,host_memory_zero_entries,required_files_steps (without host memory)}
-host       files.{summary,overrides,config,per_epoch,results}, summary.* (summary.json),
+host       run.summaries (a run's summaries: rank 0's alone on multi-host v1.0), files.{summary,overrides,config,per_epoch,results}, summary.* (summary.json),
            results.* (our results.json), per_epoch.epochs, overrides.workload, overrides.params,
            params.<section.key> (override, else config.yaml), config.differences (config.yaml's values
            that differ from the workload's; suite.check.params), values.nonfinite (NaN/Infinity in any
@@ -91,7 +96,26 @@ def benchmark_scope(b: layout.Benchmark, tree: layout.Tree, params: dict | None 
         "report.file": str(b.report_path) if b.report_path else None,
     })
     sources["workload.named"] = (_first_overrides(b) or b.path, "workload")
-    # consistency items: one per host (model/accelerator/files) or per run (accelerators/hosts)
+    run_values = _consistency(b, facts)
+    facts.update(_distinct_runs(b.runs))
+    sources["runs.start_s"] = (b.path, "start")
+    _series_facts(b, tree, facts, sources, run_values)
+    if b.report is not None:
+        facts["values.nonfinite"] = _nonfinite_items([(b.report, b.report_path)])
+    agg = _aggregate(b, run_values)
+    if agg:
+        for k, v in agg["overall"].items():
+            facts[f"aggregate.{k}"] = v
+    if b.report is not None:
+        docs["report"] = (b.report, b.report_path)
+        facts["report.differences"] = evidence.report_differences(b, agg, _unmatched_report_runs(b, run_values))
+        sources["report.differences"] = (b.report_path, "(report)")
+    return agg, Scope("benchmark", b.path, facts, sources, docs)
+
+
+def _consistency(b: layout.Benchmark, facts: dict) -> list:
+    """runs.{model,accelerator,num_files_train,num_samples_per_file} (one item per host) and
+    runs.{num_accelerators,num_hosts} (one per run); returns (run, samples/s, MB/s) per run."""
     for key in ("model", "accelerator", "num_files_train", "num_samples_per_file", "num_accelerators", "num_hosts"):
         facts[f"runs.{key}"] = []
     run_values = []
@@ -117,8 +141,11 @@ def benchmark_scope(b: layout.Benchmark, tree: layout.Tree, params: dict | None 
         facts["runs.num_accelerators"].append(Item(accels, first, "num_accelerators"))
         facts["runs.num_hosts"].append(Item(hosts_n or len(run.hosts), first, "num_hosts"))
         run_values.append((run, *_run_throughput(b, run)))
-    facts.update(_distinct_runs(b.runs))
-    sources["runs.start_s"] = (b.path, "start")
+    return run_values
+
+
+def _series_facts(b: layout.Benchmark, tree: layout.Tree, facts: dict, sources: dict, run_values) -> None:
+    """Generation logs, consecutive runs, replicability and subfolders (suite.check.series, evidence)."""
     first = series.run_start(b.runs[0], _timestamp) if b.runs else None
     evidence.generation_facts(b, facts, sources, first[0] if first else None)
     facts["runs.interleaved"] = series.interleaved(b, tree, _timestamp)
@@ -133,17 +160,6 @@ def benchmark_scope(b: layout.Benchmark, tree: layout.Tree, params: dict | None 
         sources["dataset.num_subfolders_train"] = (where or b.path, "dataset.num_subfolders_train")
     if generated:
         facts["generation.num_subfolders_train"] = generated[0]
-    if b.report is not None:
-        facts["values.nonfinite"] = _nonfinite_items([(b.report, b.report_path)])
-    agg = _aggregate(b, run_values)
-    if agg:
-        for k, v in agg["overall"].items():
-            facts[f"aggregate.{k}"] = v
-    if b.report is not None:
-        docs["report"] = (b.report, b.report_path)
-        facts["report.differences"] = evidence.report_differences(b, agg, _unmatched_report_runs(b, run_values))
-        sources["report.differences"] = (b.report_path, "(report)")
-    return agg, Scope("benchmark", b.path, facts, sources, docs)
 
 
 def _first_overrides(b: layout.Benchmark):

@@ -9,6 +9,11 @@ Real published MLPerf Storage submissions use many layouts; none is demanded her
 - HPE   .../unet3d_h100/run-1/...,  IEI .../unet3d-h100/10hosts@13GPUs/run1/...
 - ours (`suite run`): R/run-<k>/{summary.json, per_epoch_stats.json, configs/, steps/, results.json}
 
+`code/` and `*_code/` are never walked for results (suite.check.walker). A multi-host v1.0 run has
+summary.json on its rank-0 host only (run1/host1/summary.json, host2..N/configs/): one run. A
+benchmark with no summary, no results.json and no report anywhere is `incomplete` (an aborted run
+left in the tree), not a result. Generation logs: suite.check.genlogs; system files: suite.check.systems.
+
 A "host directory" is any directory holding run output (summary.json, configs/overrides.yaml,
 per_epoch_stats.json, results.json, DLIO <rank>_output.json, steps/). Its parent is the run when
 the parent's name looks like a run (run1, run-1, run_1, iter0, warmup); otherwise it is the run

@@ -95,7 +95,7 @@ def _edits(a: str, b: str, limit: int) -> int:
         if min(cur) > limit:
             return limit + 1
         prev = cur
-    return prev[-1]
+    return min(prev[-1], limit + 1)
 
 
 def for_benchmark(b, systems: list[SystemFile]) -> tuple[SystemFile | None, str]:

@@ -273,7 +273,8 @@ def _verdicts(check):
     for b in get(check, "benchmarks", []) or []:
         bench = get(b, "benchmark")
         path = get(bench, "path") if bench is not None else get(b, "path")
-        out[_norm(path)] = (str(get(b, "verdict", "unknown")), [finding(f) for f in get(b, "findings", []) or []])
+        verdict = str(get(b, "verdict", "unknown")) + (", fix required" if get(b, "fix_required", False) else "")
+        out[_norm(path)] = (verdict, [finding(f) for f in get(b, "findings", []) or []])
     out["(tree)"] = (str(get(check, "verdict", "unknown")), [finding(f) for f in get(check, "findings", []) or []])
     return out
 

@@ -401,3 +401,29 @@ def test_replicability_within_5_percent_passes_at_4_percent(tmp_path):
     shutil.rmtree(b / "run2")
     dlio_run(b / "run2", tp=(3.2, 3.22, 3.24), start=run_start(2))       # ~3.9% above the others' 3.1
     assert "replicability-within-5-percent" not in ids(checker.check(b))
+
+
+# --------------------------------------------------------------------------- hostile text in logs and names
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=400))
+def test_any_text_log_parses_without_error(tmp_path_factory, text):
+    from suite.check import genlogs
+    root = tmp_path_factory.mktemp("log")
+    p = root / "generation_logs" / "x.log"
+    p.parent.mkdir(exist_ok=True)
+    g = genlogs.from_text(p, text, root, {})
+    assert g.num_files is None or g.num_files >= 0
+    assert genlogs.mismatch(g, 10, "/data", 0.0) is None or isinstance(genlogs.mismatch(g, 10, "/data", 0.0), str)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=60), st.text(max_size=60))
+def test_folder_match_and_name_distance_are_symmetric(a, b):
+    from suite.check import genlogs, systems
+    assert genlogs.same_folder(a, b) == genlogs.same_folder(b, a)
+    assert systems._edits(a, b, 2) == systems._edits(b, a, 2)
+    assert systems._edits(a, a, 2) == 0
