@@ -427,3 +427,18 @@ def test_folder_match_and_name_distance_are_symmetric(a, b):
     assert genlogs.same_folder(a, b) == genlogs.same_folder(b, a)
     assert systems._edits(a, b, 2) == systems._edits(b, a, 2)
     assert systems._edits(a, a, 2) == 0
+
+
+# --------------------------------------------------------------------------- a synthetic whole results repository
+
+
+def test_synthetic_whole_tree_verdicts(tmp_path, run_cli):
+    from check_builders import whole_tree
+    expect = whole_tree(tmp_path / "repo")
+    result = checker.check(tmp_path / "repo")
+    got = {str(br.benchmark.path.relative_to(tmp_path / "repo" / "Closed")): label(br.verdict, br.fix_required)
+           for br in result.benchmarks}
+    assert got == expect
+    assert result.incomplete == ["Closed/A/results/a-18clients/cosmoflow-h100"]
+    code, out, _ = run_cli("check", tmp_path / "repo")
+    assert code == 1 and "4 of 7 benchmarks compliant" in out and "verdict: INVALID, fix required" in out
