@@ -96,7 +96,7 @@ def check(path, ruleset: str = "auto") -> CheckResult:
     fix = findings.fix_required(tree_findings) or any(r.fix_required for r in results)
     compliant = all(r.compliant for r in results) and findings.verdict(tree_findings) == "closed" and not fix
     return CheckResult(root, results, tree_findings, verdict, compliant,
-                       {**{r.id: r.message for r in tree_rules.rules}, **manifest.RULES, **todo.RULES}, fix,
+                       {**{r.id: _described(r) for r in tree_rules.rules}, **manifest.RULES, **todo.RULES}, fix,
                        [_rel(b.path, root) for b in tree.incomplete])
 
 
@@ -120,7 +120,12 @@ def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
     # to fix keeps it from compliance until fixed
     compliant = (verdict == "closed" or (verdict == "open" and b.division == "open")) and not fix
     return BenchmarkResult(b, verdict, found, agg, compliant, rs.files, len(rs.rules),
-                           {r.id: r.message for r in rs.rules}, fix)
+                           {r.id: _described(r) for r in rs.rules}, fix)
+
+
+def _described(rule: rules.Rule) -> str:
+    """A rule's message, with the guideline section it enforces when the rule names one."""
+    return rule.message + (f" [guidelines {rule.guideline}]" if rule.guideline else "")
 
 
 def rule_set(ruleset: str, division: str | None, workload: str | None, accelerator: str | None) -> rules.RuleSet:

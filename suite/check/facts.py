@@ -83,7 +83,7 @@ def benchmark_scope(b: layout.Benchmark, tree: layout.Tree, params: dict | None 
     sources = {"runs.count": (b.path, "runs"),
                "system.file": (org_dir / "systems" / f"{b.system or b.path.name}.json", "file"),
                "system.name": (org_dir / "systems", "file name"),
-               "generation_logs": (org_dir / "generation_logs" / (b.system or ""), f"{b.workload} datagen logs"),
+               "generation_logs": (org_dir / "generation_logs" / (b.system or ""), f"{b.workload or 'the workload'} datagen logs"),
                "report.file": (b.path / "mlperf_storage_report.json", "file")}
     system = evidence.system_facts(b, tree, facts, sources, docs)
     facts.update(problem_facts(list(b.problems) + (list(system.problems) if system else [])))
