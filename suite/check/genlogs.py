@@ -22,7 +22,8 @@ from pathlib import Path
 from suite.check import identify
 from suite.check.identify import overrides_dict
 
-GEN_DIR = re.compile(r"^(?:generation[-_]?logs?|datagen|data[-_]?gen)$|[-_]gen$", re.I)
+GEN_DIR = re.compile(r"^(?:generation[-_]?logs?|datagen|data[-_]?gen)$", re.I)
+GEN_SUFFIX = re.compile(r"[-_]gen$", re.I)          # `unet3d-gen/` beside results/, never under it
 TEXT_LOG_BYTES = 256 * 1024          # a text log is read up to this much
 ISO_TIME = re.compile(r"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?)")
 WORKLOAD_RE = re.compile(r"workload=([A-Za-z0-9_-]+)")
@@ -46,7 +47,13 @@ class GenerationLog:
 
 
 def in_gen_dir(rel_parts) -> bool:
-    return any(GEN_DIR.search(p) for p in rel_parts)
+    """Under generation_logs/ or datagen/ anywhere, or under a `*-gen/` directory outside results/
+    (a system or benchmark directory named `..._gen` under results/ stays a result)."""
+    lower = [p.lower() for p in rel_parts]
+    for i, p in enumerate(rel_parts):
+        if GEN_DIR.search(p) or (GEN_SUFFIX.search(p) and "results" not in lower[:i]):
+            return True
+    return False
 
 
 def org_dir_of(d: Path, root: Path, subdirs: dict) -> Path | None:

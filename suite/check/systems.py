@@ -56,10 +56,11 @@ def discover(root: Path, walker, loader) -> list[SystemFile]:
 
 def _org_dir(systems_dir: Path, root: Path) -> Path | None:
     """<org>/systems -> <org>; <org>/results/<system>/systems -> <org>."""
-    parts = [p.lower() for p in systems_dir.parts]
+    rel = systems_dir.relative_to(root).parts
+    parts = [p.lower() for p in rel]
     if "results" in parts:
         i = len(parts) - 1 - parts[::-1].index("results")
-        return Path(*systems_dir.parts[:i])
+        return root.joinpath(*rel[:i])
     return systems_dir.parent if systems_dir != root else None
 
 

@@ -442,3 +442,9 @@ def test_synthetic_whole_tree_verdicts(tmp_path, run_cli):
     assert result.incomplete == ["Closed/A/results/a-18clients/cosmoflow-h100"]
     code, out, _ = run_cli("check", tmp_path / "repo")
     assert code == 1 and "4 of 7 benchmarks compliant" in out and "verdict: INVALID, fix required" in out
+
+
+def test_a_results_dir_named_like_a_gen_dir_stays_a_result(tmp_path):
+    tree = submission(tmp_path / "tree", system="box_gen")
+    result = checker.check(tree)
+    assert [b.benchmark.system for b in result.benchmarks] == ["box_gen"] and clean(result)
