@@ -62,8 +62,11 @@ def spread_percent(values: list[float]) -> float | None:
     vals = [v for v in values if is_number(v) and math.isfinite(v)]
     if len(vals) < 2:
         return None
-    mean = math.fsum(vals) / len(vals)
-    return max(abs(v - mean) for v in vals) / mean * 100.0 if mean > 0 else None
+    mean = math.fsum(v / len(vals) for v in vals)          # divided first: 5 x 1e308 must not overflow
+    if not (mean > 0 and math.isfinite(mean)):
+        return None
+    spread = max(abs(v - mean) / mean for v in vals) * 100.0
+    return spread if math.isfinite(spread) else None
 
 
 def subfolders(b: layout.Benchmark) -> tuple[int | None, object]:
