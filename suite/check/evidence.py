@@ -47,9 +47,13 @@ class _Dirs:
         self.dirs = dirs
 
 
-def solution_kind(value: str, allowed: list[str]) -> str:
-    """The allowed access type `value` starts with ('Proprietary - EXAScaler' -> 'Proprietary'), else value."""
+def solution_kind(value: str, allowed: list[str], aliases: dict | None = None) -> str:
+    """The allowed access type `value` starts with ('Proprietary - EXAScaler' -> 'Proprietary'), the one
+    a file-system type stands for ('ext4' -> 'Local storage', rules param solution_type_aliases), else value."""
     low = value.strip().lower()
+    for fs, kind in (aliases or {}).items():
+        if low == str(fs).lower() or low.startswith(f"{str(fs).lower()} ") or low.startswith(f"fuse.{str(fs).lower()}"):
+            return kind
     for a in sorted(allowed, key=len, reverse=True):
         if low == a.lower() or low.startswith(a.lower() + " ") or low.startswith(a.lower() + "-") \
                 or low.startswith(a.lower() + " -") or low.startswith(a.lower() + "("):

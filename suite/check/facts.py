@@ -89,7 +89,8 @@ def benchmark_scope(b: layout.Benchmark, tree: layout.Tree, params: dict | None 
     facts.update(problem_facts(list(b.problems) + (list(system.problems) if system else [])))
     if "system.solution_type" in facts:
         facts["system.solution_type"] = evidence.solution_kind(facts["system.solution_type"],
-                                                               params.get("solution_types") or [])
+                                                               params.get("solution_types") or [],
+                                                               params.get("solution_type_aliases"))
     facts.update({
         "runs.count": len(b.runs), "single_run": b.single_run, "warmup.present": b.warmup is not None,
         "submission": tree.submission, "workload": b.workload, "workload.named": _workload_named(b),

@@ -448,3 +448,12 @@ def test_a_results_dir_named_like_a_gen_dir_stays_a_result(tmp_path):
     tree = submission(tmp_path / "tree", system="box_gen")
     result = checker.check(tree)
     assert [b.benchmark.system for b in result.benchmarks] == ["box_gen"] and clean(result)
+
+
+@pytest.mark.parametrize("value,ok", [("NAS", True), ("Proprietary - EXAScaler (parallel filesystem)", True),
+                                      ("Remote DAS", True), ("ext4", True), ("fuse.wekafs", True), ("nfs4", True),
+                                      ("Teleportation", False), ("NASA", False)])
+def test_solution_type_access_types_and_file_system_names(tmp_path, value, ok):
+    tree = submission(tmp_path / "tree")
+    edit_json(systems_dir(tree) / "sys1.json", lambda d: d["storage_system"].update(solution_type=value))
+    assert ("submission-solution-type" not in ids(checker.check(tree))) is ok
