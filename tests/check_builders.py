@@ -6,6 +6,7 @@ tests then break one thing at a time.
 
 import json
 import math
+import shutil
 from pathlib import Path
 
 import yaml
@@ -141,11 +142,16 @@ SYSTEM_V1 = {
 }
 
 
+PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+
+
 def submission(root: Path, org="Org", system="sys1", bench="unet3d-h100", runs=5, **kw) -> Path:
     """closed/<org>/{results/<system>/<bench>/run1..5, systems/<system>.json, generation_logs/...}."""
     base = root / "closed" / org
     dlio_benchmark(base / "results" / system / bench, runs=runs, **kw)
+    storage_report(base / "results" / system / bench)
     write_json(base / "systems" / f"{system}.json", SYSTEM_V1)
+    (base / "systems" / f"{system}.pdf").write_bytes(PDF)
     model, accel = bench.split("-")
     write_yaml(base / "generation_logs" / system / bench / "datagen" / "configs" / "overrides.yaml",
                [f"workload={model}_{accel}", "++workload.workflow.generate_data=True",
@@ -169,14 +175,14 @@ def rank_outputs(run_dir: Path, ranks=None) -> Path:
     return run_dir
 
 
-def storage_report(bench: Path, runs_dir: Path | None = None) -> Path:
+def storage_report(bench: Path, runs_dir: Path | None = None, model="unet3d") -> Path:
     """mlperf_storage_report.json computed (as report.py does) from the runs' summaries."""
     runs, info = {}, {}
     for d in sorted((runs_dir or bench).iterdir()):
         if (d / "summary.json").is_file():
             s = json.loads((d / "summary.json").read_text())
             runs[d.name] = (s["metric"][metrics.SAMPLES_MEAN], s["metric"][metrics.IO_MEAN])
-            info = {"model": "unet3d", metrics.NUM_ACCELERATORS: str(s["num_accelerators"]),
+            info = {"model": model, metrics.NUM_ACCELERATORS: str(s["num_accelerators"]),
                     "num_files_train": s["num_files_train"], "num_samples_per_file": s["num_samples_per_file"]}
     return write_json(bench / "mlperf_storage_report.json", metrics.storage_report(info, runs))
 
@@ -219,3 +225,81 @@ def make_committed_dirs(data: Path) -> None:
     cases[b.name] = (1, ["ours-complete", "ours-status"])
     (br / "expected.json").write_text(json.dumps({k: {"exit": v[0], "rules": v[1]} for k, v in sorted(cases.items())},
                                                  indent=2) + "\n")
+
+
+def whole_tree(root: Path) -> dict:
+    """A synthetic multi-organisation v1.0 results repository mixing the published layout variants;
+    returns {benchmark path suffix: expected verdict label} (tests/check/test_trees.py)."""
+    closed = root / "Closed"
+    expect = {}
+    # A: DDN style, two systems, logs at the org level by workload, code/ with a deep artefact, an aborted run
+    for system, bench in (("a-18clients", "unet3d-h100"), ("a-32clients", "resnet50-h100")):
+        model, accel = bench.split("-")
+        extra = {"au": (95.0, 95.5), "tp": (100.0, 101.0), "files": 20000} if model == "resnet50" else {}
+        b = dlio_benchmark(closed / "A" / "results" / system / bench / "runs", workload=model, accel=accel, **extra)
+        storage_report(b.parent, b, model=model)
+        write_json(closed / "A" / "systems" / f"{system}.json", SYSTEM_V1)
+        (closed / "A" / "systems" / f"{system}.pdf").write_bytes(PDF)
+        write_yaml(closed / "A" / "generation_logs" / bench / "c1" / "configs" / "overrides.yaml",
+                   [f"workload={model}_{accel}", "++workload.workflow.generate_data=True",
+                    "++workload.workflow.train=False"])
+        expect[f"A/results/{system}/{bench}"] = "CLOSED"
+    d = closed / "A" / "code" / "build"
+    for i in range(40):
+        d = d / f"d{i}"
+    d.mkdir(parents=True)
+    write_yaml(closed / "A" / "results" / "a-18clients" / "cosmoflow-h100" / "run1" / "configs" / "overrides.yaml",
+               ["workload=cosmoflow_h100"])
+    # B: simplyblock style (benchmark directly under results/, its own .JSON description), a plain .log
+    b = dlio_benchmark(closed / "B" / "results" / "unet3d-h100")
+    storage_report(b)
+    write_json(closed / "B" / "systems" / "unet3d-h100.JSON", SYSTEM_V1)
+    (closed / "B" / "systems" / "unet3d-h100.pdf").write_bytes(PDF)
+    (closed / "B" / "unet3d-gen").mkdir(parents=True)
+    (closed / "B" / "unet3d-gen" / "datagen.log").write_text(
+        "[INFO] 2024-08-07T08:00:00 workload=unet3d_h100 ++workload.dataset.num_files_train=3500\n")
+    expect["B/results/unet3d-h100"] = "CLOSED"
+    # C: near-match description name inside results/<system>/systems/, rank-0-only 4-host runs
+    for k in range(1, 6):
+        run = closed / "C" / "results" / "c-Nclients4" / "unet3d-h100" / f"run{k}"
+        dlio_run(run / "host1", accelerators=4, hosts=4, files=14000, start=run_start(k))
+        for h in range(2, 5):
+            write_yaml(run / f"host{h}" / "configs" / "overrides.yaml", ["workload=unet3d_h100"])
+    runs = {}      # the report from the rank-0 summaries (run<k>/host1/summary.json)
+    for k in range(1, 6):
+        s = json.loads((closed / "C" / "results" / "c-Nclients4" / "unet3d-h100" / f"run{k}" / "host1" /
+                        "summary.json").read_text())
+        runs[f"run{k}"] = (s["metric"][metrics.SAMPLES_MEAN], s["metric"][metrics.IO_MEAN])
+    write_json(closed / "C" / "results" / "c-Nclients4" / "unet3d-h100" / "mlperf_storage_report.json",
+               metrics.storage_report({"model": "unet3d", metrics.NUM_ACCELERATORS: "4", "num_files_train": 14000,
+                                       "num_samples_per_file": 1}, runs))
+    write_json(closed / "C" / "results" / "c-Nclients4" / "systems" / "c-Nclient4.json", SYSTEM_V1)
+    (closed / "C" / "results" / "c-Nclients4" / "systems" / "c-Nclient4.pdf").write_bytes(PDF)
+    write_json(closed / "C" / "systems" / "c-other.json", SYSTEM_V1)
+    (closed / "C" / "systems" / "c-other.pdf").write_bytes(PDF)
+    write_yaml(closed / "C" / "datagen" / "configs" / "overrides.yaml",
+               ["workload=unet3d_h100", "++workload.workflow.generate_data=True", "++workload.workflow.train=False"])
+    expect["C/results/c-Nclients4/unet3d-h100"] = "CLOSED"
+    # D: a system description with a trailing comma: CLOSED, fix required
+    submission(root, org="D", system="d1")
+    (root / "closed" / "D").rename(closed / "D")
+    p = closed / "D" / "systems" / "d1.json"
+    p.write_text(p.read_text().replace("\n}", ",\n}", 1))
+    expect["D/results/d1/unet3d-h100"] = "CLOSED, fix required"
+    # E: no generation logs at all (another organisation's logs do not count): INVALID
+    submission(root, org="E", system="e1")
+    (root / "closed" / "E").rename(closed / "E")
+    shutil.rmtree(closed / "E" / "generation_logs")
+    expect["E/results/e1/unet3d-h100"] = "INVALID"
+    # F: a workload the rules do not know
+    b = dlio_benchmark(closed / "F" / "results" / "f1" / "bench", workload_name="gpt9_z900")
+    for k in range(1, 6):
+        conf = b / f"run{k}" / "configs" / "config.yaml"
+        doc = yaml.safe_load(conf.read_text())
+        doc["workload"].pop("model")
+        conf.write_text(yaml.safe_dump(doc))
+    write_json(closed / "F" / "systems" / "f1.json", SYSTEM_V1)
+    (closed / "F" / "systems" / "f1.pdf").write_bytes(PDF)
+    expect["F/results/f1/bench"] = "INVALID, fix required"      # no report either
+    (root / "closed").rmdir()
+    return expect

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.check import facts, layout, manifest, todo
+from suite.check import evidence, facts, layout, manifest, todo
 from suite.errors import ResultError, SuiteError
 from suite.rules import RULESETS, findings
 from suite.rules import engine as rules
@@ -30,6 +30,7 @@ class BenchmarkResult:
     rule_files: list[str] = field(default_factory=list)
     rules_evaluated: int = 0
     rule_messages: dict[str, str] = field(default_factory=dict)
+    fix_required: bool = False
 
     def to_dict(self, root: Path) -> dict:
         b = self.benchmark
@@ -37,7 +38,7 @@ class BenchmarkResult:
             "path": _rel(b.path, root), "org": b.org, "system": b.system, "division": b.division,
             "ruleset": b.ruleset, "workload": b.workload, "accelerator": b.accelerator,
             "detected_from": dict(b.detected_from), "num_runs": len(b.runs),
-            "verdict": self.verdict, "compliant": self.compliant,
+            "verdict": self.verdict, "compliant": self.compliant, "fix_required": self.fix_required,
             "findings": [f.to_dict() for f in self.findings], "aggregate": self.aggregate,
             "rule_files": self.rule_files, "rules_evaluated": self.rules_evaluated,
         }
@@ -51,6 +52,8 @@ class CheckResult:
     verdict: str
     compliant: bool
     tree_rule_messages: dict[str, str] = field(default_factory=dict)
+    fix_required: bool = False
+    incomplete: list[str] = field(default_factory=list)    # directories that hold no result (aborted runs)
 
     def all_findings(self) -> list[Finding]:
         return self.findings + [f for b in self.benchmarks for f in b.findings]
@@ -65,6 +68,7 @@ class CheckResult:
     def to_dict(self) -> dict:
         return {
             "schema_version": 1, "root": str(self.root), "verdict": self.verdict, "compliant": self.compliant,
+            "fix_required": self.fix_required, "incomplete": self.incomplete,
             "findings": [f.to_dict() for f in self.findings],
             "benchmarks": [b.to_dict(self.root) for b in self.benchmarks],
         }
@@ -82,36 +86,50 @@ def check(path, ruleset: str = "auto") -> CheckResult:
         return checkpoint.check(path, ruleset)
     tree = layout.discover_tree(path, ruleset)
     root = tree.root
-    if not tree.benchmarks:
+    if not tree.benchmarks and not tree.incomplete:
         extra = f" ({len(tree.problems)} unusable entries, e.g. {tree.problems[0].path}: " \
                 f"{tree.problems[0].actual})" if tree.problems else ""
         raise ResultError(f"{path}: expected run output (summary.json, configs/overrides.yaml, results.json, "
                           f"...) somewhere below, got none{extra}")
     results = [_check_benchmark(b, tree) for b in tree.benchmarks]
-    tree_rules = rules.load(results[0].benchmark.ruleset, None, None)
-    tree_findings = _evaluate(tree_rules, "tree", facts.tree_scope(tree), root)
+    tree_ruleset = (tree.benchmarks or tree.incomplete)[0].ruleset
+    tree_rules = rules.load(tree_ruleset, None, None)
+    tree_findings = _evaluate(tree_rules, "tree", facts.tree_scope(tree, tree_ruleset), root)
     tree_findings += manifest.verify(root) + todo.todo_findings(root)  # SHA256SUMS, TODOs left by init
     verdict = findings.worst([r.verdict for r in results] + [findings.verdict(tree_findings)])
-    compliant = all(r.compliant for r in results) and findings.verdict(tree_findings) == "closed"
+    fix = findings.fix_required(tree_findings) or any(r.fix_required for r in results)
+    compliant = all(r.compliant for r in results) and findings.verdict(tree_findings) == "closed" and not fix
     return CheckResult(root, results, tree_findings, verdict, compliant,
-                       {**{r.id: r.message for r in tree_rules.rules}, **manifest.RULES, **todo.RULES})
+                       {**{r.id: _described(r) for r in tree_rules.rules}, **manifest.RULES, **todo.RULES}, fix,
+                       [_rel(b.path, root) for b in tree.incomplete])
 
 
 def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
     rs = rule_set(b.ruleset, b.division, b.workload, b.accelerator)
     root = tree.root
     found: list[Finding] = []
-    agg, bscope = facts.benchmark_scope(b, tree)
+    agg, bscope = facts.benchmark_scope(b, tree, rs.params)
     found += _evaluate(rs, "benchmark", bscope, root)
+    system_path = bscope.facts.get("system.file")
+    system_doc = (bscope.docs.get("system") or ({},))[0].get("doc")
+    limit = evidence.documented_memory_limit(system_doc) if system_doc is not None else None
     for run in b.runs + ([b.warmup] if b.warmup else []):
-        found += _evaluate(rs, "run", facts.run_scope(b, run), root)
+        found += _evaluate(rs, "run", facts.run_scope(b, run, rs.params, limit,
+                                                      Path(system_path) if system_path else None), root)
         for host in run.hosts:
             found += _evaluate(rs, "host", facts.host_scope(b, run, host, rs.params), root)
     verdict = findings.verdict(found, b.division)
-    # a result claims the closed division unless the tree (or results.json) says open
-    compliant = verdict == "closed" or (verdict == "open" and b.division == "open")
+    fix = findings.fix_required(found)
+    # a result claims the closed division unless the tree (or results.json) says open; a document
+    # to fix keeps it from compliance until fixed
+    compliant = (verdict == "closed" or (verdict == "open" and b.division == "open")) and not fix
     return BenchmarkResult(b, verdict, found, agg, compliant, rs.files, len(rs.rules),
-                           {r.id: r.message for r in rs.rules})
+                           {r.id: _described(r) for r in rs.rules}, fix)
+
+
+def _described(rule: rules.Rule) -> str:
+    """A rule's message, with the guideline section it enforces when the rule names one."""
+    return rule.message + (f" [guidelines {rule.guideline}]" if rule.guideline else "")
 
 
 def rule_set(ruleset: str, division: str | None, workload: str | None, accelerator: str | None) -> rules.RuleSet:
@@ -138,11 +156,12 @@ def _evaluate(rs: rules.RuleSet, kind: str, scope: Scope, root: Path) -> list[Fi
         if not vs:
             continue
         src_path, src_field = scope.source(rule.field)
+        note = scope.get(rule.explain) if rule.explain else None
         for v in vs:
             path = v.path if v.path is not None else src_path
             fld = v.field if v.field is not None else f"{src_field}{v.field_suffix}"
             out.append(findings.make(rule.id, rule.severity, rule.effect, _rel(path, root), fld,
-                                     v.expected, v.actual))
+                                     v.expected, v.actual, str(note) if note else ""))
     return out
 
 

@@ -2,16 +2,21 @@
 
 A scope is {fact name: value or [Item]} with where each fact came from. Facts the rules can name:
 
-tree       problems.unreadable, problems.links, problems.dir_links, benchmarks.count
+tree       problems.unreadable, problems.links, problems.dir_links, benchmarks.count, incomplete (aborted
+           dirs), code.changed / code.changed_open (suite.check.code)
 benchmark  runs.count, single_run, warmup.present, submission, system.{file,name,expected_name,doc},
            generation_logs, runs.{model,accelerator,num_accelerators,num_files_train,
            num_samples_per_file,num_hosts} (one item per run/host, for all_equal),
            runs.start_s (each run's start, in run order), runs.duplicate_summaries, values.nonfinite,
-           report.* (mlperf_storage_report.json), report.unmatched_runs, aggregate.*,
+           report.* (mlperf_storage_report.json), report.file, report.differences (one item naming every
+           field that differs from the runs), aggregate.*, system.{syntax,pdf,solution_type,found_by}
+           (suite.check.evidence), generation_logs.unmatched, runs.interleaved, runs.throughput_spread_percent,
+           dataset.num_subfolders_train, generation.num_subfolders_train (suite.check.series), workload.named,
            problems.{unreadable,links,dir_links}
-run        hosts.start_s, summaries.count, dataset.{num_files_train,required_files,host_memory_bytes,
+run        hosts.start_s, summaries.count, accelerators.uneven, dataset.{required_files_tolerant,size_basis}
+           (suite.check.dataset), dataset.{num_files_train,required_files,host_memory_bytes,
            accelerators,host_memory_zero_entries,required_files_steps (without host memory)}
-host       files.{summary,overrides,config,per_epoch,results}, summary.* (summary.json),
+host       run.summaries (a run's summaries: rank 0's alone on multi-host v1.0), files.{summary,overrides,config,per_epoch,results}, summary.* (summary.json),
            results.* (our results.json), per_epoch.epochs, overrides.workload, overrides.params,
            params.<section.key> (override, else config.yaml), config.differences (config.yaml's values
            that differ from the workload's; suite.check.params), values.nonfinite (NaN/Infinity in any
@@ -30,21 +35,19 @@ DDN resnet50-a100 138129, Micron 9550 unet3d-a100 28000) are exactly the require
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 
 import json
 
-from suite.check import identify, layout, params as param_facts, recompute
+from suite.check import code as code_facts, dataset as dataset_facts, evidence, identify, layout, \
+    params as param_facts, recompute, series
 from suite.errors import SuiteError
 from suite.numbers import as_int, finite_list, is_number, nonfinite
 from suite.rules import engine as rules
 from suite.rules.engine import Item, Scope
-from suite.sizes import GIB
 from suite.storage import datasize, metrics, workloads
 
 LINK_KINDS = ("outside", "loop")
-MAX_MEMORY_GIB = float(2 ** 40)          # a host_memory_GB entry above 1 EiB counts as 1 EiB
 DIR_LINK_KINDS = ("dir-link",)
 
 
@@ -59,47 +62,61 @@ def problem_facts(problems: list[layout.Problem]) -> dict:
             "problems.links": items(LINK_KINDS), "problems.dir_links": items(DIR_LINK_KINDS)}
 
 
-def tree_scope(tree: layout.Tree) -> Scope:
+def tree_scope(tree: layout.Tree, ruleset: str) -> Scope:
     facts = problem_facts(tree.problems)
     facts["benchmarks.count"] = len(tree.benchmarks)
+    changed = code_facts.changed(tree.code_dirs, ruleset, tree.root)
+    facts["code.changed"], facts["code.changed_open"] = changed["closed"], changed["open"]
+    facts["incomplete"] = [Item("no summary.json and no mlperf_storage_report.json", b.path, "(directory)",
+                                "a result (an aborted run left in the tree is not one)") for b in tree.incomplete]
     return Scope("tree", tree.root, facts)
 
 
 # --------------------------------------------------------------------------- benchmark
 
 
-def _system_for(b: layout.Benchmark, tree: layout.Tree) -> tuple[layout.SystemFile | None, bool]:
-    """The benchmark's system description and whether its name matches the results' system dir.
-
-    No exact match but exactly one description for the organisation: that one, name mismatched.
-    """
-    mine = [s for s in tree.systems if s.org == b.org]
-    exact = next((s for s in mine if b.system is not None and s.name == b.system), None)
-    if exact:
-        return exact, True
-    return (mine[0], b.system is None) if len(mine) == 1 else (None, b.system is None)
-
-
-def benchmark_scope(b: layout.Benchmark, tree: layout.Tree):
-    system, _ = _system_for(b, tree)
-    problems = list(b.problems) + (list(system.problems) if system else [])
-    facts = problem_facts(problems)
+def benchmark_scope(b: layout.Benchmark, tree: layout.Tree, params: dict | None = None):
+    params = params or {}
+    org_dir = next((p for p in b.path.parents if p.name.lower() == "results"), b.path.parent).parent
+    facts: dict = {}
+    docs: dict = {}
+    sources = {"runs.count": (b.path, "runs"),
+               "system.file": (org_dir / "systems" / f"{b.system or b.path.name}.json", "file"),
+               "system.name": (org_dir / "systems", "file name"),
+               "generation_logs": (org_dir / "generation_logs" / (b.system or ""), f"{b.workload or 'the workload'} datagen logs"),
+               "report.file": (b.path / "mlperf_storage_report.json", "file")}
+    system = evidence.system_facts(b, tree, facts, sources, docs)
+    facts.update(problem_facts(list(b.problems) + (list(system.problems) if system else [])))
+    if "system.solution_type" in facts:
+        facts["system.solution_type"] = evidence.solution_kind(facts["system.solution_type"],
+                                                               params.get("solution_types") or [],
+                                                               params.get("solution_type_aliases"))
     facts.update({
         "runs.count": len(b.runs), "single_run": b.single_run, "warmup.present": b.warmup is not None,
-        "submission": tree.submission, "system.file": str(system.path) if system else None,
-        "system.name": system.name if system else None, "system.expected_name": b.system or (system.name if system else None),
-        "generation_logs": [str(g.path) for g in b.generation_logs], "workload": b.workload,
+        "submission": tree.submission, "workload": b.workload, "workload.named": _workload_named(b),
+        "report.file": str(b.report_path) if b.report_path else None,
     })
-    org_dir = next((p for p in b.path.parents if p.name.lower() == "results"), b.path.parent).parent
-    sources = {"runs.count": (b.path, "runs"),
-               "system.file": (org_dir / "systems" / f"{b.system or '<system>'}.json", "file"),
-               "system.name": (system.path if system else org_dir / "systems", "file name"),
-               "generation_logs": (org_dir / "generation_logs" / (b.system or ""), f"{b.workload} datagen logs")}
-    docs = {}
-    if system is not None and system.doc is not None:
-        docs["system"] = ({"doc": system.doc}, system.path)
-        sources["system.doc"] = (system.path, "(top level)")
-    # consistency items: one per host (model/accelerator/files) or per run (accelerators/hosts)
+    sources["workload.named"] = (_first_overrides(b) or b.path, "workload")
+    run_values = _consistency(b, facts)
+    facts.update(_distinct_runs(b.runs))
+    sources["runs.start_s"] = (b.path, "start")
+    _series_facts(b, tree, facts, sources, run_values)
+    if b.report is not None:
+        facts["values.nonfinite"] = _nonfinite_items([(b.report, b.report_path)])
+    agg = _aggregate(b, run_values)
+    if agg:
+        for k, v in agg["overall"].items():
+            facts[f"aggregate.{k}"] = v
+    if b.report is not None:
+        docs["report"] = (b.report, b.report_path)
+        facts["report.differences"] = evidence.report_differences(b, agg, _unmatched_report_runs(b, run_values))
+        sources["report.differences"] = (b.report_path, "(report)")
+    return agg, Scope("benchmark", b.path, facts, sources, docs)
+
+
+def _consistency(b: layout.Benchmark, facts: dict) -> list:
+    """runs.{model,accelerator,num_files_train,num_samples_per_file} (one item per host) and
+    runs.{num_accelerators,num_hosts} (one per run); returns (run, samples/s, MB/s) per run."""
     for key in ("model", "accelerator", "num_files_train", "num_samples_per_file", "num_accelerators", "num_hosts"):
         facts[f"runs.{key}"] = []
     run_values = []
@@ -125,19 +142,38 @@ def benchmark_scope(b: layout.Benchmark, tree: layout.Tree):
         facts["runs.num_accelerators"].append(Item(accels, first, "num_accelerators"))
         facts["runs.num_hosts"].append(Item(hosts_n or len(run.hosts), first, "num_hosts"))
         run_values.append((run, *_run_throughput(b, run)))
-    facts.update(_distinct_runs(b.runs))
-    sources["runs.start_s"] = (b.path, "start")
-    if b.report is not None:
-        facts["values.nonfinite"] = _nonfinite_items([(b.report, b.report_path)])
-    agg = _aggregate(b, run_values)
-    if agg:
-        for k, v in agg["overall"].items():
-            facts[f"aggregate.{k}"] = v
-    if b.report is not None:
-        docs["report"] = (b.report, b.report_path)
-        facts["report.unmatched_runs"] = _unmatched_report_runs(b, run_values)
-        sources["report.unmatched_runs"] = (b.report_path, "runs")
-    return agg, Scope("benchmark", b.path, facts, sources, docs)
+    return run_values
+
+
+def _series_facts(b: layout.Benchmark, tree: layout.Tree, facts: dict, sources: dict, run_values) -> None:
+    """Generation logs, consecutive runs, replicability and subfolders (suite.check.series, evidence)."""
+    first = series.run_start(b.runs[0], _timestamp) if b.runs else None
+    evidence.generation_facts(b, facts, sources, first[0] if first else None)
+    facts["runs.interleaved"] = series.interleaved(b, tree, _timestamp)
+    spread = series.spread_percent([tp for _, tp, _ in run_values if tp is not None])
+    if spread is not None and len(b.runs) > 1:
+        facts["runs.throughput_spread_percent"] = spread
+        sources["runs.throughput_spread_percent"] = (b.path, "samples/s across runs (largest distance from the mean, % of it)")
+    used, where = series.subfolders(b)
+    generated = [g.num_subfolders for g in b.generation_logs if g.num_subfolders is not None]
+    if used is not None or generated:
+        facts["dataset.num_subfolders_train"] = used if used is not None else 0
+        sources["dataset.num_subfolders_train"] = (where or b.path, "dataset.num_subfolders_train")
+    if generated:
+        facts["generation.num_subfolders_train"] = generated[0]
+
+
+def _first_overrides(b: layout.Benchmark):
+    return next((h.files["overrides"] for r in b.runs for h in r.hosts if "overrides" in h.files), None)
+
+
+def _workload_named(b: layout.Benchmark) -> str:
+    """The workload as identified (unet3d, ...), else what the overrides call it (`gpt9_z900`), else 'none'."""
+    if b.workload:
+        return b.workload
+    named = next((ov["workload"] for r in b.runs for h in r.hosts
+                  if (ov := identify.overrides_dict(h.overrides)).get("workload")), None)
+    return named or "none (no file names a workload)"
 
 
 def _distinct_runs(runs: list[layout.Run]) -> dict:
@@ -175,8 +211,8 @@ def _workload(b: layout.Benchmark):
 def _run_throughput(b: layout.Benchmark, run: layout.Run):
     """(samples/s, MB/s) of a run from its per-epoch lists: summed over hosts; None when unusable."""
     tp_total = mb_total = 0.0
-    summarised = [h for h in run.hosts if isinstance(h.summary, dict)]
-    for host in summarised or run.hosts:     # across hosts DLIO writes rank 0's summary only (the run's figures)
+    counted = [h for h in run.hosts if isinstance(h.summary, dict)]   # rank 0 alone on multi-host v1.0
+    for host in counted:
         m = (host.summary or {}).get("metric") if isinstance(host.summary, dict) else None
         tps = finite_list(m.get(metrics.SAMPLES)) if isinstance(m, dict) else None
         rec = recompute.record_length_of(b, host)
@@ -185,7 +221,7 @@ def _run_throughput(b: layout.Benchmark, run: layout.Run):
         mean, _ = metrics.mean_pstdev(tps)
         tp_total += mean
         mb_total += metrics.mib_per_second(mean, rec)
-    return (tp_total, mb_total) if run.hosts else (None, None)
+    return (tp_total, mb_total) if counted else (None, None)
 
 
 def _aggregate(b: layout.Benchmark, run_values) -> dict | None:
@@ -235,7 +271,11 @@ def _unmatched_report_runs(b: layout.Benchmark, run_values) -> list[Item]:
 # --------------------------------------------------------------------------- run
 
 
-def run_scope(b: layout.Benchmark, run: layout.Run) -> Scope:
+def run_scope(b: layout.Benchmark, run: layout.Run, params: dict | None = None,
+              documented_limit: int | None = None, system_path=None) -> Scope:
+    """Run facts; the dataset size graded (suite.check.dataset): `documented_limit` is a per-host
+    memory limit from the system description, honoured before any recorded memory."""
+    params = params or {}
     facts: dict = {}
     sources: dict = {}
     starts = []
@@ -247,6 +287,7 @@ def run_scope(b: layout.Benchmark, run: layout.Run) -> Scope:
     facts["hosts.start_s"] = starts
     facts["summaries.count"] = sum(isinstance(h.summary, dict) for h in run.hosts)
     sources["hosts.start_s"] = (run.path, "start")
+    facts["accelerators.uneven"] = series.uneven_accelerators(run)
     summaries = [(h, h.summary) for h in run.hosts if isinstance(h.summary, dict)]
     if summaries:
         first_host, s0 = summaries[0]
@@ -259,26 +300,28 @@ def run_scope(b: layout.Benchmark, run: layout.Run) -> Scope:
         facts["dataset.host_memory_zero_entries"] = sum(
             1 for m in mem if isinstance(m, list) for x in m if isinstance(x, (int, float)) and x == 0)
         sources["dataset.host_memory_zero_entries"] = (spath, "host_memory_GB (entries equal to 0)")
-        if all(finite_list(m) is not None for m in mem):     # capped per entry: 1e308 + 1e308 overflows fsum
-            total_gib = math.fsum(min(max(x, 0.0), MAX_MEMORY_GIB) for m in mem for x in m)
-            facts["dataset.host_memory_bytes"] = int(total_gib * GIB) if total_gib > 0 else None
+        total, hosts, source = dataset_facts.memory([s for _, s in summaries],
+                                                    [h.results for h in run.hosts if isinstance(h.results, dict)],
+                                                    documented_limit, system_path)
+        facts["dataset.host_memory_bytes"] = total
         sources["dataset.host_memory_bytes"] = (spath, "host_memory_GB")
         accels = [as_int(s.get("num_accelerators")) for _, s in summaries]
         if all(a is not None and a > 0 for a in accels):
             facts["dataset.accelerators"] = sum(accels)
-        facts.update(_required_files(b, facts.get("dataset.accelerators"), facts.get("dataset.host_memory_bytes")))
+        facts.update(_required_files(b, facts.get("dataset.accelerators"), total, hosts, source,
+                                     params.get("dataset_memory_tolerance_gib_per_host")))
     return Scope("run", run.path, facts, sources)
 
 
-def _required_files(b: layout.Benchmark, accelerators, memory_bytes) -> dict:
-    """dataset.required_files (both parts of the rule), or without host memory
-    dataset.required_files_steps (the steps part alone: the memory part cannot be computed)."""
+def _required_files(b: layout.Benchmark, accelerators, memory_bytes, hosts=1, source="", tolerance=None) -> dict:
+    """dataset.required_files (both parts of the rule, exact and with the tolerance, and their basis),
+    or without host memory dataset.required_files_steps (the steps part alone)."""
     w = _workload(b)
     if not (w and accelerators):
         return {}
+    if memory_bytes:
+        return dataset_facts.required(w, accelerators, memory_bytes, hosts, source, b.ruleset, tolerance)
     try:
-        if memory_bytes:
-            return {"dataset.required_files": datasize.compute(w, accelerators, 1, memory_bytes, b.ruleset).num_files}
         return {"dataset.required_files_steps": datasize.steps_part(w, accelerators, b.ruleset)}
     except SuiteError:
         return {}
@@ -309,8 +352,8 @@ def host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params: 
         sources[f"files.{key}"] = (host.path / default, "file")
     facts["workload"] = b.workload
     facts["warmup"] = run.warmup
+    facts["run.summaries"] = sum(isinstance(h.summary, dict) for h in run.hosts)   # rank 0's is the run's
     facts["ours"] = host.results is not None or host.rank_steps is not None
-    facts["run_summaries"] = sum(isinstance(h.summary, dict) for h in run.hosts)   # DLIO across hosts: rank 0's only
     summary = host.summary if isinstance(host.summary, dict) else None
     if summary is not None:
         docs["summary"] = (summary, host.files["summary"])

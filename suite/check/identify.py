@@ -81,7 +81,7 @@ def _ruleset_of(bench_dir: Path, runs: list, ruleset: str, detected: dict) -> st
     ov = next((overrides_dict(r.overrides).get("workload") for r in runs if r.overrides), None)
     if any(r.warmup for r in runs):
         rs, why = "v2.0", "a warm-up run"
-    elif (ov and parse_workload_name(ov)[1] is None) or (
+    elif (ov and parse_workload_name(ov)[0] and parse_workload_name(ov)[1] is None) or (
             summaries and all("num_hosts" not in s and "host_memory_GB" not in s for s in summaries)):
         rs, why = "v0.5", "workload name without accelerator / v0.5 summary keys"
     else:

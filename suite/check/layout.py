@@ -9,6 +9,11 @@ Real published MLPerf Storage submissions use many layouts; none is demanded her
 - HPE   .../unet3d_h100/run-1/...,  IEI .../unet3d-h100/10hosts@13GPUs/run1/...
 - ours (`suite run`): R/run-<k>/{summary.json, per_epoch_stats.json, configs/, steps/, results.json}
 
+`code/` and `*_code/` are never walked for results (suite.check.walker). A multi-host v1.0 run has
+summary.json on its rank-0 host only (run1/host1/summary.json, host2..N/configs/): one run. A
+benchmark with no summary, no results.json and no report anywhere is `incomplete` (an aborted run
+left in the tree), not a result. Generation logs: suite.check.genlogs; system files: suite.check.systems.
+
 A "host directory" is any directory holding run output (summary.json, configs/overrides.yaml,
 per_epoch_stats.json, results.json, DLIO <rank>_output.json, steps/). Its parent is the run when
 the parent's name looks like a run (run1, run-1, run_1, iter0, warmup); otherwise it is the run
@@ -33,8 +38,10 @@ from pathlib import Path
 
 from suite.errors import ResultError
 from suite.check.walker import Problem, _Loader, _Walker
-from suite.check import identify
+from suite.check import genlogs, identify, systems as system_files
+from suite.check.genlogs import GenerationLog
 from suite.check.identify import overrides_dict
+from suite.check.systems import SystemFile
 
 RUN_NAME = re.compile(r"^(?:run|iter|iteration)[-_]?\d+$|^warm[-_]?up(?:[-_]?\d+)?$|^run[-_]?warm[-_]?up$", re.I)
 WARMUP_NAME = re.compile(r"warm[-_]?up", re.I)
@@ -95,14 +102,6 @@ class Run:
 
 
 @dataclass
-class GenerationLog:
-    path: Path
-    model: str | None
-    accelerator: str | None
-    system: str | None
-
-
-@dataclass
 class Benchmark:
     path: Path
     org: str | None
@@ -118,20 +117,12 @@ class Benchmark:
     single_run: bool = False        # PATH was one run, not a benchmark with its runs
     problems: list[Problem] = field(default_factory=list)
     detected_from: dict[str, str] = field(default_factory=dict)   # what said workload/accelerator/ruleset
-    generation_logs: list[GenerationLog] = field(default_factory=list)
+    generation_logs: list[GenerationLog] = field(default_factory=list)   # candidates (genlogs.candidates)
+    org_dir: Path | None = None     # the organisation directory (the one holding results/)
 
     @property
     def name(self) -> str:
         return self.path.name
-
-
-@dataclass
-class SystemFile:
-    path: Path
-    org: str | None
-    name: str
-    doc: object | None              # parsed JSON/YAML, None when unreadable
-    problems: list[Problem] = field(default_factory=list)
 
 
 @dataclass
@@ -142,10 +133,13 @@ class Tree:
     generation_logs: list[GenerationLog]
     submission: bool                # a submission tree (results/ under an org) rather than loose results
     problems: list[Problem] = field(default_factory=list)
+    incomplete: list[Benchmark] = field(default_factory=list)   # no summary, no report: not a result
+    code_dirs: list[Path] = field(default_factory=list)          # code/, *_code/ (never walked for results)
+    dir_files: dict[Path, list[str]] = field(default_factory=dict)   # dir -> its files (the walk)
 
 
 def _is_datagen(host: Host, rel_parts: tuple[str, ...]) -> bool:
-    if any(p.lower() in ("generation_logs", "datagen") for p in rel_parts):
+    if genlogs.in_gen_dir(rel_parts):
         return True
     ov = overrides_dict(host.overrides)
     return (ov.get("workflow.generate_data", "").lower() == "true"
@@ -230,37 +224,37 @@ def discover_tree(path, ruleset: str = "auto") -> Tree:
     walker.walk(root)
     loader = _Loader()
     hosts = {d: _load_host(d, walker, loader) for d in sorted(d for d in walker.dirs if _has_run_output(walker, d))}
-    runs, gen_logs = _runs(hosts, root)
+    runs, gen_hosts = _runs(hosts, root)
+    gen_logs = _generation_logs(gen_hosts, hosts, root, walker)
     groups = _group(runs, gen_logs, root, walker)
-    benchmarks = [_benchmark(bench_dir, bruns, root, walker, loader, ruleset)
-                  for bench_dir, bruns in sorted(groups.items())]
-    systems = _systems(root, walker, loader)
-    submission = any("results" in [p.lower() for p in b.path.relative_to(root).parts] for b in benchmarks)
-    for g in gen_logs:
-        for b in benchmarks:
-            if g.model == b.workload and (g.system == b.system or g.path.is_relative_to(b.path)):
-                b.generation_logs.append(g)
-    tree = Tree(root=root, benchmarks=benchmarks, systems=systems, generation_logs=gen_logs,
-                submission=submission, problems=[])
+    found = [_benchmark(bench_dir, bruns, root, walker, loader, ruleset) for bench_dir, bruns in sorted(groups.items())]
     # walk problems go to the benchmark that contains them, else to the tree
+    tree_problems: list[Problem] = []
     for p in walker.problems:
-        owner = next((b for b in sorted(benchmarks, key=lambda b: -len(b.path.parts))
-                      if _within(p.path, b.path)), None)
-        (owner.problems if owner else tree.problems).append(p)
+        owner = next((b for b in sorted(found, key=lambda b: -len(b.path.parts)) if _within(p.path, b.path)), None)
+        (owner.problems if owner else tree_problems).append(p)
+    benchmarks = [b for b in found if not _incomplete(b)]
+    systems = system_files.discover(root, walker, loader)
+    submission = any("results" in [p.lower() for p in b.path.relative_to(root).parts] for b in benchmarks)
+    org_systems: dict[Path | None, set[str]] = {}
+    for b in benchmarks:
+        org_systems.setdefault(b.org_dir, set()).add(b.system)
+    for b in benchmarks:
+        b.generation_logs = genlogs.candidates(b, gen_logs, org_systems.get(b.org_dir, set()))
+    tree = Tree(root=root, benchmarks=benchmarks, systems=systems, generation_logs=gen_logs,
+                submission=submission, problems=tree_problems, incomplete=[b for b in found if _incomplete(b)],
+                code_dirs=list(walker.code_dirs), dir_files=walker.dirs)
     return tree
 
 
-def _runs(hosts: dict[Path, Host], root: Path) -> tuple[dict[Path, Run], list[GenerationLog]]:
-    """Host dirs into runs (a run-named parent holds its hosts) and data-generation logs."""
-    gen_logs: list[GenerationLog] = []
+def _runs(hosts: dict[Path, Host], root: Path) -> tuple[dict[Path, Run], list[Host]]:
+    """Host dirs into runs (a run-named parent holds its hosts) and data-generation host dirs."""
+    gen_hosts: list[Host] = []
     runs: dict[Path, Run] = {}
     for d, host in hosts.items():
         rel = d.relative_to(root).parts
         if _is_datagen(host, rel):
-            model, accel, _ = identify.host_workload(host)
-            if model is None:
-                model, accel = identify.from_names(rel)
-            gen_logs.append(GenerationLog(d, model, accel, identify.system_of(d, root)))
+            gen_hosts.append(host)
             continue
         parent = d.parent
         if d != root and RUN_NAME.match(parent.name) and not RUN_NAME.match(d.name) and _within(parent, root):
@@ -272,7 +266,40 @@ def _runs(hosts: dict[Path, Host], root: Path) -> tuple[dict[Path, Run], list[Ge
         run.hosts.append(host)
         if isinstance(host.results, dict) and host.results.get("warmup") is True:
             run.warmup = True
-    return runs, gen_logs
+    return runs, gen_hosts
+
+
+def _text(path: Path) -> str:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(genlogs.TEXT_LOG_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _generation_logs(gen_hosts: list[Host], hosts: dict[Path, Host], root: Path, walker: _Walker) -> list[GenerationLog]:
+    """DLIO datagen output dirs, and plain .log files in generation-log directories outside any host dir."""
+    def logs_in(d: Path):
+        return [_text(d / n) for n in walker.dirs.get(d, []) if n.lower().endswith(".log")]
+
+    out = [genlogs.from_host(h, root, walker.subdirs, logs_in) for h in gen_hosts]
+    host_dirs = set(hosts)
+    for d, names in sorted(walker.dirs.items()):
+        if d == root or not genlogs.in_gen_dir(d.relative_to(root).parts):
+            continue
+        if any(a in host_dirs for a in (d, *d.parents)):
+            continue
+        for n in names:
+            if n.lower().endswith(".log"):
+                out.append(genlogs.from_text(d / n, _text(d / n), root, walker.subdirs))
+    return out
+
+
+def _incomplete(b: "Benchmark") -> bool:
+    """No summary in any run, no report, no results.json: an aborted run left in the tree."""
+    return (b.report is None and b.report_path is None and not b.problems
+            and not any(h.summary is not None or h.results is not None or h.problems or h.rank_outputs
+                        for r in b.runs + ([b.warmup] if b.warmup else []) for h in r.hosts))
 
 
 def _group(runs: dict[Path, Run], gen_logs: list[GenerationLog], root: Path, walker: _Walker) -> dict[Path, list[Run]]:
@@ -327,22 +354,8 @@ def _benchmark(bench_dir: Path, runs: list[Run], root: Path, walker: _Walker, lo
                      workload=who.workload, accelerator=who.accelerator, runs=main, report=report,
                      warmup=warm[0] if warm else None, report_path=report_path,
                      single_run=(len(runs) == 1 and runs[0].path == root), problems=problems,
-                     detected_from=who.detected)
+                     detected_from=who.detected, org_dir=genlogs.org_dir_of(bench_dir, root, walker.subdirs))
 
 
 def _natural(name: str):
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
-
-
-def _systems(root: Path, walker: _Walker, loader: _Loader) -> list[SystemFile]:
-    out = []
-    for d, names in walker.dirs.items():
-        if d.name.lower() != "systems":
-            continue
-        org = d.parent.name if d != root else None
-        for n in names:
-            if n.endswith((".json", ".yaml", ".yml")) and not n.startswith("."):
-                sink: list[Problem] = []
-                doc = loader.load(d / n, sink, "json" if n.endswith(".json") else "yaml")
-                out.append(SystemFile(path=d / n, org=org, name=n.rsplit(".", 1)[0], doc=doc, problems=sink))
-    return sorted(out, key=lambda s: s.path)

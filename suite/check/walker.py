@@ -4,6 +4,9 @@
   dangles or loops, a special file, or a tree deeper than MAX_DEPTH becomes a Problem;
 - _Loader reads JSON/YAML through suite.files (size limit, UTF-8) and turns every failure
   (truncated, empty, non-UTF-8, wrong top-level type) into a Problem;
+- directories named `code` or `*_code` hold the benchmark's code (DLIO's own tests/test_data has a
+  summary.json; build artefacts nest deep): they are never walked for results, only recorded in
+  `code_dirs` (suite.check.code hashes them against the reference release);
 - a Problem names the file, the field, what was expected and what was found; the checker
   turns them into findings (rules input-readable, input-symlink-inside, input-symlink-dir).
 """
@@ -36,12 +39,19 @@ class Problem:
 
 
 
+def is_code_dir(name: str) -> bool:
+    """`code/`, `dlio_code/`, `Storage_code/`: submitted code, never results."""
+    low = name.lower()
+    return low == "code" or low.endswith("_code")
+
+
 class _Walker:
     def __init__(self, root: Path):
         self.root = root
         self.problems: list[Problem] = []
         self.dirs: dict[Path, list[str]] = {}        # dir -> names of regular files (links resolved inside root)
         self.subdirs: dict[Path, list[str]] = {}
+        self.code_dirs: list[Path] = []
         self.entries = 0
 
     def inside(self, real: str) -> bool:
@@ -76,7 +86,10 @@ class _Walker:
                     names.append(entry.name)
                 continue
             if stat.S_ISDIR(st.st_mode):
-                subs.append(entry.name)
+                if is_code_dir(entry.name):
+                    self.code_dirs.append(p)
+                else:
+                    subs.append(entry.name)
             elif stat.S_ISREG(st.st_mode):
                 names.append(entry.name)
             else:

@@ -172,9 +172,11 @@ def _compliance(b: dict, sid: str, verdict) -> Section:
         v, findings = verdict
         comp.blocks.append(Verdict(v, f"suite check: {len(findings)} finding(s)"))
         if findings:
+            from suite.report.findings import group, repeat_note
             comp.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
-                                     [[f["rule_id"], f["severity"], f["effect"], f["path"], f["message"]]
-                                      for f in findings],
+                                     [[f["rule_id"], f["severity"], f["effect"], f["path"],
+                                       f["message"] + (f" ({repeat_note(f, more)})" if more else "")]
+                                      for f, more in group(findings)],
                                      "Paths are relative to the checked directory; effect says what the "
                                      "result still qualifies for when the rule fails."))
     reasons = [(r["name"], reason) for r in b["runs"] for reason in (r.get("evidence") or {}).get(
@@ -265,13 +267,14 @@ def _verdicts(check):
 
     def finding(f) -> dict:
         return {k: (str(get(f, k)) if get(f, k) is not None else None)
-                for k in ("rule_id", "severity", "effect", "path", "message")}
+                for k in ("rule_id", "severity", "effect", "path", "field", "actual", "message")}
 
     out = {}
     for b in get(check, "benchmarks", []) or []:
         bench = get(b, "benchmark")
         path = get(bench, "path") if bench is not None else get(b, "path")
-        out[_norm(path)] = (str(get(b, "verdict", "unknown")), [finding(f) for f in get(b, "findings", []) or []])
+        verdict = str(get(b, "verdict", "unknown")) + (", fix required" if get(b, "fix_required", False) else "")
+        out[_norm(path)] = (verdict, [finding(f) for f in get(b, "findings", []) or []])
     out["(tree)"] = (str(get(check, "verdict", "unknown")), [finding(f) for f in get(check, "findings", []) or []])
     return out
 

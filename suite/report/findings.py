@@ -3,6 +3,7 @@
 Pure functions: a suite.check.CheckResult in, a str out.
 """
 
+import re
 from collections import Counter
 
 from suite import files
@@ -11,6 +12,43 @@ from suite.numbers import is_number
 from suite.storage import metrics
 
 UPPER = {"closed": "CLOSED", "open": "OPEN", "invalid": "INVALID"}
+RUN_PART = re.compile(r"^(?:run|iter|iteration)[-_]?\d+$|^warm[-_]?up", re.I)
+
+
+def _label(verdict: str, fix: bool) -> str:
+    return UPPER[verdict] + (", fix required" if fix else "")
+
+
+def _pattern(path: str) -> str:
+    return "/".join("*" if RUN_PART.match(p) else p for p in str(path).split("/"))
+
+
+def group(findings) -> list[tuple[object, list]]:
+    """Findings repeated over runs (same rule, effect, severity and field; paths differing only in
+    the run directory) as (first, [the others]), in order of first appearance. The JSON output keeps
+    every finding; text and HTML show one line per group."""
+    groups: dict[tuple, list] = {}
+    for f in findings:
+        key = (_get(f, "rule_id"), _get(f, "effect"), _get(f, "severity"), _get(f, "field"), _pattern(_get(f, "path")))
+        groups.setdefault(key, []).append(f)
+    return [(fs[0], fs[1:]) for fs in groups.values()]
+
+
+def _get(f, name):
+    return f.get(name) if isinstance(f, dict) else getattr(f, name)
+
+
+def repeat_note(first, others) -> str:
+    """'same in 4 more runs: run2, run3, run4, run5' (with their values when they differ)."""
+    if not others:
+        return ""
+    runs = []
+    for f in others:
+        parts = [p for p in str(_get(f, "path")).split("/") if RUN_PART.match(p)]
+        runs.append("/".join(parts) or str(_get(f, "path")))
+    actual = [str(_get(f, "actual")) for f in others]
+    values = "" if all(a == str(_get(first, "actual")) for a in actual) else f"; got {', '.join(actual)}"
+    return f"same in {len(others)} more: {', '.join(runs)}{values}"
 
 
 def _fixed(x, digits=4) -> str:
@@ -31,7 +69,7 @@ def text(result, rule_messages: dict | None = None) -> str:
         rel = _rel(b.path, result.root)
         status = "" if br.compliant else "  (not compliant)"
         lines.append("")
-        lines.append(f"{UPPER[br.verdict]:<8} {rel}{status}")
+        lines.append(f"{_label(br.verdict, getattr(br, 'fix_required', False)):<8} {rel}{status}")
         lines.append(f"         {_what(b)}; detected from " +
                      ", ".join(f"{k}: {v}" for k, v in sorted(b.detected_from.items())))
         agg = br.aggregate
@@ -42,13 +80,11 @@ def text(result, rule_messages: dict | None = None) -> str:
                          f"({_fixed(o[metrics.SAMPLES_STDEV])}) samples/s, "
                          f"{_fixed(o[metrics.REPORT_MB_MEAN])} "
                          f"({_fixed(o[metrics.REPORT_MB_STDEV])}) MB/s")
-        for f in br.findings:
-            lines.append(f"  {f.effect:<7} {f.severity:<7} {f.message}")
+        lines += _finding_lines(br.findings)
     if result.findings:
         lines.append("")
         lines.append("outside any benchmark:")
-        for f in result.findings:
-            lines.append(f"  {f.effect:<7} {f.severity:<7} {f.message}")
+        lines += _finding_lines(result.findings)
     every = result.all_findings()
     if every and rule_messages:
         lines.append("")
@@ -58,17 +94,29 @@ def text(result, rule_messages: dict | None = None) -> str:
     counts = Counter(f.effect for f in every)
     ok = sum(br.compliant for br in result.benchmarks)
     lines.append("")
-    lines.append(f"verdict: {UPPER[result.verdict]} ({'compliant' if result.compliant else 'not compliant'}); "
+    fix = f"{counts.get('fix-required', 0)} fix required, " if counts.get("fix-required") else ""
+    lines.append(f"verdict: {_label(result.verdict, getattr(result, 'fix_required', False))} "
+                 f"({'compliant' if result.compliant else 'not compliant'}); "
                  f"{ok} of {len(result.benchmarks)} benchmarks compliant; {len(every)} findings "
-                 f"({counts.get('invalid', 0)} invalid, {counts.get('open', 0)} open, {counts.get('closed', 0)} notes)")
+                 f"({counts.get('invalid', 0)} invalid, {counts.get('open', 0)} open, {fix}"
+                 f"{counts.get('closed', 0)} notes)")
     # text from the tree (paths, values, messages) may hold ESC, CR or newlines: one line each, visible
     return "\n".join(terminal(line) for line in lines) + "\n"
+
+
+def _finding_lines(found) -> list[str]:
+    out = []
+    for f, others in group(found):
+        out.append(f"  {f.effect:<7} {f.severity:<7} {f.message}")
+        if others:
+            out.append(f"                    ({repeat_note(f, others)})")
+    return out
 
 
 def summary_line(result) -> str:
     every = result.all_findings()
     ok = sum(br.compliant for br in result.benchmarks)
-    return (f"verdict: {UPPER[result.verdict]} ({'compliant' if result.compliant else 'not compliant'}); "
+    return (f"verdict: {_label(result.verdict, getattr(result, 'fix_required', False))} ({'compliant' if result.compliant else 'not compliant'}); "
             f"{ok} of {len(result.benchmarks)} benchmarks compliant; {len(every)} findings")
 
 

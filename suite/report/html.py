@@ -35,7 +35,7 @@ img { max-width:100%; height:auto; display:block; margin:10px 0; }
 .verdict { display:inline-block; padding:3px 12px; border-radius:12px; font-weight:650; font-size:14px;
            margin-right:10px; color:#fff; }
 .v-closed, .v-compliant { background:#2e8b57; }
-.v-open { background:#c77c1a; }
+.v-open, .v-closed--fix-required { background:#c77c1a; }
 .v-invalid, .v-non-compliant { background:#b5443a; }
 .v-unknown { background:#7b8494; }
 footer { color:var(--muted); font-size:12px; text-align:center; padding:10px; }

@@ -14,6 +14,8 @@ A rule file:
         severity: error                # info | warning | error
         effect: invalid                # closed | open | invalid: what the result still qualifies for
         message: exactly 5 runs per benchmark
+        explain: dataset.size_basis      # optional: a fact whose text follows the values in the finding
+        guideline: "3.2 ..."             # optional: the section of the submission guidelines it enforces
 
 Layers for a benchmark: <ruleset>/common.yaml -> <ruleset>/closed.yaml and open.yaml (open.yaml
 only, for results in the open division) -> <ruleset>/<workload>.yaml. No eval, no exec: an
@@ -34,7 +36,8 @@ from suite.rules.findings import EFFECTS, SEVERITIES
 from suite.rules.ops import EVALUATED_WHEN_MISSING, OPS, Item, Violation, close_enough  # noqa: F401 (re-exported)
 
 SCOPES = ("tree", "benchmark", "run", "host")
-RULE_KEYS = {"id", "applies_to", "field", "op", "value", "when", "severity", "effect", "message"}
+RULE_KEYS = {"id", "applies_to", "field", "op", "value", "when", "severity", "effect", "message", "explain",
+             "guideline"}
 REQUIRED_KEYS = ("id", "applies_to", "field", "op", "severity", "effect", "message")
 FILE_KEYS = {"schema_version", "description", "extends", "params", "rules"}
 VALUE_KEYS = {"fact", "param", "params", "value", "rel", "abs"}
@@ -56,6 +59,8 @@ class Rule:
     effect: str
     message: str
     source: str
+    explain: str | None = None       # a fact whose text is appended to each finding's message
+    guideline: str | None = None     # the submission-guidelines section the rule enforces
 
 
 @dataclass
@@ -303,7 +308,7 @@ def _rule(r: dict, path: Path, params: dict, where_id: dict[str, str]) -> Rule:
     _check_value(r.get("value"), where, r["op"], params)
     scopes = tuple(r["applies_to"]) if isinstance(r["applies_to"], list) else (r["applies_to"],)
     return Rule(rid, scopes, r["field"], r["op"], r.get("value"), tuple(_conds(r)), r["severity"], r["effect"],
-                r["message"], str(path))
+                r["message"], str(path), r.get("explain"), r.get("guideline"))
 
 
 def _conds(r: dict) -> list:

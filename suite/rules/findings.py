@@ -1,15 +1,26 @@
 """What the checker reports: Finding records and the verdict they add up to.
 
 A Finding is {rule_id, severity, effect, path, field, expected, actual, message}; `effect` says
-what the result still qualifies for when the rule fails: closed (a note, nothing lost), open (no
-longer closed-division) or invalid. A verdict is the worst effect: invalid > open > closed.
+what the result still qualifies for when the rule fails:
+
+- closed: a note, nothing lost;
+- fix-required: a documentation defect reviewers fix rather than reject (a system description that
+  is not valid JSON or fails its schema): the measurement stands, the verdict reads
+  "CLOSED, fix required", and the result is not compliant until the document is fixed;
+- open: no longer closed-division;
+- invalid: a broken measurement rule.
+
+A verdict is the worst measurement effect: invalid > open > closed; fix-required is a flag beside
+it (`fix_required`), never a verdict of its own.
 """
 
 from dataclasses import asdict, dataclass
 
-EFFECTS = ("closed", "open", "invalid")
+EFFECTS = ("closed", "fix-required", "open", "invalid")
+VERDICTS = ("closed", "open", "invalid")
 SEVERITIES = ("info", "warning", "error")
-_RANK = {e: i for i, e in enumerate(EFFECTS)}
+_RANK = {e: i for i, e in enumerate(VERDICTS)}
+_RANK["fix-required"] = _RANK["closed"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +51,7 @@ def render(value) -> str:
 
 def make(rule_id: str, severity: str, effect: str, path: str, field: str, expected, actual,
          note: str = "") -> Finding:
+    """`note` (e.g. how an expected value was derived) follows the values in the message."""
     """A Finding with the one message shape: `<path>: <field>: expected X, got Y (<rule id>)`."""
     note = f"; {note}" if note else ""
     message = f"{path}: {field}: expected {render(expected)}, got {render(actual)}{note} ({rule_id})"
@@ -62,8 +74,18 @@ def verdict(findings, division: str | None = None) -> str:
     worst = max((_RANK[f.effect] for f in findings), default=0)
     if division == "open":
         worst = max(worst, _RANK["open"])
-    return EFFECTS[worst]
+    return VERDICTS[worst]
 
 
 def worst(verdicts) -> str:
-    return EFFECTS[max((_RANK[v] for v in verdicts), default=0)]
+    return VERDICTS[max((_RANK[v] for v in verdicts), default=0)]
+
+
+def fix_required(findings) -> bool:
+    """A documentation defect to fix before the result is accepted (effect fix-required)."""
+    return any(f.effect == "fix-required" for f in findings)
+
+
+def label(verdict: str, fix: bool) -> str:
+    """'CLOSED', 'CLOSED, fix required', ..."""
+    return verdict.upper() + (", fix required" if fix else "")
