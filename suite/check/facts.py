@@ -258,6 +258,8 @@ def run_scope(b: layout.Benchmark, run: layout.Run) -> Scope:
         facts["dataset.host_memory_zero_entries"] = sum(
             1 for m in mem if isinstance(m, list) for x in m if isinstance(x, (int, float)) and x == 0)
         sources["dataset.host_memory_zero_entries"] = (spath, "host_memory_GB (entries equal to 0)")
+        facts["dataset.host_memory_gib_entries"] = [x for m in mem if isinstance(m, list) for x in m]   # one per host
+        sources["dataset.host_memory_gib_entries"] = (spath, "host_memory_GB")
         if all(finite_list(m) is not None for m in mem):     # capped per entry: 1e308 + 1e308 overflows fsum
             total_gib = math.fsum(min(max(x, 0.0), MAX_MEMORY_GIB) for m in mem for x in m)
             facts["dataset.host_memory_bytes"] = int(total_gib * GIB) if total_gib > 0 else None

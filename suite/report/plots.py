@@ -48,6 +48,10 @@ def au_axis(values: list, threshold: float | None) -> tuple[float, float]:
 
 def storage_runs(bench: dict) -> bytes:
     """Per run: samples/s with its stdev over epochs, and AU % (mean ± stdev)."""
+    return _png(storage_runs_figure(bench))
+
+
+def storage_runs_figure(bench: dict):
     from suite.report.escape import terminal
 
     runs = [r for r in bench["runs"] if r["samples_per_second"] is not None]
@@ -85,7 +89,7 @@ def storage_runs(bench: dict) -> bytes:
     if threshold:
         ax2.axhline(threshold, color="#b5443a", linewidth=1, linestyle=":", label=f"threshold {threshold:g} %")
         ax2.legend(loc="lower right", fontsize=8)
-    return _png(fig)
+    return fig
 
 
 def _all_runs_line(ax, lists, color) -> None:
