@@ -29,6 +29,15 @@ def build(doc: dict, path, storage_nodes: int = 1) -> Page:
     return page
 
 
+def _image(section: Section, name: str, draw, doc: dict, alt: str) -> None:
+    """An Image, or a line saying why not (numbers near the float limit have no axis to draw on)."""
+    try:
+        section.blocks.append(Image(name, draw(doc), alt))
+    except (OverflowError, ValueError) as exc:
+        section.blocks.append(Text(f"Not plotted ({alt}): the values are beyond what a plot can show "
+                                   f"({type(exc).__name__})."))
+
+
 def _headline(doc: dict, table: dict) -> Section:
     s = Section("sweep-headline", "How many accelerators does this storage keep busy?")
     threshold = doc["au_threshold_percentage"]
@@ -41,12 +50,13 @@ def _headline(doc: dict, table: dict) -> Section:
         n = table["largest_n_at_threshold"]
         best = (fmt(n), "largest N of the list whose storage runs met the threshold")
     knee = doc["knee"]
+    per = _per_accelerator(table)
     s.blocks.append(Figures([
         (f"Maximum N at AU ≥ {threshold:g} %", *best),
         ("Storage departs at", f"N = {knee['accelerators']}" if knee else "no departure", knee["reason"] if knee
          else "storage within 5 % of the ceiling and above the threshold at every N"),
-        ("Demand per accelerator", f"{fmt(table['ceiling_mib_s_per_accelerator'] or table['analytic_mib_s_per_accelerator'])} MiB/s",
-         f"from the {table['per_accelerator_from']}; analytic {table['analytic_mib_s_per_accelerator']:,.2f} MiB/s"),
+        ("Demand per accelerator", f"{fmt(per)} MiB/s",
+         f"from the {table['per_accelerator_from']}; analytic {fmt(table['analytic_mib_s_per_accelerator'])} MiB/s"),
         ("Storage sustained", f"{fmt(table['storage_sustained_mib_s'])} MiB/s", "most MiB/s at any N"),
     ]))
     host = doc["host"]
@@ -65,8 +75,8 @@ def _curves(doc: dict) -> Section:
 
     s = Section("sweep-curves", "Throughput and utilisation vs accelerators")
     if doc["points"]:
-        s.blocks.append(Image("sweep-vs-n", sweep_plots.versus_n(doc),
-                              "MiB/s and AU vs accelerators: storage, page-cache ceiling, threshold"))
+        _image(s, "sweep-vs-n", sweep_plots.versus_n, doc,
+               "MiB/s and AU vs accelerators: storage, page-cache ceiling, threshold")
     knee = (doc["knee"] or {}).get("accelerators")
     rows = []
     for p in doc["points"]:
@@ -90,7 +100,7 @@ def _epochs(doc: dict) -> Section:
 
     s = Section("sweep-epochs", "First epoch vs later epochs")
     if doc["points"]:
-        s.blocks.append(Image("sweep-epochs", sweep_plots.epochs(doc), "first-epoch vs later-epoch samples/s per N"))
+        _image(s, "sweep-epochs", sweep_plots.epochs, doc, "first-epoch vs later-epoch samples/s per N")
     rows = []
     for p in doc["points"]:
         for kind in ("storage", "ceiling"):
@@ -105,6 +115,12 @@ def _epochs(doc: dict) -> Section:
     return s
 
 
+def _per_accelerator(t: dict):
+    """The per-accelerator demand the sizing uses: the ceiling's when measured, else the analytic one."""
+    c = t["ceiling_mib_s_per_accelerator"]
+    return c if c is not None else t["analytic_mib_s_per_accelerator"]
+
+
 def _sizing(doc: dict, t: dict) -> Section:
     s = Section("sweep-sizing", "Sizing")
     k = t["storage_nodes"]
@@ -114,8 +130,7 @@ def _sizing(doc: dict, t: dict) -> Section:
         [f"MiB/s per accelerator at the {doc['au_threshold_percentage']:g} % threshold, analytic",
          fmt(t["analytic_at_threshold_mib_s_per_accelerator"])],
         ["MB/s per accelerator (10^6 bytes, as vendors quote)",
-         fmt(None if not (t["ceiling_mib_s_per_accelerator"] or t["analytic_mib_s_per_accelerator"]) else
-             (t["ceiling_mib_s_per_accelerator"] or t["analytic_mib_s_per_accelerator"]) * 1024**2 / 1e6)],
+         fmt(None if _per_accelerator(t) is None else _per_accelerator(t) * 1024**2 / 1e6)],
         ["storage sustained MiB/s (most at any N)", fmt(t["storage_sustained_mib_s"])],
         [f"largest N at AU ≥ {doc['au_threshold_percentage']:g} %", fmt(t["largest_n_at_threshold"])],
         ["storage nodes (--storage-nodes)", str(k)],

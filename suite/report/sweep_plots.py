@@ -39,8 +39,8 @@ def versus_n(doc: dict) -> bytes:
         if xs:
             ax1.plot(xs, ys, marker="o", color=color, label=label)
     ns = [p["accelerators"] for p in doc["points"]]
-    if ns:
-        demand = doc["demand_mib_per_second_per_accelerator"]
+    demand = doc["demand_mib_per_second_per_accelerator"]
+    if ns and demand is not None:
         ax1.plot([0, max(ns)], [0, max(ns) * demand], color=DEMAND, linewidth=1, linestyle=":",
                  label=f"demand: N x {demand:,.0f} MiB/s")
     ax1.set_ylabel("MiB/s (samples/s × record length)")

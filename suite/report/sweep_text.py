@@ -10,13 +10,14 @@ def _n(x, places=1) -> str:
 
 def sizing(s: dict, memory_defaulted: bool = False) -> str:
     n, ds = s["accelerators"], s["datasize"]
-    mb = 1024**2 / 1e6
+    def mb(x):
+        return "–" if x is None else f"{x * 1024**2 / 1e6:,.1f} MB/s"
     rows = [
         ["per accelerator, 100% AU (batch x record / compute)", f"{_n(s['per_accelerator_mib_s'])} MiB/s",
-         f"{_n(s['per_accelerator_mib_s'] * mb)} MB/s"],
-        [f"{n} accelerators, 100% AU", f"{_n(s['total_mib_s'])} MiB/s", f"{_n(s['total_mib_s'] * mb)} MB/s"],
+         mb(s['per_accelerator_mib_s'])],
+        [f"{n} accelerators, 100% AU", f"{_n(s['total_mib_s'])} MiB/s", mb(s['total_mib_s'])],
         [f"{n} accelerators at the {s['au_threshold_percentage']:g}% AU threshold",
-         f"{_n(s['total_at_threshold_mib_s'])} MiB/s", f"{_n(s['total_at_threshold_mib_s'] * mb)} MB/s"],
+         f"{_n(s['total_at_threshold_mib_s'])} MiB/s", mb(s['total_at_threshold_mib_s'])],
     ]
     if s["sweep"] is not None:
         sw = s["sweep"]

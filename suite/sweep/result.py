@@ -102,7 +102,25 @@ def load(path: Path) -> dict:
     path = Path(path)
     if path.is_dir():
         path = path / SWEEP_FILE
-    return files.load_json(path, schema=SCHEMA, error=ResultError)
+    doc = files.load_json(path, schema=SCHEMA, error=ResultError)
+    bad = _non_finite(doc)
+    if bad:
+        raise ResultError(f"{path}: {bad}: expected a finite number, got a NaN or infinity")
+    return doc
+
+
+def _non_finite(doc, where="") -> str | None:
+    """The first field holding NaN or +-Infinity (json.loads accepts them; a sweep never writes them)."""
+    import math
+
+    if isinstance(doc, float):
+        return None if math.isfinite(doc) else (where or "(top level)")
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    for k, v in items:
+        bad = _non_finite(v, f"{where}.{k}" if where else str(k))
+        if bad:
+            return bad
+    return None
 
 
 def is_sweep(path: Path) -> bool:

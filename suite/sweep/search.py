@@ -174,11 +174,11 @@ class Sweep:
 
     def doc(self) -> dict:
         from suite import __version__
-        from suite.storage import metrics
-
         wl = self.workload
         points = [self.points[n] for n in sorted(self.points)]
-        demand = wl.batch_size * wl.record_length_bytes / wl.computation_time_s / metrics.MIB
+        from suite.sweep.sizing import demand_mib_s
+
+        demand = demand_mib_s(wl)
         return {
             "schema_version": 1, "suite_version": __version__, "workload": wl.name, "dlio_workload": wl.dlio_name,
             "accelerator": wl.accelerator, "mode": "find-max" if self.opts.find_max else "list",

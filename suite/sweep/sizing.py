@@ -15,8 +15,11 @@ from suite.storage import metrics
 MB = 1_000_000
 
 
-def demand_mib_s(workload) -> float:
-    """MiB/s one accelerator consumes at 100% AU (analytic)."""
+def demand_mib_s(workload) -> float | None:
+    """MiB/s one accelerator consumes at 100% AU (analytic); None without compute time (then
+    only the storage limits it: benchmarks run with train.computation_time=0)."""
+    if workload.computation_time_s <= 0:
+        return None
     return workload.batch_size * workload.record_length_bytes / workload.computation_time_s / metrics.MIB
 
 
@@ -44,6 +47,11 @@ def largest_at_threshold(doc: dict) -> int | None:
     return max(ok) if ok else None
 
 
+def _floor(x: float) -> int | None:
+    """floor(x), None past what is a count (1e308 MiB/s from a hostile sweep.json is infinity here)."""
+    return math.floor(x) if math.isfinite(x) else None
+
+
 def sweep_table(doc: dict, storage_nodes: int = 1) -> dict:
     """The sizing table of a sweep: per-accelerator demand (ceiling and analytic), the storage's
     sustained MiB/s, and accelerators per storage node for `storage_nodes` nodes."""
@@ -55,7 +63,7 @@ def sweep_table(doc: dict, storage_nodes: int = 1) -> dict:
     per_node = sustained / storage_nodes if sustained is not None else None
     return {
         "analytic_mib_s_per_accelerator": analytic,
-        "analytic_at_threshold_mib_s_per_accelerator": analytic * threshold,
+        "analytic_at_threshold_mib_s_per_accelerator": None if analytic is None else analytic * threshold,
         "ceiling_mib_s_per_accelerator": ceiling,
         "per_accelerator_from": "ceiling" if ceiling is not None else "analytic",
         "storage_sustained_mib_s": sustained,
@@ -63,8 +71,7 @@ def sweep_table(doc: dict, storage_nodes: int = 1) -> dict:
         "storage_nodes": storage_nodes,
         "storage_mib_s_per_node": per_node,
         # at the full demand (not x the threshold): conservative, as Dell's sizing tables are
-        "accelerators_per_storage_node": (math.floor(per_node / per_acc)
-                                          if per_node is not None and per_acc else None),
+        "accelerators_per_storage_node": _floor(per_node / per_acc) if per_node is not None and per_acc else None,
     }
 
 
@@ -80,8 +87,8 @@ def sizing(workload, accelerators: int, client_hosts: int, host_memory_bytes: in
     out = {
         "workload": workload.name, "accelerator": workload.accelerator, "accelerators": accelerators,
         "au_threshold_percentage": 100.0 * threshold,
-        "per_accelerator_mib_s": per, "total_mib_s": accelerators * per,
-        "total_at_threshold_mib_s": accelerators * per * threshold,
+        "per_accelerator_mib_s": per, "total_mib_s": None if per is None else accelerators * per,
+        "total_at_threshold_mib_s": None if per is None else accelerators * per * threshold,
         "ceiling_per_accelerator_mib_s": None, "ceiling_total_mib_s": None, "sweep": None,
         "datasize": ds.to_dict(),
     }

@@ -167,3 +167,61 @@ def chromium_dom(text: str, tmp_path) -> str:
              "--window-size=1280,2000", "--virtual-time-budget=5000", "--dump-dom"]
     return subprocess.run([browser, *flags, f"file://{probe}"], capture_output=True, text=True, timeout=120,
                           check=True).stdout
+
+
+# --------------------------------------------------------------------------- hostile sweep.json
+
+
+from hypothesis import given, settings, strategies as st   # noqa: E402
+
+
+def _number_paths(doc, where=()):
+    if isinstance(doc, bool):
+        return []
+    if isinstance(doc, (int, float)):
+        return [where]
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    return [p for k, v in items for p in _number_paths(v, (*where, k))]
+
+
+SWEEP_DOC = result.load(SWEEP)
+NUMBER_PATHS = _number_paths(SWEEP_DOC)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(NUMBER_PATHS), st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**20, 10**20)))
+def test_any_number_in_sweep_json_is_refused_in_one_line_or_sized(tmp_path_factory, where, value):
+    import copy
+    import json
+
+    from suite.errors import ResultError
+
+    doc = copy.deepcopy(SWEEP_DOC)
+    node = doc
+    for k in where[:-1]:
+        node = node[k]
+    node[where[-1]] = value
+    d = tmp_path_factory.mktemp("h")
+    (d / "sweep.json").write_text(json.dumps(doc))     # NaN/Infinity written as JSON's non-standard tokens
+    try:
+        loaded = result.load(d)
+    except ResultError as exc:
+        assert "\n" not in str(exc) and "sweep.json" in str(exc)
+        return
+    t = sizing.sweep_table(loaded, 3)                    # arithmetic on what the schema let through
+    assert t["storage_nodes"] == 3
+    result.knee(loaded["points"])
+
+
+def test_a_sweep_of_huge_numbers_still_reports(run_cli, tmp_path):
+    import json
+
+    doc = json.loads((SWEEP / "sweep.json").read_text())
+    for p in doc["points"]:
+        p["storage"]["mib_per_second"] = 1.7e308
+        p["ceiling"]["au_percentage"] = 1e308
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "sweep.json").write_text(json.dumps(doc))
+    code, out, err = run_cli("report", tmp_path / "s", "--out", tmp_path / "out")
+    assert code == 0, err
+    assert "index.html" in out
