@@ -6,6 +6,7 @@ Reads the sweep only through suite.sweep.result.load (sweep.json, schema-checked
 """
 
 from suite.report.content import Figures, Image, Page, Section, Table, Text, fmt
+from suite.sweep.result import FEW_STEPS
 
 
 def _pct(x) -> str:
@@ -83,15 +84,20 @@ def _curves(doc: dict) -> Section:
         st, ce = p["storage"] or {}, p["ceiling"] or {}
         mark = " ◀ departs" if p["accelerators"] == knee else ""
         rows.append([f"{p['accelerators']}{mark}", _pct(st.get("au_percentage")), fmt(st.get("samples_per_second")),
-                     fmt(st.get("mib_per_second")), _pct(ce.get("au_percentage")), fmt(ce.get("samples_per_second")),
+                     fmt(st.get("mib_per_second")), _ratio(st.get("throughput_to_demand")), fmt(st.get("steps_per_epoch")),
+                     _pct(ce.get("au_percentage")), fmt(ce.get("samples_per_second")),
                      fmt(ce.get("mib_per_second")),
                      "–" if p["storage_to_ceiling"] is None else f"{100 * p['storage_to_ceiling']:.1f} %",
                      fmt(st.get("meets_threshold")), st.get("error") or ce.get("error") or ""])
-    s.blocks.append(Table(["N", "storage AU", "storage samples/s", "storage MiB/s", "ceiling AU", "ceiling samples/s",
+    s.blocks.append(Table(["N", "storage AU", "storage samples/s", "storage MiB/s", "throughput / demand",
+                           "steps / epoch", "ceiling AU", "ceiling samples/s",
                            "ceiling MiB/s", "storage / ceiling", "meets threshold", "error"], rows,
                           f"Means over each point's runs. The knee: the first N where storage falls more than 5 % "
                           f"below the ceiling or below the {doc['au_threshold_percentage']:g} % threshold. "
-                          f"Demand line: N × batch × record length / computation time."))
+                          f"Demand line: N × batch × record length / computation time; throughput / demand: "
+                          f"samples/s over N × batch / computation time (every step counted, where AU leaves out "
+                          f"each epoch's first: with fewer than {FEW_STEPS} steps per epoch AU hides the wait "
+                          f"for data)."))
     return s
 
 

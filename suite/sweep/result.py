@@ -14,6 +14,7 @@ from suite.storage import metrics
 
 SWEEP_FILE = "sweep.json"
 SCHEMA = "sweep"
+FEW_STEPS = 20             # fewer steps per epoch: AU (first step excluded) hides the wait for the first batch
 DEPARTURE = 0.05           # storage below the ceiling by more than this (fraction of the ceiling) marks the knee
 CEILING_NOTE = ("ceiling: the dataset pre-read into the page cache, no cache drop (open division, --no-cache-drop): "
                 "the workload's demand on this host, not a storage measurement")
@@ -36,6 +37,7 @@ def run_numbers(doc: dict) -> dict:
     first = epochs[0] if epochs else {}
     later = epochs[1:]
     return {
+        "steps_per_epoch": first.get("steps"),
         "run_index": doc["run_index"], "status": doc["status"], "compliant": doc["compliance"]["compliant"],
         "au_percentage": m.get(metrics.AU_MEAN), "samples_per_second": m.get(metrics.SAMPLES_MEAN),
         "mib_per_second": m.get(metrics.IO_MEAN), "read_mib_per_second": m.get("throughput_mib_s"),
@@ -59,6 +61,7 @@ def point(results_dir: Path, sweep_dir: Path) -> dict:
         "results_dir": str(results_dir.relative_to(sweep_dir)) if results_dir.is_relative_to(sweep_dir)
         else str(results_dir),
         "runs": len(runs), "runs_complete": len(done),
+        "steps_per_epoch": min((r["steps_per_epoch"] for r in done if r["steps_per_epoch"] is not None), default=None),
         "au_percentage": _mean([r["au_percentage"] for r in done]),
         "au_per_run": [r["au_percentage"] for r in runs],
         "samples_per_second": _mean([r["samples_per_second"] for r in done]),
@@ -72,6 +75,19 @@ def point(results_dir: Path, sweep_dir: Path) -> dict:
         "first_epoch_mib_per_second": _mean([r["first_epoch_mib_per_second"] for r in done]),
         "later_epochs_mib_per_second": _mean([r["later_epochs_mib_per_second"] for r in done]),
     }
+
+
+def empty_point(results_dir: Path, sweep_dir: Path) -> dict:
+    """A point no run was made for (refused at this N): nothing measured, not meeting the threshold."""
+    pt = point(results_dir, sweep_dir) if results_dir.is_dir() else None
+    if pt is None:
+        keys = ("steps_per_epoch", "au_percentage", "samples_per_second", "mib_per_second", "read_mib_per_second",
+                "first_epoch_samples_per_second", "later_epochs_samples_per_second", "first_to_later_ratio",
+                "first_epoch_mib_per_second", "later_epochs_mib_per_second")
+        pt = {"results_dir": str(results_dir.relative_to(sweep_dir)) if results_dir.is_relative_to(sweep_dir)
+              else str(results_dir), "runs": 0, "runs_complete": 0, "au_per_run": [], "meets_threshold": False,
+              "compliant": False, **{k: None for k in keys}}
+    return pt
 
 
 def storage_to_ceiling(storage: dict | None, ceiling: dict | None):

@@ -117,15 +117,29 @@ class Sweep:
         try:
             launch.run(self.run_options(n, rdir, runs, kind == "ceiling"))
         except RunError as exc:                # a run that failed (OOM, a rank died): recorded, the sweep goes on
+            if "interrupted" in str(exc):      # SIGINT/SIGTERM: the user stops the sweep, not one point
+                self.save()
+                raise
             error = str(exc)
-        pt = result.point(rdir, self.dir) if rdir.is_dir() else None
-        if pt is None:
-            raise SuiteError(f"{rdir}: expected the run's results, got none")
-        pt.update(kind=kind, duration_s=time.time() - t0, error=error, load_average=os.getloadavg()[0])
+        except SuiteError as exc:              # refused at this N (a dataset too small for it): a miss
+            if not self.opts.find_max or n == self.opts.start:
+                raise
+            error = str(exc)
+        pt = result.point(rdir, self.dir) if rdir.is_dir() else result.empty_point(rdir, self.dir)
+        pt.update(kind=kind, duration_s=time.time() - t0, error=error, load_average=os.getloadavg()[0],
+                  throughput_to_demand=self.to_demand(n, pt["samples_per_second"]))
         if warmed is not None:
             pt["preread"] = warmed
         say(f"sweep: N={n} {kind}: " + describe(pt, self.threshold))
         return pt
+
+    def to_demand(self, n: int, samples_per_second):
+        """samples/s over what N accelerators consume at 100% AU (N x batch / compute time): the
+        utilisation the throughput shows, first steps included (AU excludes each epoch's first)."""
+        wl = self.workload
+        if samples_per_second is None or wl.computation_time_s <= 0:
+            return None
+        return samples_per_second / (n * wl.batch_size / wl.computation_time_s)
 
     @property
     def threshold(self) -> float:
@@ -136,7 +150,7 @@ class Sweep:
         entry = self.points.setdefault(n, {"accelerators": n, "storage": None, "ceiling": None,
                                            "storage_to_ceiling": None})
         entry["storage"] = self.measure(n, "storage", self.opts.runs)
-        if self.opts.ceiling:
+        if self.opts.ceiling and entry["storage"]["runs"]:     # a refused N has no files to pre-read
             entry["ceiling"] = self.measure(n, "ceiling", self.opts.runs)
         entry["storage_to_ceiling"] = result.storage_to_ceiling(entry["storage"], entry["ceiling"])
         self.save()
@@ -204,7 +218,11 @@ def describe(pt: dict, threshold: float) -> str:
     ok = "meets" if pt["meets_threshold"] else "BELOW"
     text = (f"AU {f(pt['au_percentage'], '.2f')}% ({ok} {threshold:g}%), {f(pt['samples_per_second'], ',.1f')} "
             f"samples/s, {f(pt['mib_per_second'], ',.1f')} MiB/s; first/later epoch "
-            f"{f(pt['first_to_later_ratio'], '.3f')}; {pt['duration_s']:.1f} s")
+            f"{f(pt['first_to_later_ratio'], '.3f')}; throughput / demand {f(pt['throughput_to_demand'], '.2f')}; "
+            f"{pt['steps_per_epoch']} steps/epoch; {pt['duration_s']:.1f} s")
+    if pt["steps_per_epoch"] is not None and pt["steps_per_epoch"] < result.FEW_STEPS:
+        text += (f"; NOTE: {pt['steps_per_epoch']} steps per epoch: AU leaves out each epoch's first step, so it "
+                 f"hides the wait for data; a larger dataset makes it mean more")
     return text + (f"; FAILED: {pt['error']}" if pt.get("error") else "")
 
 
