@@ -10,7 +10,7 @@ from suite.sweep.result import FEW_STEPS
 
 
 def _pct(x) -> str:
-    return "–" if x is None else f"{x:.2f} %"
+    return "–" if x is None else f"{x:.2f}\u00a0%"      # a no-break space: the number and its unit stay together
 
 
 def _ratio(x) -> str:
@@ -79,19 +79,20 @@ def _curves(doc: dict) -> Section:
         _image(s, "sweep-vs-n", sweep_plots.versus_n, doc,
                "MiB/s and AU vs accelerators: storage, page-cache ceiling, threshold")
     knee = (doc["knee"] or {}).get("accelerators")
+    ceiling = any(p["ceiling"] for p in doc["points"])      # no ceiling runs: no empty ceiling columns
     rows = []
     for p in doc["points"]:
         st, ce = p["storage"] or {}, p["ceiling"] or {}
         mark = " ◀ departs" if p["accelerators"] == knee else ""
         rows.append([f"{p['accelerators']}{mark}", _pct(st.get("au_percentage")), fmt(st.get("samples_per_second")),
-                     fmt(st.get("mib_per_second")), _ratio(st.get("throughput_to_demand")), fmt(st.get("steps_per_epoch")),
-                     _pct(ce.get("au_percentage")), fmt(ce.get("samples_per_second")),
-                     fmt(ce.get("mib_per_second")),
-                     "–" if p["storage_to_ceiling"] is None else f"{100 * p['storage_to_ceiling']:.1f} %",
-                     fmt(st.get("meets_threshold")), st.get("error") or ce.get("error") or ""])
+                     fmt(st.get("mib_per_second")), _ratio(st.get("throughput_to_demand")), fmt(st.get("steps_per_epoch"))]
+                    + ([_pct(ce.get("au_percentage")), fmt(ce.get("samples_per_second")), fmt(ce.get("mib_per_second")),
+                        _pct(None if p["storage_to_ceiling"] is None else 100 * p["storage_to_ceiling"])] * ceiling)
+                    + [fmt(st.get("meets_threshold")), st.get("error") or ce.get("error") or ""])
     s.blocks.append(Table(["N", "storage AU", "storage samples/s", "storage MiB/s", "throughput / demand",
-                           "steps / epoch", "ceiling AU", "ceiling samples/s",
-                           "ceiling MiB/s", "storage / ceiling", "meets threshold", "error"], rows,
+                           "steps / epoch"]
+                          + ["ceiling AU", "ceiling samples/s", "ceiling MiB/s", "storage / ceiling"] * ceiling
+                          + ["meets threshold", "error"], rows,
                           f"Means over each point's runs. The knee: the first N where storage falls more than 5 % "
                           f"below the ceiling or below the {doc['au_threshold_percentage']:g} % threshold. "
                           f"Demand line: N × batch × record length / computation time; throughput / demand: "
