@@ -13,6 +13,10 @@ def _pct(x) -> str:
     return "–" if x is None else f"{x:.2f}\u00a0%"      # a no-break space: the number and its unit stay together
 
 
+def _frac(x) -> str:
+    return "–" if x is None else f"{100 * x:.0f}\u00a0%"
+
+
 def _ratio(x) -> str:
     return "–" if x is None else f"{x:.3f}"
 
@@ -68,6 +72,13 @@ def _headline(doc: dict, table: dict) -> Section:
                          + (f"; params {', '.join(doc['params'])}" if doc["params"] else "") + "."))
     if doc["ceiling"]:
         s.blocks.append(Text(f"Open-division measurement: {doc['ceiling_note']}."))
+        cached = [(p["accelerators"], p["ceiling"]["preread"]) for p in doc["points"]
+                  if p["ceiling"] and p["ceiling"].get("preread")]
+        if cached:
+            s.blocks.append(Text("Dataset in the page cache for the ceiling runs (after the pre-read → after the run; "
+                                 "below 95 %, something dropped it and the ceiling read from storage too): " + "; ".join(
+                                     f"N={n} {_frac(c.get('resident_fraction'))} → {_frac(c.get('resident_fraction_after'))}"
+                                     for n, c in cached) + "."))
     return s
 
 

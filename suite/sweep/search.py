@@ -126,6 +126,12 @@ class Sweep:
                 raise
             error = str(exc)
         pt = result.point(rdir, self.dir) if rdir.is_dir() else result.empty_point(rdir, self.dir)
+        if warmed is not None:    # still cached after the run? a cache drop elsewhere makes it a storage run
+            warmed["resident_fraction_after"] = cache.resident_fraction(paths)
+            low = [f for f in (warmed["resident_fraction"], warmed["resident_fraction_after"]) if f is not None and f < 0.95]
+            if low:
+                say(f"sweep: N={n} ceiling: NOTE: only {100 * min(low):.0f}% of the dataset was in the page cache "
+                    f"(a cache drop by another process, or memory pressure): this ceiling read from storage too")
         pt.update(kind=kind, duration_s=time.time() - t0, error=error, load_average=os.getloadavg()[0],
                   throughput_to_demand=self.to_demand(n, pt["samples_per_second"]))
         if warmed is not None:

@@ -26,6 +26,7 @@ def test_sweep_report_has_curves_epochs_sizing_and_probes(run_cli, tmp_path):
     doc = result.load(SWEEP)
     assert page.count("data:image/png;base64,") == 2 and "<script" not in page
     assert "Open-division measurement: ceiling: the dataset pre-read into the page cache" in page
+    assert "Dataset in the page cache for the ceiling runs" in page
     knee = doc["knee"]["accelerators"]
     assert f"<td>{knee} ◀ departs</td>" in page and doc["knee"]["reason"] in page
     # the sizing table is sizing.sweep_table's, for the node count given

@@ -84,6 +84,7 @@ def test_find_max_with_ceiling_confirms_with_five_runs(run_cli, tiny_data, tmp_p
         # the ceiling read the storage run's files into the page cache, and ran without a drop, open
         assert ce["preread"]["bytes"] == sum(f.stat().st_size for f in (tiny_data / "train").iterdir())
         assert ce["preread"]["resident_fraction"] == pytest.approx(1.0, abs=0.05)
+        assert 0 <= ce["preread"]["resident_fraction_after"] <= 1
         run = files.load_json(out / ce["results_dir"] / "run-1" / "results.json", schema="results")
         assert run["division"] == "open" and run["enforcement"]["cache_drop"]["attempted"] is False
         run = files.load_json(out / st["results_dir"] / "run-1" / "results.json", schema="results")
