@@ -118,6 +118,8 @@ def load(path: Path) -> dict:
     path = Path(path)
     if path.is_dir():
         path = path / SWEEP_FILE
+    if path.is_symlink():       # results come from other parties: never read through a link
+        raise ResultError(f"{path}: expected a regular file, got a symbolic link")
     doc = files.load_json(path, schema=SCHEMA, error=ResultError)
     bad = _non_finite(doc)
     if bad:

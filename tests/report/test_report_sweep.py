@@ -214,6 +214,14 @@ def test_any_number_in_sweep_json_is_refused_in_one_line_or_sized(tmp_path_facto
     result.knee(loaded["points"])
 
 
+def test_a_linked_sweep_json_is_refused(run_cli, tmp_path):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "sweep.json").symlink_to(SWEEP / "sweep.json")
+    code, _, err = run_cli("report", tmp_path / "s", "--out", tmp_path / "out")
+    assert code == 2 and "expected a regular file, got a symbolic link" in err
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_sweep_of_huge_numbers_still_reports(run_cli, tmp_path):
     import json
 

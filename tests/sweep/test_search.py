@@ -111,6 +111,11 @@ def test_a_list_sweep_writes_one_point_per_n_in_order(run_cli, tiny_data, tmp_pa
     (["--accelerators", "1,1"], "expected each accelerator count once"),
     (["--accelerators", "1,x"], "expected a positive integer, got 'x'"),
     (["--find-max", "--runs", "3"], "invalid choice: 3"),
+    (["--accelerators", "0,2"], "expected a positive integer up to"),
+    (["--accelerators", "1,,2"], "expected a positive integer, got ''"),
+    (["--accelerators", "9" * 400], "expected a positive integer up to"),
+    (["--accelerators", ",".join(map(str, range(1, 70)))], "expected at most 64 accelerator counts, got 69"),
+    (["--find-max", "--max-accelerators", "-1"], "expected a positive integer"),
 ])
 def test_bad_input_is_one_line_exit_2(run_cli, tmp_path, argv, needle):
     code, out, err = run_cli("sweep", "--workload", "resnet50", "--results-dir", tmp_path / "s", *argv)
