@@ -466,7 +466,7 @@ def _args_report(sub) -> None:
     p = sub.add_parser("report", help="an HTML page (+ Markdown, CSV, parquet) of storage or TPCx-AI results",
                        description="Writes index.html (self-contained), report.md, plots/*.png, runs.csv and "
                                    "runs.parquet (and use_cases.* for TPCx-AI) into --out, and nowhere else.")
-    p.add_argument("path", type=Path, metavar="PATH", help="results directory, or TPCx-AI FDR data file")
+    p.add_argument("path", type=Path, metavar="PATH", help="results directory, a `suite sweep` dir, or TPCx-AI FDR data file")
     p.add_argument("--out", type=Path, required=True, metavar="DIR",
                    help="directory to write the report into: new, empty, or an earlier report (replaced whole)")
     p.add_argument("--force", action="store_true", help="replace a non-empty --out that is not an earlier report")

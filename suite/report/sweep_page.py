@@ -26,7 +26,7 @@ def build(doc: dict, path, storage_nodes: int = 1) -> Page:
 
     title = f"{doc['workload']} {doc['accelerator']} sweep: accelerators vs storage"
     table = sizing.sweep_table(doc, storage_nodes)
-    sections = [_headline(doc, table), _curves(doc), _epochs(doc), _sizing(doc, table)]
+    sections = [_headline(doc, table), _curves(doc), _sizing(doc, table), _epochs(doc)]
     if doc["probes"] or doc["confirmations"]:
         sections.append(_probes(doc))
     page = Page(title=title, subtitle=str(path), sections=sections)
@@ -94,7 +94,7 @@ def _curves(doc: dict) -> Section:
     rows = []
     for p in doc["points"]:
         st, ce = p["storage"] or {}, p["ceiling"] or {}
-        mark = " ◀ departs" if p["accelerators"] == knee else ""
+        mark = "\u00a0◀" if p["accelerators"] == knee else ""
         rows.append([f"{p['accelerators']}{mark}", _pct(st.get("au_percentage")), fmt(st.get("samples_per_second")),
                      fmt(st.get("mib_per_second")), _ratio(st.get("throughput_to_demand")), fmt(st.get("steps_per_epoch"))]
                     + ([_pct(ce.get("au_percentage")), fmt(ce.get("samples_per_second")), fmt(ce.get("mib_per_second")),
@@ -104,7 +104,7 @@ def _curves(doc: dict) -> Section:
                            "steps / epoch"]
                           + ["ceiling AU", "ceiling samples/s", "ceiling MiB/s", "storage / ceiling"] * ceiling
                           + ["meets threshold", "error"], rows,
-                          f"Means over each point's runs. The knee: the first N where storage falls more than 5 % "
+                          f"Means over each point's runs. ◀ the knee: the first N where storage falls more than 5 % "
                           f"below the ceiling or below the {doc['au_threshold_percentage']:g} % threshold. "
                           f"Demand line: N × batch × record length / computation time; throughput / demand: "
                           f"samples/s over N × batch / computation time (every step counted, where AU leaves out "

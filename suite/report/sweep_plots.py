@@ -42,7 +42,7 @@ def versus_n(doc: dict) -> bytes:
     demand = doc["demand_mib_per_second_per_accelerator"]
     if ns and demand is not None:
         ax1.plot([0, max(ns)], [0, max(ns) * demand], color=DEMAND, linewidth=1, linestyle=":",
-                 label=f"demand: N x {demand:,.0f} MiB/s")
+                 label=f"demand: N x {demand:,.3g} MiB/s")
     ax1.set_ylabel("MiB/s (samples/s × record length)")
     ax1.set_ylim(bottom=0)
     ax1.set_title("Throughput vs accelerators", fontsize=11)
