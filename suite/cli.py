@@ -245,7 +245,13 @@ def cmd_report(args) -> int:
         try:
             from suite.report import content, export
 
-            if kind == "tpcx-ai":
+            from suite.sweep import result as sweep_result
+
+            if sweep_result.is_sweep(path):      # a `suite sweep` dir (or its sweep.json): the sweep page
+                from suite.report import sweep_page
+
+                page = sweep_page.build(sweep_result.load(path), path, args.storage_nodes)
+            elif kind == "tpcx-ai":
                 data = fdr.load(path)
                 page = content.build_tpcxai(data, data.compute())
             else:
@@ -337,6 +343,36 @@ def cmd_engine(args) -> int:
     return engine_cli.run(args)
 
 
+def cmd_sweep(args) -> int:
+    from suite.sweep import search
+
+    if bool(args.accelerators) == bool(args.find_max):
+        raise SuiteError("--accelerators/--find-max: expected one of them (a list of N, or a search for the "
+                         f"largest N at the AU threshold), got {'both' if args.find_max else 'neither'}")
+    return search.run(search.SweepOptions(
+        workload=args.workload, accelerator_type=args.accelerator_type, accelerators=args.accelerators,
+        find_max=args.find_max, ceiling=args.ceiling, data_dir=args.data_dir, results_dir=args.results_dir,
+        runs=args.runs, start=args.start, max_accelerators=args.max_accelerators, memory_limit=args.memory_limit,
+        division=args.division, ruleset=args.ruleset, params=args.param or [],
+        allow_no_cache_drop=args.allow_no_cache_drop))
+
+
+def cmd_sizing(args) -> int:
+    from suite.report import sweep_text
+    from suite.storage import workloads
+    from suite.storage.dlio_output import mem_total_bytes
+    from suite.sweep import result, sizing
+
+    doc = result.load(args.source) if args.source else None
+    # a sweep run with --param (a smaller record, another compute time): size with the same workload
+    params = workloads.parse_params(doc["params"]) if doc else {}
+    workload = workloads.resolve(args.workload, args.accelerator_type, params)
+    memory = args.host_memory or mem_total_bytes()
+    out = sizing.sizing(workload, args.accelerators, args.client_hosts, memory, args.ruleset, doc)
+    print(sweep_text.sizing(out, args.host_memory is None))
+    return ExitCode.OK
+
+
 def cmd_submission(args) -> int:
     from suite.submission import cli as submission_cli
 
@@ -353,6 +389,8 @@ COMMANDS = {
     "report": cmd_report,
     "submission": cmd_submission,
     "engine": cmd_engine,
+    "sweep": cmd_sweep,
+    "sizing": cmd_sizing,
 }
 
 # --------------------------------------------------------------------------- parser
@@ -374,6 +412,8 @@ def build_parser() -> argparse.ArgumentParser:
     _args_metrics(sub)
     _args_report(sub)
     _args_check(sub)
+    _args_sweep(sub, names)
+    _args_sizing(sub, names)
     from suite.submission import cli as submission_cli  # its own options, in its own package
 
     submission_cli.add_parser(sub)
@@ -486,10 +526,12 @@ def _args_report(sub) -> None:
     p = sub.add_parser("report", help="an HTML page (+ Markdown, CSV, parquet) of storage or TPCx-AI results",
                        description="Writes index.html (self-contained), report.md, plots/*.png, runs.csv and "
                                    "runs.parquet (and use_cases.* for TPCx-AI) into --out, and nowhere else.")
-    p.add_argument("path", type=Path, metavar="PATH", help="results directory, or TPCx-AI FDR data file")
+    p.add_argument("path", type=Path, metavar="PATH", help="results directory, a `suite sweep` dir, or TPCx-AI FDR data file")
     p.add_argument("--out", type=Path, required=True, metavar="DIR",
                    help="directory to write the report into: new, empty, or an earlier report (replaced whole)")
     p.add_argument("--force", action="store_true", help="replace a non-empty --out that is not an earlier report")
+    p.add_argument("--storage-nodes", type=positive_int, default=1, metavar="K",
+                   help="a sweep's sizing table: accelerators per storage node for K storage nodes (default 1)")
 
 
 def _args_check(sub) -> None:
@@ -502,6 +544,54 @@ def _args_check(sub) -> None:
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--output", metavar="FILE", default=None,
                    help="write the report to FILE (atomically) instead of stdout")
+
+
+def accelerator_list(text: str) -> list[int]:
+    """"1,2,4,8": positive counts, each once, in the order given."""
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) > 64:
+        raise argparse.ArgumentTypeError(f"expected at most 64 accelerator counts, got {len(parts)}")
+    values = [positive_int(p) for p in parts]
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(f"expected each accelerator count once, got {text!r}")
+    return values
+
+
+def _args_sweep(sub, names) -> None:
+    p = sub.add_parser("sweep", help="suite run over accelerator counts: throughput and AU vs N, find the maximum N",
+                       description="Run the workload for each N (cache drop before each run, memory cgroup as "
+                                   "configured) into one sweep dir with sweep.json; --find-max searches for the "
+                                   "largest N at the AU threshold (doubling, then bisection) and confirms it with "
+                                   "5 runs; --ceiling adds a page-cache run per N (open division). "
+                                   "`suite report SWEEP_DIR` draws it.")
+    _workload_args(p, names)
+    p.add_argument("--accelerators", type=accelerator_list, metavar="N,N,...", help="the counts to run, e.g. 1,2,4,8")
+    p.add_argument("--find-max", action="store_true", help="search for the largest N with AU >= the threshold")
+    p.add_argument("--start", type=positive_int, default=1, help="--find-max: the first N probed (default 1)")
+    p.add_argument("--max-accelerators", type=positive_int, default=64, help="--find-max: never probe past this")
+    p.add_argument("--ceiling", action="store_true",
+                   help="also run each N from the page cache (dataset pre-read, no drop; open division)")
+    p.add_argument("--data-dir", help="the dataset (suite datagen); omitted: the embedded miniature")
+    p.add_argument("--results-dir", help="the sweep dir (new or empty); default ./results/<workload>-sweep-<UTC time>")
+    p.add_argument("--runs", type=positive_int, choices=[1, 5], default=1, help="runs per N (default 1)")
+    p.add_argument("--memory-limit", type=size, default=None, help="as for suite run")
+    p.add_argument("--division", choices=["closed", "open"], default="closed")
+    p.add_argument("--ruleset", choices=RULESETS, default=None)
+    p.add_argument("--param", action="append", metavar="KEY=VALUE", help="workload override (repeatable)")
+    p.add_argument("--allow-no-cache-drop", action="store_true", help="as for suite run (non-compliant)")
+
+
+def _args_sizing(sub, names) -> None:
+    p = sub.add_parser("sizing", help="storage bandwidth and dataset size for N accelerators",
+                       description="The MiB/s N accelerators demand (batch x record length / computation time; "
+                                   "and from a sweep's page-cache ceiling with --from) and the dataset the "
+                                   "dataset-size rules demand for N, as one short table.")
+    _workload_args(p, names)
+    p.add_argument("--accelerators", type=positive_int, required=True)
+    p.add_argument("--from", dest="source", type=Path, metavar="SWEEP", help="a sweep dir or its sweep.json")
+    p.add_argument("--client-hosts", type=positive_int, default=1)
+    p.add_argument("--host-memory", type=size, default=None, help="per host (default: this host's MemTotal)")
+    p.add_argument("--ruleset", choices=RULESETS, default=None)
 
 
 def main(argv=None) -> int:

@@ -15,7 +15,7 @@ benchmark  runs.count, single_run, warmup.present, submission, system.{file,name
            problems.{unreadable,links,dir_links}
 run        hosts.start_s, summaries.count, accelerators.uneven, dataset.{required_files_tolerant,size_basis}
            (suite.check.dataset), dataset.{num_files_train,required_files,host_memory_bytes,
-           accelerators,host_memory_zero_entries,required_files_steps (without host memory)}
+           accelerators,host_memory_gib_entries,required_files_steps (without host memory)}
 host       run.summaries (a run's summaries: rank 0's alone on multi-host v1.0), files.{summary,overrides,config,per_epoch,results}, summary.* (summary.json),
            results.* (our results.json), per_epoch.epochs, overrides.workload, overrides.params,
            params.<section.key> (override, else config.yaml), config.differences (config.yaml's values
@@ -297,9 +297,8 @@ def run_scope(b: layout.Benchmark, run: layout.Run, params: dict | None = None,
             facts["dataset.num_files_train"] = min(files_train)
             sources["dataset.num_files_train"] = (spath, "num_files_train")
         mem = [h.summary.get("host_memory_GB") for h, _ in summaries]
-        facts["dataset.host_memory_zero_entries"] = sum(
-            1 for m in mem if isinstance(m, list) for x in m if isinstance(x, (int, float)) and x == 0)
-        sources["dataset.host_memory_zero_entries"] = (spath, "host_memory_GB (entries equal to 0)")
+        facts["dataset.host_memory_gib_entries"] = [x for m in mem if isinstance(m, list) for x in m]   # one per host
+        sources["dataset.host_memory_gib_entries"] = (spath, "host_memory_GB")
         total, hosts, source = dataset_facts.memory([s for _, s in summaries],
                                                     [h.results for h in run.hosts if isinstance(h.results, dict)],
                                                     documented_limit, system_path)

@@ -27,9 +27,10 @@ p { margin:6px 0; }
 .figure .value { font-size:21px; font-weight:650; margin:2px 0; font-variant-numeric:tabular-nums; }
 .figure .note { color:var(--muted); font-size:12px; }
 table { border-collapse:collapse; width:100%; margin:8px 0; font-size:13.5px; }
-th, td { text-align:left; padding:5px 10px; border-bottom:1px solid var(--line); vertical-align:top; }
-th { background:#f0f2f5; font-weight:600; }
-td:first-child { white-space:nowrap; }
+th, td { text-align:left; padding:5px 10px; border-bottom:1px solid var(--line); vertical-align:top;
+         overflow-wrap:anywhere; }  /* a long path or message wraps inside its cell, never past the page */
+th { background:#f0f2f5; font-weight:600; overflow-wrap:normal; }   /* headers break between words only */
+td:first-child { min-width:6ch; }
 td.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
 img { max-width:100%; height:auto; display:block; margin:10px 0; }
 .verdict { display:inline-block; padding:3px 12px; border-radius:12px; font-weight:650; font-size:14px;

@@ -35,8 +35,23 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
+def au_axis(values: list, threshold: float | None) -> tuple[float, float]:
+    """AU % axis limits around the values and the threshold line (cosmoflow's runs at its 70%
+    threshold, not a fixed 85-100 % band), a margin each side, never below 0 or far above 100."""
+    pts = [v for v in values if v is not None] + ([threshold] if threshold is not None else [])
+    if not pts:
+        return 0.0, 100.5
+    low, high = min(pts), max(pts)
+    pad = max(3.0, 0.15 * (high - low))
+    return max(0.0, low - pad), min(high + pad, 100.5 if high <= 100 else high + pad)
+
+
 def storage_runs(bench: dict) -> bytes:
     """Per run: samples/s with its stdev over epochs, and AU % (mean ± stdev)."""
+    return _png(storage_runs_figure(bench))
+
+
+def storage_runs_figure(bench: dict):
     from suite.report.escape import terminal
 
     runs = [r for r in bench["runs"] if r["samples_per_second"] is not None]
@@ -68,12 +83,13 @@ def storage_runs(bench: dict) -> bytes:
     for ax in (ax1, ax2):
         ax.set_xlim(-0.6, len(runs) - 0.4)
     threshold = bench.get("au_threshold_percentage")
-    low = min(au + ([threshold] if threshold else [])) if au else 0
-    ax2.set_ylim(max(0.0, low - 5), 100.5)
+    stdev = [r["au_stdev_percentage"] or 0 for r in runs]
+    ax2.set_ylim(*au_axis([a - s for a, s in zip(au, stdev) if a is not None]
+                          + [a + s for a, s in zip(au, stdev) if a is not None], threshold))
     if threshold:
         ax2.axhline(threshold, color="#b5443a", linewidth=1, linestyle=":", label=f"threshold {threshold:g} %")
         ax2.legend(loc="lower right", fontsize=8)
-    return _png(fig)
+    return fig
 
 
 def _all_runs_line(ax, lists, color) -> None:

@@ -10,6 +10,7 @@ A rule file:
         field: runs.count              # a fact name (see suite/check/facts.py)
         op: eq                         # from the closed registry OPS below
         value: {param: runs_required}  # literal | {fact: name} | {param: name} | {params: [a, b]}
+                                       # (+ rel/abs for op close, of/say for op none_equal)
         when: {field: single_run, op: eq, value: false}   # optional precondition(s)
         severity: error                # info | warning | error
         effect: invalid                # closed | open | invalid: what the result still qualifies for
@@ -40,7 +41,8 @@ RULE_KEYS = {"id", "applies_to", "field", "op", "value", "when", "severity", "ef
              "guideline"}
 REQUIRED_KEYS = ("id", "applies_to", "field", "op", "severity", "effect", "message")
 FILE_KEYS = {"schema_version", "description", "extends", "params", "rules"}
-VALUE_KEYS = {"fact", "param", "params", "value", "rel", "abs"}
+VALUE_KEYS = {"fact", "param", "params", "value", "rel", "abs", "of", "say"}
+WORDS_KEYS = ("of", "say")     # none_equal's words: "12 of 16 <of> <say>" (hosts / report 0 GiB memory)
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
@@ -118,7 +120,7 @@ def resolve(value, scope: Scope, params: dict):
     """(value, options) for a rule's `value`; value None means 'cannot compare here'."""
     if not isinstance(value, dict):
         return value, {}
-    opts = {k: value[k] for k in ("rel", "abs") if k in value}
+    opts = {k: value[k] for k in ("rel", "abs", *WORDS_KEYS) if k in value}
     if "fact" in value:
         return scope.get(value["fact"]), opts
     if "param" in value:
@@ -171,6 +173,8 @@ def _check_value(value, where: str, op: str, params: dict | None = None):
             raise RuleError(f"{where}: value: expected exactly one of fact, param, params, value, got {refs or 'none'}")
         if ("rel" in value or "abs" in value) and op != "close":
             raise RuleError(f"{where}: value: expected rel/abs only with op close, got op {op}")
+        if any(k in value for k in WORDS_KEYS) and op != "none_equal":
+            raise RuleError(f"{where}: value: expected of/say only with op none_equal, got op {op}")
     if op == "range" and not (isinstance(value, list) and len(value) == 2):
         raise RuleError(f"{where}: value: expected [low, high] for op range, got {value!r}")
     if op == "schema":

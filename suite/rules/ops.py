@@ -186,6 +186,18 @@ def op_spread_max(a, v, o):
     return _one(spread <= v, f"a spread <= {v!r}", spread)
 
 
+def op_none_equal(a, v, o):
+    """No element of a list equals v. One violation for the list, in words a reviewer reads once:
+    "12 of 16 hosts report 0 GiB memory" (options `of`: what the elements are, `say`: what the
+    bad ones do; plain "entries" / "equal to v" without them)."""
+    if not isinstance(a, (list, tuple)):
+        return []
+    vals = _values(a)
+    bad = sum(1 for x in vals if is_number(x) and x == v)
+    of, say = o.get("of", "entries"), o.get("say", f"equal to {v!r}")
+    return _one(bad == 0, f"no {of} that {say}", f"{bad} of {len(vals)} {of} {say}")
+
+
 def op_schema(a, v, o):
     return [Violation("valid", e.split(": ", 1)[1] if ": " in e else e, field_suffix="",
                       field=e.split(": ", 1)[0] if ": " in e else None)
@@ -197,5 +209,6 @@ OPS = {
     "range": op_range, "exists": op_exists, "count": op_count, "count_min": op_count_min,
     "count_max": op_count_max, "close": op_close, "all_in": op_all_in, "empty": op_empty,
     "all_equal": op_all_equal, "increasing": op_increasing, "spread_max": op_spread_max, "schema": op_schema,
+    "none_equal": op_none_equal,
 }
 EVALUATED_WHEN_MISSING = {"exists"}

@@ -158,6 +158,8 @@ def chromium_render(page: Path, tmp_path: Path):
                                              "document.body.dataset.images=imgs.length;"
                                              "document.body.dataset.broken=imgs.filter(i=>!(i.complete&&i.naturalWidth>0)).length;"
                                              "document.body.dataset.sections=document.querySelectorAll('section').length;"
+                                             "document.body.dataset.overflow=document.documentElement.scrollWidth"
+                                             "-document.documentElement.clientWidth;"
                                              "});</script></body>"))
     subprocess.run([str(REPO / "tools" / "render-page.sh"), str(page), str(shot)], check=True, timeout=180)
     dom_shot = tmp_path / "probe.png"

@@ -210,3 +210,20 @@ def test_when_and_missing_fields_skip_the_rule():
     assert not rules.applies(rule, Scope("host", "/", {"a": 1, "b": False}), {})
     assert not rules.applies(rule, Scope("host", "/", {"a": 1}), {})
     assert rules.violations(rule, Scope("host", "/", {}), {}) is None
+
+
+def test_none_equal_says_how_many_of_how_many_in_words():
+    v = viol("none_equal", [0, 128.0, 0.0, 256], 0, of="hosts", say="report 0 GiB memory")
+    assert len(v) == 1 and v[0].expected == "no hosts that report 0 GiB memory"
+    assert v[0].actual == "2 of 4 hosts report 0 GiB memory"
+    assert viol("none_equal", [Item(1.0, "p"), Item(2.0, "p")], 0) == []
+    assert viol("none_equal", [0, 1], 0)[0].actual == "1 of 2 entries equal to 0"
+    assert viol("none_equal", "not a list", 0) == [] and viol("none_equal", [False, "0"], 0) == []
+
+
+def test_words_only_with_none_equal(rule_tree):
+    rule_tree("vw/common.yaml", {"schema_version": 1, "rules": [
+        {"id": "r-one", "applies_to": "run", "field": "x", "op": "eq", "value": {"value": 0, "of": "hosts"},
+         "severity": "error", "effect": "invalid", "message": "m"}]})
+    with pytest.raises(RuleError, match="r-one: value: expected of/say only with op none_equal, got op eq"):
+        rules.load("vw", None, None)

@@ -1,0 +1,277 @@
+"""`suite sweep`: `suite run` once per accelerator count N, in this process (storage.run.launch),
+into one sweep dir: N<n>-storage/ (cache dropped before each run, the memory cgroup as
+configured), N<n>-ceiling/ with --ceiling (suite.sweep.ceiling), N<n>-confirm/ for --find-max's
+answer, and sweep.json (suite.sweep.result), rewritten after every point so an interrupted sweep
+keeps what it measured.
+
+--find-max: doubling from --start while every run of a probe meets the AU threshold, then
+bisection between the last N that met it and the first that did not; each probe is recorded; the
+answer is run again with 5 runs (what the rules need for a submission) and stepped down by one
+when those do not all meet the threshold.
+"""
+
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from suite.errors import RunError, SuiteError
+from suite.sweep import result
+
+CONFIRM_RUNS = 5            # runs_required of the rules: the confirmed answer is a submittable benchmark
+CONFIRM_ATTEMPTS = 3        # step down at most this many times when the confirmation misses the threshold
+
+
+@dataclass
+class SweepOptions:
+    workload: str
+    accelerator_type: str = "h100"
+    accelerators: list | None = None      # the N to run; None with find_max
+    find_max: bool = False
+    ceiling: bool = False
+    data_dir: str | None = None
+    results_dir: str | None = None
+    runs: int = 1                         # runs per point (probes too)
+    start: int = 1                        # find-max's first probe
+    max_accelerators: int = 64            # find-max never probes past this
+    confirm_runs: int = CONFIRM_RUNS
+    memory_limit: int | None = None
+    division: str = "closed"
+    ruleset: str | None = None
+    params: list = field(default_factory=list)
+    allow_no_cache_drop: bool = False
+
+
+def say(*parts) -> None:
+    print(*parts, flush=True)
+
+
+def find_max(probe, start: int, limit: int) -> int:
+    """The largest N in 1..limit with probe(N, phase) true, assuming it holds up to some N and
+    fails past it: doubling from `start`, then bisection. 0 when even N = 1 fails."""
+    good, bad = 0, None
+    n = max(1, min(start, limit))
+    while True:
+        if probe(n, "doubling"):
+            good = n
+            if n >= limit:
+                return good
+            n = min(2 * n, limit)
+        else:
+            bad = n
+            break
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if probe(mid, "bisection"):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+class Sweep:
+    """One sweep dir and its sweep.json, filled point by point."""
+
+    def __init__(self, opts: SweepOptions):
+        from suite.storage import workloads
+
+        self.opts = opts
+        self.workload = workloads.resolve(opts.workload, opts.accelerator_type, workloads.parse_params(opts.params))
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        self.dir = Path(opts.results_dir or Path("results") / f"{self.workload.dlio_name}-sweep-{stamp}")
+        self.points: dict[int, dict] = {}
+        self.probes: list[dict] = []
+        self.confirmations: list[dict] = []
+        self.answer = None
+        self.t0 = time.time()
+        self.load0 = list(os.getloadavg())
+
+    # ------------------------------------------------------------------ runs
+
+    def run_options(self, n: int, results_dir: Path, runs: int, ceiling: bool):
+        from suite.storage.run.prepare import Options
+
+        o = self.opts
+        return Options(workload=o.workload, accelerators=n, accelerator_type=o.accelerator_type,
+                       data_dir=o.data_dir, results_dir=str(results_dir), runs=runs, memory_limit=o.memory_limit,
+                       division="open" if ceiling else o.division, ruleset=o.ruleset, params=list(o.params),
+                       allow_no_cache_drop=o.allow_no_cache_drop, no_cache_drop=ceiling)
+
+    def measure(self, n: int, kind: str, runs: int) -> dict:
+        """One `suite run` at N into N<n>-<kind>[-k]/; its point (with an error when it failed)."""
+        from suite.storage.run import launch
+        from suite.sweep import ceiling as cache
+
+        rdir = self.dir / f"N{n}-{kind}"
+        k = 2
+        while rdir.exists():                   # a second confirmation at the same N
+            rdir, k = self.dir / f"N{n}-{kind}-{k}", k + 1
+        t0, error, warmed = time.time(), None, None
+        if kind == "ceiling":
+            paths = cache.plan_files(self.dir / f"N{n}-storage")
+            nbytes, secs = cache.preread(paths)
+            warmed = {"bytes": nbytes, "duration_s": secs, "resident_fraction": cache.resident_fraction(paths)}
+            say(f"sweep: N={n} ceiling: {nbytes / 1024**3:.2f} GiB pre-read into the page cache in {secs:.1f} s")
+        say(f"sweep: N={n} {kind}: {runs} run(s) -> {rdir}")
+        try:
+            launch.run(self.run_options(n, rdir, runs, kind == "ceiling"))
+        except RunError as exc:                # a run that failed (OOM, a rank died): recorded, the sweep goes on
+            if "interrupted" in str(exc):      # SIGINT/SIGTERM: the user stops the sweep, not one point
+                self.save()
+                raise
+            error = str(exc)
+        except SuiteError as exc:              # refused at this N (a dataset too small for it): a miss
+            if not self.opts.find_max or n == self.opts.start:
+                raise
+            error = str(exc)
+        pt = result.point(rdir, self.dir) if rdir.is_dir() else result.empty_point(rdir, self.dir)
+        if warmed is not None:    # still cached after the run? a cache drop elsewhere makes it a storage run
+            warmed["resident_fraction_after"] = cache.resident_fraction(paths)
+            low = [f for f in (warmed["resident_fraction"], warmed["resident_fraction_after"]) if f is not None and f < 0.95]
+            if low:
+                say(f"sweep: N={n} ceiling: NOTE: only {100 * min(low):.0f}% of the dataset was in the page cache "
+                    f"(a cache drop by another process, or memory pressure): this ceiling read from storage too")
+        pt.update(kind=kind, duration_s=time.time() - t0, error=error, load_average=os.getloadavg()[0],
+                  throughput_to_demand=self.to_demand(n, pt["samples_per_second"]))
+        if warmed is not None:
+            pt["preread"] = warmed
+        say(f"sweep: N={n} {kind}: " + describe(pt, self.threshold))
+        return pt
+
+    def to_demand(self, n: int, samples_per_second):
+        """samples/s over what N accelerators consume at 100% AU (N x batch / compute time): the
+        utilisation the throughput shows, first steps included (AU excludes each epoch's first)."""
+        wl = self.workload
+        if samples_per_second is None or wl.computation_time_s <= 0:
+            return None
+        return samples_per_second / (n * wl.batch_size / wl.computation_time_s)
+
+    @property
+    def threshold(self) -> float:
+        return 100.0 * self.workload.au_threshold
+
+    def point(self, n: int) -> dict:
+        """Storage (and ceiling) at N, recorded in sweep.json."""
+        entry = self.points.setdefault(n, {"accelerators": n, "storage": None, "ceiling": None,
+                                           "storage_to_ceiling": None})
+        entry["storage"] = self.measure(n, "storage", self.opts.runs)
+        if self.opts.ceiling and entry["storage"]["runs"]:     # a refused N has no files to pre-read
+            entry["ceiling"] = self.measure(n, "ceiling", self.opts.runs)
+        entry["storage_to_ceiling"] = result.storage_to_ceiling(entry["storage"], entry["ceiling"])
+        self.save()
+        return entry
+
+    def probe(self, n: int, phase: str) -> bool:
+        entry = self.point(n)
+        s = entry["storage"]
+        self.probes.append({"accelerators": n, "phase": phase, "au_percentage": s["au_percentage"],
+                            "meets_threshold": s["meets_threshold"], "results_dir": s["results_dir"],
+                            "error": s["error"]})
+        self.save()
+        return s["meets_threshold"]
+
+    def confirm(self, best: int) -> None:
+        """5 runs at the answer; one step down (at most CONFIRM_ATTEMPTS times) while they miss."""
+        n = best
+        for _ in range(CONFIRM_ATTEMPTS):
+            if n < 1:
+                break
+            pt = self.measure(n, "confirm", self.opts.confirm_runs)
+            self.confirmations.append({"accelerators": n, **pt})
+            if pt["meets_threshold"]:
+                self.answer = {"accelerators": n, "confirmed": True, "confirm_runs": pt["runs"],
+                               "au_per_run": pt["au_per_run"], "results_dir": pt["results_dir"],
+                               "compliant": pt["compliant"], "found_by_probes": best}
+                break
+            n -= 1
+        if self.answer is None:
+            self.answer = {"accelerators": max(n, 0), "confirmed": False, "confirm_runs": self.opts.confirm_runs,
+                           "au_per_run": [], "results_dir": None, "compliant": False, "found_by_probes": best}
+        self.save()
+
+    # ------------------------------------------------------------------ sweep.json
+
+    def doc(self) -> dict:
+        from suite import __version__
+        wl = self.workload
+        points = [self.points[n] for n in sorted(self.points)]
+        from suite.sweep.sizing import demand_mib_s
+
+        demand = demand_mib_s(wl)
+        return {
+            "schema_version": 1, "suite_version": __version__, "workload": wl.name, "dlio_workload": wl.dlio_name,
+            "accelerator": wl.accelerator, "mode": "find-max" if self.opts.find_max else "list",
+            "division": self.opts.division, "params": list(self.opts.params), "runs_per_point": self.opts.runs,
+            "au_threshold_percentage": self.threshold, "batch_size": wl.batch_size,
+            "record_length_bytes": wl.record_length_bytes, "computation_time_s": wl.computation_time_s,
+            "demand_mib_per_second_per_accelerator": demand,
+            "ceiling": self.opts.ceiling, "ceiling_note": result.CEILING_NOTE if self.opts.ceiling else None,
+            "points": points, "knee": result.knee(points), "probes": self.probes,
+            "confirmations": self.confirmations, "max_accelerators": self.answer,
+            "start": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.t0)), "duration_s": time.time() - self.t0,
+            "host": {"hostname": socket.gethostname(), "cpu_count": os.cpu_count() or 1,
+                     "load_average_start": self.load0, "load_average_end": list(os.getloadavg())},
+        }
+
+    def save(self) -> None:
+        result.write(self.dir, self.doc())
+
+
+def describe(pt: dict, threshold: float) -> str:
+    def f(x, spec):
+        return "-" if x is None else format(x, spec)
+    ok = "meets" if pt["meets_threshold"] else "BELOW"
+    text = (f"AU {f(pt['au_percentage'], '.2f')}% ({ok} {threshold:g}%), {f(pt['samples_per_second'], ',.1f')} "
+            f"samples/s, {f(pt['mib_per_second'], ',.1f')} MiB/s; first/later epoch "
+            f"{f(pt['first_to_later_ratio'], '.3f')}; throughput / demand {f(pt['throughput_to_demand'], '.2f')}; "
+            f"{pt['steps_per_epoch']} steps/epoch; {pt['duration_s']:.1f} s")
+    if pt["steps_per_epoch"] is not None and pt["steps_per_epoch"] < result.FEW_STEPS:
+        text += (f"; NOTE: {pt['steps_per_epoch']} steps per epoch: AU leaves out each epoch's first step, so it "
+                 f"hides the wait for data; a larger dataset makes it mean more")
+    return text + (f"; FAILED: {pt['error']}" if pt.get("error") else "")
+
+
+def run(opts: SweepOptions) -> int:
+    """The whole `suite sweep`; returns the exit code (0: every point measured; with --find-max,
+    an answer confirmed)."""
+    from suite.errors import ExitCode
+    from suite.storage.run import launch
+    from suite.storage.run.prepare import check_results_dir
+
+    sweep = Sweep(opts)
+    check_results_dir(sweep.dir)
+    first = opts.start if opts.find_max else opts.accelerators[0]
+    launch.refuse(sweep.run_options(first, sweep.dir / "probe", opts.runs, False))   # bad input before any run
+    sweep.dir.mkdir(parents=True, exist_ok=True)
+    say(f"suite sweep: {sweep.workload.name} on {sweep.workload.accelerator}, "
+        + (f"find-max from N={opts.start} (at most {opts.max_accelerators})" if opts.find_max
+           else f"N = {', '.join(map(str, opts.accelerators))}")
+        + (", with the page-cache ceiling" if opts.ceiling else "") + f" -> {sweep.dir}")
+    if opts.find_max:
+        best = find_max(sweep.probe, opts.start, opts.max_accelerators)
+        say(f"sweep: the probes say N={best}; confirming with {opts.confirm_runs} runs")
+        sweep.confirm(best)
+    else:
+        for n in opts.accelerators:
+            sweep.point(n)
+    sweep.save()
+    doc = sweep.doc()
+    summary(doc, sweep.dir)
+    failed = any((p[k] or {}).get("error") for p in doc["points"] for k in ("storage", "ceiling"))
+    if opts.find_max and not (doc["max_accelerators"] or {}).get("confirmed"):
+        failed = True
+    return ExitCode.FAILED if failed else ExitCode.OK
+
+
+def summary(doc: dict, sweep_dir: Path) -> None:
+    ans = doc["max_accelerators"]
+    if ans:
+        say(f"sweep: maximum N at AU >= {doc['au_threshold_percentage']:g}%: {ans['accelerators']} "
+            + (f"(confirmed by {ans['confirm_runs']} runs: AU " + ", ".join(f"{a:.2f}%" for a in ans["au_per_run"]) + ")"
+               if ans["confirmed"] else "(NOT confirmed)"))
+    if doc["knee"]:
+        say(f"sweep: storage departs at N={doc['knee']['accelerators']}: {doc['knee']['reason']}")
+    say(f"sweep: {len(doc['points'])} point(s), {len(doc['probes'])} probe(s) in {doc['duration_s']:.0f} s; "
+        f"load average {doc['host']['load_average_end'][0]:.2f}; {sweep_dir / result.SWEEP_FILE} "
+        f"(suite report {sweep_dir} --out DIR draws it)")

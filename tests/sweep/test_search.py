@@ -1,0 +1,130 @@
+"""`suite sweep` for real (mpiexec ranks, real cache drops, the page-cache ceiling) on a tiny
+dataset, and the find-max search on its own."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from suite import files
+from suite.sweep import result
+from suite.sweep.search import find_max
+from tests.storage.run.test_runner import make_data
+
+# tiny records, 2 epochs, a compute time long enough that AU is not all MPI start-up; the AU
+# threshold lowered (metric.au) so a loaded 2-core host still meets it: the test is about the sweep
+TINY = ["dataset.num_samples_per_file=20", "dataset.record_length=1000", "dataset.record_length_stdev=0",
+        "reader.batch_size=8", "train.epochs=2", "train.computation_time=0.02", "metric.au=0.5"]
+
+
+def tiny_args(tmp: Path) -> list:
+    out = []
+    for p in TINY + [f"checkpoint.checkpoint_folder={tmp / 'ckpt'}"]:
+        out += ["--param", p]
+    return out
+
+
+# --------------------------------------------------------------------------- the search alone
+
+
+def recorder(largest_ok: int):
+    probes = []
+
+    def probe(n, phase):
+        probes.append((n, phase))
+        return n <= largest_ok
+    return probes, probe
+
+
+@pytest.mark.parametrize("largest_ok, start, limit, answer, probed", [
+    (11, 1, 64, 11, [1, 2, 4, 8, 16, 12, 10, 11]),
+    (16, 1, 64, 16, [1, 2, 4, 8, 16, 32, 24, 20, 18, 17]),
+    (100, 1, 20, 20, [1, 2, 4, 8, 16, 20]),              # never fails: stops at the limit
+    (0, 1, 64, 0, [1]),                                  # even one accelerator is too many
+    (5, 12, 64, 5, [12, 6, 3, 4, 5]),                    # a start past the answer bisects down
+    (7, 7, 64, 7, [7, 14, 10, 8]),
+])
+def test_find_max_doubles_then_bisects(largest_ok, start, limit, answer, probed):
+    probes, probe = recorder(largest_ok)
+    assert find_max(probe, start, limit) == answer
+    assert [n for n, _ in probes] == probed
+    phases = [ph for _, ph in probes]
+    assert phases == sorted(phases, key=lambda ph: ph != "doubling")     # doubling first, then bisection
+
+
+# --------------------------------------------------------------------------- real sweeps
+
+
+@pytest.fixture(scope="module")
+def tiny_data(tmp_path_factory):
+    return make_data(tmp_path_factory.mktemp("sweep") / "data", "resnet50", TINY, 12)
+
+
+@pytest.mark.timeout(240)
+def test_find_max_with_ceiling_confirms_with_five_runs(run_cli, tiny_data, tmp_path):
+    out = tmp_path / "sweep"
+    code, stdout, err = run_cli("sweep", "--workload", "resnet50", "--find-max", "--max-accelerators", 2,
+                                "--ceiling", "--data-dir", tiny_data, "--results-dir", out, "--division", "open",
+                                *tiny_args(tmp_path))
+    assert code == 0, err
+    doc = result.load(out)                       # schema-checked on the way in (and on every write)
+    assert [(p["accelerators"], p["phase"]) for p in doc["probes"]] == [(1, "doubling"), (2, "doubling")]
+    ans = doc["max_accelerators"]
+    assert ans["accelerators"] == 2 and ans["confirmed"] and ans["confirm_runs"] == 5
+    assert len(ans["au_per_run"]) == 5 and all(a >= 50 for a in ans["au_per_run"])
+    assert sorted(p.name for p in (out / "N2-confirm").glob("run-*")) == [f"run-{k}" for k in range(1, 6)]
+    assert "maximum N at AU >= 50%: 2 (confirmed by 5 runs" in stdout
+    for p in doc["points"]:
+        st, ce = p["storage"], p["ceiling"]
+        assert st["kind"] == "storage" and ce["kind"] == "ceiling"
+        # the first epoch vs the later one: both measured, the ratio is theirs
+        assert st["first_to_later_ratio"] == pytest.approx(
+            st["first_epoch_samples_per_second"] / st["later_epochs_samples_per_second"])
+        assert p["storage_to_ceiling"] == pytest.approx(st["samples_per_second"] / ce["samples_per_second"])
+        # the ceiling read the storage run's files into the page cache, and ran without a drop, open
+        assert ce["preread"]["bytes"] == sum(f.stat().st_size for f in (tiny_data / "train").iterdir())
+        assert ce["preread"]["resident_fraction"] == pytest.approx(1.0, abs=0.05)
+        assert 0 <= ce["preread"]["resident_fraction_after"] <= 1
+        run = files.load_json(out / ce["results_dir"] / "run-1" / "results.json", schema="results")
+        assert run["division"] == "open" and run["enforcement"]["cache_drop"]["attempted"] is False
+        run = files.load_json(out / st["results_dir"] / "run-1" / "results.json", schema="results")
+        assert run["enforcement"]["cache_drop"]["succeeded"] is True             # root here: a real drop
+    assert doc["host"]["cpu_count"] >= 1 and len(doc["host"]["load_average_end"]) == 3
+
+
+@pytest.mark.timeout(120)
+def test_a_list_sweep_writes_one_point_per_n_in_order(run_cli, tiny_data, tmp_path):
+    out = tmp_path / "sweep"
+    code, stdout, err = run_cli("sweep", "--workload", "resnet50", "--accelerators", "2,1", "--data-dir", tiny_data,
+                                "--results-dir", out, "--division", "open", *tiny_args(tmp_path))
+    assert code == 0, err
+    doc = json.loads((out / "sweep.json").read_text())
+    assert [p["accelerators"] for p in doc["points"]] == [1, 2] and doc["mode"] == "list"
+    assert doc["probes"] == [] and doc["max_accelerators"] is None and doc["ceiling"] is False
+    assert all(p["ceiling"] is None and p["storage_to_ceiling"] is None for p in doc["points"])
+    assert {p.name for p in out.iterdir()} == {"N1-storage", "N2-storage", "sweep.json"}
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--accelerators", "1,2", "--find-max"], "--accelerators/--find-max: expected one of them"),
+    ([], "--accelerators/--find-max: expected one of them"),
+    (["--accelerators", "1,1"], "expected each accelerator count once"),
+    (["--accelerators", "1,x"], "expected a positive integer, got 'x'"),
+    (["--find-max", "--runs", "3"], "invalid choice: 3"),
+    (["--accelerators", "0,2"], "expected a positive integer up to"),
+    (["--accelerators", "1,,2"], "expected a positive integer, got ''"),
+    (["--accelerators", "9" * 400], "expected a positive integer up to"),
+    (["--accelerators", ",".join(map(str, range(1, 70)))], "expected at most 64 accelerator counts, got 69"),
+    (["--find-max", "--max-accelerators", "-1"], "expected a positive integer"),
+])
+def test_bad_input_is_one_line_exit_2(run_cli, tmp_path, argv, needle):
+    code, out, err = run_cli("sweep", "--workload", "resnet50", "--results-dir", tmp_path / "s", *argv)
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_used_sweep_dir_is_refused_before_any_run(run_cli, tmp_path):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "old").write_text("x")
+    code, _, err = run_cli("sweep", "--workload", "resnet50", "--accelerators", "1", "--results-dir", tmp_path / "s")
+    assert code == 2 and "expected a new or empty directory" in err
