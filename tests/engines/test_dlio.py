@@ -185,6 +185,7 @@ def test_dlio_datagen_output_run_directly_is_a_generation_log(tmp_path):
     run = tmp_path / "R" / "run-1" / "configs"
     run.mkdir(parents=True)
     (run / "overrides.yaml").write_text("- workload=unet3d_h100\n- ++workload.dataset.num_files_train=8\n")
+    (run.parent / "summary.json").write_text('{"num_accelerators": 1}')   # a run, not an aborted dir (issue 9)
     gen = tmp_path / "R" / "hydra_log" / "unet3d" / "2026-11-22-22-56-23"
     (gen / ".hydra").mkdir(parents=True)
     (gen / ".hydra" / "overrides.yaml").write_text(
