@@ -256,20 +256,10 @@ def run_once(prep: Prepared, k: int) -> dict:
                                                 hosts=opts.hosts), hosts=prep.hosts, cluster=None)
     argv = launch.mpiexec_argv(shim) + [sys.executable, "-m", "suite.storage.checkpoint.rank", str(run_dir / "plan.json")]
     say(f"[run {k}/{prep.runs}] {opts.accelerators} rank(s): {prep.phase} {prep.count} checkpoint(s) -> {run_dir}")
-    start, status, error, evidence = time.time(), "complete", None, None
+    start = time.time()
     cgroup = enforce.MemoryCgroup(opts.memory_limit, f"{CGROUP_PREFIX}{os.getpid()}-{k}") if opts.memory_limit else None
-    try:
-        if cgroup is not None:
-            with cgroup:
-                rc = launch.launch(argv, run_dir, cgroup.start)
-        else:
-            rc = launch.launch(argv, run_dir, None)
-        if rc != 0:
-            status, error = "failed", launch.rank_failure(run_dir, rc)
-    except launch.Interrupted as exc:      # the ranks are stopped; the run is recorded as interrupted
-        status, error = "interrupted", f"interrupted by {exc.signame}"
-    finally:
-        evidence = cgroup.evidence() if cgroup is not None else None
+    status, error, evidence = launch.enforced(cgroup, lambda start_child: launch.launch(argv, run_dir, start_child),
+                                              lambda rc: launch.rank_failure(run_dir, rc))
     ranks = results.load_ranks(run_dir, opts.accelerators) if status == "complete" else []
     doc = _doc(prep, k, plan, ranks, status, error, start, time.time())
     doc["enforcement"] = {"cache_drop": drop.to_dict(), "memory_limit": evidence, "resident_bytes_before_read": resident}

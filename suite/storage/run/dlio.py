@@ -105,7 +105,7 @@ def mpiexec_argv(prep, venv: Path, eng) -> list[str]:
 
 def _run_once(prep, k: int, runs: int, drop, eng, venv: Path) -> dict:
     from suite import enforce
-    from suite.storage.run.launch import CGROUP_PREFIX, Interrupted, say
+    from suite.storage.run.launch import CGROUP_PREFIX, enforced, say
 
     run_dir = (prep.results_dir / f"run-{k}").resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -113,25 +113,9 @@ def _run_once(prep, k: int, runs: int, drop, eng, venv: Path) -> dict:
     say(f"[run {k}/{runs}] DLIO {eng.version}: {prep.opts.accelerators} rank(s) -> {run_dir}")
     cgroup = (enforce.MemoryCgroup(prep.memory_limit, f"{CGROUP_PREFIX}{os.getpid()}-{k}")
               if prep.memory_limit else None)
-    status, error, evidence, start = "complete", None, None, time.time()
-    try:
-        if cgroup is not None:
-            with cgroup:
-                rc = launch(argv, run_dir, venv, cgroup.start)
-        else:
-            rc = launch(argv, run_dir, venv, None)
-        if rc != 0:
-            status, error = "failed", failure(run_dir, rc)
-    except Interrupted as exc:
-        status, error = "interrupted", f"interrupted by {exc.signame}"
-    finally:
-        try:
-            evidence = cgroup.evidence() if cgroup is not None else None
-        except Exception as exc:  # noqa: BLE001 - evidence must not hide the run's own error
-            evidence = {"error": str(exc)}
-    if status == "failed" and evidence and evidence.get("oom_kills"):
-        error += (f"; the memory cgroup OOM-killed {evidence['oom_kills']} process(es) at "
-                  f"{evidence.get('applied_bytes')} bytes: raise --memory-limit")
+    start = time.time()
+    status, error, evidence = enforced(cgroup, lambda start_child: launch(argv, run_dir, venv, start_child),
+                                       lambda rc: failure(run_dir, rc))
     from suite.storage.run.dlio_results import collect
 
     return collect(prep, k, run_dir, (start, time.time()), status, error, drop, evidence,

@@ -236,21 +236,34 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
         write_configs(run_dir.parent / h.hostname, wl, prep.params, len(prep.files), str(prep.data_dir))
     argv = [sys.executable, "-m", "suite.storage.run.rank", str(plan_path)]
     start = time.time()
-    status, error, evidence = "complete", None, None
     say(f"[run {k}/{runs}] {n} rank(s), {wl.epochs} epoch(s) of {steps} step(s), "
         f"computation_time {wl.computation_time_s} s -> {run_dir}")
     cgroup = run_cgroup(prep, k, run_dir)
+    if cgroup is not None and prep.cluster:      # across hosts each rank joins its host's cgroup itself
+        status, error, evidence = enforced(cgroup, lambda: launch(mpiexec_argv(prep) + cgroup.wrap(argv), run_dir, None),
+                                           lambda rc: rank_failure(run_dir, rc), join=False)
+    else:
+        status, error, evidence = enforced(cgroup, lambda start: launch(mpiexec_argv(prep) + argv, run_dir, start),
+                                           lambda rc: rank_failure(run_dir, rc))
+    from suite.storage.run.results import collect
+
+    return collect(prep, k, run_dir, start, time.time(), status, error, drop, evidence)
+
+
+def enforced(cgroup, go, failure, join: bool = True) -> tuple[str, str | None, dict | None]:
+    """Run the ranks inside `cgroup` (None: no limit) and say how it went: (status, error, the
+    cgroup's evidence). `go(start)` starts mpiexec and returns its exit status; `start` is what
+    puts the child into the cgroup (None without one; go() takes no argument when join=False:
+    the ranks join themselves). The evidence is read even when the ranks failed or were stopped."""
+    status, error, evidence = "complete", None, None
     try:
-        if cgroup is not None and prep.cluster:
-            with cgroup:
-                rc = launch(mpiexec_argv(prep) + cgroup.wrap(argv), run_dir, None)
-        elif cgroup is not None:
-            with cgroup:
-                rc = launch(mpiexec_argv(prep) + argv, run_dir, cgroup.start)
+        if cgroup is None:
+            rc = go(None) if join else go()
         else:
-            rc = launch(mpiexec_argv(prep) + argv, run_dir, None)
+            with cgroup:
+                rc = go(cgroup.start) if join else go()
         if rc != 0:
-            status, error = "failed", rank_failure(run_dir, rc)
+            status, error = "failed", failure(rc)
     except Interrupted as exc:
         status, error = "interrupted", f"interrupted by {exc.signame}"
     finally:
@@ -261,9 +274,7 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
     if status == "failed" and evidence and evidence.get("oom_kills"):
         error += (f"; the memory cgroup OOM-killed {evidence['oom_kills']} process(es) at "
                   f"{evidence.get('applied_bytes')} bytes: raise --memory-limit")
-    from suite.storage.run.results import collect
-
-    return collect(prep, k, run_dir, start, time.time(), status, error, drop, evidence)
+    return status, error, evidence
 
 
 def mpiexec_argv(prep: Prepared) -> list[str]:
