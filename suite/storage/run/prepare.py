@@ -150,7 +150,8 @@ def prepare(opts: Options, cluster=None) -> Prepared:
     """Everything a run needs, checked: the workload, the rules, the hosts, the dataset on disk.
     Across hosts (`cluster`, probed by hosts.connect): the dataset rule uses the sum over the hosts
     of each host's memory (its cgroup limit, else its MemTotal), as `suite check` sums DLIO's
-    host_memory_GB list."""
+    host_memory_GB list. (Past 60 lines: one straight sequence of steps whose order the refusals
+    depend on -- resolve, hosts, memory, sizing, dataset -- kept in one place on purpose.)"""
     from suite.storage import datasize
     from suite.storage.dlio_output import mem_total_bytes
 
