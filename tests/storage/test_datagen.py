@@ -221,6 +221,14 @@ def test_rerun_keeps_complete_files_and_rewrites_broken_ones(run_cli, tmp_path):
     assert log["files_written"] == 2 and log["files_kept"] == 3
 
 
+def _sigint_default():
+    """The child starts with SIGINT at its default, as from a terminal: in the whole suite the
+    pytest process had it ignored at this point once (inherited through exec, so datagen could not
+    be interrupted and ran to its end), which is about the test's parent, not about datagen."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 @pytest.mark.parametrize("processes,group", [(1, False), (2, False), (2, True)])
 def test_sigint_leaves_no_complete_looking_partial_file(tmp_path, processes, group):
     """SIGINT to the main process, or to its whole process group as a terminal's Ctrl-C does."""
@@ -230,16 +238,20 @@ def test_sigint_leaves_no_complete_looking_partial_file(tmp_path, processes, gro
     cmd = [sys.executable, "-m", "suite", "datagen", "--workload", "cosmoflow", "--data-dir", str(tmp_path),
            "--files", "4000", "--processes", str(processes), *argv]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-                            start_new_session=group)
+                            start_new_session=group, preexec_fn=_sigint_default)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(list((tmp_path / "train").glob("img_*"))) < 2:
         time.sleep(0.02)
+    try:
+        masks = [ln.strip() for ln in open(f"/proc/{proc.pid}/status") if ln.startswith(("SigBlk", "SigIgn", "SigCgt"))]
+    except OSError:
+        masks = []
     if group:
         os.killpg(proc.pid, signal.SIGINT)
     else:
         proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, (err, masks)
     names = os.listdir(tmp_path / "train")
     assert 2 <= len(names) < 4000 and not [n for n in names if n.endswith(".tmp")]
     scanned = datagen.scan(tmp_path, resolved("cosmoflow", argv))
