@@ -21,7 +21,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -126,26 +125,10 @@ def _run_once(prep, k: int, runs: int, drop, eng, venv: Path) -> dict:
 def launch(argv, run_dir: Path, venv: Path, start_in_cgroup) -> int:
     """mpiexec in the cgroup (when given), DLIO's stdout to run-<k>/dlio_stdout.log with the epoch
     and [METRIC] lines relayed to ours; on SIGINT/SIGTERM the ranks are stopped."""
-    from suite.storage.run.launch import Interrupted, stop
+    from suite.storage.run import launch as ours
 
-    log = open(run_dir / "dlio_stdout.log", "wb")
-    kwargs = dict(stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                  start_new_session=True, env=environment(venv), cwd=str(run_dir))
-    try:
-        proc = start_in_cgroup(argv, **kwargs) if start_in_cgroup else subprocess.Popen(argv, **kwargs)
-    except OSError as exc:
-        log.close()
-        raise RunError(f"{argv[0]}: cannot start: {exc.strerror}") from None
-    relay = threading.Thread(target=_relay, args=(proc.stdout, log), daemon=True)
-    relay.start()
-    try:
-        return proc.wait()
-    except Interrupted:
-        stop(proc, run_dir)
-        raise
-    finally:
-        relay.join(timeout=10)
-        log.close()
+    return ours.launch(argv, run_dir, start_in_cgroup, log_name="dlio_stdout.log", relay=_relay,
+                       env=environment(venv), cwd=run_dir, merge_stderr=True)
 
 
 def _relay(stream, log) -> None:

@@ -303,18 +303,21 @@ def rank_environment() -> dict:
     return env
 
 
-def launch(argv, run_dir: Path, start_in_cgroup) -> int:
+def launch(argv, run_dir: Path, start_in_cgroup, *, log_name: str = "mpiexec.log", relay=None, env=None,
+           cwd=None, merge_stderr: bool = False) -> int:
     """Start mpiexec (in the cgroup when given), relay its stdout, wait; on SIGINT/SIGTERM
-    stop the ranks (mpiexec forwards the signal; stragglers are killed by pid)."""
-    log = open(run_dir / "mpiexec.log", "wb")
-    kwargs = dict(stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True,
-                  env=rank_environment())
+    stop the ranks (mpiexec forwards the signal; stragglers are killed by pid). The DLIO engine
+    passes its own log name, relay, environment and working directory, stderr merged into stdout."""
+    log = open(run_dir / log_name, "wb")
+    kwargs = dict(stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else log,
+                  stdin=subprocess.DEVNULL, start_new_session=True, env=env or rank_environment(),
+                  cwd=None if cwd is None else str(cwd))
     try:
         proc = start_in_cgroup(argv, **kwargs) if start_in_cgroup else subprocess.Popen(argv, **kwargs)
     except OSError as exc:
         log.close()
         raise RunError(f"{argv[0]}: cannot start: {exc.strerror}") from None
-    relay = threading.Thread(target=_relay, args=(proc.stdout, log), daemon=True)
+    relay = threading.Thread(target=relay or _relay, args=(proc.stdout, log), daemon=True)
     relay.start()
     try:
         rc = proc.wait()
