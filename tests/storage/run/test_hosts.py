@@ -145,8 +145,10 @@ def test_two_hosts_two_ranks_each_then_suite_check_reproduces_the_numbers(netns_
     (bench,) = report["benchmarks"]
     rules_hit = {f["rule_id"] for f in bench["findings"]}
     # only what an open 2-run measurement on a tiny dataset is: no structure, integrity (AU and
-    # throughput recomputed from the steps) or evidence (ours-*: cache drop, cgroup) finding
-    assert rules_hit <= {"open-params", "dataset-size", "structure-run-count", "au-threshold"}, bench["findings"]
+    # throughput recomputed from the steps) or evidence (ours-*: cache drop, cgroup) finding; two
+    # 2-epoch runs on a shared VM may differ by more than 5% (issue 9's replicability warning)
+    assert rules_hit <= {"open-params", "dataset-size", "structure-run-count", "au-threshold",
+                         "replicability-within-5-percent"}, bench["findings"]
     ours = json.loads((res / "mlperf_storage_report.json").read_text())["overall"]
     got = bench["aggregate"]["overall"]
     assert got["num_client_hosts"] == 2 and got["train_num_accelerators"] == "4"
@@ -154,13 +156,18 @@ def test_two_hosts_two_ranks_each_then_suite_check_reproduces_the_numbers(netns_
         assert got[key] == pytest.approx(ours[key], rel=1e-9)
 
 
+def _start_long_run(hosts, data, tmp_path, res, accelerators: int, runs: int):
+    """`suite run` over both namespace hosts, long enough (50 epochs) to be stopped mid-run."""
+    return start_cli(["run", "--workload", "unet3d", "--accelerators", accelerators, "--data-dir", data,
+                      "--results-dir", res, "--runs", runs, "--division", "open", "--memory-limit", "256MiB",
+                      "--hosts", ",".join(hosts), "--launcher", LAUNCHER, *params(UNET, tmp_path),
+                      "--param", "train.computation_time=0.05", "--param", "train.epochs=50"], REPO)
+
+
 def test_a_host_killed_mid_run_fails_the_run_named_and_leaves_no_cgroup(netns_hosts, unet_data, tmp_path):
     h1, h2 = netns_hosts
     res = tmp_path / "res"
-    proc = start_cli(["run", "--workload", "unet3d", "--accelerators", 4, "--data-dir", unet_data, "--results-dir",
-                      res, "--runs", 2, "--division", "open", "--memory-limit", "256MiB", "--hosts", f"{h1},{h2}",
-                      "--launcher", LAUNCHER, *params(UNET, tmp_path), "--param", "train.computation_time=0.05",
-                      "--param", "train.epochs=50"], REPO)
+    proc = _start_long_run(netns_hosts, unet_data, tmp_path, res, accelerators=4, runs=2)
     ranks = res / "run-1" / h1 / "ranks"
     for r in range(4):
         wait_for(ranks / f"rank-{r}.pid", proc)
@@ -186,10 +193,7 @@ def test_a_host_killed_mid_run_fails_the_run_named_and_leaves_no_cgroup(netns_ho
 def test_sigterm_mid_run_across_hosts_removes_every_hosts_cgroup(netns_hosts, unet_data, tmp_path):
     h1, h2 = netns_hosts
     res = tmp_path / "res"
-    proc = start_cli(["run", "--workload", "unet3d", "--accelerators", 2, "--data-dir", unet_data, "--results-dir",
-                      res, "--runs", 1, "--division", "open", "--memory-limit", "256MiB", "--hosts", f"{h1},{h2}",
-                      "--launcher", LAUNCHER, *params(UNET, tmp_path), "--param", "train.computation_time=0.05",
-                      "--param", "train.epochs=50"], REPO)
+    proc = _start_long_run(netns_hosts, unet_data, tmp_path, res, accelerators=2, runs=1)
     ranks = res / "run-1" / h1 / "ranks"
     for r in range(2):
         wait_for(ranks / f"rank-{r}.pid", proc)
