@@ -8,12 +8,16 @@ from suite.report.escape import terminal
 def datasize(d: dict) -> str:
     """The text of `suite datasize --workload llama3-*` (d: suite.storage.checkpoint.command.sizing)."""
     p = d["parallelism"]
+    published = f"published {d['published_checkpoint_size']}"
+    if d.get("published_corrected_gib"):
+        published = (f"Table 2 prints {d['published_checkpoint_size']}, an erratum: the reference's own total is "
+                     f"{d['published_corrected_gib']:,} GiB, see the workload's published.erratum")
     lines = [
         f"{d['workload']}: {d['parameters'] / 1e9:.2f} B parameters, TP {p['tensor']} x PP {p['pipeline']} x DP "
         f"{p['data']}, ZeRO {p['zero_stage']}, {d['processes']} processes ({d['mode']} mode; closed: "
         f"{d['closed_processes']})",
-        f"one checkpoint: {d['checkpoint_bytes']:,} bytes ({d['checkpoint_gib']:.2f} GiB; published "
-        f"{d['published_checkpoint_size']}) in {d['files_per_checkpoint']} files; per rank "
+        f"one checkpoint: {d['checkpoint_bytes']:,} bytes ({d['checkpoint_gib']:.2f} GiB; "
+        f"{published}) in {d['files_per_checkpoint']} files; per rank "
         f"{d['rank_bytes_min']:,}..{d['rank_bytes_max']:,} bytes",
         f"checkpoint folder: {d['folder_bytes']:,} bytes for the {d['checkpoints']} checkpoints a write phase leaves",
     ]

@@ -56,6 +56,7 @@ def sizing(workload: str, processes: int, mode: str, hosts: int, host_memory: in
                            "data": ckpt.parallelism.data, "zero_stage": ckpt.parallelism.zero_stage},
            "parameters": ckpt.model.parameters(), "checkpoint_bytes": ckpt.total_bytes,
            "checkpoint_gib": ckpt.total_bytes / 2**30, "published_checkpoint_size": doc["published"]["checkpoint_size"],
+           "published_corrected_gib": (doc["published"].get("erratum") or {}).get("corrected_gib"),
            "files_per_checkpoint": ckpt.files_per_checkpoint, "checkpoints": n, "folder_bytes": n * ckpt.total_bytes,
            "rank_bytes_min": min(ckpt.rank_bytes), "rank_bytes_max": max(ckpt.rank_bytes),
            "bytes_per_host": int(per_host), "host_memory_bytes": host_memory}

@@ -11,6 +11,16 @@ def test_datasize_text_names_bytes_files_and_the_closed_count(run_cli):
     assert "TP 8 x PP 32 x DP 2, ZeRO 1" in out and "closed: 512" in out
 
 
+def test_datasize_names_table_2s_1t_erratum_beside_the_computed_size(run_cli):
+    code, out, err = run_cli("datasize", "--workload", "llama3-1t", "--accelerators", 1024, "--client-hosts", 128,
+                             "--host-memory", "512GiB")
+    assert code == 0, err
+    assert "(15426.59 GiB; Table 2 prints 18 TB, an erratum: the reference's own total is 15,426 GiB" in out
+    code, out, _ = run_cli("datasize", "--workload", "llama3-1t", "--accelerators", 1024, "--host-memory", "512GiB",
+                           "--format", "json")
+    assert code == 0 and json.loads(out)["published_corrected_gib"] == 15426
+
+
 def test_datasize_json_and_subset(run_cli):
     code, out, err = run_cli("datasize", "--workload", "llama3-8b", "--accelerators", 4, "--mode", "subset",
                              "--host-memory", "64GiB", "--format", "json")
