@@ -358,8 +358,9 @@ def build_parser() -> argparse.ArgumentParser:
     _args_metrics(sub)
     _args_report(sub)
     _args_check(sub)
-    _args_sweep(sub, names)
-    _args_sizing(sub, names)
+    training = [n for n in names if not n.startswith("llama3-")]   # sweep/sizing: training workloads only
+    _args_sweep(sub, training)
+    _args_sizing(sub, training)
     from suite.submission import cli as submission_cli  # its own options, in its own package
 
     submission_cli.add_parser(sub)

@@ -128,3 +128,10 @@ def test_a_used_sweep_dir_is_refused_before_any_run(run_cli, tmp_path):
     (tmp_path / "s" / "old").write_text("x")
     code, _, err = run_cli("sweep", "--workload", "resnet50", "--accelerators", "1", "--results-dir", tmp_path / "s")
     assert code == 2 and "expected a new or empty directory" in err
+
+
+def test_a_checkpointing_workload_is_not_a_sweep_choice(run_cli, tmp_path):
+    for command in (["sweep", "--find-max"], ["sizing", "--accelerators", "8"]):
+        code, out, err = run_cli(command[0], "--workload", "llama3-8b", *command[1:])
+        assert code == 2 and "invalid choice: 'llama3-8b'" in err and "'resnet50'" in err
+        assert len(err.strip().splitlines()) == 1
