@@ -59,7 +59,8 @@ class RankEpoch:
     epoch: int
     step_start_s: list = field(default_factory=list)
     step_end_s: list = field(default_factory=list)
-    step_compute_s: list = field(default_factory=list)
+    step_compute_s: list = field(default_factory=list)    # counted: computation_time per step
+    step_sleep_s: list = field(default_factory=list)      # the sleep's wall time (overshoot paid back next step)
     samples: int = 0
     bytes_read: int = 0
     files_read: int = 0

@@ -6,6 +6,12 @@ DLIO's model (v1.0): an epoch has floor(samples / (batch x N)) steps per rank; e
 waits for its batch, "computes" for computation_time seconds (a sleep: the accelerator
 does not use the host CPU), then all ranks meet at a barrier (the all-reduce of
 synchronous data-parallel training).
+
+A step counts computation_time as its compute, as DLIO counts it -- never the sleep as it ran: on
+a loaded host a sleep overshoots, and counting the overshoot as compute made AU read high while
+the storage fell behind. The Clock pays an overshoot back from the next step's sleep, as a real
+accelerator's queue of launched work would not wait for a late host thread, so the compute
+phases of an epoch take computation_time x steps of wall time and AU reads neither high nor low.
 """
 
 import time
@@ -34,12 +40,27 @@ class ComputeModel:
     def samples_per_rank(self, total_samples: int, total_training_steps: int | None = None) -> int:
         return self.steps_per_epoch(total_samples, total_training_steps) * self.batch_size
 
+    def clock(self) -> "Clock":
+        """A rank's compute clock (one per rank: it carries the overshoot from step to step)."""
+        return Clock(self.computation_time_s)
+
+
+class Clock:
+    """One rank's simulated compute: each step sleeps computation_time less what earlier sleeps overshot."""
+
+    def __init__(self, computation_time_s: float):
+        self.computation_time_s = computation_time_s
+        self.late_s = 0.0           # overshoot not yet paid back
+
     def compute(self) -> float:
-        """Simulate one step of computation; return the seconds it really took."""
+        """Simulate one step of computation; return the wall seconds it took (it counts computation_time_s)."""
         t0 = time.perf_counter()
-        if self.computation_time_s > 0:
-            precise_sleep(self.computation_time_s)
-        return time.perf_counter() - t0
+        target = self.computation_time_s - self.late_s
+        if target > 0:
+            precise_sleep(target)
+        slept = time.perf_counter() - t0
+        self.late_s = max(0.0, self.late_s + slept - self.computation_time_s)
+        return slept
 
 
 def precise_sleep(seconds: float) -> None:

@@ -148,16 +148,18 @@ def _epoch(comm, plan: RunPlan, reader, model, epoch: int, run_start: float, out
     if rank == 0:
         out(f"Starting epoch {epoch}: {plan.steps_per_epoch} steps expected")
     ep = reader.epoch(shard, need)
-    starts, ends, comps = e.step_start_s, e.step_end_s, e.step_compute_s
+    starts, ends, comps, slept = e.step_start_s, e.step_end_s, e.step_compute_s, e.step_sleep_s
+    clock = model.clock()
     try:
         for i in range(plan.steps_per_epoch):
             t0 = now()
             ep.wait_batch(i)
-            c = model.compute()
+            s = clock.compute()
             _barrier(comm)
             starts.append(t0 - run_start)
             ends.append(now() - run_start)
-            comps.append(c)
+            comps.append(model.computation_time_s)       # what the step computes, as DLIO counts it
+            slept.append(s)                              # the wall time its sleep took (evidence)
     finally:
         ep.close()
     e.end_s = now() - run_start

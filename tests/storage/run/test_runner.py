@@ -80,6 +80,9 @@ def test_one_rank_unet3d_run_writes_dlio_files_and_evidence(run_cli, unet_data, 
         au = metrics.epoch_au_from_steps(e["step_start_s"], e["step_end_s"], e["step_compute_s"])
         assert au == pytest.approx(summary["metric"]["train_au_percentage"][i])
         assert e["bytes_read"] > 28 * 100_000            # every byte of 28 files (~200 kB each)
+        ct = 0.005
+        assert set(e["step_compute_s"]) == {ct}          # counted: the configured compute, as DLIO counts it
+        assert len(e["step_sleep_s"]) == 4 and sum(e["step_sleep_s"]) >= 4 * ct   # the sleeps, paid back
     assert doc["metric"]["bytes_read"] == sum(e["bytes_read"] for e in steps["epochs"])
     # per_epoch_stats.json and configs/ shaped as DLIO writes them
     pes = load(run / "per_epoch_stats.json")
