@@ -107,6 +107,9 @@ def cmd_run(args) -> int:
     if args.workload.startswith("llama3-"):   # checkpointing (MLPerf Storage v2.0): suite/storage/checkpoint/
         from suite.storage.checkpoint import command as checkpoint
 
+        if args.engine != "suite":    # DLIO 2.0.0 (PyPI, what `suite engine install dlio` builds) has no llama3 checkpointing
+            raise SuiteError(f"--engine {args.engine}: expected suite for {args.workload} (the DLIO release `suite "
+                             f"engine install dlio` installs has no LLM checkpointing), got {args.engine}")
         return checkpoint.run(args)
     return launch.run(launch.Options(
         workload=args.workload, accelerators=args.accelerators, accelerator_type=args.accelerator_type,

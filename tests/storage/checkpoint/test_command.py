@@ -37,3 +37,10 @@ def test_list_and_run_choices_include_the_checkpoint_workloads(run_cli):
     assert code == 0 and "llama3-1t, llama3-405b, llama3-70b, llama3-8b" in out
     code, _, err = run_cli("datagen", "--workload", "llama3-8b", "--data-dir", "/nonexistent-x", "--files", 1)
     assert code == 2 and "expected a training workload here, got checkpointing" in err
+
+
+def test_the_dlio_engine_is_refused_for_checkpointing_not_silently_replaced(run_cli, tmp_path):
+    code, out, err = run_cli("run", "--engine", "dlio", "--workload", "llama3-8b", "--accelerators", 8,
+                             "--checkpoints-read", 0, "--results-dir", tmp_path / "r")
+    assert code == 2 and "--engine dlio: expected suite for llama3-8b" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "r").exists()
