@@ -104,13 +104,14 @@ def cmd_run(args) -> int:
         return tpcxai.run(args)
     if args.accelerators is None:
         raise SuiteError(f"--accelerators: expected a number of simulated accelerators for {args.workload}, got none")
-    if args.workload.startswith("llama3-"):   # checkpointing (MLPerf Storage v2.0): suite/storage/checkpoint/
-        from suite.storage.checkpoint import command as checkpoint
+    from suite.storage.checkpoint import command as checkpoint
 
+    if args.workload.startswith("llama3-"):   # checkpointing (MLPerf Storage v2.0): suite/storage/checkpoint/
         if args.engine != "suite":    # DLIO 2.0.0 (PyPI, what `suite engine install dlio` builds) has no llama3 checkpointing
             raise SuiteError(f"--engine {args.engine}: expected suite for {args.workload} (the DLIO release `suite "
                              f"engine install dlio` installs has no LLM checkpointing), got {args.engine}")
         return checkpoint.run(args)
+    checkpoint.refuse_for_training(args)
     return launch.run(launch.Options(
         workload=args.workload, accelerators=args.accelerators, accelerator_type=args.accelerator_type,
         data_dir=args.data_dir, results_dir=args.results_dir, runs=args.runs, memory_limit=args.memory_limit,

@@ -27,12 +27,27 @@ def add_run_arguments(p) -> None:
                         "--checkpoints-write 0 and its own --results-dir")
 
 
+def refuse_for_training(args) -> None:
+    """The checkpointing options given to a training workload: refused, not ignored."""
+    given = [f"--{k.replace('_', '-')} {v}" for k, v in (("mode", None if args.mode == "default" else args.mode),
+             ("checkpoints_write", args.checkpoints_write), ("checkpoints_read", args.checkpoints_read)) if v is not None]
+    if given:
+        raise SuiteError(f"{given[0].split()[0]}: expected only with a checkpointing workload (llama3-*), got "
+                         f"{given[0]} with {args.workload}")
+
+
 def run(args) -> int:
     from suite.storage.checkpoint import run as checkpoint_run
 
     if args.param:
         raise SuiteError(f"--param: expected none for the checkpointing workload {args.workload} (its model and "
                          f"parallelism are fixed by workloads/{args.workload}.yaml), got {args.param[0]!r}")
+    if args.ruleset not in (None, "v2.0"):
+        raise SuiteError(f"--ruleset: expected v2.0 for {args.workload} (checkpointing is MLPerf Storage v2.0's), "
+                         f"got {args.ruleset}")
+    if getattr(args, "launcher", None):
+        raise SuiteError(f"--launcher: expected none for {args.workload} (a checkpointing run reaches its hosts "
+                         f"through mpiexec's own ssh; the launcher is for training runs), got {args.launcher}")
     return checkpoint_run.run(checkpoint_run.Options(
         workload=args.workload, accelerators=args.accelerators, mode=args.mode,
         checkpoints_write=args.checkpoints_write, checkpoints_read=args.checkpoints_read,
