@@ -46,9 +46,13 @@ def cmd_datasize(args) -> int:
         from suite.report import checkpoint_text
         from suite.storage.checkpoint import command as checkpoint
 
+        checkpoint.refuse_for_checkpointing(args)
         d = checkpoint.sizing(args.workload, args.accelerators, args.mode, args.client_hosts, args.host_memory)
         print(json.dumps(d, indent=2, sort_keys=True) if args.format == "json" else checkpoint_text.datasize(d))
         return ExitCode.OK
+    from suite.storage.checkpoint.command import refuse_for_training
+
+    refuse_for_training(args)
     workload = workloads.resolve(args.workload, args.accelerator_type)
     result = datasize.compute(workload, args.accelerators, args.client_hosts, args.host_memory, args.ruleset)
     next_command = (f"suite datagen --workload {workload.name} --accelerator-type {workload.accelerator} "
@@ -107,9 +111,6 @@ def cmd_run(args) -> int:
     from suite.storage.checkpoint import command as checkpoint
 
     if args.workload.startswith("llama3-"):   # checkpointing (MLPerf Storage v2.0): suite/storage/checkpoint/
-        if args.engine != "suite":    # DLIO 2.0.0 (PyPI, what `suite engine install dlio` builds) has no llama3 checkpointing
-            raise SuiteError(f"--engine {args.engine}: expected suite for {args.workload} (the DLIO release `suite "
-                             f"engine install dlio` installs has no LLM checkpointing), got {args.engine}")
         return checkpoint.run(args)
     checkpoint.refuse_for_training(args)
     return launch.run(launch.Options(

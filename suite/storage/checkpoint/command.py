@@ -29,17 +29,22 @@ def add_run_arguments(p) -> None:
 
 def refuse_for_training(args) -> None:
     """The checkpointing options given to a training workload: refused, not ignored."""
-    given = [f"--{k.replace('_', '-')} {v}" for k, v in (("mode", None if args.mode == "default" else args.mode),
-             ("checkpoints_write", args.checkpoints_write), ("checkpoints_read", args.checkpoints_read)) if v is not None]
+    mode = getattr(args, "mode", "default")
+    given = [f"--{k.replace('_', '-')} {v}" for k, v in (("mode", None if mode == "default" else mode),
+             ("checkpoints_write", getattr(args, "checkpoints_write", None)),
+             ("checkpoints_read", getattr(args, "checkpoints_read", None))) if v is not None]
     if given:
         raise SuiteError(f"{given[0].split()[0]}: expected only with a checkpointing workload (llama3-*), got "
                          f"{given[0]} with {args.workload}")
 
 
-def run(args) -> int:
-    from suite.storage.checkpoint import run as checkpoint_run
-
-    if args.param:
+def refuse_for_checkpointing(args) -> None:
+    """The options a checkpointing workload cannot use (suite run, suite datasize): refused, not ignored."""
+    engine = getattr(args, "engine", "suite")
+    if engine != "suite":    # DLIO 2.0.0 (PyPI, what `suite engine install dlio` builds) has no llama3 checkpointing
+        raise SuiteError(f"--engine {engine}: expected suite for {args.workload} (the DLIO release `suite engine "
+                         f"install dlio` installs has no LLM checkpointing), got {engine}")
+    if getattr(args, "param", None):
         raise SuiteError(f"--param: expected none for the checkpointing workload {args.workload} (its model and "
                          f"parallelism are fixed by workloads/{args.workload}.yaml), got {args.param[0]!r}")
     if args.ruleset not in (None, "v2.0"):
@@ -48,6 +53,12 @@ def run(args) -> int:
     if getattr(args, "launcher", None):
         raise SuiteError(f"--launcher: expected none for {args.workload} (a checkpointing run reaches its hosts "
                          f"through mpiexec's own ssh; the launcher is for training runs), got {args.launcher}")
+
+
+def run(args) -> int:
+    from suite.storage.checkpoint import run as checkpoint_run
+
+    refuse_for_checkpointing(args)
     return checkpoint_run.run(checkpoint_run.Options(
         workload=args.workload, accelerators=args.accelerators, mode=args.mode,
         checkpoints_write=args.checkpoints_write, checkpoints_read=args.checkpoints_read,

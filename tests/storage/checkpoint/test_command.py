@@ -63,3 +63,10 @@ def test_checkpointing_options_with_a_training_workload_are_refused(run_cli, tmp
                                  *extra)
         assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
         assert not (tmp_path / "r").exists()
+
+
+def test_datasize_refuses_what_the_workload_kind_cannot_use(run_cli):
+    for argv, needle in ((["llama3-8b", "--accelerators", 8, "--ruleset", "v1.0"], "--ruleset: expected v2.0"),
+                         (["unet3d", "--accelerators", 8, "--mode", "subset"], "--mode: expected only with a checkp")):
+        code, out, err = run_cli("datasize", "--workload", *argv, "--host-memory", "64GiB")
+        assert code == 2 and needle in err and out == "" and len(err.strip().splitlines()) == 1
