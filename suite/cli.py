@@ -10,10 +10,11 @@ import sys
 from pathlib import Path
 
 from suite import __version__
-from suite.cliargs import (Parser, _args_sizing, _args_sweep, _engine_arg, _sizing_args, _workload_args,
-                           non_negative_float, positive_int, seed_int, size, workload_names)
+from suite.cliargs import (Parser, _args_datagen, _args_datasize, _args_sizing, _args_sweep, _engine_arg,
+                           _workload_args, non_negative_float, positive_int, size, workload_names)
 from suite.errors import ExitCode, SuiteError
 from suite.rules import RULESETS
+from suite.runscope import DATASIZE_OPTIONS, record_defaults, refuse_unused
 
 # --------------------------------------------------------------------------- commands
 
@@ -39,8 +40,10 @@ def cmd_list(args) -> int:
 def cmd_datasize(args) -> int:
     import json
 
-    from suite.storage import datasize, workloads
     from suite.report import text
+    from suite.storage import datasize, workloads
+
+    refuse_unused(args, DATASIZE_OPTIONS)
 
     if args.workload.startswith("llama3-"):   # checkpointing: bytes and files of the checkpoints
         from suite.report import checkpoint_text
@@ -50,9 +53,6 @@ def cmd_datasize(args) -> int:
         d = checkpoint.sizing(args.workload, args.accelerators, args.mode, args.client_hosts, args.host_memory)
         print(json.dumps(d, indent=2, sort_keys=True) if args.format == "json" else checkpoint_text.datasize(d))
         return ExitCode.OK
-    from suite.storage.checkpoint.command import refuse_for_training
-
-    refuse_for_training(args)
     workload = workloads.resolve(args.workload, args.accelerator_type)
     result = datasize.compute(workload, args.accelerators, args.client_hosts, args.host_memory, args.ruleset)
     next_command = (f"suite datagen --workload {workload.name} --accelerator-type {workload.accelerator} "
@@ -79,11 +79,17 @@ def cmd_datagen(args) -> int:
         sized = datasize.compute(workload, args.accelerators, args.client_hosts, args.host_memory, args.ruleset)
         num_files, extra["datasize"] = sized.num_files, sized.to_dict()
     elif args.files or workload.num_files_train:
+        if args.ruleset or args.client_hosts != 1:
+            raise SuiteError("--client-hosts/--ruleset: expected only with --accelerators and --host-memory (they "
+                             f"size the dataset), got {args.client_hosts}/{args.ruleset} with a file count")
         num_files = args.files or workload.num_files_train
     else:
         raise SuiteError("dataset size: expected --files N or --accelerators N --host-memory SIZE, got neither")
     if args.engine == "dlio":       # the reference code's own generator (storage/run/dlio.py)
         from suite.storage.run import dlio
+        if args.seed is not None or args.processes is not None:
+            raise SuiteError("--seed/--processes: expected only with --engine suite (DLIO generates with its own "
+                             f"seed, one process per MPI rank), got {args.seed}/{args.processes}")
         return dlio.datagen(args, workload, num_files)
     seed = workload.seed if args.seed is None else args.seed
     extra["command"] = ["suite", "datagen", "--workload", workload.name, "--accelerator-type", workload.accelerator,
@@ -100,6 +106,7 @@ def cmd_datagen(args) -> int:
 def cmd_run(args) -> int:
     from suite.storage.run import launch
 
+    refuse_unused(args)
     if args.workload == "tpcx-ai":   # TPCx-AI's options and run live in suite/tpcxai/command.py
         from suite.tpcxai import command as tpcxai
 
@@ -112,7 +119,6 @@ def cmd_run(args) -> int:
 
     if args.workload.startswith("llama3-"):   # checkpointing (MLPerf Storage v2.0): suite/storage/checkpoint/
         return checkpoint.run(args)
-    checkpoint.refuse_for_training(args)
     return launch.run(launch.Options(
         workload=args.workload, accelerators=args.accelerators, accelerator_type=args.accelerator_type,
         data_dir=args.data_dir, results_dir=args.results_dir, runs=args.runs, memory_limit=args.memory_limit,
@@ -202,6 +208,9 @@ def cmd_report(args) -> int:
                 from suite.report import sweep_page
 
                 page = sweep_page.build(sweep_result.load(path), path, args.storage_nodes)
+            elif args.storage_nodes != 1:
+                raise SuiteError(f"--storage-nodes: expected only with a sweep dir (its sizing table), got "
+                                 f"{args.storage_nodes} for {path}")
             elif kind == "tpcx-ai":
                 data = fdr.load(path)
                 page = content.build_tpcxai(data, data.compute())
@@ -245,6 +254,8 @@ def cmd_check(args) -> int:
     from suite.tpcxai import check as tpcxai_check
 
     if tpcxai_check.is_result(args.path):
+        if args.ruleset not in (None, "auto"):
+            raise SuiteError(f"--ruleset: expected none for a TPCx-AI result (rules/tpcx-ai/), got {args.ruleset}")
         return _check_tpcxai(args, output)
     result = check(args.path, args.ruleset)
     if args.format == "json":
@@ -300,6 +311,11 @@ def cmd_sweep(args) -> int:
     if bool(args.accelerators) == bool(args.find_max):
         raise SuiteError("--accelerators/--find-max: expected one of them (a list of N, or a search for the "
                          f"largest N at the AU threshold), got {'both' if args.find_max else 'neither'}")
+    if not args.find_max and (args.start, args.max_accelerators) != (1, 64):
+        raise SuiteError(f"--start/--max-accelerators: expected only with --find-max, got {args.start}/"
+                         f"{args.max_accelerators} with --accelerators")
+    if args.start > args.max_accelerators:
+        raise SuiteError(f"--start: expected at most --max-accelerators {args.max_accelerators}, got {args.start}")
     return search.run(search.SweepOptions(
         workload=args.workload, accelerator_type=args.accelerator_type, accelerators=args.accelerators,
         find_max=args.find_max, ceiling=args.ceiling, data_dir=args.data_dir, results_dir=args.results_dir,
@@ -380,34 +396,6 @@ def _args_list(sub) -> None:
     p.add_argument("what", nargs="?", choices=["workloads"], default="workloads")
 
 
-def _args_datasize(sub, names) -> None:
-    p = sub.add_parser("datasize", help="how many files a compliant dataset needs",
-                       description="Size the dataset: max(5x host memory, the minimum-steps rule).")
-    _workload_args(p, names)
-    _sizing_args(p, True, "simulated accelerators in all (llama3-*: MPI processes)")
-    p.add_argument("--format", choices=["text", "json"], default="text")
-    p.add_argument("--mode", choices=["default", "subset"], default="default",
-                   help="llama3-* only: default (global storage) or subset (node-local, llama3-8b only)")
-
-
-def _args_datagen(sub, names) -> None:
-    p = sub.add_parser("datagen", help="write the training dataset in the workload's format",
-                       description="Write D/train/img_<i>_of_<N>.<ext> (npz, TFRecord or hdf5) with seeded record "
-                                   "sizes, in parallel (local processes or MPI ranks under mpiexec), resumably; "
-                                   "D/generation_log.json records what was written.")
-    _workload_args(p, names)
-    p.add_argument("--data-dir", required=True, type=Path, help="the dataset goes to DATA_DIR/train")
-    p.add_argument("--files", type=positive_int, help="number of training files (or size it with --accelerators)")
-    _sizing_args(p, False, "size the dataset for this many accelerators")
-    p.add_argument("--processes", type=positive_int, default=None,
-                   help="local writer processes (default: the CPU count; 1 per rank under MPI)")
-    p.add_argument("--seed", type=seed_int, default=None, help="content and record-size seed, 0..2^32-1 "
-                   "(default: the workload's)")
-    p.add_argument("--param", action="append", metavar="SECTION.KEY=VALUE",
-                   help="workload override, e.g. dataset.format=hdf5 (open division); repeatable")
-    _engine_arg(p)
-
-
 def _args_run(sub, names) -> None:
     from suite.storage.run.prepare import DEFAULT_RUNS
 
@@ -444,6 +432,7 @@ def _args_run(sub, names) -> None:
     from suite.storage.checkpoint.command import add_run_arguments as add_checkpoint_arguments
 
     add_checkpoint_arguments(p)
+    record_defaults(p)
 
 
 def _args_metrics(sub) -> None:

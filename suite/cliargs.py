@@ -10,6 +10,7 @@ from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
 from suite.rules import RULESETS
+from suite.runscope import record_defaults
 
 
 class Parser(argparse.ArgumentParser):
@@ -130,3 +131,32 @@ def _args_sizing(sub, names) -> None:
     p.add_argument("--client-hosts", type=positive_int, default=1)
     p.add_argument("--host-memory", type=size, default=None, help="per host (default: this host's MemTotal)")
     p.add_argument("--ruleset", choices=RULESETS, default=None)
+
+
+def _args_datasize(sub, names) -> None:
+    p = sub.add_parser("datasize", help="how many files a compliant dataset needs",
+                       description="Size the dataset: max(5x host memory, the minimum-steps rule).")
+    _workload_args(p, names)
+    _sizing_args(p, True, "simulated accelerators in all (llama3-*: MPI processes)")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--mode", choices=["default", "subset"], default="default",
+                   help="llama3-* only: default (global storage) or subset (node-local, llama3-8b only)")
+    record_defaults(p)
+
+
+def _args_datagen(sub, names) -> None:
+    p = sub.add_parser("datagen", help="write the training dataset in the workload's format",
+                       description="Write D/train/img_<i>_of_<N>.<ext> (npz, TFRecord or hdf5) with seeded record "
+                                   "sizes, in parallel (local processes or MPI ranks under mpiexec), resumably; "
+                                   "D/generation_log.json records what was written.")
+    _workload_args(p, names)
+    p.add_argument("--data-dir", required=True, type=Path, help="the dataset goes to DATA_DIR/train")
+    p.add_argument("--files", type=positive_int, help="number of training files (or size it with --accelerators)")
+    _sizing_args(p, False, "size the dataset for this many accelerators")
+    p.add_argument("--processes", type=positive_int, default=None,
+                   help="local writer processes (default: the CPU count; 1 per rank under MPI)")
+    p.add_argument("--seed", type=seed_int, default=None, help="content and record-size seed, 0..2^32-1 "
+                   "(default: the workload's)")
+    p.add_argument("--param", action="append", metavar="SECTION.KEY=VALUE",
+                   help="workload override, e.g. dataset.format=hdf5 (open division); repeatable")
+    _engine_arg(p)

@@ -52,6 +52,10 @@ def run(args, registry=None, launcher: str = "exec") -> int:
 
     if args.scale_factor is None:
         raise SuiteError("--scale-factor: expected a number > 0 for --workload tpcx-ai, got none")
+    if args.processes is not None and args.processes < 1:
+        raise SuiteError(f"--processes: expected a positive number of generator processes, got {args.processes}")
+    if not 0 <= args.seed < 2**32:
+        raise SuiteError(f"--seed: expected an integer 0..2^32-1, got {args.seed}")
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     results_dir = Path(args.results_dir) if args.results_dir else Path("results") / f"tpcx-ai-sf{args.scale_factor:g}-{stamp}"
     data_dir = Path(args.data_dir) if args.data_dir else results_dir / "data"

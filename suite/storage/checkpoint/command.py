@@ -27,32 +27,15 @@ def add_run_arguments(p) -> None:
                         "--checkpoints-write 0 and its own --results-dir")
 
 
-def refuse_for_training(args) -> None:
-    """The checkpointing options given to a training workload: refused, not ignored."""
-    mode = getattr(args, "mode", "default")
-    given = [f"--{k.replace('_', '-')} {v}" for k, v in (("mode", None if mode == "default" else mode),
-             ("checkpoints_write", getattr(args, "checkpoints_write", None)),
-             ("checkpoints_read", getattr(args, "checkpoints_read", None))) if v is not None]
-    if given:
-        raise SuiteError(f"{given[0].split()[0]}: expected only with a checkpointing workload (llama3-*), got "
-                         f"{given[0]} with {args.workload}")
-
-
 def refuse_for_checkpointing(args) -> None:
-    """The options a checkpointing workload cannot use (suite run, suite datasize): refused, not ignored."""
+    """What a checkpointing workload refuses beyond suite.runscope's table (suite run, suite datasize)."""
     engine = getattr(args, "engine", "suite")
     if engine != "suite":    # DLIO 2.0.0 (PyPI, what `suite engine install dlio` builds) has no llama3 checkpointing
         raise SuiteError(f"--engine {engine}: expected suite for {args.workload} (the DLIO release `suite engine "
                          f"install dlio` installs has no LLM checkpointing), got {engine}")
-    if getattr(args, "param", None):
-        raise SuiteError(f"--param: expected none for the checkpointing workload {args.workload} (its model and "
-                         f"parallelism are fixed by workloads/{args.workload}.yaml), got {args.param[0]!r}")
     if args.ruleset not in (None, "v2.0"):
         raise SuiteError(f"--ruleset: expected v2.0 for {args.workload} (checkpointing is MLPerf Storage v2.0's), "
                          f"got {args.ruleset}")
-    if getattr(args, "launcher", None):
-        raise SuiteError(f"--launcher: expected none for {args.workload} (a checkpointing run reaches its hosts "
-                         f"through mpiexec's own ssh; the launcher is for training runs), got {args.launcher}")
 
 
 def run(args) -> int:
@@ -69,6 +52,8 @@ def run(args) -> int:
 
 def sizing(workload: str, processes: int, mode: str, hosts: int, host_memory: int | None) -> dict:
     """Bytes and files one checkpoint needs (and the folder for the reference's 10), per host too."""
+    if mode == "subset" and hosts > 1:
+        raise SuiteError(f"--mode subset: expected one client host (node-local storage), got --client-hosts {hosts}")
     from suite.storage import workloads
     from suite.storage.checkpoint import model, run as checkpoint_run
 

@@ -13,6 +13,7 @@ memory cgroup (suite.enforce, the launch helpers of suite.storage.run.launch), c
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import time
 from dataclasses import dataclass
@@ -100,6 +101,10 @@ def prepare(opts: Options) -> Prepared:
     if opts.accelerators < MIN_PROCESSES_PER_HOST * len(hosts):
         raise RuleError(f"--accelerators: expected at least {MIN_PROCESSES_PER_HOST} processes per host "
                         f"({MIN_PROCESSES_PER_HOST * len(hosts)} on {len(hosts)} hosts), got {opts.accelerators}")
+    local = {socket.gethostname(), "localhost", "127.0.0.1"}
+    if len(hosts) > 1 or hosts[0] not in local:   # drop, cgroup and the read's residency check act on this host
+        raise SuiteError(f"--hosts: expected this host only for checkpointing (its cache drop and memory cgroup "
+                         f"are applied here only; multi-host checkpointing is not built yet), got {','.join(hosts)}")
     if opts.no_cache_drop and opts.division != "open":
         raise RuleError(f"--no-cache-drop: expected --division open, got --division {opts.division}")
     folder = Path(opts.data_dir or Path("results") / "checkpoint-data" / f"{opts.workload}-miniature").resolve()

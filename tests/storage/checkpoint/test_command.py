@@ -48,7 +48,7 @@ def test_the_dlio_engine_is_refused_for_checkpointing_not_silently_replaced(run_
 
 def test_options_the_checkpoint_runner_does_not_use_are_refused(run_cli, tmp_path):
     for extra, needle in ((["--ruleset", "v1.0"], "--ruleset: expected v2.0 for llama3-8b"),
-                          (["--launcher", "/bin/true"], "--launcher: expected none for llama3-8b")):
+                          (["--launcher", "/bin/true"], "--launcher: expected only with a training workload")):
         code, out, err = run_cli("run", "--workload", "llama3-8b", "--accelerators", 8, "--checkpoints-read", 0,
                                  "--results-dir", tmp_path / "r", *extra)
         assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
@@ -58,7 +58,7 @@ def test_options_the_checkpoint_runner_does_not_use_are_refused(run_cli, tmp_pat
 def test_checkpointing_options_with_a_training_workload_are_refused(run_cli, tmp_path):
     for extra, needle in ((["--mode", "subset"], "--mode: expected only with a checkpointing workload"),
                           (["--checkpoints-read", 0], "--checkpoints-read: expected only with a checkpointing"),
-                          (["--checkpoints-write", 3], "got --checkpoints-write 3 with unet3d")):
+                          (["--checkpoints-write", 3], "--checkpoints-write: expected only with a checkpointing workload (llama3-*), got 3 with unet3d")):
         code, out, err = run_cli("run", "--workload", "unet3d", "--accelerators", 1, "--results-dir", tmp_path / "r",
                                  *extra)
         assert code == 2 and needle in err and len(err.strip().splitlines()) == 1

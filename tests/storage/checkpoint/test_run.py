@@ -124,7 +124,7 @@ def test_a_read_without_a_drop_is_refused_in_closed_and_flagged_in_open(pair):
     (["--accelerators", 8, "--checkpoints-read", 0, "--hosts", "a,b,c"], "at least 4 processes per host"),
     (["--accelerators", 8, "--checkpoints-write", 0, "--data-dir", "nowhere"], "suite-checkpoint.json: expected"),
     (["--accelerators", 4, "--mode", "subset", "--checkpoints-write", 0], "mode: expected 'subset'"),
-    (["--accelerators", 8, "--checkpoints-read", 0, "--param", "a.b=1"], "--param: expected none"),
+    (["--accelerators", 8, "--checkpoints-read", 0, "--param", "a.b=1"], "--param: expected only with a training workload"),
     (["--accelerators", 8, "--checkpoints-read", 0, "--data-dir", "W"], "expected a new or empty directory, or one "
                                                                         "a checkpoint write made"),
     (["--accelerators", 8, "--checkpoints-read", 0, "--data-dir", "/dev/shm/x"], "expected a checkpoint directory"),
