@@ -87,9 +87,9 @@ def cmd_datagen(args) -> int:
         raise SuiteError("dataset size: expected --files N or --accelerators N --host-memory SIZE, got neither")
     if args.engine == "dlio":       # the reference code's own generator (storage/run/dlio.py)
         from suite.storage.run import dlio
-        if args.seed is not None or args.processes is not None:
-            raise SuiteError("--seed/--processes: expected only with --engine suite (DLIO generates with its own "
-                             f"seed, one process per MPI rank), got {args.seed}/{args.processes}")
+        if args.seed is not None:
+            raise SuiteError(f"--seed: expected only with --engine suite (DLIO generates with its own seed), "
+                             f"got {args.seed}")
         return dlio.datagen(args, workload, num_files)
     seed = workload.seed if args.seed is None else args.seed
     extra["command"] = ["suite", "datagen", "--workload", workload.name, "--accelerator-type", workload.accelerator,

@@ -52,7 +52,7 @@ def test_a_default_given_explicitly_is_not_a_refusal():
      "--client-hosts/--ruleset: expected only with --accelerators and --host-memory"),
     (["datagen", "--workload", "resnet50", "--files", "2", "--ruleset", "v0.5"], "got 1/v0.5 with a file count"),
     (["datagen", "--workload", "resnet50", "--files", "2", "--engine", "dlio", "--seed", "7"],
-     "--seed/--processes: expected only with --engine suite"),
+     "--seed: expected only with --engine suite (DLIO generates with its own seed), got 7"),
     (["datasize", "--workload", "llama3-8b", "--accelerators", "8", "--host-memory", "64GiB", "--mode", "subset",
       "--client-hosts", "4"], "--mode subset: expected one client host (node-local storage), got --client-hosts 4"),
     (["run", "--workload", "tpcx-ai", "--scale-factor", "0.01", "--processes", "0"],
