@@ -473,8 +473,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(COMMANDS[args.command](args))
-    except SuiteError as exc:
-        print(f"suite {args.command}: error: {exc}", file=sys.stderr)
+    except SuiteError as exc:       # one line whatever the input held: control characters made visible
+        from suite.report.escape import terminal
+        print(f"suite {args.command}: error: {terminal(exc)}", file=sys.stderr)
         return int(exc.exit_code)
     except KeyboardInterrupt:
         print(f"suite {args.command}: interrupted", file=sys.stderr)

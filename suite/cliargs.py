@@ -17,7 +17,8 @@ class Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (and exit 2), not the whole usage block."""
 
     def error(self, message):
-        self.exit(ExitCode.BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        from suite.report.escape import terminal   # a bad value's control characters, made visible
+        self.exit(ExitCode.BAD_INPUT, f"{self.prog}: error: {terminal(message)} (see {self.prog} --help)\n")
 
 
 MAX_COUNT = 10**9  # counts (accelerators, hosts, files, runs, processes) beyond any real system

@@ -81,3 +81,9 @@ def test_check_and_report_refuse_options_their_input_does_not_use(run_cli, tmp_p
     fdr = TESTS.parent / "submissions" / "examples" / "dell-sf10-fdr.yaml"
     code, out, err = run_cli("report", fdr, "--out", tmp_path / "rep", "--storage-nodes", 7)
     assert code == 2 and "--storage-nodes: expected only with a sweep dir" in err and not (tmp_path / "rep").exists()
+
+
+def test_an_error_echoing_the_input_stays_one_line_with_control_characters_shown(run_cli):
+    code, out, err = run_cli("run", "--workload", "tpcx-ai", "--scale-factor", "1", "--hosts", "a\x1b[31mred\nline2")
+    assert code == 2 and err.count("\n") == 1 and "\x1b" not in err
+    assert "got a\\x1b[31mred\\x0aline2 with tpcx-ai" in err
