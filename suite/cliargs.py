@@ -78,11 +78,13 @@ def _workload_args(p, names) -> None:
     p.add_argument("--accelerator-type", default="h100", help="h100, a100 (v1.0/v2.0) or v100 (v0.5)")
 
 
-def _sizing_args(p, required: bool, accelerators_help: str) -> None:
-    """What the dataset-size rule needs: accelerators, client hosts, host memory, ruleset."""
+def _sizing_args(p, required: bool, accelerators_help: str, memory_help: str | None = None) -> None:
+    """What the dataset-size rule needs: accelerators, client hosts, host memory, ruleset (memory_help:
+    host memory optional, with that help -- `suite sizing` defaults it to MemTotal)."""
     p.add_argument("--accelerators", type=positive_int, required=required, help=accelerators_help)
     p.add_argument("--client-hosts", type=positive_int, default=1)
-    p.add_argument("--host-memory", type=size, required=required, help='per host, with a unit: "128GiB" or "137.4GB"')
+    p.add_argument("--host-memory", type=size, required=required and memory_help is None,
+                   help=memory_help or 'per host, with a unit: "128GiB" or "137.4GB"')
     p.add_argument("--ruleset", choices=RULESETS, default=None, help="default v1.0 (v0.5 for v100-only workloads)")
 
 
@@ -127,11 +129,8 @@ def _args_sizing(sub, names) -> None:
                                    "and from a sweep's page-cache ceiling with --from) and the dataset the "
                                    "dataset-size rules demand for N, as one short table.")
     _workload_args(p, names)
-    p.add_argument("--accelerators", type=positive_int, required=True)
+    _sizing_args(p, True, "simulated accelerators", "per host (default: this host's MemTotal)")
     p.add_argument("--from", dest="source", type=Path, metavar="SWEEP", help="a sweep dir or its sweep.json")
-    p.add_argument("--client-hosts", type=positive_int, default=1)
-    p.add_argument("--host-memory", type=size, default=None, help="per host (default: this host's MemTotal)")
-    p.add_argument("--ruleset", choices=RULESETS, default=None)
 
 
 def _args_datasize(sub, names) -> None:
