@@ -178,20 +178,23 @@ def assert_real_screenshot(shot: Path):
         assert len(colours) > 200    # text, cards, plots; a blank or error page has a handful
 
 
-@pytest.mark.timeout(300)
-def test_storage_page_renders_in_headless_chromium(run_cli, tmp_path):
-    run_cli("report", RUN, "--out", tmp_path / "out")
+def rendered_dom(run_cli, source, tmp_path: Path) -> str:
+    """`suite report SOURCE` rendered in headless Chromium: a real screenshot, no console message; the DOM."""
+    run_cli("report", source, "--out", tmp_path / "out")
     shot, log, dom = chromium_render(tmp_path / "out" / "index.html", tmp_path)
     assert_real_screenshot(shot)
     assert "CONSOLE" not in log                 # no console message of any kind (CSP violations included)
+    return dom
+
+
+@pytest.mark.timeout(300)
+def test_storage_page_renders_in_headless_chromium(run_cli, tmp_path):
+    dom = rendered_dom(run_cli, RUN, tmp_path)
     assert 'data-images="2"' in dom and 'data-broken="0"' in dom and 'data-sections="4"' in dom
     assert "Host and enforcement evidence" in dom
 
 
 @pytest.mark.timeout(300)
 def test_tpcxai_page_renders_in_headless_chromium(run_cli, tmp_path):
-    run_cli("report", DELL, "--out", tmp_path / "out")
-    shot, log, dom = chromium_render(tmp_path / "out" / "index.html", tmp_path)
-    assert_real_screenshot(shot)
-    assert "CONSOLE" not in log
+    dom = rendered_dom(run_cli, DELL, tmp_path)
     assert 'data-images="2"' in dom and 'data-broken="0"' in dom and "AIUCpm@10" in dom

@@ -164,16 +164,20 @@ def _start_long_run(hosts, data, tmp_path, res, accelerators: int, runs: int):
                       "--param", "train.computation_time=0.05", "--param", "train.epochs=50"], REPO)
 
 
+def _rank_places(ranks: Path, n: int, proc) -> dict:
+    """{rank: [host, pid]} from ranks/rank-<r>.pid, once all n ranks have written theirs."""
+    for r in range(n):
+        wait_for(ranks / f"rank-{r}.pid", proc)
+    return {r: (ranks / f"rank-{r}.pid").read_text().split() for r in range(n)}
+
+
 def test_a_host_killed_mid_run_fails_the_run_named_and_leaves_no_cgroup(netns_hosts, unet_data, tmp_path):
     h1, h2 = netns_hosts
     res = tmp_path / "res"
     proc = _start_long_run(netns_hosts, unet_data, tmp_path, res, accelerators=4, runs=2)
-    ranks = res / "run-1" / h1 / "ranks"
-    for r in range(4):
-        wait_for(ranks / f"rank-{r}.pid", proc)
+    places = _rank_places(res / "run-1" / h1 / "ranks", 4, proc)
     time.sleep(0.5)
     assert len(host_cgroups(netns_hosts)) == 2        # one per host while the run is under way
-    places = {r: (ranks / f"rank-{r}.pid").read_text().split() for r in range(4)}
     for r in (2, 3):                                  # the whole of host 2: its ranks die
         assert places[r][0] == h2
         os.kill(int(places[r][1]), signal.SIGKILL)
@@ -194,10 +198,7 @@ def test_sigterm_mid_run_across_hosts_removes_every_hosts_cgroup(netns_hosts, un
     h1, h2 = netns_hosts
     res = tmp_path / "res"
     proc = _start_long_run(netns_hosts, unet_data, tmp_path, res, accelerators=2, runs=1)
-    ranks = res / "run-1" / h1 / "ranks"
-    for r in range(2):
-        wait_for(ranks / f"rank-{r}.pid", proc)
-    pids = [int((ranks / f"rank-{r}.pid").read_text().split()[1]) for r in range(2)]
+    pids = [int(pid) for _, pid in _rank_places(res / "run-1" / h1 / "ranks", 2, proc).values()]
     assert len(host_cgroups(netns_hosts)) == 2
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
