@@ -215,7 +215,8 @@ def cmd_report(args) -> int:
                 data = fdr.load(path)
                 page = content.build_tpcxai(data, data.compute())
             else:
-                from suite.check import check, checkpoint
+                from suite.check import checkpoint
+                from suite.check.checker import check
                 from suite.report import aggregate
 
                 if checkpoint.is_result(path):          # llama3-* checkpointing results
@@ -242,7 +243,7 @@ def cmd_check(args) -> int:
     from pathlib import Path
 
     from suite import files
-    from suite.check import check
+    from suite.check.checker import check
     from suite.report import findings as report
 
     output = Path(args.output) if args.output else None

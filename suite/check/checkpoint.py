@@ -14,6 +14,7 @@ from pathlib import Path
 
 from suite import files
 from suite.check import layout
+from suite.check.result import BenchmarkResult, CheckResult, evaluate
 from suite.errors import ResultError
 from suite.rules import findings
 from suite.rules import engine as rules
@@ -80,8 +81,6 @@ def _inside(p: Path) -> Path:
 
 
 def check(path, ruleset: str = "auto"):
-    from suite.check import BenchmarkResult, CheckResult
-
     if ruleset not in ("auto", "v2.0"):
         raise ResultError(f"--ruleset {ruleset}: expected v2.0 (checkpointing is a v2.0 benchmark), got {ruleset}")
     root = Path(path)
@@ -92,9 +91,9 @@ def check(path, ruleset: str = "auto"):
     for ph in phases:
         division = ph.run_set["division"]
         rs = rules.load_layers("v2.0", RULE_FILES[division], division)
-        found = _evaluate(rs, "benchmark", benchmark_scope(ph), root)
+        found = evaluate(rs, "benchmark", benchmark_scope(ph), root)
         for p, doc in ph.runs:
-            found += _evaluate(rs, "run", run_scope(p, doc), root)
+            found += evaluate(rs, "run", run_scope(p, doc), root)
         verdict = findings.verdict(found, division)
         compliant = verdict == "closed" or (verdict == "open" and division == "open")
         b = layout.Benchmark(path=ph.path, org=None, system=None, division=division, ruleset="v2.0",
@@ -105,16 +104,10 @@ def check(path, ruleset: str = "auto"):
         out.append(BenchmarkResult(b, verdict, found, None, compliant, rs.files, len(rs.rules),
                                    {r.id: r.message for r in rs.rules}))
     tree_rules = rules.load_layers("v2.0", ("checkpointing.yaml",))
-    tree_found = _evaluate(tree_rules, "tree", tree_scope(root, phases), root)
+    tree_found = evaluate(tree_rules, "tree", tree_scope(root, phases), root)
     verdict = findings.worst([r.verdict for r in out] + [findings.verdict(tree_found)])
     compliant = all(r.compliant for r in out) and findings.verdict(tree_found) == "closed"
     return CheckResult(root, out, tree_found, verdict, compliant, {r.id: r.message for r in tree_rules.rules})
-
-
-def _evaluate(rs, kind: str, scope: Scope, root: Path):
-    from suite.check import _evaluate as evaluate
-
-    return evaluate(rs, kind, scope, root)
 
 
 def tree_scope(root: Path, phases: list[Phase]) -> Scope:

@@ -1,0 +1,104 @@
+"""What `suite check` returns: per benchmark and for the whole tree, the verdict and the findings
+(records), and `evaluate`, which applies one rule set to one scope (suite.rules.engine) -> findings.
+Used by suite.check.checker (training trees) and suite.check.checkpoint (checkpointing results)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from suite.check import layout
+from suite.rules import engine as rules
+from suite.rules import findings
+from suite.rules.engine import Scope
+from suite.rules.findings import Finding
+
+
+@dataclass
+class BenchmarkResult:
+    benchmark: layout.Benchmark
+    verdict: str
+    findings: list[Finding]
+    aggregate: dict | None
+    compliant: bool
+    rule_files: list[str] = field(default_factory=list)
+    rules_evaluated: int = 0
+    rule_messages: dict[str, str] = field(default_factory=dict)
+    fix_required: bool = False
+
+    def to_dict(self, root: Path) -> dict:
+        b = self.benchmark
+        return {
+            "path": rel(b.path, root), "org": b.org, "system": b.system, "division": b.division,
+            "ruleset": b.ruleset, "workload": b.workload, "accelerator": b.accelerator,
+            "detected_from": dict(b.detected_from), "num_runs": len(b.runs),
+            "verdict": self.verdict, "compliant": self.compliant, "fix_required": self.fix_required,
+            "findings": [f.to_dict() for f in self.findings], "aggregate": self.aggregate,
+            "rule_files": self.rule_files, "rules_evaluated": self.rules_evaluated,
+        }
+
+
+@dataclass
+class CheckResult:
+    root: Path
+    benchmarks: list[BenchmarkResult]
+    findings: list[Finding]          # tree-level (outside any benchmark)
+    verdict: str
+    compliant: bool
+    tree_rule_messages: dict[str, str] = field(default_factory=dict)
+    fix_required: bool = False
+    incomplete: list[str] = field(default_factory=list)    # directories that hold no result (aborted runs)
+
+    def all_findings(self) -> list[Finding]:
+        return self.findings + [f for b in self.benchmarks for f in b.findings]
+
+    def rule_messages(self) -> dict[str, str]:
+        """Rule id -> the rule's one-line description, for every rule set used."""
+        out = dict(self.tree_rule_messages)
+        for b in self.benchmarks:
+            out.update(b.rule_messages)
+        return out
+
+    def to_dict(self) -> dict:
+        return {
+            "schema_version": 1, "root": str(self.root), "verdict": self.verdict, "compliant": self.compliant,
+            "fix_required": self.fix_required, "incomplete": self.incomplete,
+            "findings": [f.to_dict() for f in self.findings],
+            "benchmarks": [b.to_dict(self.root) for b in self.benchmarks],
+        }
+
+
+
+def described(rule: rules.Rule) -> str:
+    """A rule's message, with the guideline section it enforces when the rule names one."""
+    return rule.message + (f" [guidelines {rule.guideline}]" if rule.guideline else "")
+
+
+def evaluate(rs: rules.RuleSet, kind: str, scope: Scope, root: Path) -> list[Finding]:
+    out = []
+    for rule in rs.for_scope(kind):
+        if not rules.applies(rule, scope, rs.params):
+            continue
+        vs = rules.violations(rule, scope, rs.params)
+        if not vs:
+            continue
+        src_path, src_field = scope.source(rule.field)
+        note = scope.get(rule.explain) if rule.explain else None
+        for v in vs:
+            path = v.path if v.path is not None else src_path
+            fld = v.field if v.field is not None else f"{src_field}{v.field_suffix}"
+            out.append(findings.make(rule.id, rule.severity, rule.effect, rel(path, root), fld,
+                                     v.expected, v.actual, str(note) if note else ""))
+    return out
+
+
+def rel(path, root: Path) -> str:
+    """A finding's path: relative to PATH ('.' for PATH itself)."""
+    if path is None:
+        return "."
+    try:
+        return str(Path(path).relative_to(root))
+    except ValueError:
+        return str(path)
+
+
