@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
-from suite.rules import RULESETS
+from suite.rules.rulesets import names as ruleset_names
 from suite.runscope import record_defaults
 
 
@@ -85,7 +85,7 @@ def _sizing_args(p, required: bool, accelerators_help: str, memory_help: str | N
     p.add_argument("--client-hosts", type=positive_int, default=1)
     p.add_argument("--host-memory", type=size, required=required and memory_help is None,
                    help=memory_help or 'per host, with a unit: "128GiB" or "137.4GB"')
-    p.add_argument("--ruleset", choices=RULESETS, default=None, help="default v1.0 (v0.5 for v100-only workloads)")
+    p.add_argument("--ruleset", choices=ruleset_names(), default=None, help="default v1.0 (v0.5 for v100-only workloads)")
 
 
 def accelerator_list(text: str) -> list[int]:
@@ -118,7 +118,7 @@ def _args_sweep(sub, names) -> None:
     p.add_argument("--runs", type=positive_int, choices=[1, 5], default=1, help="runs per N (default 1)")
     p.add_argument("--memory-limit", type=size, default=None, help="as for suite run")
     p.add_argument("--division", choices=["closed", "open"], default="closed")
-    p.add_argument("--ruleset", choices=RULESETS, default=None)
+    p.add_argument("--ruleset", choices=ruleset_names(), default=None)
     p.add_argument("--param", action="append", metavar="KEY=VALUE", help="workload override (repeatable)")
     p.add_argument("--allow-no-cache-drop", action="store_true", help="as for suite run (non-compliant)")
 

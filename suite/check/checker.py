@@ -13,7 +13,7 @@ from pathlib import Path
 from suite.check import checkpoint, evidence, facts, layout, manifest, todo
 from suite.check.result import BenchmarkResult, CheckResult, described, evaluate, rel
 from suite.errors import ResultError, SuiteError
-from suite.rules import RULESETS, findings
+from suite.rules import findings, rulesets
 from suite.rules import engine as rules
 from suite.rules.findings import Finding
 from suite.storage import workloads
@@ -25,8 +25,9 @@ __all__ = ["BenchmarkResult", "CheckResult", "check", "rule_set"]
 
 
 def check(path, ruleset: str = "auto") -> CheckResult:
-    if ruleset not in ("auto", *RULESETS):
-        raise SuiteError(f"--ruleset: expected one of auto, {', '.join(RULESETS)}, got {ruleset!r}")
+    known = rulesets.names()
+    if ruleset not in ("auto", *known):
+        raise SuiteError(f"--ruleset: expected one of auto, {', '.join(known)}, got {ruleset!r}")
     if checkpoint.is_result(path):         # llama3-* checkpointing results: rules/v2.0/checkpointing*.yaml
         return checkpoint.check(path, ruleset)
     tree = layout.discover_tree(path, ruleset)
@@ -83,7 +84,6 @@ def rule_set(ruleset: str, division: str | None, workload: str | None, accelerat
 
 
 def _workload_files(ruleset: str) -> set[str]:
-    d = rules.rules_dir() / ruleset
-    return {p.stem for p in d.glob("*.yaml")} - {"common", "closed", "open"} if d.is_dir() else set()
+    return set(rules.workload_layers(ruleset))
 
 

@@ -1,5 +1,6 @@
 """Terminal text for the commands' results. Pure functions: records in, str out."""
 
+from suite.rules import rulesets
 from suite.sizes import GIB
 
 
@@ -19,8 +20,9 @@ def workloads_table(resolved) -> str:
 
 def datasize(d, next_command: str) -> str:
     memory = f"{d.host_memory_bytes / GIB:.2f} GiB ({d.host_memory_bytes} B)"
-    if d.ruleset == "v2.0":
-        steps_rule = f"500 steps x batch x {d.num_accelerators} accelerators"
+    size = rulesets.get(d.ruleset).datasize
+    if size.formula == "files":        # the ruleset's minimum steps, whatever the workload's own steps
+        steps_rule = f"{size.min_steps} steps x batch x {d.num_accelerators} accelerators"
     else:
         steps_rule = f"{d.steps} steps x batch x {d.num_accelerators} accelerators"
     why = {

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import RuleError
+from suite.rules import rulesets
 from suite.rules.findings import EFFECTS, SEVERITIES
 from suite.rules.ops import EVALUATED_WHEN_MISSING, OPS, Item, Violation, close_enough  # noqa: F401 (re-exported)
 
@@ -159,7 +160,24 @@ def applies(rule: Rule, scope: Scope, params: dict) -> bool:
 
 
 def rules_dir() -> Path:
-    return files.data_dir("rules")
+    return rulesets.root()
+
+
+LAYERS = ("common", "closed", "open")
+NOT_RULES = (rulesets.FILE,)      # a folder's ruleset.yaml holds its constants, not rules
+
+
+def workload_layers(ruleset: str) -> list[str]:
+    """The workload names with a layer of their own in `ruleset` (<workload>.yaml)."""
+    d = rules_dir() / ruleset
+    return sorted(p.stem for p in d.glob("*.yaml") if p.stem not in LAYERS and p.name not in NOT_RULES)
+
+
+def seeded_params(ruleset: str) -> dict:
+    """The params the ruleset's ruleset.yaml gives its rule files (none for a folder without one)."""
+    if not (rules_dir() / ruleset / rulesets.FILE).is_file():
+        return {}
+    return rulesets.get(ruleset, rules_dir()).params()
 
 
 def _check_value(value, where: str, op: str, params: dict | None = None):
@@ -234,7 +252,7 @@ def layer_files(ruleset: str, division: str | None, workload: str | None) -> lis
         have = sorted(p.name for p in rules_dir().iterdir() if p.is_dir())
         raise RuleError(f"ruleset: expected one of {', '.join(have)}, got {ruleset!r}")
     names = ["common.yaml"] + (["open.yaml"] if division == "open" else ["closed.yaml", "open.yaml"])
-    if workload:
+    if workload and f"{workload}.yaml" not in NOT_RULES:
         names.append(f"{workload}.yaml")
     return [f"{ruleset}/{n}" for n in names if (base / n).is_file()]
 
@@ -257,7 +275,7 @@ def _assemble(ruleset: str, division: str | None, workload: str | None, rels: tu
     loaded: list[tuple[str, dict]] = []
     for rel in rels:
         loaded += _load_file(rel, (), seen)
-    params: dict = {}
+    params: dict = seeded_params(ruleset)
     rules: list[Rule] = []
     where_id: dict[str, str] = {}
     for rel, doc in loaded:
@@ -330,14 +348,14 @@ def _param_refs(value) -> list[str]:
 
 
 def all_rule_files() -> list[Path]:
-    return sorted(rules_dir().glob("*/*.yaml"))
+    return sorted(p for p in rules_dir().glob("*/*.yaml") if p.name not in NOT_RULES)
 
 
 def all_rule_ids() -> dict[str, Rule]:
     """Every rule id of every ruleset/division/workload combination that exists on disk."""
     out: dict[str, Rule] = {}
     for rs_dir in sorted(p for p in rules_dir().iterdir() if p.is_dir()):
-        workloads_here = [p.stem for p in rs_dir.glob("*.yaml") if p.stem not in ("common", "closed", "open")]
+        workloads_here = workload_layers(rs_dir.name)
         for division in ("closed", "open"):
             for wl in workloads_here or [None]:
                 for r in load(rs_dir.name, division, wl).rules:

@@ -7,8 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from suite.errors import ExitCode
-
-RULESETS = ("v1.0", "v2.0")
+from suite.rules import rulesets
 
 
 def add_parser(sub) -> None:
@@ -24,7 +23,7 @@ def add_parser(sub) -> None:
     a.add_argument("--org", required=True, help="submitting organisation (a directory name)")
     a.add_argument("--division", required=True, choices=["closed", "open"])
     a.add_argument("--system", required=True, metavar="NAME", help="system name (systems/NAME.json)")
-    a.add_argument("--ruleset", choices=RULESETS, default="v1.0")
+    a.add_argument("--ruleset", choices=rulesets.submission_names(), default=rulesets.default().name)
     a.add_argument("--data-dir", type=Path, default=None,
                    help="the benchmark's data dir, whose mount (file system, options) is described; default DIR")
 
