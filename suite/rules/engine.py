@@ -18,6 +18,9 @@ A rule file:
         explain: dataset.size_basis      # optional: a fact whose text follows the values in the finding
         guideline: "3.2 ..."             # optional: the section of the submission guidelines it enforces
 
+Every fact a rule names (field, when.field, {fact: ...}, explain) must be declared in rules/facts.yaml
+(suite/rules/vocabulary.py) for the rule's scopes; an unknown one is a RuleError at load time.
+
 Layers for a benchmark: <ruleset>/common.yaml -> <ruleset>/closed.yaml and open.yaml (open.yaml
 only, for results in the open division) -> <ruleset>/<workload>.yaml. No eval, no exec: an
 operator is a name in OPS. Unknown op, unknown key, duplicate id, undefined param or cycle in
@@ -33,7 +36,7 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import RuleError
-from suite.rules import rulesets
+from suite.rules import rulesets, vocabulary
 from suite.rules.findings import EFFECTS, SEVERITIES
 from suite.rules.ops import EVALUATED_WHEN_MISSING, OPS, Item, Violation, close_enough  # noqa: F401 (re-exported)
 
@@ -329,8 +332,18 @@ def _rule(r: dict, path: Path, params: dict, where_id: dict[str, str]) -> Rule:
             raise RuleError(f"{where}: value: expected a defined param, got {ref!r}")
     _check_value(r.get("value"), where, r["op"], params)
     scopes = tuple(r["applies_to"]) if isinstance(r["applies_to"], list) else (r["applies_to"],)
+    for name in fact_names(r):
+        vocabulary.check(name, scopes, where)
     return Rule(rid, scopes, r["field"], r["op"], r.get("value"), tuple(_conds(r)), r["severity"], r["effect"],
                 r["message"], str(path), r.get("explain"), r.get("guideline"))
+
+
+def fact_names(r: dict) -> list:
+    """Every fact a rule names: its field, its conditions' fields, a {fact: ...} value, explain."""
+    names = [r["field"]] + [c["field"] for c in _conds(r)]
+    names += [v["fact"] for v in [r.get("value")] + [c.get("value") for c in _conds(r)]
+              if isinstance(v, dict) and "fact" in v]
+    return names + ([r["explain"]] if r.get("explain") is not None else [])
 
 
 def _conds(r: dict) -> list:

@@ -81,7 +81,7 @@ def rule_tree(tmp_path, monkeypatch):
     rules.load.cache_clear()
 
 
-GOOD = {"id": "x-one", "applies_to": "host", "field": "a", "op": "eq", "value": 1, "severity": "error",
+GOOD = {"id": "x-one", "applies_to": "host", "field": "workload", "op": "eq", "value": 1, "severity": "error",
         "effect": "invalid", "message": "m"}
 
 
@@ -227,3 +227,48 @@ def test_words_only_with_none_equal(rule_tree):
          "severity": "error", "effect": "invalid", "message": "m"}]})
     with pytest.raises(RuleError, match="r-one: value: expected of/say only with op none_equal, got op eq"):
         rules.load("vw", None, None)
+
+
+# --------------------------------------------------------------------------- the fact vocabulary
+
+
+@pytest.mark.parametrize("rule,match", [
+    ({**GOOD, "field": "no_such.fact"}, r"common.yaml: rule x-one: no_such.fact: expected a fact declared in "
+                                        r"rules/facts.yaml, got an unknown fact"),
+    ({**GOOD, "when": {"field": "colour", "op": "eq", "value": 1}}, r"common.yaml: rule x-one: colour: expected a fact"),
+    ({**GOOD, "value": {"fact": "recomputed.nothing"}}, r"rule x-one: recomputed.nothing: expected a fact declared"),
+    ({**GOOD, "explain": "dataset.size_bassis"}, r"rule x-one: dataset.size_bassis: expected a fact declared"),
+    ({**GOOD, "field": "runs.count"}, r"rule x-one: runs.count: expected a fact of scope host, got a fact of "
+                                      r"benchmark only"),
+])
+def test_a_rule_naming_an_unknown_fact_is_a_load_error(rule_tree, rule, match):
+    rule_tree("vt/common.yaml", {"schema_version": 1, "rules": [rule]})
+    with pytest.raises(RuleError, match=match):
+        rules.load("vt")
+
+
+def test_document_facts_cover_their_fields(rule_tree):
+    rule_tree("vt/common.yaml", {"schema_version": 1, "rules": [
+        {**GOOD, "field": "summary.metric.anything_at_all"}, {**GOOD, "id": "x-two", "field": "summary"}]})
+    assert [r.field for r in rules.load("vt").rules] == ["summary.metric.anything_at_all", "summary"]
+
+
+def test_every_shipped_rule_names_declared_facts_only():
+    from suite.rules import vocabulary
+
+    for path in rules.all_rule_files():
+        doc = files.load_yaml(path, schema="rules", error=RuleError)
+        for r in doc.get("rules") or []:
+            scopes = r["applies_to"] if isinstance(r["applies_to"], list) else [r["applies_to"]]
+            for name in rules.fact_names(r):
+                vocabulary.check(name, tuple(scopes), f"{path}: rule {r['id']}")
+
+
+def test_the_vocabulary_validates_and_gives_type_unit_and_scope():
+    from suite.rules import rulesets, vocabulary
+
+    files.load_yaml(rulesets.root() / vocabulary.FILE, schema="facts", error=RuleError)
+    facts = vocabulary.load()
+    assert facts["runs.count"] == vocabulary.Fact("runs.count", "integer", "count", ("benchmark",))
+    assert vocabulary.lookup("summary.metric.train_au_percentage").type == "document"
+    assert vocabulary.lookup("nothing.here") is None
