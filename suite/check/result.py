@@ -1,5 +1,5 @@
 """What `suite check` returns: per benchmark and for the whole tree, the verdict and the findings
-(records), and `evaluate`, which applies one rule set to one scope (suite.rules.engine) -> findings.
+(records); `evaluate` (suite.rules.evaluate) applies one rule set to one scope -> findings.
 Used by suite.check.checker (training trees) and suite.check.checkpoint (checkpointing results)."""
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ from pathlib import Path
 
 from suite.check import layout
 from suite.rules import engine as rules
-from suite.rules import findings
-from suite.rules.engine import Scope
+from suite.rules.evaluate import evaluate, relative as rel  # noqa: F401 (one evaluator, re-exported)
 from suite.rules.findings import Finding
 
 
@@ -72,33 +71,3 @@ class CheckResult:
 def described(rule: rules.Rule) -> str:
     """A rule's message, with the guideline section it enforces when the rule names one."""
     return rule.message + (f" [guidelines {rule.guideline}]" if rule.guideline else "")
-
-
-def evaluate(rs: rules.RuleSet, kind: str, scope: Scope, root: Path) -> list[Finding]:
-    out = []
-    for rule in rs.for_scope(kind):
-        if not rules.applies(rule, scope, rs.params):
-            continue
-        vs = rules.violations(rule, scope, rs.params)
-        if not vs:
-            continue
-        src_path, src_field = scope.source(rule.field)
-        note = scope.get(rule.explain) if rule.explain else None
-        for v in vs:
-            path = v.path if v.path is not None else src_path
-            fld = v.field if v.field is not None else f"{src_field}{v.field_suffix}"
-            out.append(findings.make(rule.id, rule.severity, rule.effect, rel(path, root), fld,
-                                     v.expected, v.actual, str(note) if note else ""))
-    return out
-
-
-def rel(path, root: Path) -> str:
-    """A finding's path: relative to PATH ('.' for PATH itself)."""
-    if path is None:
-        return "."
-    try:
-        return str(Path(path).relative_to(root))
-    except ValueError:
-        return str(path)
-
-

@@ -17,6 +17,7 @@ A rule file:
         message: exactly 5 runs per benchmark
         explain: dataset.size_basis      # optional: a fact whose text follows the values in the finding
         guideline: "3.2 ..."             # optional: the section of the submission guidelines it enforces
+        required: true                   # optional: a missing fact fails the rule (default: skips it)
 
 Every fact a rule names (field, when.field, {fact: ...}, explain) must be declared in rules/facts.yaml
 (suite/rules/vocabulary.py) for the rule's scopes; an unknown one is a RuleError at load time.
@@ -42,7 +43,7 @@ from suite.rules.ops import EVALUATED_WHEN_MISSING, OPS, Item, Violation, close_
 
 SCOPES = ("tree", "benchmark", "run", "host")
 RULE_KEYS = {"id", "applies_to", "field", "op", "value", "when", "severity", "effect", "message", "explain",
-             "guideline"}
+             "guideline", "required"}
 REQUIRED_KEYS = ("id", "applies_to", "field", "op", "severity", "effect", "message")
 FILE_KEYS = {"schema_version", "description", "extends", "params", "rules"}
 VALUE_KEYS = {"fact", "param", "params", "value", "rel", "abs", "of", "say"}
@@ -67,6 +68,7 @@ class Rule:
     source: str
     explain: str | None = None       # a fact whose text is appended to each finding's message
     guideline: str | None = None     # the submission-guidelines section the rule enforces
+    required: bool = False           # a missing fact is a violation, not a reason to skip the rule
 
 
 @dataclass
@@ -142,8 +144,9 @@ def violations(rule_like: dict | Rule, scope: Scope, params: dict) -> list[Viola
     fld = rule_like["field"] if isinstance(rule_like, dict) else rule_like.field
     op = rule_like["op"] if isinstance(rule_like, dict) else rule_like.op
     raw = rule_like.get("value") if isinstance(rule_like, dict) else rule_like.value
+    required = rule_like.get("required", False) if isinstance(rule_like, dict) else rule_like.required
     actual = scope.get(fld)
-    if actual is None and op not in EVALUATED_WHEN_MISSING:
+    if actual is None and op not in EVALUATED_WHEN_MISSING and not required:
         return None
     value, opts = resolve(raw, scope, params)
     if value is None and op not in ("exists", "empty", "all_equal") and raw is not None:
@@ -335,7 +338,7 @@ def _rule(r: dict, path: Path, params: dict, where_id: dict[str, str]) -> Rule:
     for name in fact_names(r):
         vocabulary.check(name, scopes, where)
     return Rule(rid, scopes, r["field"], r["op"], r.get("value"), tuple(_conds(r)), r["severity"], r["effect"],
-                r["message"], str(path), r.get("explain"), r.get("guideline"))
+                r["message"], str(path), r.get("explain"), r.get("guideline"), bool(r.get("required", False)))
 
 
 def fact_names(r: dict) -> list:
@@ -364,10 +367,12 @@ def all_rule_files() -> list[Path]:
     return sorted(p for p in rules_dir().glob("*/*.yaml") if p.name not in NOT_RULES)
 
 
-def all_rule_ids() -> dict[str, Rule]:
-    """Every rule id of every ruleset/division/workload combination that exists on disk."""
+def all_rule_ids(benchmark: str = rulesets.MLPERF) -> dict[str, Rule]:
+    """Every rule id of every ruleset/division/workload combination that exists on disk, for the
+    rulesets of `benchmark` (MLPerf Storage: what `suite check` holds a tree to; or tpcx-ai)."""
     out: dict[str, Rule] = {}
-    for rs_dir in sorted(p for p in rules_dir().iterdir() if p.is_dir()):
+    names = rulesets.names(benchmark, rules_dir())
+    for rs_dir in sorted(p for p in rules_dir().iterdir() if p.is_dir() and p.name in names):
         workloads_here = workload_layers(rs_dir.name)
         for division in ("closed", "open"):
             for wl in workloads_here or [None]:
