@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from suite.cliargs import ruleset
 from suite.errors import ExitCode
-from suite.rules import rulesets
 
 
 def add_parser(sub) -> None:
@@ -23,7 +23,8 @@ def add_parser(sub) -> None:
     a.add_argument("--org", required=True, help="submitting organisation (a directory name)")
     a.add_argument("--division", required=True, choices=["closed", "open"])
     a.add_argument("--system", required=True, metavar="NAME", help="system name (systems/NAME.json)")
-    a.add_argument("--ruleset", choices=rulesets.submission_names(), default=rulesets.default().name)
+    a.add_argument("--ruleset", type=ruleset(submission=True), default=None, metavar="RULESET",
+                   help="v1.0 or v2.0 (the rulesets with a submission layout); default v1.0")
     a.add_argument("--data-dir", type=Path, default=None,
                    help="the benchmark's data dir, whose mount (file system, options) is described; default DIR")
 
@@ -49,7 +50,9 @@ def run(args) -> int:
 
     if args.action == "init":
         from suite.submission import create
-        lines = create.init(args.dir, args.org, args.division, args.system, args.ruleset, args.data_dir)
+        from suite.rules import rulesets
+        lines = create.init(args.dir, args.org, args.division, args.system, args.ruleset or rulesets.default().name,
+                            args.data_dir)
     elif args.action == "add":
         from suite.submission import add
         lines = add.add(args.dir, args.results, args.system, args.replace)
