@@ -272,3 +272,41 @@ def test_the_vocabulary_validates_and_gives_type_unit_and_scope():
     assert facts["runs.count"] == vocabulary.Fact("runs.count", "integer", "count", ("benchmark",))
     assert vocabulary.lookup("summary.metric.train_au_percentage").type == "document"
     assert vocabulary.lookup("nothing.here") is None
+
+
+# --------------------------------------------------------------------------- thresholds, required facts
+
+
+TH = {"metric": "f1_score", "op": "min", "value": 0.65}
+
+
+@pytest.mark.parametrize("actual,expected,got", [
+    ({"metric": "f1_score", "value": 0.7}, None, None),
+    ({"metric": "f1_score", "value": 0.6}, "f1_score >= 0.65", 0.6),
+    ({"metric": "accuracy_score", "value": 0.9}, "f1_score >= 0.65", "metric accuracy_score"),
+    ({"metric": "f1_score", "value": None}, "f1_score >= 0.65", "no value"),
+    ({"metric": "f1_score", "value": True}, "f1_score >= 0.65", "no value"),
+    (None, "f1_score >= 0.65", "no value"),
+])
+def test_meets_threshold(actual, expected, got):
+    v = viol("meets_threshold", actual, TH)
+    assert (v == []) if expected is None else ((v[0].expected, v[0].actual) == (expected, got))
+    assert viol("meets_threshold", {"metric": "x", "value": 9.0}, {**TH, "op": "max", "metric": "x"})[0].expected == "x <= 0.65"
+    assert viol("meets_threshold", None, {"metric": "none", "op": "none", "value": None}) == []
+
+
+def test_a_required_fact_that_is_missing_fails_the_rule():
+    rule = dict(GOOD, field="status", value="complete")
+    assert rules.violations(rule, Scope("run", "/", {}), {}) is None
+    v = rules.violations({**rule, "required": True}, Scope("run", "/", {}), {})
+    assert (v[0].expected, v[0].actual) == ("complete", None)
+
+
+def test_evaluate_names_each_problem_items_field_and_note():
+    from suite.rules.evaluate import evaluate
+
+    rs = rules.RuleSet("t", None, None, [rules.Rule("x-one", ("run",), "p.problems", "empty", None, (), "error",
+                                                    "invalid", "m", "f")], {})
+    found = evaluate(rs, "run", Scope("run", "r/a.json", {"p.problems": [Item(3, None, "k", None, note="n",
+                                                                             expected_given=True)]}))
+    assert [f.message for f in found] == ["r/a.json: k: expected None, got 3; n (x-one)"]
