@@ -25,10 +25,11 @@ def datasize(d, next_command: str) -> str:
         steps_rule = f"{size.min_steps} steps x batch x {d.num_accelerators} accelerators"
     else:
         steps_rule = f"{d.steps} steps x batch x {d.num_accelerators} accelerators"
+    k = size.memory_multiple
     why = {
         "steps": f"the minimum-steps rule ({steps_rule} = {d.steps_rule_samples} samples; "
-                 f"5x memory needs {d.memory_rule_samples})",
-        "memory": f"the 5x host-memory rule ({d.client_hosts} x {memory} x 5 = {d.memory_rule_samples} samples; "
+                 f"{k}x memory needs {d.memory_rule_samples})",
+        "memory": f"the {k}x host-memory rule ({d.client_hosts} x {memory} x {k} = {d.memory_rule_samples} samples; "
                   f"minimum steps need {d.steps_rule_samples})",
     }[d.dictated_by]
     return "\n".join([
