@@ -192,8 +192,7 @@ def _resolved(name: str, raw: dict, base: Path, chain: tuple[str, ...]) -> dict:
 def _merge(a: dict, b: dict) -> dict:
     out = dict(a)
     for k, v in b.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) and k != "division_dirs" \
-            else v
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
     return out
 
 
