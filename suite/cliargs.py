@@ -98,7 +98,7 @@ def _sizing_args(p, required: bool, accelerators_help: str, memory_help: str | N
     p.add_argument("--host-memory", type=size, required=required and memory_help is None,
                    help=memory_help or 'per host, with a unit: "128GiB" or "137.4GB"')
     p.add_argument("--ruleset", type=ruleset(), default=None, metavar="RULESET",
-                   help="a folder of rules/ (v0.5, v1.0, v2.0); default v1.0 (v0.5 for v100-only workloads)")
+                   help="default v1.0 (v0.5 for v100-only workloads)")
 
 
 def accelerator_list(text: str) -> list[int]:

@@ -24,7 +24,7 @@ def add_parser(sub) -> None:
     a.add_argument("--division", required=True, choices=["closed", "open"])
     a.add_argument("--system", required=True, metavar="NAME", help="system name (systems/NAME.json)")
     a.add_argument("--ruleset", type=ruleset(submission=True), default=None, metavar="RULESET",
-                   help="v1.0 or v2.0 (the rulesets with a submission layout); default v1.0")
+                   help="a ruleset with a submission layout (rules/*/ruleset.yaml); default v1.0")
     a.add_argument("--data-dir", type=Path, default=None,
                    help="the benchmark's data dir, whose mount (file system, options) is described; default DIR")
 
