@@ -122,3 +122,11 @@ def test_every_tpcx_ai_rule_id_has_a_passing_and_a_failing_case():
     from suite.rules import engine as rules
 
     assert {r for _, r, _ in FAULTS + QUALITY} == set(rules.all_rule_ids("tpcx-ai"))
+
+
+def test_every_fact_the_rules_read_is_declared():
+    from suite.rules import vocabulary
+
+    s = check.scope(good_doc(), "r/tpcxai-result.json", usecase.thresholds(Registry()))
+    names = list(s.facts) + [f"{p}.x" for p in s.docs]
+    assert [n for n in names if vocabulary.lookup(n) is None or "run" not in vocabulary.lookup(n).scope] == []
