@@ -11,8 +11,9 @@ from pathlib import Path
 
 from suite import __version__
 from suite.cliargs import (Parser, _args_datagen, _args_datasize, _args_sizing, _args_sweep, _engine_arg,
-                           _workload_args, non_negative_float, positive_int, ruleset, size, workload_names)
+                           _workload_args, non_negative_float, positive_int, size, workload_names)
 from suite.errors import ExitCode, SuiteError
+from suite.rules import rulesets
 from suite.runscope import DATASIZE_OPTIONS, record_defaults, refuse_unused
 
 # --------------------------------------------------------------------------- commands
@@ -412,7 +413,7 @@ def _args_run(sub, names) -> None:
     p.add_argument("--memory-limit", type=size, default=None,
                    help='run the ranks in a memory cgroup of this size ("4GiB"); the dataset-size rule uses it')
     p.add_argument("--division", choices=["closed", "open"], default="closed")
-    p.add_argument("--ruleset", type=ruleset(), default=None, metavar="RULESET")
+    p.add_argument("--ruleset", type=rulesets.argtype(), default=None, metavar="RULESET")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="workload override, e.g. reader.read_threads=8 (repeatable)")
     p.add_argument("--hosts", help="comma-separated client hosts (MPI across hosts)")
@@ -461,7 +462,7 @@ def _args_check(sub) -> None:
                        description="Check a run, a benchmark with its runs, a `suite run` results dir or a "
                                    "submission tree against rules/<ruleset>/. Exit 0 compliant, 1 not, 2 unusable.")
     p.add_argument("path", metavar="PATH", help="a run, a benchmark dir, a results dir or a submission tree")
-    p.add_argument("--ruleset", type=ruleset("auto"), default="auto", metavar="RULESET",
+    p.add_argument("--ruleset", type=rulesets.argtype("auto"), default="auto", metavar="RULESET",
                    help="default: detected from the files")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--output", metavar="FILE", default=None,

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
+from suite.rules import rulesets
 from suite.runscope import record_defaults
 
 
@@ -18,19 +19,6 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         from suite.report.escape import terminal   # a bad value's control characters, made visible
         self.exit(ExitCode.BAD_INPUT, f"{self.prog}: error: {terminal(message)} (see {self.prog} --help)\n")
-
-
-def ruleset(*extra: str, submission: bool = False):
-    """An argparse type: a ruleset rules/*/ holds (suite.rules.rulesets; `submission`: one `suite
-    submission init` offers), or one of `extra`. Read when a value is parsed, so --help reads no file."""
-    def parse(text: str) -> str:
-        from suite.rules import rulesets
-
-        allowed = (*extra, *(rulesets.submission_names() if submission else rulesets.names()))
-        if text not in allowed:
-            raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(map(repr, allowed))})")
-        return text
-    return parse
 
 
 MAX_COUNT = 10**9  # counts (accelerators, hosts, files, runs, processes) beyond any real system
@@ -97,7 +85,7 @@ def _sizing_args(p, required: bool, accelerators_help: str, memory_help: str | N
     p.add_argument("--client-hosts", type=positive_int, default=1)
     p.add_argument("--host-memory", type=size, required=required and memory_help is None,
                    help=memory_help or 'per host, with a unit: "128GiB" or "137.4GB"')
-    p.add_argument("--ruleset", type=ruleset(), default=None, metavar="RULESET",
+    p.add_argument("--ruleset", type=rulesets.argtype(), default=None, metavar="RULESET",
                    help="default v1.0 (v0.5 for v100-only workloads)")
 
 
@@ -131,7 +119,7 @@ def _args_sweep(sub, names) -> None:
     p.add_argument("--runs", type=positive_int, choices=[1, 5], default=1, help="runs per N (default 1)")
     p.add_argument("--memory-limit", type=size, default=None, help="as for suite run")
     p.add_argument("--division", choices=["closed", "open"], default="closed")
-    p.add_argument("--ruleset", type=ruleset(), metavar="RULESET", default=None)
+    p.add_argument("--ruleset", type=rulesets.argtype(), metavar="RULESET", default=None)
     p.add_argument("--param", action="append", metavar="KEY=VALUE", help="workload override (repeatable)")
     p.add_argument("--allow-no-cache-drop", action="store_true", help="as for suite run (non-compliant)")
 

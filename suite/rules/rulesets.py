@@ -20,6 +20,8 @@ MLPerf Storage round missing a constant -> RuleError naming the file, at load ti
     rulesets.get("v2.0")        -> Ruleset (typed: .datasize.min_steps, .runs.warmup, .submission, ...)
     rulesets.default()          -> the round a command takes when none is named (v1.0)
     rulesets.covering("checkpointing") -> the rounds with rules for that benchmark, in order
+    rulesets.submission_names() -> the rounds `suite submission init` offers
+    rulesets.argtype("auto")    -> an argparse type= for --ruleset (reads rules/ when parsing, not at --help)
 
 Every function takes `root` (default: the package's rules/, suite/data/rules), so tests can
 discover a private tree.
@@ -27,6 +29,7 @@ discover a private tree.
 
 from __future__ import annotations
 
+import argparse
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -144,6 +147,19 @@ def covering(benchmark: str, rules_root: Path | None = None) -> tuple[str, ...]:
 def submission_names(rules_root: Path | None = None) -> tuple[str, ...]:
     """The rounds `suite submission init` can make a tree for."""
     return tuple(n for n, r in discover(rules_root).items() if r.submission and r.submission.create)
+
+
+def argtype(*extra: str, submission: bool = False):
+    """An argparse `type=` for --ruleset: a ruleset of MLPerf Storage (`submission`: one `suite
+    submission init` offers) or one of `extra` ("auto"). The rulesets are read when a value is
+    parsed, not when the parser is built, so `suite --help` reads no file."""
+    def parse(text: str) -> str:
+        allowed = (*extra, *(submission_names() if submission else names()))
+        if text not in allowed:
+            raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(map(repr, allowed))})")
+        return text
+    parse.__name__ = "ruleset"
+    return parse
 
 
 def base_of(rules_root: Path | None) -> Path:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from suite.cliargs import ruleset
 from suite.errors import ExitCode
+from suite.rules import rulesets
 
 
 def add_parser(sub) -> None:
@@ -23,7 +23,7 @@ def add_parser(sub) -> None:
     a.add_argument("--org", required=True, help="submitting organisation (a directory name)")
     a.add_argument("--division", required=True, choices=["closed", "open"])
     a.add_argument("--system", required=True, metavar="NAME", help="system name (systems/NAME.json)")
-    a.add_argument("--ruleset", type=ruleset(submission=True), default=None, metavar="RULESET",
+    a.add_argument("--ruleset", type=rulesets.argtype(submission=True), default=None, metavar="RULESET",
                    help="a ruleset with a submission layout (rules/*/ruleset.yaml); default v1.0")
     a.add_argument("--data-dir", type=Path, default=None,
                    help="the benchmark's data dir, whose mount (file system, options) is described; default DIR")
@@ -50,7 +50,6 @@ def run(args) -> int:
 
     if args.action == "init":
         from suite.submission import create
-        from suite.rules import rulesets
         lines = create.init(args.dir, args.org, args.division, args.system, args.ruleset or rulesets.default().name,
                             args.data_dir)
     elif args.action == "add":
