@@ -112,3 +112,17 @@ def test_an_extends_cycle_and_a_missing_constant_are_load_errors(new_round):
     new_round("v9.8/ruleset.yaml", {"schema_version": 1, "name": "v9.8", "benchmark": "mlperf-storage"})
     with pytest.raises(RuleError, match=r"v9.8/ruleset.yaml: covers: expected a value .*got none"):
         rulesets.names()
+
+
+def test_argtype_reads_the_rulesets_when_parsing():
+    import argparse
+
+    assert rulesets.argtype("auto")("auto") == "auto" and rulesets.argtype()("v0.5") == "v0.5"
+    with pytest.raises(argparse.ArgumentTypeError, match=r"invalid choice: 'v0.5' \(choose from 'v1.0', 'v2.0'\)"):
+        rulesets.argtype(submission=True)("v0.5")
+
+
+def test_a_new_round_is_a_choice_of_the_cli(new_round, run_cli, tmp_path):
+    new_round("v9.9/ruleset.yaml", V99)
+    code, _, err = run_cli("check", tmp_path, "--ruleset", "v9.9")
+    assert code == 2 and "invalid choice" not in err        # accepted; the empty dir is what is refused
