@@ -52,11 +52,6 @@ class Fdr:
         return metric.compute(self.inputs, where=str(self.path))
 
 
-def is_fdr_path(path: Path) -> bool:
-    path = Path(path)
-    return (path.is_file() and path.suffix.lower() in SUFFIXES) or (path / RUN_FILE).is_file()
-
-
 def load(path) -> Fdr:
     """Load, validate and normalise a data file (or a run directory holding RUN_FILE)."""
     path = Path(path)
