@@ -12,7 +12,7 @@ the header `field,use_case,stream,value,start_s,end_s` (only `field` and `value`
 - a published figure or a quality entry: `published.aiucpm,,,425.31`, `quality.metric,2,,word_error_rate`;
 - a job: `job,<use case>,<stream>,<phase>,<start_s>,<end_s>`;
 - a row whose field starts with `#` is a comment.
-See README "FDR data files" and submissions/examples/dell-sf10-fdr.yaml.
+See docs/fdr-format.md and submissions/examples/dell-sf10-fdr.yaml.
 """
 
 import csv
