@@ -1,7 +1,9 @@
-"""Arrows point down only: no package of suite imports one that imports it (STYLE 3)."""
+"""Arrows point down only (STYLE 3): no package of suite imports one that imports it, no module
+imports one that imports it (imports inside functions count), and no __init__.py holds logic."""
 
 import ast
 from collections import defaultdict
+from pathlib import Path
 
 import paths
 
@@ -49,7 +51,7 @@ def test_rules_sits_below_check_and_storage():
 
 # ------------------------------------------------------------------ modules (STYLE 3, issue 23 item 5)
 
-def _modules() -> dict[str, "paths.Path"]:
+def _modules() -> dict[str, Path]:
     """Every module of suite: dotted name -> file (a package is its __init__.py, named as the package)."""
     out = {}
     for path in SUITE.rglob("*.py"):
@@ -59,7 +61,7 @@ def _modules() -> dict[str, "paths.Path"]:
 
 
 def _module_imports() -> dict[str, dict[str, int]]:
-    """module -> {module of suite it imports: the line of the first such import}.
+    """module -> {module of suite it imports: the line of one such import (module level first)}.
 
     Every import counts, at module level or inside a function (a deferred import hides a cycle, it
     does not remove it). `from a.b import c` is an import of a.b.c when that is a module, else of
