@@ -20,7 +20,6 @@ from pathlib import Path
 
 NAME = re.compile(r"^img_(\d+)_of_(\d+)\.(\w+)$")
 SIZE_FACTOR = 2.0                  # mean bytes per sample within [record_length / 2, record_length * 2]
-DLIO_TOP = {"train", "valid", "index"}
 
 
 @dataclass

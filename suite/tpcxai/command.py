@@ -11,8 +11,6 @@ from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError, expected_got
 
-WORKLOAD = "tpcx-ai"
-
 
 def scale_factor(text: str) -> float:
     try:
