@@ -1,7 +1,8 @@
 """`suite run`: prepare, enforce, launch one MPI rank per simulated accelerator, collect.
 
 The CLI side (this process) checks the inputs and the closed-division rules, sizes and
-(for the miniature) generates the dataset (suite.storage.run.prepare), and for each run drops the caches, starts
+(for the miniature) generates the dataset (suite.storage.run.prepare); in the enforced loop of
+suite.harness (results dir claimed, cache dropped before each run) each run starts
 `mpiexec -n N python -m suite.storage.run.rank PLAN` inside the memory cgroup, relays the ranks'
 progress lines and turns their step timings into summary.json, per_epoch_stats.json,
 configs/, dlio.log and results.json. The rank side is suite.storage.run.rank. Outputs are
@@ -14,7 +15,7 @@ from pathlib import Path
 from suite import files
 from suite.errors import RuleError, SuiteError
 from suite.harness import enforced, mpi
-from suite.harness.enforced import CGROUP_PREFIX, Series, SkippedDrop  # noqa: F401 - re-exported
+from suite.harness.enforced import CGROUP_PREFIX, Series  # noqa: F401 - CGROUP_PREFIX re-exported
 from suite.storage.records import RunPlan
 from suite.storage.run.prepare import Options, Prepared, check_inputs, prepare, results_name, say  # noqa: F401 - re-exported
 
