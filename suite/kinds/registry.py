@@ -6,8 +6,10 @@ that recognises it (training, the first built in, takes what no other does).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
+from suite import files
 from suite.errors import ResultError, WorkloadError, expected_got
 from suite.kinds import checkpointing, tpcxai, training
 from suite.kinds.base import Kind
@@ -40,16 +42,27 @@ def get(name: str) -> Kind:
 
 
 def for_workload(name: str) -> Kind:
-    """The kind of workload `name`: its file's `benchmark:`."""
+    """The kind of workload `name`: its file's `benchmark:` (the file checked against the kind's schema)."""
     found = workloads.paths()
     if name not in found:
         raise WorkloadError(f"workload {name!r}: expected one of {', '.join(sorted(found))}")
     benchmark = workloads.benchmark_of(found[name])
     for kind in KINDS:
         if kind.name == benchmark:
+            if kind.workload_schema is not None:
+                path = found[name]
+                _validated(str(path), path.stat().st_mtime_ns, kind.workload_schema, name)
             return kind
     raise WorkloadError(f"{found[name]}: benchmark: expected one of {', '.join(k.name for k in KINDS)}, "
                         f"got {benchmark!r}")
+
+
+@lru_cache(maxsize=64)
+def _validated(path: str, mtime_ns: int, schema: str, name: str) -> None:
+    """The workload file checked against its kind's schema (which pins `benchmark:`), once per change."""
+    doc = files.load_yaml(Path(path), schema=schema, error=WorkloadError)
+    if doc["name"] != name:
+        raise WorkloadError(f"{path}: name: expected {name!r}, got {doc['name']!r}")
 
 
 def for_result(path: Path) -> Kind:

@@ -109,3 +109,12 @@ def test_unregistering_takes_its_workloads_away(toy):
         assert "toy-bench" not in workloads.paths() and "toy" not in [k.name for k in registry.KINDS]
     finally:
         registry.register(_toy_kind(toy[0] / "workloads", toy[1]))
+
+
+def test_a_workload_file_is_checked_against_its_kinds_schema(toy, run_cli):
+    tmp_path, calls = toy
+    (tmp_path / "workloads" / "ckpt-odd.yaml").write_text("schema_version: 1\nname: ckpt-odd\nbenchmark: checkpointing\n")
+    with pytest.raises(WorkloadError, match="ckpt-odd.yaml: .*model"):
+        registry.for_workload("ckpt-odd")
+    code, out, err = run_cli("run", "--workload", "ckpt-odd", "--accelerators", 8, "--results-dir", tmp_path / "r")
+    assert code == 2 and "ckpt-odd.yaml" in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "r").exists()
