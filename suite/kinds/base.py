@@ -31,6 +31,11 @@ class Kind:
     and this one does not is refused for it (suite/runscope.py). add_run_arguments /
     add_datasize_arguments add the options the kind brings (an option is added by one kind; another
     that uses it declares it only).
+
+    recognises: kinds are asked newest first (suite.kinds.registry.for_result); training, the first
+    built in, takes any directory no other kind claims. datasize set: `suite datasize` and `suite
+    datagen` offer its workloads. A new benchmark: a module here with its KIND, listed in registry.py
+    (or registered), its workload files with `benchmark: <name>`, its rule files.
     """
 
     name: str
@@ -38,7 +43,7 @@ class Kind:
     recognises: Callable[[Path], bool]               # is this file or directory one of its results?
     check: Callable[[Path, object], Checked]         # suite check (path, args)
     metrics: Callable[[Path, str], int]              # suite metrics (path, "text" | "json"): prints
-    report_page: Callable[[Path, object], object]    # suite report (path, args) -> report.html.Page
+    report_page: Callable[[Path, object], object]    # suite report (path, args) -> suite.report.content.Page
     run_options: tuple[str, ...] = ()
     datasize_options: tuple[str, ...] = ()
     add_run_arguments: Callable[[object], None] | None = None

@@ -1,6 +1,9 @@
 """Workloads as data: load workloads/<name>.yaml, check it, resolve it for an accelerator.
 
-A workload file carries DLIO's section keys (dataset, reader, train, checkpoint,
+Every workload file names its benchmark kind (`benchmark:` training, checkpointing, tpcx-ai, ...;
+suite.kinds.registry maps it to the kind); paths() lists them all, from workloads/ and from the
+folders a registered kind adds, and names() those of one kind. load() and resolve() are for the
+storage kinds. A training workload file carries DLIO's section keys (dataset, reader, train, checkpoint,
 storage, metric) and an `accelerators` block whose entries override any of them.
 `resolve()` merges base + accelerator block + --param overrides into one config
 (validated again) and a typed `Workload` whose field names carry their units.
