@@ -40,11 +40,11 @@ def preallocate(fd: int, nbytes: int) -> None:
 
 
 class PosixReadHandle(ReadHandle):
-    __slots__ = ("name", "path", "fd", "readinto_at", "_file")
+    __slots__ = ("name", "path", "fd", "key", "_file")
+    readinto_at = staticmethod(os.preadv)       # the syscall itself, with key = the fd
 
     def __init__(self, name: str, path: str, fd: int):
-        self.name, self.path, self.fd, self._file = name, path, fd, None
-        self.readinto_at = partial(os.preadv, fd)     # the syscall itself: no Python frame per read
+        self.name, self.path, self.fd, self.key, self._file = name, path, fd, fd, None
 
     def size(self) -> int:
         return os.fstat(self.fd).st_size
@@ -62,7 +62,7 @@ class PosixReadHandle(ReadHandle):
             self._file.close()
         if self.fd >= 0:
             os.close(self.fd)
-            self.fd = -1
+            self.fd = self.key = -1
 
 
 class PosixWriter(Writer):
@@ -139,7 +139,7 @@ class PosixBackend(Backend):
         return os.stat(self.path(name)).st_size
 
     def open_read(self, name: str, direct: bool = False, sequential: bool = True) -> PosixReadHandle:
-        path = self.path(name)
+        path = os.path.join(self.root, name) if self.root else name      # once per file read: inline
         fd = os.open(path, os.O_RDONLY | (os.O_DIRECT if direct else 0))
         if sequential and not direct:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_SEQUENTIAL)
