@@ -127,10 +127,16 @@ def refuse_folder(folder: Path) -> None:
     real = Path(os.path.realpath(folder))
     if real == Path(os.sep) or any(real == Path(d) or Path(d) in real.parents for d in ("/dev", "/proc", "/sys")):
         raise SuiteError(f"--data-dir {folder}: expected a checkpoint directory, got {real}")
-    if folder.exists() and not folder.is_dir():
-        raise SuiteError(f"--data-dir {folder}: expected a directory, got a file")
-    if folder.is_dir():
-        other = sorted(n for n in os.listdir(folder) if n != manifest.NAME and not n.startswith("global_epoch1_step"))
+    from suite.storage.backend.select import backend_for
+
+    try:
+        top = backend_for("local_fs", folder).list("", recursive=False)
+    except FileNotFoundError:
+        top = []
+    except NotADirectoryError:
+        raise SuiteError(f"--data-dir {folder}: expected a directory, got a file") from None
+    if top:
+        other = sorted(e.name for e in top if e.name != manifest.NAME and not e.name.startswith("global_epoch1_step"))
         if other:
             raise SuiteError(f"--data-dir {folder}: expected a new or empty directory, or one a checkpoint write "
                              f"made (global_epoch1_step<k>/, {manifest.NAME}), got {len(other)} other entries, "
@@ -139,11 +145,15 @@ def refuse_folder(folder: Path) -> None:
 
 def check_space(folder: Path, need: int) -> None:
     """Refuse a write phase the file system cannot hold (each run rewrites the same checkpoints)."""
-    import shutil
+    from suite.storage.backend.select import backend_for
 
-    probe = next((p for p in (folder, *folder.parents) if p.exists()), Path("/"))
-    free = shutil.disk_usage(probe).free
-    old = sum(f.stat().st_size for f in folder.glob("global_epoch1_step*/*") if f.is_file()) if folder.is_dir() else 0
+    backend = backend_for("local_fs", folder)
+    free = backend.free_bytes()
+    try:
+        old = sum(e.size_bytes for e in backend.list("") if e.name.startswith("global_epoch1_step")
+                  and e.name.count("/") == 1 and e.size_bytes > 0)
+    except (FileNotFoundError, NotADirectoryError):
+        old = 0
     if need > free + old:
         raise SuiteError(f"--data-dir {folder}: expected room for {need:,} bytes of checkpoints, got {free + old:,} "
                          f"free (without --data-dir: the miniature)")
