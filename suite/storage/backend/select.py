@@ -11,11 +11,17 @@ DEFAULT_TYPE = "local_fs"
 
 def backend_for(storage_type: str | None, root) -> Backend:
     """The backend of `storage_type` rooted at `root`; SuiteError (exit 2) for object storage and unknown types."""
+    kind = check_storage_type(storage_type)
+    from suite.storage.backend.posix import PosixBackend
+
+    return PosixBackend(root, kind)
+
+
+def check_storage_type(storage_type: str | None) -> str:
+    """The storage type, when a backend implements it; else the one-line SuiteError (exit 2)."""
     kind = storage_type or DEFAULT_TYPE
     if kind in POSIX_TYPES:
-        from suite.storage.backend.posix import PosixBackend
-
-        return PosixBackend(root, kind)
+        return kind
     if kind in OBJECT_TYPES:
         raise SuiteError(f"storage.storage_type: expected one of {', '.join(POSIX_TYPES)}, got {kind}: "
                          f"object storage is not implemented yet")

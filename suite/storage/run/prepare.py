@@ -216,9 +216,11 @@ def prepare(opts: Options, cluster=None) -> Prepared:
 def _resolve(opts: Options):
     """(workload, params, ruleset, reasons so far) from the options; refuses what no run may do."""
     from suite.storage import datasize, workloads
+    from suite.storage.backend.select import check_storage_type, storage_type_of
 
     params = workloads.parse_params(opts.params)
     workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
+    check_storage_type(storage_type_of(workload))      # object storage: refused before anything else
     ruleset = opts.ruleset or datasize.default_ruleset(workload)
     if ruleset not in workload.rulesets:
         raise SuiteError(f"--ruleset: expected one of {', '.join(workload.rulesets)} for {workload.name} on "
