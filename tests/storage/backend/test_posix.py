@@ -1,5 +1,5 @@
 """The POSIX backend on real files: listing, sizes, ranged reads (O_DIRECT too), write-and-commit,
-free space, evidence, the page-cache drop; and backend_for's choice by storage.storage_type."""
+free space, evidence, the page-cache drop."""
 
 import errno
 import mmap
@@ -8,12 +8,9 @@ import zipfile
 
 import pytest
 
-from suite import cli
 from suite.enforce import page_cache_residency
-from suite.errors import SuiteError
 from suite.storage.backend.base import PATCH_WINDOW_BYTES, Entry
 from suite.storage.backend.posix import PosixBackend
-from suite.storage.backend.select import backend_for, check_storage_type
 
 MIB = 1024 * 1024
 
@@ -171,29 +168,3 @@ def test_clear_cache_drops_the_page_cache(tmp_path):
     assert record.succeeded and record.error is None, record.error
     assert record.to_dict()["method"] == "sync; echo 3 > /proc/sys/vm/drop_caches"
     assert page_cache_residency(data)[0] <= 0.1 * size
-
-
-@pytest.mark.parametrize("kind", ["local_fs", "parallel_fs", "posix", "local", None])
-def test_posix_types_select_the_posix_backend(tmp_path, kind):
-    b = backend_for(kind, tmp_path)
-    assert isinstance(b, PosixBackend) and b.root == str(tmp_path) and b.storage_type == (kind or "local_fs")
-
-
-@pytest.mark.parametrize("kind", ["s3", "object"])
-def test_object_storage_is_refused_in_one_line(tmp_path, kind):
-    with pytest.raises(SuiteError) as err:
-        backend_for(kind, tmp_path)
-    assert str(err.value) == (f"storage.storage_type: expected one of local_fs, parallel_fs, posix, local, got {kind}: "
-                              "object storage is not implemented yet")
-    with pytest.raises(SuiteError):
-        check_storage_type("nfs4")
-
-
-@pytest.mark.parametrize("command", ["run", "datagen"])
-def test_the_workload_parameter_selects_it(tmp_path, capsys, command):
-    argv = [command, "--workload", "unet3d", "--data-dir", str(tmp_path / "d"), "--param", "storage.storage_type=s3"]
-    argv += ["--accelerators", "1", "--results-dir", str(tmp_path / "r")] if command == "run" else ["--files", "2"]
-    assert cli.main(argv) == 2
-    err = capsys.readouterr().err
-    assert "storage.storage_type: expected one of local_fs" in err and "object storage is not implemented yet" in err
-    assert err.count("\n") == 1 and not (tmp_path / "d").exists()
