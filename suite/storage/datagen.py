@@ -66,7 +66,8 @@ def scan(data_dir, workload, deep: bool = False, framing: bool = True) -> Datase
             counts[int(match.group(2))] += 1
             sizes[entry.name] = entry.size_bytes
         else:
-            out.problems.append(f"{data_dir / entry.name}: {'unfinished temp file' if TEMP.match(base) else 'foreign file'}")
+            what = "unfinished temp file" if TEMP.match(base) else "foreign file"
+            out.problems.append(f"{data_dir / entry.name}: {what}")
     if not counts:
         out.problems.append(f"{data_dir / 'train'}: no img_<i>_of_<N> files")
         return out

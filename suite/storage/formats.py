@@ -3,8 +3,9 @@
 Content: every process holds one seeded pool of random 64-bit words (POOL_BYTES); a record's
 bytes are pool slices at seeded offsets XOR-ed with a seeded 64-bit key per slice, written into
 a reused scratch buffer and handed to a storage backend writer (suite.storage.backend) in large
-`writev` batches (no per-record copies, no per-record allocation); this module opens no file itself. The offsets and keys come from a per-file generator seeded with
-(seed, file index), so a file's bytes do not depend on how many processes or ranks wrote it.
+`writev` batches (no per-record copies, no per-record allocation); this module opens no file
+itself. The offsets and keys come from a per-file generator seeded with (seed, file index), so a
+file's bytes do not depend on how many processes or ranks wrote it.
 
 - TFRecord: per record uint64 LE length, masked CRC32C(length), payload, masked CRC32C(payload);
   the payload is a serialized tf.train.Example {"label": int64, "size": int64, "image": bytes}

@@ -1,9 +1,9 @@
 """The rank side of a checkpointing run: `mpiexec -n N python -m suite.storage.checkpoint.rank PLAN`.
 
 Each rank takes its files of the layout from the plan (suite.storage.checkpoint.model computes
-them once, in the launcher), then per
-checkpoint: meets the others at a barrier, writes its files (each fsync'd before close) or reads
-them back whole through the storage backend (suite.storage.backend), and times that. It writes ranks/rank-<r>.json (its per-checkpoint bytes and
+them once, in the launcher), then per checkpoint: meets the others at a barrier, writes its files
+(each fsync'd before close) or reads them back whole, through the storage backend
+(suite.storage.backend), and times that. It writes ranks/rank-<r>.json (its per-checkpoint bytes and
 times); the launcher (suite.storage.checkpoint.run) turns those into the run's results. Errors
 follow suite.storage.run.rank: one line in errors/rank-<r>.txt, then MPI Abort.
 """
@@ -107,7 +107,8 @@ def _run(comm, plan: dict, rank: int, host: str, barrier) -> dict:
                 else:
                     read_shard(backend, f"{folder}/{name}", size, chunk)
         except OSError as exc:
-            raise RunError(f"{checkpoint_dir(plan['checkpoint_dir'], k)}: checkpoint {phase}: {exc.strerror or exc}") from None
+            where = checkpoint_dir(plan["checkpoint_dir"], k)
+            raise RunError(f"{where}: checkpoint {phase}: {exc.strerror or exc}") from None
         t1 = time.time()
         nbytes = sum(size for _, size in shards)
         out.append({"phase": phase, "index": k, "bytes": nbytes, "files": len(shards),

@@ -1,9 +1,9 @@
 """The per-rank reader: read_threads threads reading whole files into reused buffers.
 
-Every byte of every file a rank needs is read for real (the storage backend's
-ranged read, POSIX's os.preadv, into a preallocated buffer, page-aligned for O_DIRECT), then
-dropped: the simulated accelerator needs to know *when* a batch is there, not its contents. Threads run ahead of the consumer by at
-most prefetch_size batches. Files are checked while they stream through the buffer, at
+Every byte of every file a rank needs is read for real (the storage backend's ranged read,
+POSIX's os.preadv, into a preallocated buffer, page-aligned for O_DIRECT), then dropped: the
+simulated accelerator needs to know *when* a batch is there, not its contents. Threads run ahead
+of the consumer by at most prefetch_size batches. Files are checked while they stream through the buffer, at
 a cost that does not grow per sample: the size must match what was planned (a file
 truncated mid-run is caught), npz files must carry the zip signatures, and TFRecord
 files are walked record by record through their length framing (8-byte length, 4-byte
