@@ -114,9 +114,11 @@ class Backend(ABC):
 
     @abstractmethod
     def list(self, prefix: str = "", recursive: bool = True) -> list[Entry]:
-        """Every object under `prefix` with its size, names relative to the root, in one listing.
-        recursive=False: the direct children only, sub-prefixes as Entry(name, -1, True).
-        Raises FileNotFoundError when the prefix does not exist, NotADirectoryError when it is an object."""
+        """Every object under `prefix` with its size, names relative to the root, sorted, in one
+        listing (S3: ListObjectsV2 pages). recursive=False: the direct children only, sub-prefixes
+        as Entry(name, -1, True) (S3: CommonPrefixes with delimiter "/"). An entry that cannot be
+        sized (a dangling link) has size -1. Raises FileNotFoundError when the prefix does not
+        exist (an object store: nothing under it), NotADirectoryError when it is an object."""
 
     @abstractmethod
     def size(self, name: str) -> int:
@@ -152,7 +154,8 @@ class Backend(ABC):
 
     @abstractmethod
     def locate(self, name: str) -> str:
-        """What a result records for `name`, and what a rank's backend of the same root reads by."""
+        """The full locator of `name` (POSIX: its real absolute path; S3: s3://bucket/key), which a
+        backend of the same type with root "" opens: what a run plan hands the ranks, a result records."""
 
     @abstractmethod
     def evidence(self) -> dict:
