@@ -20,7 +20,6 @@ from pathlib import Path
 from suite.storage.dataset import LOG_NAME, NAME, extension, file_problem, record_lengths
 
 SIZE_FACTOR = 2.0                  # mean bytes per sample within [record_length / 2, record_length * 2]
-DLIO_TOP = {"train", "valid", "index"}
 
 
 @dataclass

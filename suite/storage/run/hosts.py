@@ -16,7 +16,7 @@ import socket
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from suite.errors import RuleError, RunError, SuiteError
@@ -100,7 +100,6 @@ class Host:
 class Cluster:
     launcher: Launcher
     hosts: list                 # [Host] in rank order
-    last_drop: list = field(default_factory=list)
 
     @property
     def total_memory_bytes(self) -> int:

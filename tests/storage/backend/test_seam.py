@@ -30,13 +30,10 @@ ATTRIBUTES = {"O_DIRECT", "POSIX_FADV_SEQUENTIAL", "POSIX_FADV_DONTNEED"}
 ALLOWED = {  # (module under suite/storage, call): why it is not dataset or checkpoint access
     ("run/loader.py", "mmap.mmap"):
         "anonymous page-aligned buffers for O_DIRECT reads (mmap(-1, n)): memory, not a file",
-    ("run/launch.py", "open"): "the run's mpiexec.log in the results directory",
-    ("run/launch.py", "glob"): "the ranks' pid and error files in the results directory",
     ("run/rank.py", "open"): "rank 0's dlio.log in the results directory",
     ("run/results.py", "open"): "dlio.log in the results directory",
     ("run/dlio.py", "open"): "DLIO's stdout log in the results directory",
     ("run/dlio.py", "glob"): "the DLIO engine's installed workload configs (a virtual environment)",
-    ("run/prepare.py", "os.listdir"): "--results-dir must be new or empty (results, not data)",
     ("dlio_output.py", "open"): "/proc/cpuinfo for DLIO's system description",
     ("workloads.py", "glob"): "the workload YAML files shipped with the package",
 }
