@@ -150,12 +150,17 @@ def _worker_init() -> None:
 def _run(indices, processes: int, on_file) -> list[str]:
     """Write `indices` with `processes` local processes; returns the names written."""
     names, backend, written = _JOB[1], _JOB[5], []
+    temps = f".img_*.{_JOB[4]}.tmp"       # this run's temp names: what an interrupt may leave
     if processes <= 1 or len(indices) <= 1:
-        for i in indices:
-            result = _write_one(i)
-            on_file(*result)
-            if result[2]:
-                written.append(names[i])
+        try:
+            for i in indices:
+                result = _write_one(i)
+                on_file(*result)
+                if result[2]:
+                    written.append(names[i])
+        except BaseException:   # Ctrl-C between a temp file's creation and its writer's cleanup
+            _remove_temps(backend, {n.split("/", 1)[0] for n in names}, temps)
+            raise
         _flush(backend, written)
         return written
     import multiprocessing
@@ -171,7 +176,7 @@ def _run(indices, processes: int, on_file) -> list[str]:
     except BaseException:
         pool.terminate()         # SIGTERM: a worker may die mid-file, leaving its temp file
         pool.join()
-        _remove_temps(backend, {n.split("/", 1)[0] for n in names}, f".img_*.{_JOB[4]}.tmp")
+        _remove_temps(backend, {n.split("/", 1)[0] for n in names}, temps)
         raise
     pool.join()
     _flush(backend, written)

@@ -9,6 +9,7 @@ A name is a path relative to the root; an absolute name (a run plan's resolved p
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
@@ -156,13 +157,14 @@ class PosixBackend(Backend):
         except FileNotFoundError:
             os.makedirs(folder, exist_ok=True)
             fd = os.open(temp or path, flags, 0o644)
-        writer = PosixWriter(name, path, temp, fd, fsync)
-        try:
+        try:            # from here a failure or an interrupt (Ctrl-C) leaves no file behind
             preallocate(fd, size_hint)
+            return PosixWriter(name, path, temp, fd, fsync)
         except BaseException:
-            writer.abort()
+            os.close(fd)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp or path)
             raise
-        return writer
 
     def remove(self, name: str) -> None:
         try:
