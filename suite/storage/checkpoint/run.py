@@ -23,6 +23,7 @@ from suite import files
 from suite.errors import RuleError, SuiteError
 from suite.harness import enforced, mpi, resultsdir
 from suite.harness.enforced import Series
+from suite.storage.backend.select import backend_for
 from suite.storage.checkpoint import manifest, results
 from suite.storage.checkpoint.rank import PLAN_SCHEMA, checkpoint_dir
 from suite.storage.run.prepare import DEFAULT_RUNS, parse_hosts, say
@@ -125,10 +126,14 @@ def refuse_folder(folder: Path) -> None:
     real = Path(os.path.realpath(folder))
     if real == Path(os.sep) or any(real == Path(d) or Path(d) in real.parents for d in ("/dev", "/proc", "/sys")):
         raise SuiteError(f"--data-dir {folder}: expected a checkpoint directory, got {real}")
-    if folder.exists() and not folder.is_dir():
-        raise SuiteError(f"--data-dir {folder}: expected a directory, got a file")
-    if folder.is_dir():
-        other = sorted(n for n in os.listdir(folder) if n != manifest.NAME and not n.startswith("global_epoch1_step"))
+    try:
+        top = backend_for("local_fs", folder).list("", recursive=False)
+    except FileNotFoundError:
+        top = []
+    except NotADirectoryError:
+        raise SuiteError(f"--data-dir {folder}: expected a directory, got a file") from None
+    if top:
+        other = sorted(e.name for e in top if e.name != manifest.NAME and not e.name.startswith("global_epoch1_step"))
         if other:
             raise SuiteError(f"--data-dir {folder}: expected a new or empty directory, or one a checkpoint write "
                              f"made (global_epoch1_step<k>/, {manifest.NAME}), got {len(other)} other entries, "
@@ -137,11 +142,13 @@ def refuse_folder(folder: Path) -> None:
 
 def check_space(folder: Path, need: int) -> None:
     """Refuse a write phase the file system cannot hold (each run rewrites the same checkpoints)."""
-    import shutil
-
-    probe = next((p for p in (folder, *folder.parents) if p.exists()), Path("/"))
-    free = shutil.disk_usage(probe).free
-    old = sum(f.stat().st_size for f in folder.glob("global_epoch1_step*/*") if f.is_file()) if folder.is_dir() else 0
+    backend = backend_for("local_fs", folder)
+    free = backend.free_bytes()
+    try:
+        old = sum(e.size_bytes for e in backend.list("") if e.name.startswith("global_epoch1_step")
+                  and e.name.count("/") == 1 and e.size_bytes > 0)
+    except (FileNotFoundError, NotADirectoryError):
+        old = 0
     if need > free + old:
         raise SuiteError(f"--data-dir {folder}: expected room for {need:,} bytes of checkpoints, got {free + old:,} "
                          f"free (without --data-dir: the miniature)")
@@ -188,16 +195,17 @@ class Checkpointing:
     def prepare(self) -> Series:
         opts = self.opts
         self.prep = prepare(opts)
-        enforced.refuse_without_clear(enforced.drop_page_cache, opts.division, opts.allow_no_cache_drop)
+        clear = backend_for("local_fs", self.prep.folder).clear_cache       # the checkpoint storage's cache
+        enforced.refuse_without_clear(clear, opts.division, opts.allow_no_cache_drop)
         return Series(name=results_name(opts, self.prep.phase), results_dir=opts.results_dir, runs=self.prep.runs,
-                      clear_cache=None if opts.no_cache_drop else enforced.drop_page_cache,
+                      clear_cache=None if opts.no_cache_drop else clear,
                       write_run_set=self.write_run_set, started=self.started)
 
     def started(self, results_dir: Path) -> None:
         prep = self.prep
         prep.results_dir = Path(results_dir).resolve()
         if prep.phase == "write":
-            prep.folder.mkdir(parents=True, exist_ok=True)
+            backend_for("local_fs", prep.folder).make_prefix("")
             manifest.remove(prep.folder)           # a read finds one only after this write completes
         announce(prep)
 

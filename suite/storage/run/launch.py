@@ -16,6 +16,7 @@ from suite import files
 from suite.errors import RuleError, SuiteError
 from suite.harness import enforced, mpi
 from suite.harness.enforced import CGROUP_PREFIX, Series  # noqa: F401 - CGROUP_PREFIX re-exported
+from suite.storage.backend.select import for_workload, storage_type_of
 from suite.storage.records import RunPlan
 from suite.storage.run.prepare import Options, Prepared, check_inputs, prepare, results_name, say  # noqa: F401 - re-exported
 
@@ -56,7 +57,7 @@ class Training:
 
         prep = self.prep = prepare(self.opts, self.cluster)
         return Series(name=results_name(prep.workload, self.opts.accelerators), results_dir=self.opts.results_dir,
-                      runs=prep.runs, clear_cache=cache_clear(self.opts, self.cluster),
+                      runs=prep.runs, clear_cache=cache_clear(self.opts, self.cluster, prep),
                       write_run_set=lambda results: write_run_set(prep, results), started=self.started)
 
     def started(self, results_dir: Path) -> None:
@@ -67,11 +68,12 @@ class Training:
         return self.runner(self.prep, k, self.prep.runs, drop)
 
 
-def cache_clear(opts: Options, cluster):
-    """The cache clear before each run: every host's across hosts, else this host's; None with --no-cache-drop."""
+def cache_clear(opts: Options, cluster, prep: Prepared):
+    """The cache clear before each run: every host's across hosts, else the dataset storage's
+    (suite.storage.backend: POSIX drops this host's page cache); None with --no-cache-drop."""
     if opts.no_cache_drop:
         return None
-    return cluster.drop_caches if cluster else enforced.drop_page_cache
+    return cluster.drop_caches if cluster else for_workload(prep.workload, prep.data_dir).clear_cache
 
 
 def refuse(opts: Options) -> None:
@@ -171,7 +173,7 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
         prefetch_size=wl.prefetch_size, transfer_size_bytes=wl.transfer_size_bytes, odirect=wl.odirect,
         seed=wl.seed + 1000 * (k - 1), file_shuffle=wl.file_shuffle != "off", sample_shuffle=wl.sample_shuffle != "off",
         files=[list(f) for f in prep.files], checkpoint_bytes=wl.checkpoint_model_size_bytes or 0,
-        checkpoint_dir=ckpt_dir, delay_per_file_s=prep.opts.read_delay_s)
+        checkpoint_dir=ckpt_dir, delay_per_file_s=prep.opts.read_delay_s, storage_type=storage_type_of(wl))
     plan_path = run_dir / "plan.json"
     plan.check_files()
     files.write_json(plan_path, plan.to_dict(), schema="plan", indent=None)

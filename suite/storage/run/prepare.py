@@ -115,11 +115,13 @@ def results_name(workload, n: int) -> str:
 def check_inputs(opts: Options) -> None:
     """The cheap refusals (workload, --param, division, hosts, results dir), before anything touches the host."""
     from suite.storage import datasize, workloads
+    from suite.storage.backend.select import check_storage_type, storage_type_of
 
     if opts.results_dir:
         resultsdir.check(opts.results_dir)
     params = workloads.parse_params(opts.params)
     workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
+    check_storage_type(storage_type_of(workload))      # object storage: refused before the cache-drop probe
     ruleset = opts.ruleset or datasize.default_ruleset(workload)
     if opts.division == "closed" and ruleset in workload.rulesets:
         check_closed_params(workload, params, ruleset)
@@ -196,9 +198,11 @@ def prepare(opts: Options, cluster=None) -> Prepared:
 def _resolve(opts: Options):
     """(workload, params, ruleset, reasons so far) from the options; refuses what no run may do."""
     from suite.storage import datasize, workloads
+    from suite.storage.backend.select import check_storage_type, storage_type_of
 
     params = workloads.parse_params(opts.params)
     workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
+    check_storage_type(storage_type_of(workload))      # object storage: refused before anything else
     ruleset = opts.ruleset or datasize.default_ruleset(workload)
     if ruleset not in workload.rulesets:
         raise SuiteError(f"--ruleset: expected one of {', '.join(workload.rulesets)} for {workload.name} on "
@@ -245,9 +249,12 @@ def _dataset_files(opts: Options, workload, data_dir: Path) -> tuple[list, str, 
 
 
 def scan_dataset(data_dir: Path, workload) -> tuple[list, str, int, dict]:
-    """The training files on disk, checked against the workload: [(path, size)], format, bytes."""
+    """The training files, checked against the workload: [(name a rank's backend reads, size)],
+    format, bytes, evidence (with the storage's: suite.storage.backend's evidence())."""
     from suite.storage import datagen
+    from suite.storage.backend.select import for_workload
 
+    backend = for_workload(workload, data_dir)     # storage.storage_type s3: refused here, exit 2
     scan = datagen.scan(data_dir, workload)
     if scan.problems:
         more = f" (+{len(scan.problems) - 1} more)" if len(scan.problems) > 1 else ""
@@ -259,13 +266,12 @@ def scan_dataset(data_dir: Path, workload) -> tuple[list, str, int, dict]:
         raise SuiteError(f"{data_dir}: files: expected {workload.format} training files under {data_dir}/train, got none")
     if scan.format != workload.format:
         raise SuiteError(f"{data_dir}: format: expected {workload.format} for {workload.name}, got {scan.format}")
-    out = []
-    for p in scan.files:
-        try:
-            out.append((str(Path(p).resolve()), os.stat(p).st_size))
-        except OSError as exc:
-            raise SuiteError(f"{p}: cannot stat: {exc.strerror}") from None
-    return out, scan.format, sum(s for _, s in out), scan.evidence
+    out = [(backend.locate(name), size) for name, size in zip(scan.names, scan.sizes)]
+    try:
+        storage = backend.evidence()
+    except OSError as exc:
+        raise SuiteError(f"{data_dir}: storage evidence: {exc.strerror or exc}") from None
+    return out, scan.format, sum(s for _, s in out), {**scan.evidence, "storage": storage}
 
 
 def ensure_miniature_data(workload, data_dir: Path, num_files: int, memory_limit: int | None = None) -> None:
