@@ -89,9 +89,9 @@ def run(kind) -> tuple[Series, list[dict]]:
 
 def remove_stale_cgroups() -> list[str]:
     """The cgroups a killed earlier run left (its runs' and preflight's probes; owner pid dead), removed."""
-    from suite import enforce
+    from suite.enforce import cgroup
 
-    removed = [path for prefix in STALE_PREFIXES for path in enforce.remove_stale(prefix)]
+    removed = [path for prefix in STALE_PREFIXES for path in cgroup.remove_stale(prefix)]
     if removed:
         say(f"removed {len(removed)} stale memory cgroup(s) of a killed run: {', '.join(removed)}")
     return removed
@@ -108,9 +108,9 @@ def clear(series: Series, k: int):
 def drop_page_cache():
     """This host's cache clear (enforce's drop of the page cache): what a kind passes as clear_cache
     for local storage (the storage backend's clear_cache takes its place)."""
-    from suite import enforce
+    from suite.enforce import cache
 
-    return enforce.drop_caches()
+    return cache.drop_caches()
 
 
 def refuse_without_clear(clear_cache: Callable[[], object], division: str, allowed: bool) -> None:
@@ -150,9 +150,9 @@ def cgroup_name(k: int) -> str:
 
 def memory_cgroup(limit: int | None, k: int):
     """Run k's memory cgroup on this host around mpiexec and its ranks (None without a limit)."""
-    from suite import enforce
+    from suite.enforce.cgroup import MemoryCgroup
 
-    return enforce.MemoryCgroup(limit, cgroup_name(k)) if limit else None
+    return MemoryCgrouporyCgroup(limit, cgroup_name(k)) if limit else None
 
 
 def enforced(cgroup, go, failure, join: bool = True) -> tuple[str, str | None, dict | None]:

@@ -238,7 +238,7 @@ def announce(prep: Prepared) -> None:
 
 def resident_bytes(prep: Prepared) -> int:
     """What of the files this read will read is in the page cache now (mincore)."""
-    from suite.enforce import page_cache_residency
+    from suite.enforce.cache import page_cache_residency
 
     total = 0
     for k in range(1, prep.count + 1):
@@ -295,7 +295,7 @@ def _plan(prep: Prepared, run_dir: Path) -> dict:
 
 def _doc(prep: Prepared, k: int, plan: dict, ranks: list, status: str, error, start: float, end: float) -> dict:
     """The run's results.json facts (results.write_run adds the figures)."""
-    from suite.enforce import meminfo_bytes
+    from suite.enforce.cache import meminfo_bytes
 
     opts, p = prep.opts, prep.ckpt.parallelism
     return {"schema_version": 1, "kind": "checkpointing", "workload": opts.workload, "phase": prep.phase,

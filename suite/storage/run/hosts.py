@@ -243,7 +243,7 @@ class HostCgroups:
                 self.created[h.name] = doc
         if failed:
             self.close()
-            from suite.enforce import CgroupError
+            from suite.enforce.detect import CgroupError
             h, why = failed[0]
             raise CgroupError(f"host {h.name}: memory cgroup {self.name_on(h)}: {why}")
         return self

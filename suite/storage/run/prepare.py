@@ -285,8 +285,8 @@ def ensure_miniature_data(workload, data_dir: Path, num_files: int, memory_limit
             say(f"miniature dataset: reusing {data_dir} ({scan.num_files} files)")
             return
     if memory_limit:
-        from suite import enforce
-        enforce.preflight(memory_limit)
+        from suite.enforce import cgroup
+        cgroup.preflight(memory_limit)
     say(f"miniature dataset: generating {num_files} {workload.format} files into {data_dir} ...")
     t0 = time.time()
     datagen.generate(workload, data_dir, num_files, processes=os.cpu_count() or 1)

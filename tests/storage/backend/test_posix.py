@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from suite.enforce import page_cache_residency
+from suite.enforce.cache import page_cache_residency
 from suite.storage.backend.base import PATCH_WINDOW_BYTES, Entry
 from suite.storage.backend.posix import PosixBackend
 
