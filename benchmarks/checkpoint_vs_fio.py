@@ -30,7 +30,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from suite import enforce, files, sizes  # noqa: E402
+from suite import files, sizes  # noqa: E402
+from suite.enforce import cache
 from suite.storage.checkpoint import results  # noqa: E402
 
 GIB = 1 << 30
@@ -38,7 +39,7 @@ CHUNK = 16 << 20
 
 
 def drop() -> None:
-    d = enforce.drop_caches()
+    d = cache.drop_caches()
     if not d.succeeded:
         sys.exit(f"checkpoint_vs_fio: cache drop: {d.error} (run as root)")
 

@@ -13,7 +13,9 @@ import sys
 import tempfile
 import time
 
-from suite.enforce import MemoryCgroup, detect_cgroup, drop_caches, page_cache_residency, unique_name
+from suite.enforce.cache import drop_caches, page_cache_residency
+from suite.enforce.cgroup import MemoryCgroup, unique_name
+from suite.enforce.detect import detect_cgroup
 
 MIB = 1 << 20
 

@@ -7,14 +7,14 @@ import re
 
 import pytest
 
-from suite import enforce
+from suite.enforce import detect
 
 
 @pytest.fixture(scope="module")
 def fresh_run(tmp_path_factory):
     from suite import cli
 
-    if enforce.detect_cgroup().version is None:
+    if detect.detect_cgroup().version is None:
         pytest.skip("no memory cgroup on this machine")
     root = tmp_path_factory.mktemp("e2e")
     data, results = root / "data", root / "results"

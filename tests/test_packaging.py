@@ -77,3 +77,49 @@ def test_installed_suite_checks_a_fixture(wheel_venv, tmp_path):
     checked = run_suite(venv, tmp_path, "check", str(fixture), "--format", "json")
     assert checked.returncode in (0, 1), checked.stderr
     assert json.loads(checked.stdout)["benchmarks"]
+
+
+def _requirements() -> dict[str, list[str]]:
+    """setup.cfg's install_requires and extras: {"install_requires" | extra: [distribution names]}."""
+    import configparser
+    import re
+
+    cfg = configparser.ConfigParser()
+    cfg.read(paths.REPO / "setup.cfg")
+    def names(text):
+        return [re.split(r"[<>=!~ \[;]", line.strip(), maxsplit=1)[0] for line in text.splitlines()
+                if line.strip() and not line.strip().startswith("#")]
+    out = {"install_requires": names(cfg["options"]["install_requires"])}
+    out.update({extra: names(text) for extra, text in cfg["options.extras_require"].items()})
+    return out
+
+
+# distribution -> the module it is imported as (where the two differ); mpich is imported as nothing:
+# it provides the mpiexec binary that suite/storage/run/launch.py runs
+IMPORT_NAME = {"PyYAML": "yaml", "scikit-learn": "sklearn", "xgboost-cpu": "xgboost", "mpich": None}
+
+
+def test_every_declared_dependency_is_imported_somewhere():
+    import ast
+
+    imported = set()
+    for path in (paths.REPO / "suite").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported.add(node.module.split(".")[0])
+    reqs = _requirements()
+    declared = reqs["install_requires"] + reqs["tpcx-ai"]
+    unused = [d for d in declared if IMPORT_NAME.get(d, d) is not None and IMPORT_NAME.get(d, d) not in imported]
+    assert unused == []
+
+
+def test_the_tpcx_ai_extra_is_what_its_error_names_and_the_test_extra_holds_it():
+    from suite.tpcxai import extra
+
+    reqs = _requirements()
+    assert sorted(reqs["tpcx-ai"]) == sorted(extra.MODULES.values())
+    assert set(reqs["tpcx-ai"]) <= set(reqs["test"])
+    assert not set(reqs["tpcx-ai"]) & set(reqs["install_requires"])
+    assert "suite[tpcx-ai]" in extra.INSTALL

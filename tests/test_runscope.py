@@ -15,7 +15,7 @@ def run_parser_dests() -> set:
 
 def test_every_run_option_has_a_scope():
     """A new `suite run` option must say which kinds use it (or be one every kind uses)."""
-    assert run_parser_dests() - ALL_KINDS == set(runscope.RUN_OPTIONS)
+    assert run_parser_dests() - ALL_KINDS == set(runscope.options("run"))
 
 
 @pytest.mark.parametrize("argv, needle", [

@@ -10,7 +10,7 @@
 # tools/netns-launcher is called as ssh is (`LAUNCHER [-x] [-o OPT] HOST COMMAND`), by mpiexec
 # (hydra's -launcher ssh -launcher-exec) and by `suite run` for its per-host cache drop and
 # cgroup; it runs COMMAND in HOST's namespaces instead of over ssh. Real clusters keep ssh.
-# The hosts share one kernel: one page cache, one cgroup hierarchy (see README, multi-host).
+# The hosts share one kernel: one page cache, one cgroup hierarchy (see docs/multi-host.md).
 #
 # Environment: SUITE_NETNS_SUBNET (first three octets, default 10.231.0): the bridge is .1,
 # host i is .(10+i); SUITE_NETNS_STATE (default /run/suite-netns). Needs root and iproute2.

@@ -1,6 +1,7 @@
 """Rule enforcement for `suite run`: cache drops and memory cgroups, with evidence.
 
-API (the runner codes against exactly this):
+API (the runner codes against exactly this; import each name from its module:
+suite.enforce.cache, .detect, .cgroup, .backends):
 
 drop_caches() -> CacheDrop
     `sync`, then write "3" to /proc/sys/vm/drop_caches. Never raises for "not
@@ -49,26 +50,3 @@ MemTotal, a limit read back more than a page from the request.
 Names: unique per run and carrying the owner pid: unique_name() or f"run-{os.getpid()}-{n}".
 start() uses a preexec hook (os.open/os.write/os.close of the pid only) in the forked child.
 """
-
-from suite.enforce.backends import CgroupV1, CgroupV2, SystemdScope
-from suite.enforce.cache import (
-    CacheDrop,
-    drop_caches,
-    meminfo_bytes,
-    page_cache_residency,
-)
-from suite.enforce.detect import CgroupError, CgroupSupport, detect_cgroup
-from suite.enforce.cgroup import (
-    CgroupCleanupError,
-    MemoryCgroup,
-    check_limit,
-    owner_pid,
-    preflight,
-    remove_stale,
-    unique_name,
-)
-
-__all__ = ["CacheDrop", "CgroupCleanupError", "CgroupError", "CgroupSupport", "CgroupV1",
-           "CgroupV2", "MemoryCgroup", "SystemdScope", "check_limit", "detect_cgroup",
-           "drop_caches", "meminfo_bytes", "owner_pid", "page_cache_residency", "preflight",
-           "remove_stale", "unique_name"]

@@ -9,18 +9,17 @@ sample); TFRecord: every record's framing (length CRC), ending exactly at the en
 hdf5: the `records` dataset's shape. The mean bytes per sample must lie within a factor of two of
 the workload's record_length. A file at our exact seeded size is ours: ours among DLIO's (a mixed
 folder), or ours without generation_log.json (an interrupted `suite datagen`), is refused.
-Every problem names its file; callers report the first.
+Every problem names its file; callers report the first. Files are read through the dataset's storage
+backend (suite.storage.backend), from the one listing datagen.scan made.
 """
 
-import os
-import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-NAME = re.compile(r"^img_(\d+)_of_(\d+)\.(\w+)$")
+from suite.storage.dataset import LOG_NAME, NAME, extension, file_problem, record_lengths
+
 SIZE_FACTOR = 2.0                  # mean bytes per sample within [record_length / 2, record_length * 2]
-DLIO_TOP = {"train", "valid", "index"}
 
 
 @dataclass
@@ -29,14 +28,14 @@ class FileFacts:
     payload_bytes: int              # bytes of sample data (image bytes), all samples
 
 
-def npz_facts(path: Path) -> FileFacts | str:
+def npz_facts(backend, name: str) -> FileFacts | str:
     import zipfile
     import zlib
 
     import numpy as np
 
     try:
-        with zipfile.ZipFile(path) as z:
+        with backend.open_read(name, sequential=False) as handle, zipfile.ZipFile(handle.fileobj()) as z:
             if "x.npy" not in z.namelist():
                 return f"npz without x.npy (members {sorted(z.namelist())[:4]})"
             with z.open("x.npy") as f:
@@ -51,16 +50,15 @@ def npz_facts(path: Path) -> FileFacts | str:
     return FileFacts(samples=int(shape[2]), payload_bytes=int(shape[0]) * int(shape[1]) * int(shape[2]) * dtype.itemsize)
 
 
-def tfrecord_facts(path: Path, max_records: int = 10_000_000) -> FileFacts | str:
+def tfrecord_facts(backend, name: str, max_records: int = 10_000_000) -> FileFacts | str:
     """Walk the framing (12 bytes read per record): record count and payload bytes."""
     from suite.storage.formats import crc32c, masked_crc
 
     count, payload, offset = 0, 0, 0
-    with open(path, "rb", buffering=0) as f:
-        fd = f.fileno()
-        size = os.fstat(fd).st_size
+    with backend.open_read(name, sequential=False) as f:
+        size = f.size()
         while offset < size and count < max_records:
-            head = os.pread(fd, 12, offset)
+            head = f.read_at(12, offset)
             if len(head) < 12:
                 return f"record {count}: truncated header at byte {offset}"
             (length,), (crc,) = struct.unpack("<Q", head[:8]), struct.unpack("<I", head[8:])
@@ -73,12 +71,11 @@ def tfrecord_facts(path: Path, max_records: int = 10_000_000) -> FileFacts | str
     return FileFacts(samples=count, payload_bytes=payload)
 
 
-def hdf5_facts(path: Path) -> FileFacts | str:
-    import h5py
+def hdf5_facts(backend, name: str) -> FileFacts | str:
+    from suite.storage.formats import hdf5_shape
 
     try:
-        with h5py.File(path, "r") as f:
-            shape = f["records"].shape
+        shape = hdf5_shape(backend, name)
     except (OSError, KeyError, ValueError, RuntimeError, TypeError, AttributeError) as exc:
         return f"not a readable hdf5 file with `records` ({(str(exc).splitlines() or [''])[0][:100]})"
     per = 1
@@ -90,116 +87,113 @@ def hdf5_facts(path: Path) -> FileFacts | str:
 FACTS = {"npz": npz_facts, "tfrecord": tfrecord_facts, "hdf5": hdf5_facts}
 
 
-def _listing(train: Path, ext: str, problems: list) -> dict[int, list[Path]]:
-    """index -> the paths named img_<index>_of_<N> under train/ (any depth-1 subfolder), N-checked later."""
-    by_index, totals = {}, {}
-    for root, dirs, names in os.walk(train):
-        dirs.sort()
-        for name in sorted(names):
-            path = Path(root) / name
-            m = NAME.match(name)
-            if not m:
-                problems.append(f"{path}: {'unfinished temp file' if name.startswith('.') else 'foreign file'}")
-                continue
-            if m.group(3) != ext:
-                problems.append(f"{path}: format: expected .{ext} files, got .{m.group(3)}")
-                continue
-            totals.setdefault(int(m.group(2)), path)
-            by_index.setdefault(int(m.group(1)), []).append(path)
+def _listing(listing, data_dir: Path, ext: str, problems: list) -> tuple[dict[int, list[str]], dict[str, int]]:
+    """index -> the names img_<index>_of_<N> under train/ (any depth), N-checked later; name -> size."""
+    by_index, totals, sizes = {}, {}, {}
+    for entry in listing:
+        name = entry.name
+        base = name.rsplit("/", 1)[-1]
+        m = NAME.match(base)
+        if not m:
+            problems.append(f"{data_dir / name}: {'unfinished temp file' if base.startswith('.') else 'foreign file'}")
+            continue
+        if m.group(3) != ext:
+            problems.append(f"{data_dir / name}: format: expected .{ext} files, got .{m.group(3)}")
+            continue
+        totals.setdefault(int(m.group(2)), name)
+        by_index.setdefault(int(m.group(1)), []).append(name)
+        sizes[name] = entry.size_bytes
     if len(totals) > 1:
         first = sorted(totals.items())[1][1]
-        problems.append(f"{first}: file names disagree on the number of files: {sorted(totals)}")
-    return by_index
+        problems.append(f"{data_dir / first}: file names disagree on the number of files: {sorted(totals)}")
+    return by_index, sizes
 
 
-def scan(data_dir: Path, workload, out, deep: bool = False):
-    """Fill `out` (a datagen.DatasetScan) for a dataset without generation_log.json."""
-    from suite.storage import datagen
-
-    train, ext = data_dir / "train", datagen.extension(workload)
+def scan(backend, listing, data_dir: Path, workload, out, deep: bool = False):
+    """Fill `out` (a dataset.DatasetScan) for a dataset without generation_log.json; `listing`: train/'s."""
+    train, ext = data_dir / "train", extension(workload)
     problems: list[str] = []
-    by_index = _listing(train, ext, problems)
+    by_index, sizes = _listing(listing, data_dir, ext, problems)
     if not by_index:
         out.problems.append(f"{train}: no img_<i>_of_<N>.{ext} files")
         return out
-    n = out.expected_files = max(int(NAME.match(p.name).group(2)) for ps in by_index.values() for p in ps)
+    n = out.expected_files = max(int(NAME.match(p.rsplit("/", 1)[-1]).group(2)) for ps in by_index.values() for p in ps)
     if n > 10 * len(by_index) + 10_000:     # names are untrusted: no per-index work for a claimed 10^12
         out.problems.extend([*problems, f"{train}: file names claim {n} files, {len(by_index)} present"])
         return out
     spf, fmt = workload.num_samples_per_file, workload.format
-    ours_lengths = datagen.record_lengths(workload, n, workload.seed)
+    ours_lengths = record_lengths(workload, n, workload.seed)
     kinds, facts_all = {}, []
     for i in range(n):
-        paths = by_index.get(i, [])
-        if not paths:
+        names = by_index.get(i, [])
+        if not names:
             problems.append(f"{train}/img_{i}_of_{n}.{ext} (or zero-padded): missing")
             continue
-        if len(paths) > 1:
-            problems.append(f"{paths[1]}: index {i} twice (also {paths[0]})")
-        path = paths[0]
-        if datagen.file_problem(path, fmt, ours_lengths[i], spf, framing=False) is None:
-            kinds[path] = "suite"
-            size = path.stat().st_size
-            facts_all.append((path, FileFacts(spf, int(ours_lengths[i].sum())), size))
+        if len(names) > 1:
+            problems.append(f"{data_dir / names[1]}: index {i} twice (also {data_dir / names[0]})")
+        name = names[0]
+        if file_problem(backend, name, fmt, ours_lengths[i], spf, framing=False, size=sizes[name]) is None:
+            kinds[name] = "suite"
+            facts_all.append((name, FileFacts(spf, int(ours_lengths[i].sum())), sizes[name]))
             continue
-        facts = FACTS[fmt](path)
+        facts = FACTS[fmt](backend, name)
         if isinstance(facts, str):
-            problems.append(f"{path}: {facts}")
+            problems.append(f"{data_dir / name}: {facts}")
             continue
         if facts.samples != spf:
-            problems.append(f"{path}: samples: expected {spf} per file, got {facts.samples}")
+            problems.append(f"{data_dir / name}: samples: expected {spf} per file, got {facts.samples}")
             continue
-        kinds[path] = "dlio"
-        facts_all.append((path, facts, path.stat().st_size))
+        kinds[name] = "dlio"
+        facts_all.append((name, facts, sizes[name]))
     for extra in sorted(i for i in by_index if i >= n):
-        problems.append(f"{by_index[extra][0]}: index {extra} outside the {n}-file layout")
+        problems.append(f"{data_dir / by_index[extra][0]}: index {extra} outside the {n}-file layout")
     generator = _generator(kinds, problems, data_dir)
-    _check_sizes(workload, facts_all, problems)
+    _check_sizes(workload, data_dir, facts_all, problems)
     out.problems.extend(problems)
-    out.files = [p for p, _f, _s in facts_all]           # the complete files, also when others are not
-    out.num_files = len(out.files)
-    out.total_bytes = sum(s for _p, _f, s in facts_all)
+    for name, _f, size in facts_all:                      # the complete files, also when others are not
+        out.add(name, size)
     if not problems:
         out.generator = generator
-        out.evidence = evidence(data_dir, workload, facts_all, generator)
+        out.evidence = evidence(backend, data_dir, facts_all, generator)
     return out
 
 
 def _generator(kinds: dict, problems: list, data_dir: Path) -> str:
     """dlio, or a problem: ours among DLIO's (mixed), or ours without our log (interrupted)."""
-    ours = sorted(p for p, k in kinds.items() if k == "suite")
-    theirs = sorted(p for p, k in kinds.items() if k == "dlio")
+    ours = sorted(data_dir / p for p, k in kinds.items() if k == "suite")
+    theirs = sorted(data_dir / p for p, k in kinds.items() if k == "dlio")
     if ours and theirs:
         minority = ours if len(ours) <= len(theirs) else theirs
         what = "suite datagen's (its exact seeded size)" if minority is ours else "not suite datagen's"
         problems.append(f"{minority[0]}: a mixed folder: this file is {what}, {len(ours)} of {len(kinds)} are "
                         f"suite datagen's and {len(theirs)} another generator's (DLIO's)")
     elif ours:
-        from suite.storage.datagen import LOG_NAME
         problems.append(f"{data_dir / LOG_NAME} (the files are suite datagen's: an interrupted generation? "
                         f"rerun suite datagen to finish it): missing")
     return "dlio"
 
 
-def _check_sizes(workload, facts_all: list, problems: list) -> None:
+def _check_sizes(workload, data_dir: Path, facts_all: list, problems: list) -> None:
     samples = sum(f.samples for _p, f, _s in facts_all)
     if not samples:
         return
     mean = sum(f.payload_bytes for _p, f, _s in facts_all) / samples
     want = float(workload.record_length_bytes)
     if not want / SIZE_FACTOR <= mean <= want * SIZE_FACTOR:
-        first = facts_all[0][0]
+        first = data_dir / facts_all[0][0]
         problems.append(f"{first.parent}: record size: expected a mean near dataset.record_length = {want:.0f} bytes "
                         f"(within x{SIZE_FACTOR:g}), got {mean:.0f} bytes per sample over {samples} samples "
                         f"(generated for another record_length?)")
 
 
-def evidence(data_dir: Path, workload, facts_all: list, generator: str) -> dict:
+def evidence(backend, data_dir: Path, facts_all: list, generator: str) -> dict:
     """What results.json records of a scanned dataset (the dataset evidence, in place of our log)."""
     sizes = [s for _p, _f, s in facts_all]
     samples = sum(f.samples for _p, f, _s in facts_all)
-    valid = data_dir / "valid"
-    valid_files = sum(len(n) for _r, _d, n in os.walk(valid)) if valid.is_dir() else 0
+    try:
+        valid_files = len(backend.list("valid"))
+    except (FileNotFoundError, NotADirectoryError):
+        valid_files = 0
     return {
         "generator": generator, "generation_log": None,
         "note": "no generation_log.json of ours: the dataset was recognised and checked by scanning",
@@ -207,6 +201,6 @@ def evidence(data_dir: Path, workload, facts_all: list, generator: str) -> dict:
         "files_scanned": len(facts_all), "samples": samples,
         "mean_record_bytes": round(sum(f.payload_bytes for _p, f, _s in facts_all) / samples, 1) if samples else 0,
         "min_file_bytes": min(sizes) if sizes else 0, "max_file_bytes": max(sizes) if sizes else 0,
-        "subfolders": len({p.parent for p, _f, _s in facts_all} - {data_dir / "train"}),
+        "subfolders": len({p.rsplit("/", 1)[0] for p, _f, _s in facts_all} - {"train"}),
         "valid_files": valid_files,
     }

@@ -2,20 +2,21 @@
 
 Content: every process holds one seeded pool of random 64-bit words (POOL_BYTES); a record's
 bytes are pool slices at seeded offsets XOR-ed with a seeded 64-bit key per slice, written into
-a reused scratch buffer and handed to the kernel in large `writev` batches (no per-record copies,
-no per-record allocation). The offsets and keys come from a per-file generator seeded with
-(seed, file index), so a file's bytes do not depend on how many processes or ranks wrote it.
+a reused scratch buffer and handed to a storage backend writer (suite.storage.backend) in large
+`writev` batches (no per-record copies, no per-record allocation); this module opens no file
+itself. The offsets and keys come from a per-file generator seeded with (seed, file index), so a
+file's bytes do not depend on how many processes or ranks wrote it.
 
 - TFRecord: per record uint64 LE length, masked CRC32C(length), payload, masked CRC32C(payload);
   the payload is a serialized tf.train.Example {"label": int64, "size": int64, "image": bytes}
   whose total length is the drawn record length (the image absorbs the protobuf overhead).
 - npz: a stored (uncompressed) zip64 archive holding x.npy (uint8, shape (d1, d2, samples), DLIO's
   layout) and y.npy (int64 labels), exactly what np.savez writes and numpy.load reads.
-- hdf5 (open division): h5py, datasets "records" (samples, d1, d2) uint8 and "labels".
+- hdf5 (open division): h5py, datasets "records" (samples, d1, d2) uint8 and "labels", built in
+  memory (hdf5_bytes) and written whole.
 """
 
 import math
-import os
 import struct
 import zlib
 from functools import lru_cache
@@ -45,56 +46,7 @@ def masked_crc(crc: int) -> int:
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
-# --------------------------------------------------------------------------- file system
-
-
-def sync_files(paths) -> None:
-    """Make written files durable once, at the end (fio's --end_fsync=1): syncfs(2) of each file system
-    holding them (data and metadata), or fsync of every file and folder where syncfs is missing."""
-    import ctypes
-
-    syncfs = _libc_function("syncfs", (ctypes.c_int,))
-    if syncfs:
-        targets = list({os.stat(p.parent).st_dev: p.parent for p in paths}.values())
-    else:
-        targets = list(paths) + sorted({p.parent for p in paths})
-    for target in targets:
-        fd = os.open(target, os.O_RDONLY)
-        try:
-            if not syncfs:
-                os.fsync(fd)
-            elif syncfs(fd) != 0:
-                raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), str(target))
-        finally:
-            os.close(fd)
-
-
 # --------------------------------------------------------------------------- content
-
-
-@lru_cache(maxsize=None)
-def _libc_function(name: str, argtypes):
-    import ctypes
-
-    function = getattr(ctypes.CDLL(None, use_errno=True), name, None)
-    if function is not None:
-        function.argtypes = list(argtypes)
-    return function
-
-
-def preallocate(fd: int, nbytes: int) -> None:
-    """Reserve the file's blocks up front (fallocate, keeping the size 0) as fio does before writing:
-    contiguous extents, and a full disk fails here rather than mid-file. No-op where unsupported."""
-    import ctypes
-    import errno
-
-    fallocate = _libc_function("fallocate", (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64))
-    if fallocate is None or not nbytes:
-        return
-    if fallocate(fd, 1, 0, nbytes) != 0:          # 1 = FALLOC_FL_KEEP_SIZE
-        err = ctypes.get_errno()
-        if err in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
-            raise OSError(err, os.strerror(err))
 
 
 class Content:
@@ -110,10 +62,11 @@ class Content:
 
 
 class Sink:
-    """Sequential writer of one file: small byte strings and random pieces, batched into writev."""
+    """Sequential writer of one file: small byte strings and random pieces, batched into the backend
+    writer's writev (`writer` None: content only, for hdf5_bytes)."""
 
-    def __init__(self, fd: int, content: Content, index: int):
-        self.fd, self.content, self.rng = fd, content, content.file_rng(index)
+    def __init__(self, writer, content: Content, index: int):
+        self.writer, self.content, self.rng = writer, content, content.file_rng(index)
         self.iov: list = []
         self.queued = 0       # bytes in self.iov
         self.words = 0        # scratch words in use
@@ -154,8 +107,9 @@ class Sink:
 
     def flush(self) -> None:
         iov = self.iov
+        writev = self.writer.writev if iov else None
         while iov:
-            done = os.writev(self.fd, iov[:1024])
+            done = writev(iov[:1024])
             self.written += done
             while iov and done >= len(iov[0]):
                 done -= len(iov.pop(0))
@@ -241,16 +195,15 @@ def tfrecord_size(record_lengths) -> int:
     return sum(16 + tfrecord_payload_bytes(int(r)) for r in record_lengths)
 
 
-def check_tfrecord(path, record_lengths, deep: bool = False) -> str | None:
-    """None when the framing matches the expected records, else what is wrong.
-
-    Cheap mode reads the 12-byte header of every record; deep mode also verifies every payload CRC.
-    """
-    with open(path, "rb", buffering=0) as f:
-        fd, offset = f.fileno(), 0
+def check_tfrecord(backend, name: str, record_lengths, deep: bool = False) -> str | None:
+    """None when the framing of `name` (read through `backend`) matches the expected records, else
+    what is wrong. Cheap mode reads the 12-byte header of every record; deep mode also verifies
+    every payload CRC."""
+    with backend.open_read(name, sequential=False) as f:
+        offset = 0
         for i, record in enumerate(record_lengths):
             expected = tfrecord_payload_bytes(int(record))
-            head = os.pread(fd, 12, offset)
+            head = f.read_at(12, offset)
             if len(head) < 12:
                 return f"record {i}: truncated header at byte {offset}"
             (length,), (crc,) = struct.unpack("<Q", head[:8]), struct.unpack("<I", head[8:])
@@ -259,13 +212,13 @@ def check_tfrecord(path, record_lengths, deep: bool = False) -> str | None:
             if length != expected:
                 return f"record {i}: length {length}, expected {expected}"
             if deep:
-                body = os.pread(fd, length + 4, offset + 12)
+                body = f.read_at(length + 4, offset + 12)
                 if len(body) < length + 4:
                     return f"record {i}: truncated payload"
                 if struct.unpack("<I", body[length:])[0] != masked_crc(crc32c(body[:length])):
                     return f"record {i}: payload CRC mismatch"
             offset += 16 + length
-        size = os.fstat(fd).st_size
+        size = f.size()
     if size != offset:
         return f"{'truncated' if size < offset else 'trailing bytes'}: size {size}, expected {offset}"
     return None
@@ -339,18 +292,21 @@ def write_npz(sink: Sink, record_bytes: int, samples: int) -> None:
              + _ZIP64_LOCATOR.pack(0x07064B50, 0, end64, 1)
              + _END.pack(0x06054B50, 0, 0, 2, 2, _FFFF, _FFFF, 0))
     sink.flush()
-    os.pwrite(sink.fd, struct.pack("<I", crc), 14)
+    sink.writer.patch(14, struct.pack("<I", crc))
 
 
 # --------------------------------------------------------------------------- hdf5 (open division)
 
 
-def write_hdf5(path, sink: Sink, record_bytes: int, samples: int) -> None:
-    """h5py file at `path` (the Sink provides the content only; h5py does the writing)."""
+def hdf5_bytes(sink: Sink, record_bytes: int, samples: int) -> bytes:
+    """The bytes of an h5py file (the Sink provides the content only; h5py lays it out in memory)."""
+    import io
+
     import h5py
 
     d1, d2, _ = npz_shape(record_bytes, samples)
-    with h5py.File(path, "w", libver="earliest") as f:
+    out = io.BytesIO()
+    with h5py.File(out, "w", libver="earliest") as f:
         records = f.create_dataset("records", (samples, d1, d2), dtype="u1", track_times=False)
         for j in range(samples):
             flat = np.empty(d1 * d2, dtype=np.uint8)
@@ -360,15 +316,21 @@ def write_hdf5(path, sink: Sink, record_bytes: int, samples: int) -> None:
                 pos += len(piece)
             records[j] = flat.reshape(d1, d2)
         f.create_dataset("labels", data=np.zeros(samples, dtype=np.int64), track_times=False)
+    return out.getvalue()
 
 
-def check_hdf5(path, record_bytes: int, samples: int) -> str | None:
+def hdf5_shape(backend, name: str):
+    """The shape of `records` in the hdf5 object `name`, read through `backend`'s file object."""
     import h5py
 
+    with backend.open_read(name, sequential=False) as handle, h5py.File(handle.fileobj(), "r") as f:
+        return f["records"].shape
+
+
+def check_hdf5(backend, name: str, record_bytes: int, samples: int) -> str | None:
     try:
-        with h5py.File(path, "r") as f:
-            shape = f["records"].shape
-    except (OSError, KeyError) as exc:
+        shape = hdf5_shape(backend, name)
+    except (OSError, KeyError, ValueError, RuntimeError, TypeError, AttributeError) as exc:
         return f"not a readable hdf5 file ({str(exc).splitlines()[0][:120]})"
     d1, d2, _ = npz_shape(record_bytes, samples)
     return None if shape == (samples, d1, d2) else f"records shape {shape}, expected {(samples, d1, d2)}"

@@ -36,6 +36,7 @@ class RunPlan:
     checkpoint_bytes: int = 0
     checkpoint_dir: str | None = None
     delay_per_file_s: float = 0.0
+    storage_type: str = "local_fs"  # the rank's storage backend: backend_for(storage_type, "") reads `files`
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -1,6 +1,9 @@
 """Workloads as data: load workloads/<name>.yaml, check it, resolve it for an accelerator.
 
-A workload file carries DLIO's section keys (dataset, reader, train, checkpoint,
+Every workload file names its benchmark kind (`benchmark:` training, checkpointing, tpcx-ai, ...;
+suite.kinds.registry maps it to the kind); paths() lists them all, from workloads/ and from the
+folders a registered kind adds, and names() those of one kind. load() and resolve() are for the
+storage kinds. A training workload file carries DLIO's section keys (dataset, reader, train, checkpoint,
 storage, metric) and an `accelerators` block whose entries override any of them.
 `resolve()` merges base + accelerator block + --param overrides into one config
 (validated again) and a typed `Workload` whose field names carry their units.
@@ -8,6 +11,7 @@ storage, metric) and an `accelerators` block whose entries override any of them.
 
 import copy
 import math
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -18,44 +22,78 @@ from suite.errors import WorkloadError
 SECTIONS = ("dataset", "reader", "train", "checkpoint", "storage", "metric")
 
 
+TRAINING, CHECKPOINTING = "training", "checkpointing"
+SCHEMAS = {TRAINING: "workload", CHECKPOINTING: "checkpoint-workload"}   # the storage benchmarks' workload files
+_extra_dirs: list[Path] = []     # workload files a registered benchmark kind brings (suite.kinds.registry)
+
+
 def workload_dir() -> Path:
     return files.data_dir("workloads")
 
 
-def names() -> list[str]:
-    """The training workloads (checkpointing ones, `benchmark: checkpointing`, are checkpoint_names())."""
-    return sorted(p.stem for p in workload_dir().glob("*.yaml") if _benchmark(str(p), p.stat().st_mtime_ns) != CHECKPOINTING)
+def add_dir(path: Path) -> None:
+    """Read workload files from `path` too (a benchmark kind's own, beside the package's)."""
+    if Path(path) not in _extra_dirs:
+        _extra_dirs.append(Path(path))
 
 
-def checkpoint_names() -> list[str]:
-    """The checkpointing workloads (llama3-*: suite.storage.checkpoint)."""
-    return sorted(p.stem for p in workload_dir().glob("*.yaml") if _benchmark(str(p), p.stat().st_mtime_ns) == CHECKPOINTING)
+def remove_dir(path: Path) -> None:
+    if Path(path) in _extra_dirs:
+        _extra_dirs.remove(Path(path))
 
 
-CHECKPOINTING = "checkpointing"
+def paths() -> dict[str, Path]:
+    """Every workload file, any benchmark: name -> path (workloads/*.yaml, then the added dirs)."""
+    out: dict[str, Path] = {}
+    for folder in [workload_dir(), *_extra_dirs]:
+        for path in sorted(folder.glob("*.yaml")):
+            if path.stem in out:
+                raise WorkloadError(f"{path}: name: expected a workload name not taken, got {path.stem!r} "
+                                    f"(also {out[path.stem]})")
+            out[path.stem] = path
+    return out
+
+
+def benchmark_of(path: Path) -> str:
+    """A workload file's `benchmark:` (training, checkpointing, tpcx-ai, ...), read without a YAML
+    parser so building the command line stays instant; load() checks it against the schema."""
+    return _benchmark(str(path), path.stat().st_mtime_ns)
 
 
 @lru_cache(maxsize=64)
-def _benchmark(path: str, mtime_ns: int) -> str | None:
-    """A workload file's `benchmark:` (None: training); its schema is checked when it is loaded."""
-    doc = files.load_yaml(Path(path), error=WorkloadError)
-    return doc.get("benchmark") if isinstance(doc, dict) else None
+def _benchmark(path: str, mtime_ns: int) -> str:
+    for line in files.read_text(Path(path), error=WorkloadError).splitlines():
+        found = re.fullmatch(r"""benchmark:\s*(["']?)([a-z0-9][a-z0-9-]*)\1\s*(#.*)?""", line)
+        if found:
+            return found.group(2)
+    raise WorkloadError(f"{path}: benchmark: expected a benchmark kind (training, checkpointing, ...), got none")
+
+
+def names(benchmark: str = TRAINING) -> list[str]:
+    """The workloads of one benchmark kind (default: training, the storage workloads datagen writes for)."""
+    return sorted(name for name, path in paths().items() if benchmark_of(path) == benchmark)
+
+
+def checkpoint_names() -> list[str]:
+    """The checkpointing workloads (`benchmark: checkpointing`: suite.storage.checkpoint)."""
+    return names(CHECKPOINTING)
 
 
 def load(name: str) -> dict:
     """The validated workload file `name` (no accelerator applied): a training workload, or with
     `benchmark: checkpointing` a checkpointing one (checkpoint-workload schema)."""
-    path = workload_dir() / f"{name}.yaml"
-    if name not in names() + checkpoint_names():
-        raise WorkloadError(f"workload {name!r}: expected one of {', '.join(names() + checkpoint_names())}")
+    storage = names() + checkpoint_names()
+    if name not in storage:
+        raise WorkloadError(f"workload {name!r}: expected one of {', '.join(storage)}")
+    path = paths()[name]
     return copy.deepcopy(_load(str(path), path.stat().st_mtime_ns, name))
 
 
 @lru_cache(maxsize=32)
 def _load(path: str, mtime_ns: int, name: str) -> dict:
     """The parsed and validated file, once per modification (a report resolves per benchmark)."""
-    schema = "checkpoint-workload" if _benchmark(path, mtime_ns) == CHECKPOINTING else "workload"
-    doc = files.load_yaml(Path(path), schema=schema, error=WorkloadError)
+    benchmark = _benchmark(path, mtime_ns)
+    doc = files.load_yaml(Path(path), schema=SCHEMAS[benchmark], error=WorkloadError)
     if doc["name"] != name:
         raise WorkloadError(f"{path}: name: expected {name!r}, got {doc['name']!r}")
     return doc
@@ -160,8 +198,8 @@ def accelerators(name: str) -> list[str]:
 
 def resolve(name: str, accelerator: str, params: dict[str, object] | None = None) -> Workload:
     doc = load(name)
-    path = workload_dir() / f"{name}.yaml"
-    if doc.get("benchmark") == CHECKPOINTING:
+    path = paths()[name]
+    if doc["benchmark"] != TRAINING:
         raise WorkloadError(f"{path}: benchmark: expected a training workload here, got checkpointing "
                             f"(suite run --workload {name} --accelerators N writes and reads its checkpoints)")
     accels = doc["accelerators"]
@@ -173,7 +211,7 @@ def resolve(name: str, accelerator: str, params: dict[str, object] | None = None
     for dotted, value in (params or {}).items():
         section, key = dotted.split(".", 1)
         config[section][key] = value
-    probe = {"schema_version": 1, "name": name, "framework": doc["framework"],
+    probe = {"schema_version": 1, "name": name, "benchmark": TRAINING, "framework": doc["framework"],
              "accelerators": {accelerator: {"rulesets": accels[accelerator]["rulesets"], "train": {}}}, **config}
     files.validate(probe, "workload", f"{path} (with --param)", WorkloadError)
     ds = config["dataset"]

@@ -18,8 +18,6 @@ from suite.errors import SuiteError, expected_got
 from suite.submission import document, evidence, place, system as sysdesc
 from suite.submission.layout import Tree, layout_of, open_tree
 
-GiB = 1024**3
-
 
 def _flat(node, prefix: str = "") -> list[tuple[str, str]]:
     """(dotted key, value) rows of a nested description block."""

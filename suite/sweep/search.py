@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from suite.errors import RunError, SuiteError
+from suite.harness import resultsdir
 from suite.sweep import result
 
 CONFIRM_RUNS = 5            # runs_required of the rules: the confirmed answer is a submittable benchmark
@@ -78,14 +79,18 @@ class Sweep:
 
         self.opts = opts
         self.workload = workloads.resolve(opts.workload, opts.accelerator_type, workloads.parse_params(opts.params))
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        self.dir = Path(opts.results_dir or Path("results") / f"{self.workload.dlio_name}-sweep-{stamp}")
+        self.dir = Path(opts.results_dir or resultsdir.default(self.name))    # claimed by run()
         self.points: dict[int, dict] = {}
         self.probes: list[dict] = []
         self.confirmations: list[dict] = []
         self.answer = None
         self.t0 = time.time()
         self.load0 = list(os.getloadavg())
+
+    @property
+    def name(self) -> str:
+        """The default sweep dir's name (suite.harness.resultsdir adds the UTC time)."""
+        return f"{self.workload.dlio_name}-sweep"
 
     # ------------------------------------------------------------------ runs
 
@@ -237,13 +242,24 @@ def run(opts: SweepOptions) -> int:
     an answer confirmed)."""
     from suite.errors import ExitCode
     from suite.storage.run import launch
-    from suite.storage.run.prepare import check_results_dir
 
     sweep = Sweep(opts)
-    check_results_dir(sweep.dir)
+    resultsdir.check(sweep.dir)
     first = opts.start if opts.find_max else opts.accelerators[0]
     launch.refuse(sweep.run_options(first, sweep.dir / "probe", opts.runs, False))   # bad input before any run
-    sweep.dir.mkdir(parents=True, exist_ok=True)
+    sweep.dir = resultsdir.claim(opts.results_dir, sweep.name)
+    try:
+        doc = sweep_all(sweep, opts)
+    finally:
+        resultsdir.release(sweep.dir)
+    failed = any((p[k] or {}).get("error") for p in doc["points"] for k in ("storage", "ceiling"))
+    if opts.find_max and not (doc["max_accelerators"] or {}).get("confirmed"):
+        failed = True
+    return ExitCode.FAILED if failed else ExitCode.OK
+
+
+def sweep_all(sweep: Sweep, opts: SweepOptions) -> dict:
+    """Every point (or the find-max probes and the confirmation) into the claimed sweep dir; sweep.json's doc."""
     say(f"suite sweep: {sweep.workload.name} on {sweep.workload.accelerator}, "
         + (f"find-max from N={opts.start} (at most {opts.max_accelerators})" if opts.find_max
            else f"N = {', '.join(map(str, opts.accelerators))}")
@@ -258,10 +274,7 @@ def run(opts: SweepOptions) -> int:
     sweep.save()
     doc = sweep.doc()
     summary(doc, sweep.dir)
-    failed = any((p[k] or {}).get("error") for p in doc["points"] for k in ("storage", "ceiling"))
-    if opts.find_max and not (doc["max_accelerators"] or {}).get("confirmed"):
-        failed = True
-    return ExitCode.FAILED if failed else ExitCode.OK
+    return doc
 
 
 def summary(doc: dict, sweep_dir: Path) -> None:

@@ -12,8 +12,6 @@ import math
 
 from suite.storage import metrics
 
-MB = 1_000_000
-
 
 def demand_mib_s(workload) -> float | None:
     """MiB/s one accelerator consumes at 100% AU (analytic); None without compute time (then

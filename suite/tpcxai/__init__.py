@@ -1,4 +1,4 @@
-"""TPCx-AI-style benchmark: the metric (metric.py); the pipeline comes later.
+"""TPCx-AI-style benchmark: the run (driver and its phases), the ten use cases, the metric (metric.py).
 
-Written from the published definitions (see README "TPCx-AI metric"); no kit code is used.
+Written from the published definitions (docs/tpcx-ai.md, docs/metrics.md); no kit code is used.
 """

@@ -6,12 +6,10 @@ tpcx-ai run to `run(args)`; everything TPCx-AI about the command line lives here
 
 import argparse
 import math
-import time
 from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError, expected_got
-
-WORKLOAD = "tpcx-ai"
+from suite.harness import resultsdir
 
 
 def scale_factor(text: str) -> float:
@@ -56,19 +54,26 @@ def run(args, registry=None, launcher: str = "exec") -> int:
         raise SuiteError(f"--processes: expected a positive number of generator processes, got {args.processes}")
     if not 0 <= args.seed < 2**32:
         raise SuiteError(f"--seed: expected an integer 0..2^32-1, got {args.seed}")
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    results_dir = Path(args.results_dir) if args.results_dir else Path("results") / f"tpcx-ai-sf{args.scale_factor:g}-{stamp}"
-    data_dir = Path(args.data_dir) if args.data_dir else results_dir / "data"
-    for name, d in (("--results-dir", results_dir), ("--data-dir", data_dir)):
-        if d.exists() and not d.is_dir():
-            raise SuiteError(expected_got(d, name, "a directory", "a file"))
-    opts = driver.Options(scale_factor=args.scale_factor, data_dir=data_dir, results_dir=results_dir,
-                          streams=args.streams, use_cases=args.use_cases,
-                          processes=args.processes or os.cpu_count() or 1, seed=args.seed,
-                          launcher=launcher, **({"registry": registry} if registry is not None else {}))
-    d = driver.Driver(opts)          # bad input fails here, before anything is written
-    r = d.execute()
-    path = result.write(results_dir, result.to_doc(r))
+    if args.results_dir:
+        resultsdir.check(args.results_dir)
+    if args.data_dir and Path(args.data_dir).exists() and not Path(args.data_dir).is_dir():
+        raise SuiteError(expected_got(args.data_dir, "--data-dir", "a directory", "a file"))
+    results_dir = resultsdir.claim(args.results_dir, f"tpcx-ai-sf{args.scale_factor:g}")
+    try:
+        data_dir = Path(args.data_dir) if args.data_dir else results_dir / "data"
+        opts = driver.Options(scale_factor=args.scale_factor, data_dir=data_dir, results_dir=results_dir,
+                              streams=args.streams, use_cases=args.use_cases,
+                              processes=args.processes or os.cpu_count() or 1, seed=args.seed,
+                              launcher=launcher, **({"registry": registry} if registry is not None else {}))
+        d = driver.Driver(opts)          # bad input fails here, before anything is written
+    except BaseException:
+        resultsdir.abandon(results_dir)
+        raise
+    try:
+        r = d.execute()
+        path = result.write(results_dir, result.to_doc(r))
+    finally:
+        resultsdir.release(results_dir)
     print(summary(r, path))
     if r.fatal is not None:
         raise r.fatal

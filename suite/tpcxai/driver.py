@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from suite.errors import SuiteError, WorkloadError, expected_got
-from suite.tpcxai import generate, load, quality, usecase
+from suite.tpcxai import extra, generate, load, quality, usecase
 from suite.tpcxai.launch import Launcher
 from suite.tpcxai.registry import Registry
 
@@ -76,6 +76,7 @@ class Run:
 
 def check_options(opts: Options) -> tuple[dict, dict, list]:
     """Bad input -> one-line SuiteError (exit 2), before anything is written."""
+    extra.require()
     sf = opts.scale_factor
     if isinstance(sf, bool) or not isinstance(sf, (int, float)) or not math.isfinite(sf) or sf <= 0:
         raise SuiteError(expected_got("--scale-factor", "value", "a finite number > 0", sf))

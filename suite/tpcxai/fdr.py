@@ -12,7 +12,7 @@ the header `field,use_case,stream,value,start_s,end_s` (only `field` and `value`
 - a published figure or a quality entry: `published.aiucpm,,,425.31`, `quality.metric,2,,word_error_rate`;
 - a job: `job,<use case>,<stream>,<phase>,<start_s>,<end_s>`;
 - a row whose field starts with `#` is a comment.
-See README "FDR data files" and submissions/examples/dell-sf10-fdr.yaml.
+See docs/fdr-format.md and submissions/examples/dell-sf10-fdr.yaml.
 """
 
 import csv
@@ -50,11 +50,6 @@ class Fdr:
 
     def compute(self) -> metric.Result:
         return metric.compute(self.inputs, where=str(self.path))
-
-
-def is_fdr_path(path: Path) -> bool:
-    path = Path(path)
-    return (path.is_file() and path.suffix.lower() in SUFFIXES) or (path / RUN_FILE).is_file()
 
 
 def load(path) -> Fdr:

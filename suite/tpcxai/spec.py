@@ -16,7 +16,7 @@ so the same command writes the same bytes for any `--processes`.
 
 import hashlib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Mapping
 
 SPLITS = ("training", "serving", "scoring")
@@ -117,25 +117,6 @@ class TableGroup:
     chunks: Callable[[float, str], int]
     generate: Callable[[float, str, int, int], Mapping[str, object]]
     description: str = ""
-
-
-@dataclass(frozen=True)
-class UseCaseModule:
-    """What `suite/tpcxai/usecases/ucNN.py` provides (module-level functions):
-
-    train(data, params: dict, seed: int) -> model        a picklable object; the driver saves it
-    serve(model, data, params: dict) -> pandas.DataFrame  the YAML's key columns + `prediction`
-    truth(data) -> pandas.DataFrame                        the key columns + `label` (scoring set);
-                                                           UC01 (no quality metric) returns None
-    `data` is a Data view of one split: `data.table(name, columns=None) -> pandas.DataFrame` and
-    `data.arrow(name, columns=None) -> pyarrow.Table`; in `serve` label columns are absent.
-    """
-
-    number: int
-    train: Callable
-    serve: Callable
-    truth: Callable
-    params: dict = field(default_factory=dict)
 
 
 def is_label(field) -> bool:

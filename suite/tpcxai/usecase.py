@@ -15,8 +15,6 @@ from pathlib import Path
 from suite import files
 from suite.errors import WorkloadError, expected_got
 
-METRICS = ("none", "word_error_rate", "mean_squared_log_error", "f1_score", "matthews_corrcoef",
-           "median_absolute_error", "accuracy_score")
 DIRECTION_OP = {"higher": "min", "lower": "max", "none": "none"}
 
 

@@ -321,8 +321,6 @@ def test_every_rule_id_has_a_passing_and_a_failing_case():
 
 @pytest.mark.parametrize("rule_id", sorted(CASES))
 def test_rule_case(tmp_path, rule_id):
-    if rule_id == "integrity-steps-throughput" and not hasattr(metrics, "epoch_from_ranks"):
-        pytest.skip("suite.storage.metrics has no epoch_from_ranks (the runner's reduction) on this branch yet")
     base, mutate = CASES[rule_id]
     build, ruleset = BASES[base]
     build(tmp_path)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from suite.enforce import detect_cgroup
+from suite.enforce.detect import detect_cgroup
 from tests.conftest import REPO
 
 

@@ -16,6 +16,7 @@ import pytest
 from suite import cli
 from suite.engines import registry
 from suite.storage import formats
+from suite.storage.backend.posix import PosixBackend
 
 ENGINE = registry.DLIO
 DLIO_TIMEOUT_S = 900
@@ -71,11 +72,11 @@ def test_tfrecord2idx_shim_indexes_every_record(tmp_path):
     (tmp_path / "bin" / "python").symlink_to(sys.executable)
     registry.write_shims(tmp_path)
     data = tmp_path / "a.tfrecord"
-    fd = os.open(data, os.O_WRONLY | os.O_CREAT, 0o644)
-    sink = formats.Sink(fd, formats.Content(1), 0)
-    formats.write_tfrecord(sink, [100, 300, 50])
-    sink.flush()
-    os.close(fd)
+    with PosixBackend(tmp_path).create(data.name, atomic=False) as out:
+        sink = formats.Sink(out, formats.Content(1), 0)
+        formats.write_tfrecord(sink, [100, 300, 50])
+        sink.flush()
+        out.commit()
     subprocess.run([str(tmp_path / "bin" / "tfrecord2idx"), str(data), str(tmp_path / "a.idx")], check=True)
     rows = [tuple(map(int, ln.split())) for ln in (tmp_path / "a.idx").read_text().splitlines()]
     assert [r[0] for r in rows] == [0, rows[0][1], rows[0][1] + rows[1][1]]

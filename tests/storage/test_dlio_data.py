@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from suite.storage import datagen, dlio_data, formats, workloads
+from suite.storage.backend.posix import PosixBackend
 
 UNET = {"dataset.record_length": 20000, "dataset.record_length_stdev": 2000}
 COSMO = {"dataset.record_length": 3000, "dataset.record_length_stdev": 300}
@@ -31,6 +32,11 @@ def dlio_tfrecord(path, rng, record=3000, samples=1):
             head = struct.pack("<Q", len(payload))
             f.write(head + struct.pack("<I", formats.masked_crc(formats.crc32c(head))) + payload
                     + struct.pack("<I", formats.masked_crc(formats.crc32c(payload))))
+
+
+def at(path):
+    """(backend, name) of a file: the storage backend reads it."""
+    return PosixBackend(path.parent), path.name
 
 
 def make(tmp_path, n, writer, ext, pad=True, **kw):
@@ -125,9 +131,9 @@ def test_foreign_and_other_format_files_are_named(tmp_path):
 def test_npz_facts_reads_only_the_header(tmp_path):
     path = tmp_path / "a.npz"
     np.savez(path, x=np.zeros((30, 40, 2), dtype=np.uint8), y=[0, 0])
-    facts = dlio_data.npz_facts(path)
+    facts = dlio_data.npz_facts(*at(path))
     assert (facts.samples, facts.payload_bytes) == (2, 2400)
-    assert dlio_data.npz_facts(tmp_path / "nope.npz").startswith("not a complete npz file")
+    assert dlio_data.npz_facts(*at(tmp_path / "nope.npz")).startswith("not a complete npz file")
 
 
 def test_suite_datagen_writes_valid_and_eval_files_for_dlio(tmp_path):
@@ -135,7 +141,7 @@ def test_suite_datagen_writes_valid_and_eval_files_for_dlio(tmp_path):
     datagen.generate(w, tmp_path, 4, processes=1)
     names = sorted(p.name for p in (tmp_path / "valid").iterdir())
     assert names == ["img_0_of_3.npz", "img_1_of_3.npz", "img_2_of_3.npz"]
-    assert dlio_data.npz_facts(tmp_path / "valid" / names[0]).samples == 1
+    assert dlio_data.npz_facts(*at(tmp_path / "valid" / names[0])).samples == 1
     assert datagen.scan(tmp_path, w).ok
     plain = tmp_path / "plain"
     datagen.generate(workloads.resolve("unet3d", "h100", UNET), plain, 2, processes=1)
@@ -161,7 +167,7 @@ def test_format_readers_never_raise_on_arbitrary_bytes(tmp_path_factory, data):
     for name, reader in dlio_data.FACTS.items():
         path = d / f"f.{name}"
         path.write_bytes(data)
-        out = reader(path)
+        out = reader(*at(path))
         assert isinstance(out, (str, dlio_data.FileFacts))
         if isinstance(out, str):
             assert "\n" not in out
@@ -178,5 +184,5 @@ def test_damaged_npz_and_tfrecord_never_raise(tmp_path_factory, pos, byte, cut):
         raw = bytearray(path.read_bytes())
         raw[pos % len(raw)] = byte
         path.write_bytes(bytes(raw[:len(raw) - cut % len(raw)]))
-        out = dlio_data.FACTS[name](path)
+        out = dlio_data.FACTS[name](*at(path))
         assert isinstance(out, (str, dlio_data.FileFacts))

@@ -2,7 +2,6 @@
 
 import hashlib
 import io
-import os
 import struct
 import zipfile
 
@@ -10,6 +9,7 @@ import numpy as np
 import pytest
 
 from suite.storage import formats
+from suite.storage.backend.posix import PosixBackend
 
 # --------------------------------------------------------------------------- independent readers
 
@@ -136,15 +136,18 @@ def test_masked_crc_follows_tensorflow_mask():
 # --------------------------------------------------------------------------- TFRecord
 
 
+def at(path):
+    """(backend, name) of a file: the storage backend reads it."""
+    return PosixBackend(path.parent), path.name
+
+
 def _write(tmp_path, name, writer, *args, index=0, seed=7):
     path = tmp_path / name
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        sink = formats.Sink(fd, formats.Content(seed), index)
+    with PosixBackend(tmp_path).create(name, atomic=False) as out:
+        sink = formats.Sink(out, formats.Content(seed), index)
         writer(sink, *args)
         sink.flush()
-    finally:
-        os.close(fd)
+        out.commit()
     return path
 
 
@@ -166,7 +169,7 @@ def test_tfrecord_framing_crcs_and_example_payload(tmp_path):
 def _tf_example_class():
     """tensorflow.Example built from example.proto / feature.proto field numbers, parsed by Google's
     protobuf runtime: what TensorFlow's parser sees, without TensorFlow."""
-    pb = pytest.importorskip("google.protobuf")
+    import google.protobuf as pb                   # the test extra installs protobuf
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
     F = descriptor_pb2.FieldDescriptorProto
@@ -228,7 +231,7 @@ def test_example_layout_is_exact_or_just_under_for_every_length():
 def test_tfrecord_content_spans_several_pool_pieces(tmp_path):
     big = formats.PIECE_BYTES * 2 + 12345
     path = _write(tmp_path, "big.tfrecord", formats.write_tfrecord, [big, 100])
-    assert formats.check_tfrecord(path, [big, 100], deep=True) is None
+    assert formats.check_tfrecord(*at(path), [big, 100], deep=True) is None
     data = path.read_bytes()
     length = int.from_bytes(data[:8], "little")
     payload = data[12:12 + length]
@@ -238,18 +241,18 @@ def test_tfrecord_content_spans_several_pool_pieces(tmp_path):
 def test_check_tfrecord_finds_truncation_and_corruption(tmp_path):
     lengths = [500, 600, 700]
     path = _write(tmp_path, "c.tfrecord", formats.write_tfrecord, lengths)
-    assert formats.check_tfrecord(path, lengths) is None
+    assert formats.check_tfrecord(*at(path), lengths) is None
     data = bytearray(path.read_bytes())
     path.write_bytes(data[:-20])
-    assert "truncated" in formats.check_tfrecord(path, lengths)
+    assert "truncated" in formats.check_tfrecord(*at(path), lengths)
     data[3] ^= 0xFF                                           # corrupt the first length
     path.write_bytes(data)
-    assert "length CRC" in formats.check_tfrecord(path, lengths)
+    assert "length CRC" in formats.check_tfrecord(*at(path), lengths)
     data[3] ^= 0xFF
     data[100] ^= 0x01                                         # corrupt payload bytes
     path.write_bytes(data)
-    assert formats.check_tfrecord(path, lengths) is None      # cheap mode: headers only
-    assert "payload CRC" in formats.check_tfrecord(path, lengths, deep=True)
+    assert formats.check_tfrecord(*at(path), lengths) is None      # cheap mode: headers only
+    assert "payload CRC" in formats.check_tfrecord(*at(path), lengths, deep=True)
 
 
 def test_same_seed_and_index_same_bytes_other_index_other_bytes(tmp_path):
@@ -291,20 +294,20 @@ def test_hdf5_opens_with_h5py(tmp_path):
     import h5py
 
     path = tmp_path / "r.hdf5"
-    formats.write_hdf5(path, formats.Sink(-1, formats.Content(1), 0), 10_000, 2)
+    path.write_bytes(formats.hdf5_bytes(formats.Sink(None, formats.Content(1), 0), 10_000, 2))
     with h5py.File(path, "r") as f:
         records, labels = f["records"][()], f["labels"][()]
     assert records.shape == (2, 100, 100) and labels.tolist() == [0, 0]
     assert len(np.unique(records)) > 200 and not np.array_equal(records[0], records[1])
-    assert formats.check_hdf5(path, 10_000, 2) is None
+    assert formats.check_hdf5(*at(path), 10_000, 2) is None
     path.write_bytes(path.read_bytes()[:5000])
-    assert "not a readable hdf5" in formats.check_hdf5(path, 10_000, 2)
+    assert "not a readable hdf5" in formats.check_hdf5(*at(path), 10_000, 2)
 
 
 def test_sink_survives_many_small_puts_and_big_batches(tmp_path):
     path = tmp_path / "s"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
-    sink = formats.Sink(fd, formats.Content(3), 0)
+    out = PosixBackend(tmp_path).create("s", atomic=False)
+    sink = formats.Sink(out, formats.Content(3), 0)
     expect = bytearray()
     for i in range(3000):
         piece = struct.pack("<I", i)
@@ -314,5 +317,5 @@ def test_sink_survives_many_small_puts_and_big_batches(tmp_path):
             for view in sink.random(formats.BATCH_BYTES // 3):
                 expect += bytes(view)
     sink.flush()
-    os.close(fd)
+    out.commit()
     assert path.read_bytes() == bytes(expect) and sink.written == len(expect)

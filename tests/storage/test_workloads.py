@@ -1,6 +1,7 @@
 import pytest
 
 from suite import files
+from suite.kinds import registry
 from suite.storage import workloads
 from suite.errors import WorkloadError
 
@@ -10,7 +11,7 @@ def test_every_workload_file_validates_against_its_schema():
     assert {p.stem for p in paths} >= {"unet3d", "resnet50", "cosmoflow", "bert"}
     for path in paths:
         doc = files.load_yaml(path)
-        schema = "checkpoint-workload" if doc.get("benchmark") == "checkpointing" else "workload"
+        schema = registry.get(doc["benchmark"]).workload_schema     # the schema its benchmark kind names
         assert files.schema_errors(doc, schema) == [], path
 
 

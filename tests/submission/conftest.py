@@ -2,7 +2,7 @@
 
 import pytest
 
-from suite import enforce
+from suite.enforce import detect
 
 
 @pytest.fixture(scope="session")
@@ -10,7 +10,7 @@ def closed_results(tmp_path_factory):
     """A real closed cosmoflow run (tests/test_end_to_end.py's recipe): 5 runs that pass `suite check`."""
     from suite import cli
 
-    if enforce.detect_cgroup().version is None:
+    if detect.detect_cgroup().version is None:
         pytest.skip("no memory cgroup on this machine")
     root = tmp_path_factory.mktemp("submission-run")
     data = root / "data"

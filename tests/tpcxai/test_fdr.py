@@ -116,7 +116,7 @@ def test_both_kit_modes_from_per_job_times(tmp_path, kit, expected, name):
 
 def test_run_directory_with_result_file(tmp_path):
     write(tmp_path, fdr.RUN_FILE, jobs_doc("1.0.2"))
-    assert fdr.is_fdr_path(tmp_path) and fdr.load(tmp_path).compute().aiucpm == 300.0
+    assert fdr.load(tmp_path).compute().aiucpm == 300.0
 
 
 def test_figures_beside_jobs_must_agree(tmp_path):

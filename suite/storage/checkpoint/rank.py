@@ -1,9 +1,9 @@
 """The rank side of a checkpointing run: `mpiexec -n N python -m suite.storage.checkpoint.rank PLAN`.
 
 Each rank takes its files of the layout from the plan (suite.storage.checkpoint.model computes
-them once, in the launcher), then per
-checkpoint: meets the others at a barrier, writes its files (each fsync'd before close) or reads
-them back whole, and times that. It writes ranks/rank-<r>.json (its per-checkpoint bytes and
+them once, in the launcher), then per checkpoint: meets the others at a barrier, writes its files
+(each fsync'd before close) or reads them back whole, through the storage backend
+(suite.storage.backend), and times that. It writes ranks/rank-<r>.json (its per-checkpoint bytes and
 times); the launcher (suite.storage.checkpoint.run) turns those into the run's results. Errors
 follow suite.storage.run.rank: one line in errors/rank-<r>.txt, then MPI Abort.
 """
@@ -21,35 +21,38 @@ PLAN_SCHEMA = "checkpoint-plan"
 RANK_SCHEMA = "checkpoint-rank"
 
 
+def checkpoint_name(index: int) -> str:
+    """The prefix of checkpoint `index` (1-based) under the checkpoint root, named as the reference names it."""
+    return f"global_epoch1_step{index}"
+
+
 def checkpoint_dir(root: Path, index: int) -> Path:
-    """The directory of checkpoint `index` (1-based), named as the reference names it."""
-    return Path(root) / f"global_epoch1_step{index}"
+    """The directory of checkpoint `index` (1-based)."""
+    return Path(root) / checkpoint_name(index)
 
 
-def write_shard(path: Path, nbytes: int, chunk: memoryview, fsync: bool) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        left = nbytes
+def write_shard(backend, name: str, nbytes: int, chunk: memoryview, fsync: bool) -> None:
+    """Write `name` in place (as the reference writes a shard), fsync'd before close when asked."""
+    with backend.create(name, fsync=fsync, atomic=False) as writer:
+        writev, left = writer.writev, nbytes
         while left > 0:
-            left -= os.write(fd, chunk[:min(left, len(chunk))])
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
+            left -= writev([chunk[:min(left, len(chunk))]])
+        writer.commit()
 
 
-def read_shard(path: Path, nbytes: int, buf: memoryview) -> int:
+def read_shard(backend, name: str, nbytes: int, buf: memoryview) -> int:
     """Read the file whole into `buf` piece by piece; its size must be what the layout says."""
     got = 0
-    with open(path, "rb", buffering=0) as f:
+    with backend.open_read(name, sequential=False) as handle:      # a plain open, as the reference reads
+        read, key, bufs = handle.readinto_at, handle.key, [buf]
         while True:
-            n = f.readinto(buf)
+            n = read(key, bufs, got)
             if not n:
                 break
             got += n
     if got != nbytes:
-        raise RunError(f"{path}: size: expected {nbytes} bytes (the layout's), got {got}: a checkpoint written "
-                       f"with another layout, or truncated")
+        raise RunError(f"{backend.locate(name)}: size: expected {nbytes} bytes (the layout's), got {got}: a "
+                       f"checkpoint written with another layout, or truncated")
     return got
 
 
@@ -81,25 +84,31 @@ def _run(comm, plan: dict, rank: int, host: str, barrier) -> dict:
     shards = [(str(name), int(nbytes)) for name, nbytes in plan["rank_shards"][rank]]
     if any(Path(name).name != name or name in (".", "..") for name, _ in shards):
         raise RunError(f"{plan['run_dir']}/plan.json: rank_shards: expected plain file names, got {shards[0][0]!r}")
+    from suite.storage.backend.select import backend_for
+
     chunk = memoryview(bytearray(os.urandom(plan["chunk_bytes"])))
-    root = Path(plan["checkpoint_dir"])
+    backend = backend_for(plan.get("storage_type"), plan["checkpoint_dir"])
     steps = [("write", k) for k in range(1, plan["num_checkpoints_write"] + 1)]
     steps += [("read", k) for k in range(1, plan["num_checkpoints_read"] + 1)]
     out = []
     for i, (phase, k) in enumerate(steps):
-        folder = checkpoint_dir(root, k)
-        if phase == "write":
-            folder.mkdir(parents=True, exist_ok=True)
+        folder = checkpoint_name(k)
+        try:
+            if phase == "write":
+                backend.make_prefix(folder)
+        except OSError as exc:
+            raise RunError(f"{backend.locate(folder)}: checkpoint {phase}: {exc.strerror or exc}") from None
         barrier(comm)
         t0 = time.time()
         try:
             for name, size in shards:
                 if phase == "write":
-                    write_shard(folder / name, size, chunk, plan["fsync"])
+                    write_shard(backend, f"{folder}/{name}", size, chunk, plan["fsync"])
                 else:
-                    read_shard(folder / name, size, chunk)
+                    read_shard(backend, f"{folder}/{name}", size, chunk)
         except OSError as exc:
-            raise RunError(f"{folder}: checkpoint {phase}: {exc.strerror or exc}") from None
+            where = checkpoint_dir(plan["checkpoint_dir"], k)
+            raise RunError(f"{where}: checkpoint {phase}: {exc.strerror or exc}") from None
         t1 = time.time()
         nbytes = sum(size for _, size in shards)
         out.append({"phase": phase, "index": k, "bytes": nbytes, "files": len(shards),

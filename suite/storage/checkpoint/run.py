@@ -4,9 +4,9 @@ Refusals first (bad input exit 2, closed-division violations): a write and a rea
 invocation (a read must follow a cache drop: two invocations, separate results dirs), subset mode
 for a model other than 8B, a closed process count other than TP x PP x DP, fewer than 4 processes
 per host, a read without the write's manifest or into the write's results dir, a cache drop that
-is not permitted. Then per run (5 by default): drop the page cache (a read also measures what of
-its files is still cached), `mpiexec -n N python -m suite.storage.checkpoint.rank PLAN` inside the
-memory cgroup (suite.enforce, the launch helpers of suite.storage.run.launch), collect
+is not permitted. Then, in the enforced loop of suite.harness.enforced, per run (5 by default): drop
+the page cache (a read also measures what of its files is still cached), `mpiexec -n N python -m
+suite.storage.checkpoint.rank PLAN` inside the memory cgroup (suite.harness.mpi), collect
 (suite.storage.checkpoint.results). Without --data-dir: the miniature, not valid for submission.
 """
 
@@ -17,17 +17,17 @@ import socket
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
-from types import SimpleNamespace
 
 from suite import files
-from suite.errors import RuleError, RunError, SuiteError
+from suite.errors import RuleError, SuiteError
+from suite.harness import enforced, mpi, resultsdir
+from suite.harness.enforced import Series
+from suite.storage.backend.select import backend_for
 from suite.storage.checkpoint import manifest, results
 from suite.storage.checkpoint.rank import PLAN_SCHEMA, checkpoint_dir
-from suite.storage.run.prepare import DEFAULT_RUNS, check_results_dir, parse_hosts, say
+from suite.storage.run.prepare import DEFAULT_RUNS, parse_hosts, say
 
-CGROUP_PREFIX = "suite-run-"      # the training runner's: enforce.remove_stale finds both
 MIN_PROCESSES_PER_HOST = 4        # guidelines Table 3: --ppn minimal 4
 CHUNK_BYTES = 16 << 20            # one write(2) / read(2) per 16 MiB (benchmarks/checkpoint_vs_fio.py: fio --bs)
 
@@ -108,9 +108,8 @@ def prepare(opts: Options) -> Prepared:
     if opts.no_cache_drop and opts.division != "open":
         raise RuleError(f"--no-cache-drop: expected --division open, got --division {opts.division}")
     folder = Path(opts.data_dir or Path("results") / "checkpoint-data" / f"{opts.workload}-miniature").resolve()
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    results_dir = Path(opts.results_dir or Path("results") / f"{opts.workload}-{phase}-{opts.accelerators}p-{stamp}")
-    check_results_dir(results_dir)
+    results_dir = Path(opts.results_dir or resultsdir.default(results_name(opts, phase)))
+    resultsdir.check(results_dir)       # claimed (suite.harness.enforced) once every refusal is passed
     if phase == "write":
         refuse_folder(folder)
         check_space(folder, ckpt.total_bytes * count)
@@ -127,10 +126,14 @@ def refuse_folder(folder: Path) -> None:
     real = Path(os.path.realpath(folder))
     if real == Path(os.sep) or any(real == Path(d) or Path(d) in real.parents for d in ("/dev", "/proc", "/sys")):
         raise SuiteError(f"--data-dir {folder}: expected a checkpoint directory, got {real}")
-    if folder.exists() and not folder.is_dir():
-        raise SuiteError(f"--data-dir {folder}: expected a directory, got a file")
-    if folder.is_dir():
-        other = sorted(n for n in os.listdir(folder) if n != manifest.NAME and not n.startswith("global_epoch1_step"))
+    try:
+        top = backend_for("local_fs", folder).list("", recursive=False)
+    except FileNotFoundError:
+        top = []
+    except NotADirectoryError:
+        raise SuiteError(f"--data-dir {folder}: expected a directory, got a file") from None
+    if top:
+        other = sorted(e.name for e in top if e.name != manifest.NAME and not e.name.startswith("global_epoch1_step"))
         if other:
             raise SuiteError(f"--data-dir {folder}: expected a new or empty directory, or one a checkpoint write "
                              f"made (global_epoch1_step<k>/, {manifest.NAME}), got {len(other)} other entries, "
@@ -139,11 +142,13 @@ def refuse_folder(folder: Path) -> None:
 
 def check_space(folder: Path, need: int) -> None:
     """Refuse a write phase the file system cannot hold (each run rewrites the same checkpoints)."""
-    import shutil
-
-    probe = next((p for p in (folder, *folder.parents) if p.exists()), Path("/"))
-    free = shutil.disk_usage(probe).free
-    old = sum(f.stat().st_size for f in folder.glob("global_epoch1_step*/*") if f.is_file()) if folder.is_dir() else 0
+    backend = backend_for("local_fs", folder)
+    free = backend.free_bytes()
+    try:
+        old = sum(e.size_bytes for e in backend.list("") if e.name.startswith("global_epoch1_step")
+                  and e.name.count("/") == 1 and e.size_bytes > 0)
+    except (FileNotFoundError, NotADirectoryError):
+        old = 0
     if need > free + old:
         raise SuiteError(f"--data-dir {folder}: expected room for {need:,} bytes of checkpoints, got {free + old:,} "
                          f"free (without --data-dir: the miniature)")
@@ -160,47 +165,59 @@ def layout(opts: Options, ckpt) -> dict:
             "checkpoint_bytes": ckpt.total_bytes, "files_per_checkpoint": ckpt.files_per_checkpoint}
 
 
+def results_name(opts: Options, phase: str) -> str:
+    """The default results dir's name (suite.harness.resultsdir adds the UTC time)."""
+    return f"{opts.workload}-{phase}-{opts.accelerators}p"
+
+
 def run(opts: Options) -> int:
     """The whole invocation; the exit code (0: every run complete)."""
-    from suite import enforce
     from suite.errors import ExitCode
 
-    prep = prepare(opts)
-    if opts.division == "closed" and not opts.allow_no_cache_drop:
-        probe = enforce.drop_caches()
-        if not probe.succeeded:
-            raise RuleError(f"cache drop: expected permission to drop the page cache before each run (closed "
-                            f"division), got {probe.error} (use --allow-no-cache-drop or --division open; either "
-                            f"makes the run non-compliant)")
-    for path in enforce.remove_stale(CGROUP_PREFIX):
-        say(f"removed a stale memory cgroup of a killed run: {path}")
-    prep.results_dir.mkdir(parents=True, exist_ok=True)
-    if prep.phase == "write":
-        prep.folder.mkdir(parents=True, exist_ok=True)
-        manifest.remove(prep.folder)           # a read finds one only after this write completes
-    announce(prep)
-    done = []
-    from suite.storage.run.launch import Interrupted, _signals_interrupt
-
-    try:
-        with _signals_interrupt():       # SIGINT/SIGTERM: the ranks stopped, the run recorded interrupted
-            for k in range(1, prep.runs + 1):
-                done.append(run_once(prep, k))
-                if done[-1]["status"] != "complete":
-                    raise RunError(f"{prep.results_dir / f'run-{k}'}: {done[-1]['error']}")
-    except Interrupted as exc:
-        raise RunError(f"{prep.results_dir}: interrupted by {exc.signame} between runs ({len(done)} of "
-                       f"{prep.runs} complete)") from None
-    finally:
-        if done:
-            head = {"workload": opts.workload, "phase": prep.phase, "mode": opts.mode, "division": opts.division,
-                    "miniature": prep.ckpt.miniature, "processes": opts.accelerators}
-            results.write_run_set(prep.results_dir, head, done, prep.runs, list(sys.argv))
+    kind = Checkpointing(opts)
+    _series, done = enforced.run(kind)
+    prep = kind.prep
     if prep.phase == "write":
         manifest.write(prep.folder, {**layout(opts, prep.ckpt), "checkpoints": prep.count, "fsync": fsync(prep),
                                      "results_dir": str(prep.results_dir), "end_unix_s": time.time()})
     summarise(prep, done)
     return ExitCode.OK
+
+
+class Checkpointing:
+    """The checkpointing kind on the enforced harness: prepare (every refusal, then the closed
+    division's cache-drop probe) and run_once."""
+
+    def __init__(self, opts: Options):
+        self.opts = opts
+        self.prep: Prepared | None = None
+
+    def prepare(self) -> Series:
+        opts = self.opts
+        self.prep = prepare(opts)
+        clear = backend_for("local_fs", self.prep.folder).clear_cache       # the checkpoint storage's cache
+        enforced.refuse_without_clear(clear, opts.division, opts.allow_no_cache_drop)
+        return Series(name=results_name(opts, self.prep.phase), results_dir=opts.results_dir, runs=self.prep.runs,
+                      clear_cache=None if opts.no_cache_drop else clear,
+                      write_run_set=self.write_run_set, started=self.started)
+
+    def started(self, results_dir: Path) -> None:
+        prep = self.prep
+        prep.results_dir = Path(results_dir).resolve()
+        if prep.phase == "write":
+            backend_for("local_fs", prep.folder).make_prefix("")
+            manifest.remove(prep.folder)           # a read finds one only after this write completes
+        announce(prep)
+
+    def run_once(self, k: int, drop) -> dict:
+        return run_once(self.prep, k, drop)
+
+    def write_run_set(self, done: list) -> None:
+        if done:
+            opts, prep = self.opts, self.prep
+            head = {"workload": opts.workload, "phase": prep.phase, "mode": opts.mode, "division": opts.division,
+                    "miniature": prep.ckpt.miniature, "processes": opts.accelerators}
+            results.write_run_set(prep.results_dir, head, done, prep.runs, list(sys.argv))
 
 
 def fsync(prep: Prepared) -> bool:
@@ -219,19 +236,9 @@ def announce(prep: Prepared) -> None:
     say(f"  results: {prep.results_dir}")
 
 
-def _drop(prep: Prepared, k: int):
-    from suite import enforce
-    from suite.storage.run.launch import SkippedDrop
-
-    drop = SkippedDrop() if prep.opts.no_cache_drop else enforce.drop_caches()
-    say(f"[run {k}/{prep.runs}] cache drop: " + (f"done in {drop.duration_s:.2f} s" if drop.succeeded
-                                                 else f"NOT done ({drop.error})"))
-    return drop
-
-
 def resident_bytes(prep: Prepared) -> int:
     """What of the files this read will read is in the page cache now (mincore)."""
-    from suite.enforce import page_cache_residency
+    from suite.enforce.cache import page_cache_residency
 
     total = 0
     for k in range(1, prep.count + 1):
@@ -245,26 +252,22 @@ def resident_bytes(prep: Prepared) -> int:
     return total
 
 
-def run_once(prep: Prepared, k: int) -> dict:
-    """One run: drop, launch the ranks in the memory cgroup, collect; the run's results.json doc."""
-    from suite import enforce
-    from suite.storage.run import launch
-
+def run_once(prep: Prepared, k: int, drop) -> dict:
+    """One run after the cache drop (`drop`: its evidence): launch the ranks in the memory cgroup,
+    collect; the run's results.json doc."""
     opts = prep.opts
     run_dir = prep.results_dir / f"run-{k}"
     run_dir.mkdir(parents=True, exist_ok=True)
-    drop = _drop(prep, k)
     resident = resident_bytes(prep) if prep.phase == "read" else None
     plan = _plan(prep, run_dir)
     files.write_json(run_dir / "plan.json", plan, schema=PLAN_SCHEMA, indent=None)
-    shim = SimpleNamespace(opts=SimpleNamespace(accelerators=opts.accelerators, hostfile=opts.hostfile,
-                                                hosts=opts.hosts), hosts=prep.hosts, cluster=None)
-    argv = launch.mpiexec_argv(shim) + [sys.executable, "-m", "suite.storage.checkpoint.rank", str(run_dir / "plan.json")]
+    argv = (mpi.mpiexec_argv(opts.accelerators, hostfile=opts.hostfile, hosts=prep.hosts if opts.hosts else None)
+            + mpi.python_module("suite.storage.checkpoint.rank", run_dir / "plan.json"))
     say(f"[run {k}/{prep.runs}] {opts.accelerators} rank(s): {prep.phase} {prep.count} checkpoint(s) -> {run_dir}")
     start = time.time()
-    cgroup = enforce.MemoryCgroup(opts.memory_limit, f"{CGROUP_PREFIX}{os.getpid()}-{k}") if opts.memory_limit else None
-    status, error, evidence = launch.enforced(cgroup, lambda start_child: launch.launch(argv, run_dir, start_child),
-                                              lambda rc: launch.rank_failure(run_dir, rc))
+    cgroup = enforced.memory_cgroup(opts.memory_limit, k)
+    status, error, evidence = enforced.enforced(cgroup, lambda start_child: mpi.launch(argv, run_dir, start_child),
+                                                lambda rc: mpi.rank_failure(run_dir, rc))
     ranks = results.load_ranks(run_dir, opts.accelerators) if status == "complete" else []
     doc = _doc(prep, k, plan, ranks, status, error, start, time.time())
     doc["enforcement"] = {"cache_drop": drop.to_dict(), "memory_limit": evidence, "resident_bytes_before_read": resident}
@@ -292,7 +295,7 @@ def _plan(prep: Prepared, run_dir: Path) -> dict:
 
 def _doc(prep: Prepared, k: int, plan: dict, ranks: list, status: str, error, start: float, end: float) -> dict:
     """The run's results.json facts (results.write_run adds the figures)."""
-    from suite.enforce import meminfo_bytes
+    from suite.enforce.cache import meminfo_bytes
 
     opts, p = prep.opts, prep.ckpt.parallelism
     return {"schema_version": 1, "kind": "checkpointing", "workload": opts.workload, "phase": prep.phase,

@@ -37,9 +37,6 @@ class ComputeModel:
             steps = min(steps, int(total_training_steps))
         return steps
 
-    def samples_per_rank(self, total_samples: int, total_training_steps: int | None = None) -> int:
-        return self.steps_per_epoch(total_samples, total_training_steps) * self.batch_size
-
     def clock(self) -> "Clock":
         """A rank's compute clock (one per rank: it carries the overshoot from step to step)."""
         return Clock(self.computation_time_s)

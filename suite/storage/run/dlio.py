@@ -1,8 +1,8 @@
 """`suite run --engine dlio`: DLIO itself, under the same enforcement as our own ranks.
 
 Same preparation (launch.refuse, prepare: sizing, dataset scan, closed-division refusals), the same
-cache drop before each run (launch.run), the same memory cgroup around `mpiexec -n N dlio_benchmark
-workload=<W>_<accel> ++workload....` from the engine's own venv (suite.engines.registry). DLIO
+enforced loop (suite.harness.enforced: the cache drop before each run), the same memory cgroup
+around `mpiexec -n N dlio_benchmark workload=<W>_<accel> ++workload....` from the engine's own venv (suite.engines.registry). DLIO
 writes its summary.json, per_epoch_stats.json, <rank>_output.json, dlio.log and configs/ into
 run-<k>/ (hydra.run.dir, hydra.output_subdir=configs); results.json is ours, beside them, with the
 evidence, the engine's version and the framework path.
@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from suite.errors import RunError, SuiteError
+from suite.harness import enforced, mpi
 
 QUIET = ("step", "processed", "Profiling", "Reading workload", "core available")
 
@@ -94,27 +95,21 @@ def environment(venv: Path) -> dict:
 
 
 def mpiexec_argv(prep, venv: Path, eng) -> list[str]:
-    argv = [str(venv / "bin" / "mpiexec"), "-n", str(prep.opts.accelerators)]
-    if prep.opts.hostfile:
-        argv += ["-f", prep.opts.hostfile]
-    elif prep.opts.hosts:
-        argv += ["-hosts", ",".join(prep.hosts)]
-    return argv + [str(venv / "bin" / eng.executable)]
+    """The engine venv's mpiexec -n N (the user's --hostfile/--hosts) and DLIO's executable."""
+    return mpi.mpiexec_argv(prep.opts.accelerators, hostfile=prep.opts.hostfile,
+                            hosts=prep.hosts if prep.opts.hosts else None,
+                            exe=venv / "bin" / "mpiexec") + [str(venv / "bin" / eng.executable)]
 
 
 def _run_once(prep, k: int, runs: int, drop, eng, venv: Path) -> dict:
-    from suite import enforce
-    from suite.storage.run.launch import CGROUP_PREFIX, enforced, say
-
     run_dir = (prep.results_dir / f"run-{k}").resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     argv = mpiexec_argv(prep, venv, eng) + overrides(prep, run_dir)
-    say(f"[run {k}/{runs}] DLIO {eng.version}: {prep.opts.accelerators} rank(s) -> {run_dir}")
-    cgroup = (enforce.MemoryCgroup(prep.memory_limit, f"{CGROUP_PREFIX}{os.getpid()}-{k}")
-              if prep.memory_limit else None)
+    enforced.say(f"[run {k}/{runs}] DLIO {eng.version}: {prep.opts.accelerators} rank(s) -> {run_dir}")
+    cgroup = enforced.memory_cgroup(prep.memory_limit, k)
     start = time.time()
-    status, error, evidence = enforced(cgroup, lambda start_child: launch(argv, run_dir, venv, start_child),
-                                       lambda rc: failure(run_dir, rc))
+    status, error, evidence = enforced.enforced(cgroup, lambda start_child: launch(argv, run_dir, venv, start_child),
+                                                lambda rc: failure(run_dir, rc))
     from suite.storage.run.dlio_results import collect
 
     return collect(prep, k, run_dir, (start, time.time()), status, error, drop, evidence,
@@ -125,10 +120,8 @@ def _run_once(prep, k: int, runs: int, drop, eng, venv: Path) -> dict:
 def launch(argv, run_dir: Path, venv: Path, start_in_cgroup) -> int:
     """mpiexec in the cgroup (when given), DLIO's stdout to run-<k>/dlio_stdout.log with the epoch
     and [METRIC] lines relayed to ours; on SIGINT/SIGTERM the ranks are stopped."""
-    from suite.storage.run import launch as ours
-
-    return ours.launch(argv, run_dir, start_in_cgroup, log_name="dlio_stdout.log", relay=_relay,
-                       env=environment(venv), cwd=run_dir, merge_stderr=True)
+    return mpi.launch(argv, run_dir, start_in_cgroup, log_name="dlio_stdout.log", relay=_relay,
+                      env=environment(venv), cwd=run_dir, merge_stderr=True)
 
 
 def _relay(stream, log) -> None:
@@ -163,7 +156,7 @@ def datagen(args, workload, num_files: int) -> int:
     data_dir = Path(args.data_dir).resolve()
     out_dir = data_dir / "datagen"
     ranks = args.processes or 1
-    argv = [str(venv / "bin" / "mpiexec"), "-n", str(ranks), str(venv / "bin" / eng.executable),
+    argv = [*mpi.mpiexec_argv(ranks, exe=venv / "bin" / "mpiexec"), str(venv / "bin" / eng.executable),
             f"workload={workload.dlio_name}", "++workload.framework=tensorflow",
             "++workload.reader.data_loader=tensorflow", "++workload.workflow.generate_data=True",
             "++workload.workflow.train=False", "++workload.workflow.checkpoint=False",

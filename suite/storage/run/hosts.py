@@ -16,7 +16,7 @@ import socket
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from suite.errors import RuleError, RunError, SuiteError
@@ -100,7 +100,6 @@ class Host:
 class Cluster:
     launcher: Launcher
     hosts: list                 # [Host] in rank order
-    last_drop: list = field(default_factory=list)
 
     @property
     def total_memory_bytes(self) -> int:
@@ -244,7 +243,7 @@ class HostCgroups:
                 self.created[h.name] = doc
         if failed:
             self.close()
-            from suite.enforce import CgroupError
+            from suite.enforce.detect import CgroupError
             h, why = failed[0]
             raise CgroupError(f"host {h.name}: memory cgroup {self.name_on(h)}: {why}")
         return self

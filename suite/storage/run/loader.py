@@ -1,9 +1,9 @@
 """The per-rank reader: read_threads threads reading whole files into reused buffers.
 
-Every byte of every file a rank needs is read for real (os.preadv into a preallocated
-buffer, page-aligned for O_DIRECT), then dropped: the simulated accelerator needs to
-know *when* a batch is there, not its contents. Threads run ahead of the consumer by at
-most prefetch_size batches. Files are checked while they stream through the buffer, at
+Every byte of every file a rank needs is read for real (the storage backend's ranged read,
+POSIX's os.preadv, into a preallocated buffer, page-aligned for O_DIRECT), then dropped: the
+simulated accelerator needs to know *when* a batch is there, not its contents. Threads run ahead
+of the consumer by at most prefetch_size batches. Files are checked while they stream through the buffer, at
 a cost that does not grow per sample: the size must match what was planned (a file
 truncated mid-run is caught), npz files must carry the zip signatures, and TFRecord
 files are walked record by record through their length framing (8-byte length, 4-byte
@@ -12,7 +12,6 @@ CRC, data, 4-byte CRC) so a file with the wrong record count or a torn record fa
 
 import bisect
 import mmap
-import os
 import struct
 import threading
 import time
@@ -100,10 +99,17 @@ class _TFRecordWalk:
 
 
 class Reader:
-    """One rank's reader: owns read_threads reused buffers; runs epochs of file lists."""
+    """One rank's reader: owns read_threads reused buffers; runs epochs of file lists.
 
-    def __init__(self, config: ReaderConfig):
+    `backend` (suite.storage.backend) opens the files; FileSpec.path is a name it knows (POSIX: a
+    path, absolute in a run plan). Default: POSIX, names taken as paths."""
+
+    def __init__(self, config: ReaderConfig, backend=None):
+        if backend is None:
+            from suite.storage.backend.posix import PosixBackend
+            backend = PosixBackend("")
         self.config = config
+        self.backend = backend
         threads = max(1, config.read_threads)
         if config.odirect:
             self.buffers = [mmap.mmap(-1, config.chunk_bytes) for _ in range(threads)]
@@ -123,20 +129,17 @@ class Reader:
         """
         cfg = self.config
         called = time.perf_counter()
-        flags = os.O_RDONLY | (os.O_DIRECT if cfg.odirect else 0)
         try:
-            fd = os.open(spec.path, flags)
+            handle = self.backend.open_read(spec.path, cfg.odirect)
         except OSError as exc:
             raise LoaderError(f"{spec.path}: cannot open: {exc.strerror}") from None
         # TFRecord framing is walked the first time this rank reads a file; after that the
         # size check alone catches a file cut short (every byte is still read)
         walk = _TFRecordWalk(spec.size_bytes) if cfg.format == "tfrecord" and spec.path not in self.walked else None
         try:
-            if not cfg.odirect:
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_SEQUENTIAL)
-            offset = self._read(fd, spec, memoryview(buffer), walk)
+            offset = self._read(handle.readinto_at, handle.key, spec, memoryview(buffer), walk)
         finally:
-            os.close(fd)
+            handle.close()
         if walk is not None:
             problem = walk.problem(spec.samples)
             if problem:
@@ -146,12 +149,13 @@ class Reader:
             _pace(called, clock if clock is not None else [0.0], cfg.delay_per_file_s)
         return offset
 
-    def _read(self, fd: int, spec: FileSpec, view: memoryview, walk) -> int:
-        """The reads of one open file, checking npz signatures and TFRecord framing (`walk`) as
-        the bytes stream by; returns the file's size, or raises LoaderError naming the byte."""
+    def _read(self, preadv, fd, spec: FileSpec, view: memoryview, walk) -> int:
+        """The reads of one open file (`preadv(fd, buffers, offset)`: the handle's readinto_at and
+        key, POSIX's os.preadv and the fd), checking npz signatures and TFRecord framing (`walk`) as the
+        bytes stream by; returns the file's size, or raises LoaderError naming the byte."""
         fmt = self.config.format
         size, offset, n = spec.size_bytes, 0, 0
-        preadv, bufs = os.preadv, [view]
+        bufs = [view]
         try:
             n = preadv(fd, bufs, 0)
             if fmt == "npz" and bytes(view[:4]) != b"PK\x03\x04":

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from suite.errors import RuleError, SuiteError
+from suite.harness import resultsdir
 
 MINIATURE_MEMORY_BYTES = 1024**3       # the embedded default's --memory-limit
 MINIATURE_MIN_STEPS = 4                # per epoch, so AU (first step excluded) means something
@@ -106,40 +107,21 @@ class Prepared:
     dataset_evidence: dict = field(default_factory=dict)    # who generated the data; our log or the scan
 
 
-def default_results_dir(workload, n: int) -> Path:
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    return Path("results") / f"{workload.dlio_name}-{n}acc-{stamp}"
-
-
-def check_results_dir(path: Path) -> None:
-    """A new or empty, writable directory: an earlier run's results are never overwritten or mixed
-    with this run's (a reused R with fewer runs left the old run-2/3 beside a 1-run run_set.json)."""
-    where = f"--results-dir {path}"
-    if path.exists() and not path.is_dir():
-        raise SuiteError(f"{where}: expected a directory (or a new path), got a file")
-    if path.is_dir():
-        try:
-            names = sorted(os.listdir(path))
-        except OSError as exc:
-            raise SuiteError(f"{where}: expected a readable directory, got {exc.strerror or exc}") from None
-        if names:
-            raise SuiteError(f"{where}: expected a new or empty directory, got {len(names)} entries "
-                             f"(e.g. {names[0]!r}); an earlier run's results are never overwritten: "
-                             f"choose another --results-dir")
-    parent = next((p for p in (path, *path.parents) if p.exists()), Path("."))
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise SuiteError(f"{where}: expected a writable location, got {parent} "
-                         f"({'not a directory' if not parent.is_dir() else 'not writable'})")
+def results_name(workload, n: int) -> str:
+    """The default results dir's name (suite.harness.resultsdir adds the UTC time)."""
+    return f"{workload.dlio_name}-{n}acc"
 
 
 def check_inputs(opts: Options) -> None:
     """The cheap refusals (workload, --param, division, hosts, results dir), before anything touches the host."""
     from suite.storage import datasize, workloads
+    from suite.storage.backend.select import check_storage_type, storage_type_of
 
     if opts.results_dir:
-        check_results_dir(Path(opts.results_dir))
+        resultsdir.check(opts.results_dir)
     params = workloads.parse_params(opts.params)
     workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
+    check_storage_type(storage_type_of(workload))      # object storage: refused before the cache-drop probe
     ruleset = opts.ruleset or datasize.default_ruleset(workload)
     if opts.division == "closed" and ruleset in workload.rulesets:
         check_closed_params(workload, params, ruleset)
@@ -190,8 +172,8 @@ def prepare(opts: Options, cluster=None) -> Prepared:
         if not data_dir.is_dir():
             raise SuiteError(f"--data-dir {data_dir}: expected a directory with the dataset, got "
                              f"{'nothing' if not data_dir.exists() else 'a file'}")
-    results_dir = Path(opts.results_dir) if opts.results_dir else default_results_dir(workload, opts.accelerators)
-    check_results_dir(results_dir)
+    results_dir = Path(opts.results_dir or resultsdir.default(results_name(workload, opts.accelerators)))
+    resultsdir.check(results_dir)      # claimed (suite.harness.enforced) once every refusal is passed
     if miniature:
         ensure_miniature_data(workload, data_dir, required_files, memory_limit if cluster is None else None)
     files_, fmt, total, dataset_evidence = _dataset_files(opts, workload, data_dir)
@@ -216,9 +198,11 @@ def prepare(opts: Options, cluster=None) -> Prepared:
 def _resolve(opts: Options):
     """(workload, params, ruleset, reasons so far) from the options; refuses what no run may do."""
     from suite.storage import datasize, workloads
+    from suite.storage.backend.select import check_storage_type, storage_type_of
 
     params = workloads.parse_params(opts.params)
     workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
+    check_storage_type(storage_type_of(workload))      # object storage: refused before anything else
     ruleset = opts.ruleset or datasize.default_ruleset(workload)
     if ruleset not in workload.rulesets:
         raise SuiteError(f"--ruleset: expected one of {', '.join(workload.rulesets)} for {workload.name} on "
@@ -265,9 +249,12 @@ def _dataset_files(opts: Options, workload, data_dir: Path) -> tuple[list, str, 
 
 
 def scan_dataset(data_dir: Path, workload) -> tuple[list, str, int, dict]:
-    """The training files on disk, checked against the workload: [(path, size)], format, bytes."""
+    """The training files, checked against the workload: [(name a rank's backend reads, size)],
+    format, bytes, evidence (with the storage's: suite.storage.backend's evidence())."""
     from suite.storage import datagen
+    from suite.storage.backend.select import for_workload
 
+    backend = for_workload(workload, data_dir)     # storage.storage_type s3: refused here, exit 2
     scan = datagen.scan(data_dir, workload)
     if scan.problems:
         more = f" (+{len(scan.problems) - 1} more)" if len(scan.problems) > 1 else ""
@@ -279,13 +266,12 @@ def scan_dataset(data_dir: Path, workload) -> tuple[list, str, int, dict]:
         raise SuiteError(f"{data_dir}: files: expected {workload.format} training files under {data_dir}/train, got none")
     if scan.format != workload.format:
         raise SuiteError(f"{data_dir}: format: expected {workload.format} for {workload.name}, got {scan.format}")
-    out = []
-    for p in scan.files:
-        try:
-            out.append((str(Path(p).resolve()), os.stat(p).st_size))
-        except OSError as exc:
-            raise SuiteError(f"{p}: cannot stat: {exc.strerror}") from None
-    return out, scan.format, sum(s for _, s in out), scan.evidence
+    out = [(backend.locate(name), size) for name, size in zip(scan.names, scan.sizes)]
+    try:
+        storage = backend.evidence()
+    except OSError as exc:
+        raise SuiteError(f"{data_dir}: storage evidence: {exc.strerror or exc}") from None
+    return out, scan.format, sum(s for _, s in out), {**scan.evidence, "storage": storage}
 
 
 def ensure_miniature_data(workload, data_dir: Path, num_files: int, memory_limit: int | None = None) -> None:
@@ -299,8 +285,8 @@ def ensure_miniature_data(workload, data_dir: Path, num_files: int, memory_limit
             say(f"miniature dataset: reusing {data_dir} ({scan.num_files} files)")
             return
     if memory_limit:
-        from suite import enforce
-        enforce.preflight(memory_limit)
+        from suite.enforce import cgroup
+        cgroup.preflight(memory_limit)
     say(f"miniature dataset: generating {num_files} {workload.format} files into {data_dir} ...")
     t0 = time.time()
     datagen.generate(workload, data_dir, num_files, processes=os.cpu_count() or 1)

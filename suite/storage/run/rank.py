@@ -56,28 +56,31 @@ def rank_shard(plan: RunPlan, epoch: int, rank: int, size: int):
 
 
 def write_checkpoint(plan: RunPlan, run_start: float, run_index_name: str) -> dict:
-    folder = Path(plan.checkpoint_dir)
+    """Rank 0's checkpoint: one fsync'd file of checkpoint_bytes through the storage backend, timed,
+    then removed (the evidence is the timed write; do not fill the disk run after run)."""
+    from suite.storage.backend.select import backend_for
+
+    backend = backend_for(plan.storage_type, plan.checkpoint_dir)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        backend.make_prefix("")
     except OSError as exc:
-        raise RunError(f"{folder}: checkpoint folder: {exc.strerror}") from None
-    path = folder / f"model-{run_index_name}.pt"
-    chunk = os.urandom(4 * 1024 * 1024)
+        raise RunError(f"{plan.checkpoint_dir}: checkpoint folder: {exc.strerror}") from None
+    name = f"model-{run_index_name}.pt"
+    path = str(Path(plan.checkpoint_dir) / name)
+    chunk = memoryview(os.urandom(4 * 1024 * 1024))
     t0 = time.time()
     left = plan.checkpoint_bytes
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
+        with backend.create(name, fsync=True, atomic=False) as writer:
+            writev = writer.writev
             while left > 0:
-                left -= os.write(fd, chunk[:min(left, len(chunk))])
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+                left -= writev([chunk[:min(left, len(chunk))]])
+            writer.commit()
         t1 = time.time()
-        os.unlink(path)
+        backend.remove(name)
     except OSError as exc:
-        raise RunError(f"{path}: checkpoint write of {plan.checkpoint_bytes} bytes: {exc.strerror}") from None   # the evidence is the timed, fsync'd write; do not fill the disk run after run
-    return {"bytes_written": plan.checkpoint_bytes, "duration_s": t1 - t0, "path": str(path),
+        raise RunError(f"{path}: checkpoint write of {plan.checkpoint_bytes} bytes: {exc.strerror}") from None
+    return {"bytes_written": plan.checkpoint_bytes, "duration_s": t1 - t0, "path": path,
             "start_s": t0 - run_start, "end_s": t1 - run_start, "fsync": True, "removed_after": True}
 
 
@@ -115,6 +118,7 @@ def worker(plan_path: str) -> int:
 
 def _run(comm, plan: RunPlan, host: str, out) -> RankSteps:
     """Every epoch of this rank, then (rank 0) the checkpoint: the rank's step record."""
+    from suite.storage.backend.select import backend_for
     from suite.storage.run.accelerator import ComputeModel
     from suite.storage.run.loader import Reader, ReaderConfig
 
@@ -124,7 +128,7 @@ def _run(comm, plan: RunPlan, host: str, out) -> RankSteps:
         read_threads=plan.read_threads, prefetch_size=plan.prefetch_size,
         transfer_size_bytes=plan.transfer_size_bytes, odirect=plan.odirect, format=plan.format,
         samples_per_file=plan.samples_per_file, batch_size=plan.batch_size,
-        delay_per_file_s=plan.delay_per_file_s))
+        delay_per_file_s=plan.delay_per_file_s), backend_for(plan.storage_type, ""))
     _barrier(comm)
     run_start = comm.bcast(time.time() if rank == 0 else None, root=0)
     record = RankSteps(rank=rank, hostname=host, run_start_unix_s=run_start)

@@ -9,7 +9,6 @@ def test_steps_per_epoch_is_dlio_max_steps():
     m = ComputeModel(0.323, batch_size=7, num_ranks=2)
     assert m.steps_per_epoch(100) == 7            # floor(100 / 14)
     assert m.steps_per_epoch(100, total_training_steps=3) == 3
-    assert m.samples_per_rank(100) == 49
 
 
 def test_compute_sleeps_about_the_computation_time():

@@ -416,8 +416,8 @@ def test_checkpoint_folder_that_cannot_be_made_fails_in_one_line(run_cli, unet_d
 
 def test_the_miniature_checks_the_memory_cgroup_before_writing_its_dataset(run_cli, tmp_path, monkeypatch):
     """A host without a usable cgroup fails in a second, not after generating the dataset."""
-    from suite import enforce
-    from suite.enforce import CgroupError
+    from suite.enforce import detect
+    from suite.enforce.detect import CgroupError
 
     monkeypatch.chdir(tmp_path)
     probed = []
@@ -438,11 +438,11 @@ def test_the_miniature_checks_the_memory_cgroup_before_writing_its_dataset(run_c
 def test_a_killed_runs_cgroup_is_removed_when_the_next_run_starts(run_cli, tmp_path):
     """A run killed with SIGKILL leaves suite-run-<pid>-<k> behind; the next `suite run` removes it
     (and kills what is left in it) before anything else, and leaves a live run's alone."""
-    from suite import enforce
+    from suite.enforce import detect
     from suite.enforce import cgroup as cgmod
     from suite.storage.run import launch
 
-    support = enforce.detect_cgroup()
+    support = detect.detect_cgroup()
     if os.geteuid() != 0 or support.version not in ("v1", "v2"):
         pytest.skip(f"needs root and a writable cgroup hierarchy ({support.reason})")
     backend = cgmod.backend_for(support)

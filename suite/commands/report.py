@@ -1,0 +1,53 @@
+"""`suite report`: an HTML page (+ Markdown, CSV, parquet) of a result, built by its kind."""
+
+import os
+import shutil
+from pathlib import Path
+
+from suite.cliargs import positive_int
+from suite.errors import ExitCode
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("report", help="an HTML page (+ Markdown, CSV, parquet) of storage or TPCx-AI results",
+                       description="Writes index.html (self-contained), report.md, plots/*.png, runs.csv and "
+                                   "runs.parquet (and use_cases.* for TPCx-AI) into --out, and nowhere else.")
+    p.add_argument("path", type=Path, metavar="PATH", help="results directory, a `suite sweep` dir, or TPCx-AI FDR data file")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR",
+                   help="directory to write the report into: new, empty, or an earlier report (replaced whole)")
+    p.add_argument("--force", action="store_true", help="replace a non-empty --out that is not an earlier report")
+    p.add_argument("--storage-nodes", type=positive_int, default=1, metavar="K",
+                   help="a sweep's sizing table: accelerators per storage node for K storage nodes (default 1)")
+
+
+def run(args) -> int:
+    import sys
+    from datetime import datetime, timezone
+
+    from suite import __version__
+    from suite.kinds import registry
+    from suite.report.outdir import report_dir
+
+    out = args.out
+    kind = registry.for_result(args.path)
+    with report_dir(out, force=args.force) as tmp:
+        # matplotlib keeps a font cache: keep it in the report's temp dir, removed with it
+        mpl_dir = None
+        if "matplotlib" not in sys.modules and "MPLCONFIGDIR" not in os.environ:
+            mpl_dir = tmp / ".matplotlib"
+            os.environ["MPLCONFIGDIR"] = str(mpl_dir)
+        try:
+            from suite.report import export
+
+            page = kind.report_page(args.path, args)
+            stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            written = export.write_report(page, tmp, f"suite {__version__} report, {stamp}")
+        finally:
+            if mpl_dir:
+                os.environ.pop("MPLCONFIGDIR", None)
+                shutil.rmtree(mpl_dir, ignore_errors=True)
+    from suite.report.escape import terminal
+
+    print(terminal(f"suite report: wrote {len(written)} files to {out}: {out / 'index.html'} (open it in a browser), "
+                   f"{out / 'report.md'}, " + ", ".join(p.name for p in written if p.suffix in (".csv", ".parquet"))))
+    return ExitCode.OK

@@ -1,0 +1,34 @@
+"""`suite sizing`: storage bandwidth and dataset size for N accelerators (the workloads of kinds that sweep)."""
+
+from pathlib import Path
+
+from suite.cliargs import sizing_args, workload_args
+from suite.errors import ExitCode
+
+
+def add_parser(sub) -> None:
+    from suite.kinds import registry
+
+    p = sub.add_parser("sizing", help="storage bandwidth and dataset size for N accelerators",
+                       description="The MiB/s N accelerators demand (batch x record length / computation time; "
+                                   "and from a sweep's page-cache ceiling with --from) and the dataset the "
+                                   "dataset-size rules demand for N, as one short table.")
+    workload_args(p, registry.workload_names(lambda k: k.sweeps))
+    sizing_args(p, True, "simulated accelerators", "per host (default: this host's MemTotal)")
+    p.add_argument("--from", dest="source", type=Path, metavar="SWEEP", help="a sweep dir or its sweep.json")
+
+
+def run(args) -> int:
+    from suite.report import sweep_text
+    from suite.storage import workloads
+    from suite.storage.dlio_output import mem_total_bytes
+    from suite.sweep import result, sizing
+
+    doc = result.load(args.source) if args.source else None
+    # a sweep run with --param (a smaller record, another compute time): size with the same workload
+    params = workloads.parse_params(doc["params"]) if doc else {}
+    workload = workloads.resolve(args.workload, args.accelerator_type, params)
+    memory = args.host_memory or mem_total_bytes()
+    out = sizing.sizing(workload, args.accelerators, args.client_hosts, memory, args.ruleset, doc)
+    print(sweep_text.sizing(out, args.host_memory is None))
+    return ExitCode.OK

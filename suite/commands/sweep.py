@@ -1,0 +1,50 @@
+"""`suite sweep`: suite run over accelerator counts (the workloads of kinds that sweep)."""
+
+from suite.cliargs import accelerator_list, positive_int, size, workload_args
+from suite.errors import SuiteError
+from suite.rules import rulesets
+
+
+def add_parser(sub) -> None:
+    from suite.kinds import registry
+
+    p = sub.add_parser("sweep", help="suite run over accelerator counts: throughput and AU vs N, find the maximum N",
+                       description="Run the workload for each N (cache drop before each run, memory cgroup as "
+                                   "configured) into one sweep dir with sweep.json; --find-max searches for the "
+                                   "largest N at the AU threshold (doubling, then bisection) and confirms it with "
+                                   "5 runs; --ceiling adds a page-cache run per N (open division). "
+                                   "`suite report SWEEP_DIR` draws it.")
+    workload_args(p, registry.workload_names(lambda k: k.sweeps))
+    p.add_argument("--accelerators", type=accelerator_list, metavar="N,N,...", help="the counts to run, e.g. 1,2,4,8")
+    p.add_argument("--find-max", action="store_true", help="search for the largest N with AU >= the threshold")
+    p.add_argument("--start", type=positive_int, default=1, help="--find-max: the first N probed (default 1)")
+    p.add_argument("--max-accelerators", type=positive_int, default=64, help="--find-max: never probe past this")
+    p.add_argument("--ceiling", action="store_true",
+                   help="also run each N from the page cache (dataset pre-read, no drop; open division)")
+    p.add_argument("--data-dir", help="the dataset (suite datagen); omitted: the embedded miniature")
+    p.add_argument("--results-dir", help="the sweep dir (new or empty); default ./results/<workload>-sweep-<UTC time>")
+    p.add_argument("--runs", type=positive_int, choices=[1, 5], default=1, help="runs per N (default 1)")
+    p.add_argument("--memory-limit", type=size, default=None, help="as for suite run")
+    p.add_argument("--division", choices=["closed", "open"], default="closed")
+    p.add_argument("--ruleset", type=rulesets.argtype(), default=None, metavar="RULESET")
+    p.add_argument("--param", action="append", metavar="KEY=VALUE", help="workload override (repeatable)")
+    p.add_argument("--allow-no-cache-drop", action="store_true", help="as for suite run (non-compliant)")
+
+
+def run(args) -> int:
+    from suite.sweep import search
+
+    if bool(args.accelerators) == bool(args.find_max):
+        raise SuiteError("--accelerators/--find-max: expected one of them (a list of N, or a search for the "
+                         f"largest N at the AU threshold), got {'both' if args.find_max else 'neither'}")
+    if not args.find_max and (args.start, args.max_accelerators) != (1, 64):
+        raise SuiteError(f"--start/--max-accelerators: expected only with --find-max, got {args.start}/"
+                         f"{args.max_accelerators} with --accelerators")
+    if args.start > args.max_accelerators:
+        raise SuiteError(f"--start: expected at most --max-accelerators {args.max_accelerators}, got {args.start}")
+    return search.run(search.SweepOptions(
+        workload=args.workload, accelerator_type=args.accelerator_type, accelerators=args.accelerators,
+        find_max=args.find_max, ceiling=args.ceiling, data_dir=args.data_dir, results_dir=args.results_dir,
+        runs=args.runs, start=args.start, max_accelerators=args.max_accelerators, memory_limit=args.memory_limit,
+        division=args.division, ruleset=args.ruleset, params=args.param or [],
+        allow_no_cache_drop=args.allow_no_cache_drop))

@@ -1,0 +1,1 @@
+"""Benchmark kinds (training, checkpointing, tpcx-ai, ...): one module each, listed by registry.py."""

@@ -1,0 +1,56 @@
+"""What a benchmark kind is: its name, the command-line options it uses, and its run, datasize,
+result recognition, check, metrics and report page. The commands (suite/commands/) ask the kind
+of the workload (`benchmark:` in its file) or of the result on disk, never a name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What `suite check` shows for a result: the report (text or JSON), the one line said when the
+    report goes to --output instead, and the exit code."""
+
+    out: str
+    summary: str
+    code: int
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One benchmark kind. The callables import their implementation when called, so building the
+    command line stays instant.
+
+    run_options / datasize_options: the `suite run` / `suite datasize` option dests the kind uses
+    beyond the command's common ones (run: workload, data dir, results dir, engine; datasize:
+    workload, accelerators, client hosts, host memory, ruleset, format). An option some kind declares
+    and this one does not is refused for it (suite/runscope.py). add_run_arguments /
+    add_datasize_arguments add the options the kind brings (an option is added by one kind; another
+    that uses it declares it only).
+
+    recognises: kinds are asked newest first (suite.kinds.registry.for_result); training, the first
+    built in, takes any directory no other kind claims. datasize set: `suite datasize` and `suite
+    datagen` offer its workloads. A new benchmark: a module here with its KIND, listed in registry.py
+    (or registered), its workload files with `benchmark: <name>`, its rule files.
+    """
+
+    name: str
+    run: Callable[[object], int]                     # suite run (args) -> exit code
+    recognises: Callable[[Path], bool]               # is this file or directory one of its results?
+    check: Callable[[Path, object], Checked]         # suite check (path, args)
+    metrics: Callable[[Path, str], int]              # suite metrics (path, "text" | "json"): prints
+    report_page: Callable[[Path, object], object]    # suite report (path, args) -> suite.report.content.Page
+    run_options: tuple[str, ...] = ()
+    datasize_options: tuple[str, ...] = ()
+    add_run_arguments: Callable[[object], None] | None = None
+    add_datasize_arguments: Callable[[object], None] | None = None
+    datasize: Callable[[object], int] | None = None  # suite datasize (args); None: the kind sizes no dataset
+    listing: Callable[[], str] | None = None         # its part of `suite list workloads`
+    workload_schema: str | None = None               # suite/schemas/<this>.schema.json: its workload files
+    workloads_shown: str | None = None               # how an error names its workloads (default: their names)
+    workload_dir: Path | None = None                 # its own workload files, beside workloads/
+    sweeps: bool = False                             # suite sweep and suite sizing offer its workloads

@@ -1,0 +1,138 @@
+"""The training kind: MLPerf Storage's training workloads (`benchmark: training`: unet3d, resnet50,
+cosmoflow, bert), run by suite.storage.run (or DLIO), checked by suite.check, summarised by
+suite.report.aggregate. Its results are the catch-all: a directory no other kind recognises."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from suite.errors import ExitCode, SuiteError
+from suite.kinds.base import Checked, Kind
+from suite.storage import workloads
+
+STORAGE_FILES = ("summary.json", "results.json", "per_epoch_stats.json")   # one run's files name its directory
+STORAGE_RUN_OPTIONS = ("accelerators", "runs", "memory_limit", "division", "ruleset", "hosts", "hostfile",
+                       "allow_no_cache_drop", "no_cache_drop")   # used by every kind that runs on storage
+
+
+def storage_dir(path: Path) -> Path:
+    """A run's summary.json, results.json or per_epoch_stats.json stands for its directory."""
+    return path.parent if path.name in STORAGE_FILES and not path.is_dir() else path
+
+
+def add_run_arguments(p) -> None:
+    """The storage run options (checkpointing uses them too) and the training-only ones."""
+    from suite.cliargs import non_negative_float, positive_int, size
+    from suite.rules import rulesets
+    from suite.storage.run.prepare import DEFAULT_RUNS
+
+    p.add_argument("--accelerators", type=positive_int, help="simulated accelerators (MPI ranks; storage workloads)")
+    p.add_argument("--runs", type=positive_int, default=None, help=f"runs into run-1..run-N (default {DEFAULT_RUNS})")
+    p.add_argument("--memory-limit", type=size, default=None,
+                   help='run the ranks in a memory cgroup of this size ("4GiB"); the dataset-size rule uses it')
+    p.add_argument("--division", choices=["closed", "open"], default="closed")
+    p.add_argument("--ruleset", type=rulesets.argtype(), default=None, metavar="RULESET")
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="workload override, e.g. reader.read_threads=8 (repeatable)")
+    p.add_argument("--hosts", help="comma-separated client hosts (MPI across hosts)")
+    p.add_argument("--hostfile", help="an MPI host file, one host per line")
+    p.add_argument("--launcher", metavar="PATH",
+                   help="how to reach the hosts, called as ssh is (default ssh); mpiexec gets it as "
+                        "-launcher-exec. tools/netns-launcher: the namespace hosts of tools/netns-hosts.sh")
+    p.add_argument("--allow-no-cache-drop", action="store_true",
+                   help="proceed where the page cache cannot be dropped (the run is non-compliant)")
+    p.add_argument("--no-cache-drop", action="store_true",
+                   help="open division only: do not drop the page cache (measures from memory; non-compliant)")
+    p.add_argument("--debug-read-delay", type=non_negative_float, default=0.0, help=argparse.SUPPRESS)
+
+
+def run(args) -> int:
+    from suite.storage.run import launch
+
+    if args.accelerators is None:
+        raise SuiteError(f"--accelerators: expected a number of simulated accelerators for {args.workload}, got none")
+    return launch.run(launch.Options(
+        workload=args.workload, accelerators=args.accelerators, accelerator_type=args.accelerator_type,
+        data_dir=args.data_dir, results_dir=args.results_dir, runs=args.runs, memory_limit=args.memory_limit,
+        division=args.division, ruleset=args.ruleset, params=args.param or [],
+        hosts=args.hosts.split(",") if args.hosts else None, hostfile=args.hostfile,
+        allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop,
+        read_delay_s=args.debug_read_delay, launcher=args.launcher, engine=args.engine))
+
+
+def datasize(args) -> int:
+    import json
+
+    from suite.report import text
+    from suite.storage import datasize as sizing, workloads
+
+    workload = workloads.resolve(args.workload, args.accelerator_type)
+    result = sizing.compute(workload, args.accelerators, args.client_hosts, args.host_memory, args.ruleset)
+    next_command = (f"suite datagen --workload {workload.name} --accelerator-type {workload.accelerator} "
+                    f"--files {result.num_files} --data-dir DATA_DIR")
+    if args.format == "json":
+        print(json.dumps({**result.to_dict(), "next_command": next_command}, indent=2, sort_keys=True))
+    else:
+        print(text.datasize(result, next_command))
+    return ExitCode.OK
+
+
+def check_storage(path, args) -> Checked:
+    """suite.check over a run, a results dir or a submission tree (training and checkpointing alike)."""
+    from suite.check.checker import check
+    from suite.report import findings as report
+
+    result = check(path, args.ruleset)
+    out = report.json_text(result) if args.format == "json" else report.text(result, result.rule_messages())
+    return Checked(out, report.summary_line(result), ExitCode.OK if result.compliant else ExitCode.FAILED)
+
+
+def metrics(path: Path, form: str) -> int:
+    from suite import files
+    from suite.report import aggregate, metrics_text
+    from suite.report.escape import terminal_lines
+
+    summary = aggregate.summarise(storage_dir(path))
+    if form == "json":
+        print(files.dump_json(summary, indent=2), end="")
+    else:
+        print(terminal_lines(metrics_text.storage(summary)))
+    return ExitCode.OK
+
+
+def report_page(path: Path, args):
+    """A results dir's page, or a `suite sweep` dir's (or its sweep.json's) sweep page."""
+    from suite.sweep import result as sweep_result
+
+    if sweep_result.is_sweep(path):
+        from suite.report import sweep_page
+
+        return sweep_page.build(sweep_result.load(path), path, args.storage_nodes)
+    refuse_storage_nodes(path, args)
+    from suite.check.checker import check
+    from suite.report import aggregate, content
+
+    path = storage_dir(path)
+    return content.build_storage(aggregate.summarise(path), check(path, ruleset="auto"))
+
+
+def refuse_storage_nodes(path, args) -> None:
+    if getattr(args, "storage_nodes", 1) != 1:
+        raise SuiteError(f"--storage-nodes: expected only with a sweep dir (its sizing table), got "
+                         f"{args.storage_nodes} for {path}")
+
+
+def listing() -> str:
+    from suite.report import text
+    from suite.storage import workloads
+
+    return text.workloads_table([workloads.resolve(n, a) for n in workloads.names() for a in workloads.accelerators(n)])
+
+
+KIND = Kind(
+    name="training", run=run, recognises=lambda path: True, check=check_storage, metrics=metrics,
+    report_page=report_page, datasize=datasize, listing=listing, add_run_arguments=add_run_arguments, sweeps=True,
+    workload_schema=workloads.SCHEMAS[workloads.TRAINING],
+    run_options=(*STORAGE_RUN_OPTIONS, "param", "launcher", "accelerator_type", "debug_read_delay"),
+    datasize_options=("accelerator_type",))

@@ -1,0 +1,107 @@
+"""suite.harness.resultsdir: the results dir is claimed atomically -- invocations started together
+never share one -- and a file or a non-empty directory is refused, one line, exit 2."""
+
+import multiprocessing
+import os
+
+import pytest
+
+from suite.errors import SuiteError
+from suite.harness import resultsdir
+
+CLAIMS = 6
+
+
+def _claim(barrier, given, cwd, queue):
+    os.chdir(cwd)
+    barrier.wait()              # every process claims at the same moment
+    try:
+        path = resultsdir.claim(given, "race")
+        queue.put(("ok", str(path.resolve())))
+    except SuiteError as exc:
+        queue.put(("refused", str(exc)))
+
+
+def _race(given, cwd) -> list[tuple[str, str]]:
+    ctx = multiprocessing.get_context("fork")
+    barrier, queue = ctx.Barrier(CLAIMS), ctx.Queue()
+    procs = [ctx.Process(target=_claim, args=(barrier, given, cwd, queue)) for _ in range(CLAIMS)]
+    for p in procs:
+        p.start()
+    out = [queue.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    return out
+
+
+def test_claims_started_together_of_the_default_each_get_their_own_dir(tmp_path):
+    got = _race(None, tmp_path)
+    paths = [p for how, p in got if how == "ok"]
+    assert len(paths) == CLAIMS and len(set(paths)) == CLAIMS, got
+    for p in paths:
+        assert os.path.dirname(p) == str(tmp_path / "results") and os.path.basename(p).startswith("race-")
+        assert os.listdir(p) == [resultsdir.CLAIM_NAME]       # each holds only its own claim
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new", "existing-empty"])
+def test_claims_started_together_of_one_given_dir_one_wins(tmp_path, existing):
+    given = tmp_path / "R"
+    if existing:
+        given.mkdir()
+    got = _race(str(given), tmp_path)
+    assert [how for how, _ in got].count("ok") == 1, got
+    for how, text in got:
+        if how == "refused":
+            assert "--results-dir" in text and str(given) in text and "\n" not in text
+    assert os.listdir(given) == [resultsdir.CLAIM_NAME]
+
+
+def test_release_leaves_the_results_and_a_claimed_dir_is_refused_until_then(tmp_path):
+    path = resultsdir.claim(tmp_path / "R", "x")
+    with pytest.raises(SuiteError, match="expected a new or empty directory"):
+        resultsdir.claim(tmp_path / "R", "x")
+    (path / "results.json").write_text("{}")
+    resultsdir.release(path)
+    assert os.listdir(path) == ["results.json"]
+    with pytest.raises(SuiteError, match="expected a new or empty directory, got 1 entries"):
+        resultsdir.claim(tmp_path / "R", "x")
+
+
+def test_abandon_removes_only_a_dir_the_claim_made(tmp_path):
+    made = resultsdir.claim(tmp_path / "new", "x")
+    resultsdir.abandon(made)
+    assert not made.exists()
+    found = tmp_path / "found"
+    found.mkdir()
+    resultsdir.abandon(resultsdir.claim(found, "x"))
+    assert found.is_dir() and os.listdir(found) == []
+
+
+def test_the_default_is_results_name_time(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first = resultsdir.claim(None, "unet3d_h100-1acc")
+    assert first.parent == resultsdir.ROOT and first.name.startswith("unet3d_h100-1acc-20")
+    other = resultsdir.claim(None, "unet3d_h100-1acc")
+    assert other != first
+
+
+@pytest.mark.parametrize("what", ["file", "non-empty"])
+@pytest.mark.parametrize("argv", [
+    ["run", "--workload", "unet3d", "--accelerators", "1", "--division", "open", "--no-cache-drop"],
+    ["run", "--workload", "llama3-8b", "--accelerators", "8", "--checkpoints-read", "0"],
+    ["run", "--workload", "tpcx-ai", "--scale-factor", "0.01"],
+    ["sweep", "--workload", "unet3d", "--accelerators", "1"],
+], ids=["training", "checkpointing", "tpcx-ai", "sweep"])
+def test_a_file_or_a_non_empty_dir_is_refused_one_line_exit_2(run_cli, tmp_path, what, argv):
+    target = tmp_path / "R"
+    if what == "file":
+        target.write_text("mine")
+    else:
+        target.mkdir()
+        (target / "old.json").write_text("{}")
+    code, out, err = run_cli(*argv, "--results-dir", target)
+    assert code == 2, (out, err)
+    assert len(err.strip().splitlines()) == 1 and "--results-dir" in err and str(target) in err
+    assert "a file" in err if what == "file" else "expected a new or empty directory" in err
+    assert (target.read_text() == "mine") if what == "file" else os.listdir(target) == ["old.json"]

@@ -1,0 +1,45 @@
+"""storage.storage_type (the workload file, or --param) selects the backend: POSIX types the POSIX
+backend; object storage a one-line refusal (exit 2) until its backend exists."""
+
+import pytest
+
+from suite import cli
+from suite.errors import SuiteError
+from suite.storage import workloads
+from suite.storage.backend.posix import PosixBackend
+from suite.storage.backend.select import backend_for, check_storage_type, for_workload, storage_type_of
+
+
+@pytest.mark.parametrize("kind", ["local_fs", "parallel_fs", "posix", "local", None])
+def test_posix_types_select_the_posix_backend(tmp_path, kind):
+    b = backend_for(kind, tmp_path)
+    assert isinstance(b, PosixBackend) and b.root == str(tmp_path) and b.storage_type == (kind or "local_fs")
+
+
+@pytest.mark.parametrize("kind", ["s3", "object"])
+def test_object_storage_is_refused_in_one_line(tmp_path, kind):
+    with pytest.raises(SuiteError) as err:
+        backend_for(kind, tmp_path)
+    assert str(err.value) == (f"storage.storage_type: expected one of local_fs, parallel_fs, posix, local, got {kind}: "
+                              "object storage is not implemented yet")
+    with pytest.raises(SuiteError):
+        check_storage_type("nfs4")
+
+
+@pytest.mark.parametrize("command", ["run", "datagen"])
+def test_the_workload_parameter_is_refused_before_anything_is_written(tmp_path, capsys, command):
+    argv = [command, "--workload", "unet3d", "--data-dir", str(tmp_path / "d"), "--param", "storage.storage_type=s3"]
+    argv += ["--accelerators", "1", "--results-dir", str(tmp_path / "r")] if command == "run" else ["--files", "2"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "storage.storage_type: expected one of local_fs" in err and "object storage is not implemented yet" in err
+    assert err.count("\n") == 1 and not (tmp_path / "d").exists()
+
+
+def test_the_workload_file_names_the_type():
+    unet = workloads.resolve("unet3d", "h100")
+    assert storage_type_of(unet) == "local_fs"                 # workloads/unet3d.yaml
+    assert storage_type_of(workloads.resolve("unet3d", "h100", {"storage.storage_type": "parallel_fs"})) == "parallel_fs"
+    assert for_workload(unet, "/d").storage_type == "local_fs"
+    with pytest.raises(SuiteError, match="object storage is not implemented yet"):
+        for_workload(workloads.resolve("unet3d", "h100", {"storage.storage_type": "s3"}), "/d")
