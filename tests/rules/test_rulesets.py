@@ -126,3 +126,10 @@ def test_a_new_round_is_a_choice_of_the_cli(new_round, run_cli, tmp_path):
     new_round("v9.9/ruleset.yaml", V99)
     code, _, err = run_cli("check", tmp_path, "--ruleset", "v9.9")
     assert code == 2 and "invalid choice" not in err        # accepted; the empty dir is what is refused
+
+
+def test_every_workload_names_known_rulesets_of_the_rounds_that_cover_it():
+    for name in workloads.names():
+        for accel in workloads.accelerators(name):
+            for rs in workloads.resolve(name, accel).rulesets:
+                assert rs in rulesets.names() and name in rulesets.get(rs).workloads, (name, accel, rs)
