@@ -133,3 +133,11 @@ def test_every_workload_names_known_rulesets_of_the_rounds_that_cover_it():
         for accel in workloads.accelerators(name):
             for rs in workloads.resolve(name, accel).rulesets:
                 assert rs in rulesets.names() and name in rulesets.get(rs).workloads, (name, accel, rs)
+
+
+def test_the_run_count_constants_left_in_code_agree_with_the_rulesets():
+    """--runs' help default and the sweep's confirmation runs are the rounds' run count."""
+    from suite.storage.run.prepare import DEFAULT_RUNS
+    from suite.sweep.search import CONFIRM_RUNS
+
+    assert {rulesets.get(n).runs.count for n in rulesets.names()} == {DEFAULT_RUNS} == {CONFIRM_RUNS}
