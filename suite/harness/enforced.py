@@ -152,7 +152,7 @@ def memory_cgroup(limit: int | None, k: int):
     """Run k's memory cgroup on this host around mpiexec and its ranks (None without a limit)."""
     from suite.enforce.cgroup import MemoryCgroup
 
-    return MemoryCgrouporyCgroup(limit, cgroup_name(k)) if limit else None
+    return MemoryCgroup(limit, cgroup_name(k)) if limit else None
 
 
 def enforced(cgroup, go, failure, join: bool = True) -> tuple[str, str | None, dict | None]:
