@@ -59,7 +59,7 @@ def read_shard(backend, name: str, nbytes: int, buf: memoryview) -> int:
 def worker(plan_path: str) -> int:
     from mpi4py import MPI
 
-    from suite.storage.run.rank import _barrier, _fail
+    from suite.harness.ranks import barrier, fail
 
     comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
@@ -71,11 +71,11 @@ def worker(plan_path: str) -> int:
     try:
         if comm.Get_size() != plan["processes"]:
             raise RunError(f"mpiexec: expected {plan['processes']} ranks, got {comm.Get_size()}")
-        record = _run(comm, plan, rank, host, _barrier)
+        record = _run(comm, plan, rank, host, barrier)
         files.write_json(run_dir / "ranks" / f"rank-{rank}.json", record, schema=RANK_SCHEMA, indent=None)
-        _barrier(comm)
+        barrier(comm)
     except Exception as exc:  # noqa: BLE001 - one line for the CLI, a bug's traceback to mpiexec.log
-        _fail(comm, run_dir, rank, exc)
+        fail(comm, run_dir, rank, exc)
         return 1
     return 0
 

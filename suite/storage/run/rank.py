@@ -14,18 +14,9 @@ import time
 from pathlib import Path
 
 from suite import files
-from suite.errors import RunError, SuiteError
+from suite.errors import RunError
+from suite.harness.ranks import barrier, fail
 from suite.storage.records import PLAN_MAX_BYTES, RankEpoch, RankSteps, RunPlan
-
-
-def _barrier(comm) -> None:
-    """comm.Barrier() without spinning the CPU: MPICH's blocking barrier busy-polls, which on a
-    host with more ranks than cores steals the readers' CPU. Poll a non-blocking one, sleeping."""
-    req = comm.Ibarrier()
-    nap = 0.00002
-    while not req.Test():
-        time.sleep(nap)
-        nap = min(nap * 2, 0.0005)
 
 
 def _epoch_order(plan: RunPlan, epoch: int) -> list[int]:
@@ -106,9 +97,9 @@ def worker(plan_path: str) -> int:
     try:
         record = _run(comm, plan, host, out)
         files.write_json(run_dir / "steps" / f"rank-{rank}.json", record.to_dict(), schema="steps")
-        _barrier(comm)
+        barrier(comm)
     except Exception as exc:  # noqa: BLE001 - one line for the CLI, the traceback (bugs) to mpiexec.log
-        _fail(comm, run_dir, rank, exc)
+        fail(comm, run_dir, rank, exc)
         return 1
     finally:
         if log:
@@ -129,12 +120,12 @@ def _run(comm, plan: RunPlan, host: str, out) -> RankSteps:
         transfer_size_bytes=plan.transfer_size_bytes, odirect=plan.odirect, format=plan.format,
         samples_per_file=plan.samples_per_file, batch_size=plan.batch_size,
         delay_per_file_s=plan.delay_per_file_s), backend_for(plan.storage_type, ""))
-    _barrier(comm)
+    barrier(comm)
     run_start = comm.bcast(time.time() if rank == 0 else None, root=0)
     record = RankSteps(rank=rank, hostname=host, run_start_unix_s=run_start)
     for epoch in range(1, plan.epochs + 1):
         record.epochs.append(_epoch(comm, plan, reader, model, epoch, run_start, out))
-    _barrier(comm)
+    barrier(comm)
     if rank == 0 and plan.checkpoint_bytes and plan.checkpoint_dir:
         out(f"Starting checkpoint: {plan.checkpoint_bytes} bytes to {plan.checkpoint_dir}")
         record.checkpoint = write_checkpoint(plan, run_start, Path(plan.run_dir).name)
@@ -147,7 +138,7 @@ def _epoch(comm, plan: RunPlan, reader, model, epoch: int, run_start: float, out
     rank, size = comm.Get_rank(), comm.Get_size()
     now = time.time
     shard, need = rank_shard(plan, epoch, rank, size)
-    _barrier(comm)
+    barrier(comm)
     e = RankEpoch(epoch=epoch, start_s=now() - run_start)
     if rank == 0:
         out(f"Starting epoch {epoch}: {plan.steps_per_epoch} steps expected")
@@ -159,7 +150,7 @@ def _epoch(comm, plan: RunPlan, reader, model, epoch: int, run_start: float, out
             t0 = now()
             ep.wait_batch(i)
             s = clock.compute()
-            _barrier(comm)
+            barrier(comm)
             starts.append(t0 - run_start)
             ends.append(now() - run_start)
             comps.append(model.computation_time_s)       # what the step computes, as DLIO counts it
@@ -176,18 +167,6 @@ def _epoch(comm, plan: RunPlan, reader, model, epoch: int, run_start: float, out
             f"rank 0 AU {au:.2f}%, ~{tp:.2f} samples/s, "
             f"{ep.bytes_read / 1024**2 / max(e.end_s - e.start_s, 1e-9):.1f} MiB/s read")
     return e
-
-
-def _fail(comm, run_dir: Path, rank: int, exc: Exception) -> None:
-    """A rank's error: one line in errors/rank-<r>.txt and on stderr (a bug's traceback too); abort all."""
-    message = str(exc) if isinstance(exc, SuiteError) else f"{type(exc).__name__}: {exc} (a bug: see mpiexec.log)"
-    (run_dir / "errors").mkdir(parents=True, exist_ok=True)
-    files.write_atomic(run_dir / "errors" / f"rank-{rank}.txt", f"{message}\n")
-    if not isinstance(exc, SuiteError):
-        import traceback
-        traceback.print_exc()
-    print(f"rank {rank}: error: {message}", file=sys.stderr, flush=True)
-    comm.Abort(1)
 
 
 if __name__ == "__main__":

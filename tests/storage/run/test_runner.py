@@ -416,7 +416,7 @@ def test_checkpoint_folder_that_cannot_be_made_fails_in_one_line(run_cli, unet_d
 
 def test_the_miniature_checks_the_memory_cgroup_before_writing_its_dataset(run_cli, tmp_path, monkeypatch):
     """A host without a usable cgroup fails in a second, not after generating the dataset."""
-    from suite.enforce import detect
+    from suite.enforce import cgroup
     from suite.enforce.detect import CgroupError
 
     monkeypatch.chdir(tmp_path)
@@ -426,7 +426,7 @@ def test_the_miniature_checks_the_memory_cgroup_before_writing_its_dataset(run_c
         probed.append(limit_bytes)
         raise CgroupError("memory cgroup: expected a usable cgroup hierarchy, got none (test)")
 
-    monkeypatch.setattr(enforce, "preflight", no_cgroup)
+    monkeypatch.setattr(cgroup, "preflight", no_cgroup)
     monkeypatch.setattr(datagen, "generate", lambda *a, **k: pytest.fail("the dataset was generated first"))
     code, out, err = run_cli("run", "--workload", "cosmoflow", "--accelerators", 1, "--memory-limit", "128MiB",
                              "--runs", 1, "--division", "open", "--no-cache-drop")

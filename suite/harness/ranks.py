@@ -1,0 +1,32 @@
+"""The rank side's shared pieces: every MPI rank program of a storage kind (training's
+suite.storage.run.rank, checkpointing's suite.storage.checkpoint.rank) meets its peers and fails
+the same way."""
+
+import sys
+import time
+from pathlib import Path
+
+from suite import files
+from suite.errors import SuiteError
+
+
+def barrier(comm) -> None:
+    """comm.Barrier() without spinning the CPU: MPICH's blocking barrier busy-polls, which on a
+    host with more ranks than cores steals the readers' CPU. Poll a non-blocking one, sleeping."""
+    req = comm.Ibarrier()
+    nap = 0.00002
+    while not req.Test():
+        time.sleep(nap)
+        nap = min(nap * 2, 0.0005)
+
+
+def fail(comm, run_dir: Path, rank: int, exc: Exception) -> None:
+    """A rank's error: one line in errors/rank-<r>.txt and on stderr (a bug's traceback too); abort all."""
+    message = str(exc) if isinstance(exc, SuiteError) else f"{type(exc).__name__}: {exc} (a bug: see mpiexec.log)"
+    (run_dir / "errors").mkdir(parents=True, exist_ok=True)
+    files.write_atomic(run_dir / "errors" / f"rank-{rank}.txt", f"{message}\n")
+    if not isinstance(exc, SuiteError):
+        import traceback
+        traceback.print_exc()
+    print(f"rank {rank}: error: {message}", file=sys.stderr, flush=True)
+    comm.Abort(1)
