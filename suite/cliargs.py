@@ -7,7 +7,7 @@ subcommands take (workload, dataset sizing, engine). Each command's own options 
 import argparse
 
 from suite.errors import ExitCode, SuiteError
-from suite.rules import RULESETS
+from suite.rules import rulesets
 
 
 class Parser(argparse.ArgumentParser):
@@ -81,7 +81,8 @@ def sizing_args(p, required: bool, accelerators_help: str, memory_help: str | No
     p.add_argument("--client-hosts", type=positive_int, default=1)
     p.add_argument("--host-memory", type=size, required=required and memory_help is None,
                    help=memory_help or 'per host, with a unit: "128GiB" or "137.4GB"')
-    p.add_argument("--ruleset", choices=RULESETS, default=None, help="default v1.0 (v0.5 for v100-only workloads)")
+    p.add_argument("--ruleset", type=rulesets.argtype(), default=None, metavar="RULESET",
+                   help="default v1.0 (v0.5 for v100-only workloads)")
 
 
 def accelerator_list(text: str) -> list[int]:

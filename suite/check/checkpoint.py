@@ -1,5 +1,7 @@
 """`suite check` on checkpointing results (suite run --workload llama3-*): the facts the rules of
-rules/v2.0/checkpointing*.yaml name, and the verdicts.
+rules/<ruleset>/checkpointing*.yaml name, and the verdicts. The rulesets with checkpointing rules are
+those whose ruleset.yaml `covers` it (v2.0 today); a result is held to the one its results.json
+names, else to the newest.
 
 PATH is one phase's results directory (checkpoint_run_set.json), one of its run-<k> (the phase is
 checked), or a directory holding the write and the read phase's (up to three levels down). Scopes: tree = PATH (both phases), benchmark =
@@ -14,8 +16,9 @@ from pathlib import Path
 
 from suite import files
 from suite.check import layout
+from suite.check.result import BenchmarkResult, CheckResult, evaluate
 from suite.errors import ResultError
-from suite.rules import findings
+from suite.rules import findings, rulesets
 from suite.rules import engine as rules
 from suite.rules.engine import Scope
 
@@ -80,10 +83,10 @@ def _inside(p: Path) -> Path:
 
 
 def check(path, ruleset: str = "auto"):
-    from suite.check import BenchmarkResult, CheckResult
-
-    if ruleset not in ("auto", "v2.0"):
-        raise ResultError(f"--ruleset {ruleset}: expected v2.0 (checkpointing is a v2.0 benchmark), got {ruleset}")
+    covering = rulesets.covering("checkpointing")
+    if ruleset not in ("auto", *covering):
+        raise ResultError(f"--ruleset {ruleset}: expected {' or '.join(covering)} (the rulesets with checkpointing "
+                          f"rules), got {ruleset}")
     root = Path(path)
     phases = [Phase(d) for d in phase_dirs(root)]
     if not phases:
@@ -91,30 +94,33 @@ def check(path, ruleset: str = "auto"):
     out = []
     for ph in phases:
         division = ph.run_set["division"]
-        rs = rules.load_layers("v2.0", RULE_FILES[division], division)
-        found = _evaluate(rs, "benchmark", benchmark_scope(ph), root)
+        name = _ruleset_of(ph, ruleset, covering)
+        rs = rules.load_layers(name, RULE_FILES[division], division)
+        found = evaluate(rs, "benchmark", benchmark_scope(ph), root)
         for p, doc in ph.runs:
-            found += _evaluate(rs, "run", run_scope(p, doc), root)
+            found += evaluate(rs, "run", run_scope(p, doc), root)
         verdict = findings.verdict(found, division)
         compliant = verdict == "closed" or (verdict == "open" and division == "open")
-        b = layout.Benchmark(path=ph.path, org=None, system=None, division=division, ruleset="v2.0",
+        b = layout.Benchmark(path=ph.path, org=None, system=None, division=division, ruleset=name,
                              workload=ph.run_set["workload"], accelerator=None,
                              runs=[layout.Run(p.parent, p.parent.name, []) for p, _ in ph.runs],
-                             detected_from={"workload": RUN_SET, "ruleset": "checkpointing (v2.0)",
+                             detected_from={"workload": RUN_SET, "ruleset": f"checkpointing ({name})",
                                             "phase": ph.run_set["phase"]})
         out.append(BenchmarkResult(b, verdict, found, None, compliant, rs.files, len(rs.rules),
                                    {r.id: r.message for r in rs.rules}))
-    tree_rules = rules.load_layers("v2.0", ("checkpointing.yaml",))
-    tree_found = _evaluate(tree_rules, "tree", tree_scope(root, phases), root)
+    tree_rules = rules.load_layers(_ruleset_of(phases[0], ruleset, covering), ("checkpointing.yaml",))
+    tree_found = evaluate(tree_rules, "tree", tree_scope(root, phases), root)
     verdict = findings.worst([r.verdict for r in out] + [findings.verdict(tree_found)])
     compliant = all(r.compliant for r in out) and findings.verdict(tree_found) == "closed"
     return CheckResult(root, out, tree_found, verdict, compliant, {r.id: r.message for r in tree_rules.rules})
 
 
-def _evaluate(rs, kind: str, scope: Scope, root: Path):
-    from suite.check import _evaluate as evaluate
-
-    return evaluate(rs, kind, scope, root)
+def _ruleset_of(ph: Phase, ruleset: str, covering: tuple[str, ...]) -> str:
+    """--ruleset when given, else the one the phase's results.json names, else the newest with checkpointing."""
+    if ruleset != "auto":
+        return ruleset
+    named = next((d.get("ruleset") for _, d in ph.runs if d.get("ruleset") in covering), None)
+    return named or covering[-1]
 
 
 def tree_scope(root: Path, phases: list[Phase]) -> Scope:

@@ -10,12 +10,22 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from suite.rules import RULESETS
+from suite.rules import rulesets
 
 ACCELERATORS = ("h100", "a100", "v100")
 MODEL_ALIASES = {"unet3d": "unet3d", "unet": "unet3d", "resnet50": "resnet50", "resnet": "resnet50",
                  "cosmoflow": "cosmoflow", "bert": "bert"}
-RULESET_IN_NAME = re.compile(r"(?:^|[^0-9.])v(0\.5|1\.0|2\.0)(?:$|[^0-9])")
+
+
+def ruleset_in_name() -> re.Pattern:
+    """A ruleset's name inside a directory name (`v1.0`, `results-v2.0`), for every known ruleset."""
+    return _name_pattern(rulesets.names())
+
+
+@lru_cache(maxsize=8)
+def _name_pattern(names: tuple[str, ...]) -> re.Pattern:
+    alts = "|".join(re.escape(n[1:]) for n in sorted(names, key=len, reverse=True) if n.startswith("v"))
+    return re.compile(rf"(?:^|[^0-9.])v({alts})(?:$|[^0-9])")
 
 
 @dataclass
@@ -38,8 +48,9 @@ def identify(bench_dir: Path, runs: list, root: Path, ruleset: str) -> Identity:
     detected: dict[str, str] = {}
     model, accel = _workload_of(bench_dir, runs, root, detected)
     rs = _ruleset_of(bench_dir, runs, ruleset, detected)
-    if accel is None and rs == "v0.5" and model in ("unet3d", "bert"):
-        accel, detected["accelerator"] = "v100", "v0.5 (v100 only)"
+    implied = rulesets.get(rs).detection.implied_accelerator if rs in rulesets.names() else {}
+    if accel is None and model in implied:
+        accel, detected["accelerator"] = implied[model], f"{rs} ({implied[model]} only)"
     if division is None:
         division = next((d for d in ((run.results or {}).get("division") for run in runs)
                          if d in ("closed", "open")), None)
@@ -70,24 +81,35 @@ def _ruleset_of(bench_dir: Path, runs: list, ruleset: str, detected: dict) -> st
         return ruleset
     for run in runs:
         r = (run.results or {}).get("ruleset")
-        if r in RULESETS:
+        if r in rulesets.names():
             detected["ruleset"] = "results.json"
             return r
     hint = _ruleset_hint(bench_dir.parts)
     if hint:
         detected["ruleset"] = "directory names"
         return hint
-    summaries = [s for r in runs for s in r.summaries]
-    ov = next((overrides_dict(r.overrides).get("workload") for r in runs if r.overrides), None)
-    if any(r.warmup for r in runs):
-        rs, why = "v2.0", "a warm-up run"
-    elif (ov and parse_workload_name(ov)[0] and parse_workload_name(ov)[1] is None) or (
-            summaries and all("num_hosts" not in s and "host_memory_GB" not in s for s in summaries)):
-        rs, why = "v0.5", "workload name without accelerator / v0.5 summary keys"
-    else:
-        rs, why = "v1.0", "default (v1.0 summary keys or none)"
+    rs, why = _detected(runs)
     detected["ruleset"] = why
     return rs
+
+
+def _detected(runs: list) -> tuple[str, str]:
+    """(ruleset, why) from the runs themselves: each ruleset's detection hints (ruleset.yaml),
+    newest round first; the default ruleset when none matches."""
+    summaries = [s for r in runs for s in r.summaries]
+    ov = next((overrides_dict(r.overrides).get("workload") for r in runs if r.overrides), None)
+    for name in reversed(rulesets.names()):
+        hints = rulesets.get(name).detection
+        if hints.warmup_run and any(r.warmup for r in runs):
+            return name, "a warm-up run"
+        no_accel = hints.workload_without_accelerator and bool(
+            ov and parse_workload_name(ov)[0] and parse_workload_name(ov)[1] is None)
+        keys = hints.summary_keys_absent
+        old_keys = bool(keys and summaries and all(not any(k in s for k in keys) for s in summaries))
+        if no_accel or old_keys:
+            return name, f"workload name without accelerator / {name} summary keys"
+    default = rulesets.default().name
+    return default, f"default ({default} summary keys or none)"
 
 
 def parse_workload_name(text: str) -> tuple[str | None, str | None]:
@@ -171,7 +193,7 @@ def from_names(parts: tuple[str, ...]) -> tuple[str | None, str | None]:
 
 def _ruleset_hint(parts: tuple[str, ...]) -> str | None:
     for part in reversed(parts):
-        m = RULESET_IN_NAME.search(part.lower())
+        m = ruleset_in_name().search(part.lower())
         if m:
             return "v" + m.group(1)
     return None

@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
-from suite.rules import RULESETS
+from suite.rules import rulesets
 
 
 def add_parser(sub) -> None:
@@ -12,7 +12,7 @@ def add_parser(sub) -> None:
                        description="Check a run, a benchmark with its runs, a `suite run` results dir or a "
                                    "submission tree against rules/<ruleset>/. Exit 0 compliant, 1 not, 2 unusable.")
     p.add_argument("path", metavar="PATH", help="a run, a benchmark dir, a results dir or a submission tree")
-    p.add_argument("--ruleset", choices=["auto", *RULESETS], default="auto",
+    p.add_argument("--ruleset", type=rulesets.argtype("auto"), default="auto", metavar="RULESET",
                    help="default: detected from the files")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--output", metavar="FILE", default=None,

@@ -2,7 +2,7 @@
 
 from suite.cliargs import accelerator_list, positive_int, size, workload_args
 from suite.errors import SuiteError
-from suite.rules import RULESETS
+from suite.rules import rulesets
 
 
 def add_parser(sub) -> None:
@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
     p.add_argument("--runs", type=positive_int, choices=[1, 5], default=1, help="runs per N (default 1)")
     p.add_argument("--memory-limit", type=size, default=None, help="as for suite run")
     p.add_argument("--division", choices=["closed", "open"], default="closed")
-    p.add_argument("--ruleset", choices=RULESETS, default=None)
+    p.add_argument("--ruleset", type=rulesets.argtype(), default=None, metavar="RULESET")
     p.add_argument("--param", action="append", metavar="KEY=VALUE", help="workload override (repeatable)")
     p.add_argument("--allow-no-cache-drop", action="store_true", help="as for suite run (non-compliant)")
 

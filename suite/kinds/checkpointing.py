@@ -60,7 +60,7 @@ def metrics(path: Path, form: str) -> int:
 
 
 def report_page(path: Path, args):
-    from suite.check import check
+    from suite.check.checker import check
     from suite.report import checkpoint_text
 
     training.refuse_storage_nodes(path, args)

@@ -24,7 +24,7 @@ def storage_dir(path: Path) -> Path:
 def add_run_arguments(p) -> None:
     """The storage run options (checkpointing uses them too) and the training-only ones."""
     from suite.cliargs import non_negative_float, positive_int, size
-    from suite.rules import RULESETS
+    from suite.rules import rulesets
     from suite.storage.run.prepare import DEFAULT_RUNS
 
     p.add_argument("--accelerators", type=positive_int, help="simulated accelerators (MPI ranks; storage workloads)")
@@ -32,7 +32,7 @@ def add_run_arguments(p) -> None:
     p.add_argument("--memory-limit", type=size, default=None,
                    help='run the ranks in a memory cgroup of this size ("4GiB"); the dataset-size rule uses it')
     p.add_argument("--division", choices=["closed", "open"], default="closed")
-    p.add_argument("--ruleset", choices=RULESETS, default=None)
+    p.add_argument("--ruleset", type=rulesets.argtype(), default=None, metavar="RULESET")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="workload override, e.g. reader.read_threads=8 (repeatable)")
     p.add_argument("--hosts", help="comma-separated client hosts (MPI across hosts)")
@@ -80,7 +80,7 @@ def datasize(args) -> int:
 
 def check_storage(path, args) -> Checked:
     """suite.check over a run, a results dir or a submission tree (training and checkpointing alike)."""
-    from suite.check import check
+    from suite.check.checker import check
     from suite.report import findings as report
 
     result = check(path, args.ruleset)
@@ -110,7 +110,7 @@ def report_page(path: Path, args):
 
         return sweep_page.build(sweep_result.load(path), path, args.storage_nodes)
     refuse_storage_nodes(path, args)
-    from suite.check import check
+    from suite.check.checker import check
     from suite.report import aggregate, content
 
     path = storage_dir(path)

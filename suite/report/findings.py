@@ -1,6 +1,6 @@
 """`suite check` output: text grouped by benchmark (verdict first) and the JSON document.
 
-Pure functions: a suite.check.CheckResult in, a str out.
+Pure functions: a suite.check.result.CheckResult in, a str out.
 """
 
 import re

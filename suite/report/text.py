@@ -1,5 +1,6 @@
 """Terminal text for the commands' results. Pure functions: records in, str out."""
 
+from suite.rules import rulesets
 from suite.sizes import GIB
 
 
@@ -19,14 +20,16 @@ def workloads_table(resolved) -> str:
 
 def datasize(d, next_command: str) -> str:
     memory = f"{d.host_memory_bytes / GIB:.2f} GiB ({d.host_memory_bytes} B)"
-    if d.ruleset == "v2.0":
-        steps_rule = f"500 steps x batch x {d.num_accelerators} accelerators"
+    size = rulesets.get(d.ruleset).datasize
+    if size.formula == "files":        # the ruleset's minimum steps, whatever the workload's own steps
+        steps_rule = f"{size.min_steps} steps x batch x {d.num_accelerators} accelerators"
     else:
         steps_rule = f"{d.steps} steps x batch x {d.num_accelerators} accelerators"
+    k = size.memory_multiple
     why = {
         "steps": f"the minimum-steps rule ({steps_rule} = {d.steps_rule_samples} samples; "
-                 f"5x memory needs {d.memory_rule_samples})",
-        "memory": f"the 5x host-memory rule ({d.client_hosts} x {memory} x 5 = {d.memory_rule_samples} samples; "
+                 f"{k}x memory needs {d.memory_rule_samples})",
+        "memory": f"the {k}x host-memory rule ({d.client_hosts} x {memory} x {k} = {d.memory_rule_samples} samples; "
                   f"minimum steps need {d.steps_rule_samples})",
     }[d.dictated_by]
     return "\n".join([

@@ -7,7 +7,7 @@ A rule file:
     rules:
       - id: structure-run-count        # stable kebab-case id, unique over the assembled set
         applies_to: benchmark          # tree | benchmark | run | host (or a list of them)
-        field: runs.count              # a fact name (see suite/check/facts.py)
+        field: runs.count              # a fact declared in rules/facts.yaml (built by suite/check/facts.py)
         op: eq                         # from the closed registry OPS below
         value: {param: runs_required}  # literal | {fact: name} | {param: name} | {params: [a, b]}
                                        # (+ rel/abs for op close, of/say for op none_equal)
@@ -17,6 +17,10 @@ A rule file:
         message: exactly 5 runs per benchmark
         explain: dataset.size_basis      # optional: a fact whose text follows the values in the finding
         guideline: "3.2 ..."             # optional: the section of the submission guidelines it enforces
+        required: true                   # optional: a missing fact fails the rule (default: skips it)
+
+Every fact a rule names (field, when.field, {fact: ...}, explain) must be declared in rules/facts.yaml
+(suite/rules/vocabulary.py) for the rule's scopes; an unknown one is a RuleError at load time.
 
 Layers for a benchmark: <ruleset>/common.yaml -> <ruleset>/closed.yaml and open.yaml (open.yaml
 only, for results in the open division) -> <ruleset>/<workload>.yaml. No eval, no exec: an
@@ -33,12 +37,13 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import RuleError
+from suite.rules import rulesets, vocabulary
 from suite.rules.findings import EFFECTS, SEVERITIES
 from suite.rules.ops import EVALUATED_WHEN_MISSING, OPS, Item, Violation, close_enough  # noqa: F401 (re-exported)
 
 SCOPES = ("tree", "benchmark", "run", "host")
 RULE_KEYS = {"id", "applies_to", "field", "op", "value", "when", "severity", "effect", "message", "explain",
-             "guideline"}
+             "guideline", "required"}
 REQUIRED_KEYS = ("id", "applies_to", "field", "op", "severity", "effect", "message")
 FILE_KEYS = {"schema_version", "description", "extends", "params", "rules"}
 VALUE_KEYS = {"fact", "param", "params", "value", "rel", "abs", "of", "say"}
@@ -63,6 +68,7 @@ class Rule:
     source: str
     explain: str | None = None       # a fact whose text is appended to each finding's message
     guideline: str | None = None     # the submission-guidelines section the rule enforces
+    required: bool = False           # a missing fact is a violation, not a reason to skip the rule
 
 
 @dataclass
@@ -138,8 +144,9 @@ def violations(rule_like: dict | Rule, scope: Scope, params: dict) -> list[Viola
     fld = rule_like["field"] if isinstance(rule_like, dict) else rule_like.field
     op = rule_like["op"] if isinstance(rule_like, dict) else rule_like.op
     raw = rule_like.get("value") if isinstance(rule_like, dict) else rule_like.value
+    required = rule_like.get("required", False) if isinstance(rule_like, dict) else rule_like.required
     actual = scope.get(fld)
-    if actual is None and op not in EVALUATED_WHEN_MISSING:
+    if actual is None and op not in EVALUATED_WHEN_MISSING and not required:
         return None
     value, opts = resolve(raw, scope, params)
     if value is None and op not in ("exists", "empty", "all_equal") and raw is not None:
@@ -159,7 +166,24 @@ def applies(rule: Rule, scope: Scope, params: dict) -> bool:
 
 
 def rules_dir() -> Path:
-    return files.data_dir("rules")
+    return rulesets.root()
+
+
+LAYERS = ("common", "closed", "open")
+NOT_RULES = (rulesets.FILE,)      # a folder's ruleset.yaml holds its constants, not rules
+
+
+def workload_layers(ruleset: str) -> list[str]:
+    """The workload names with a layer of their own in `ruleset` (<workload>.yaml)."""
+    d = rules_dir() / ruleset
+    return sorted(p.stem for p in d.glob("*.yaml") if p.stem not in LAYERS and p.name not in NOT_RULES)
+
+
+def seeded_params(ruleset: str) -> dict:
+    """The params the ruleset's ruleset.yaml gives its rule files (none for a folder without one)."""
+    if not (rules_dir() / ruleset / rulesets.FILE).is_file():
+        return {}
+    return rulesets.get(ruleset, rules_dir()).params()
 
 
 def _check_value(value, where: str, op: str, params: dict | None = None):
@@ -234,7 +258,7 @@ def layer_files(ruleset: str, division: str | None, workload: str | None) -> lis
         have = sorted(p.name for p in rules_dir().iterdir() if p.is_dir())
         raise RuleError(f"ruleset: expected one of {', '.join(have)}, got {ruleset!r}")
     names = ["common.yaml"] + (["open.yaml"] if division == "open" else ["closed.yaml", "open.yaml"])
-    if workload:
+    if workload and f"{workload}.yaml" not in NOT_RULES:
         names.append(f"{workload}.yaml")
     return [f"{ruleset}/{n}" for n in names if (base / n).is_file()]
 
@@ -257,7 +281,7 @@ def _assemble(ruleset: str, division: str | None, workload: str | None, rels: tu
     loaded: list[tuple[str, dict]] = []
     for rel in rels:
         loaded += _load_file(rel, (), seen)
-    params: dict = {}
+    params: dict = seeded_params(ruleset)
     rules: list[Rule] = []
     where_id: dict[str, str] = {}
     for rel, doc in loaded:
@@ -311,8 +335,18 @@ def _rule(r: dict, path: Path, params: dict, where_id: dict[str, str]) -> Rule:
             raise RuleError(f"{where}: value: expected a defined param, got {ref!r}")
     _check_value(r.get("value"), where, r["op"], params)
     scopes = tuple(r["applies_to"]) if isinstance(r["applies_to"], list) else (r["applies_to"],)
+    for name in fact_names(r):
+        vocabulary.check(name, scopes, where)
     return Rule(rid, scopes, r["field"], r["op"], r.get("value"), tuple(_conds(r)), r["severity"], r["effect"],
-                r["message"], str(path), r.get("explain"), r.get("guideline"))
+                r["message"], str(path), r.get("explain"), r.get("guideline"), bool(r.get("required", False)))
+
+
+def fact_names(r: dict) -> list:
+    """Every fact a rule names: its field, its conditions' fields, a {fact: ...} value, explain."""
+    names = [r["field"]] + [c["field"] for c in _conds(r)]
+    names += [v["fact"] for v in [r.get("value")] + [c.get("value") for c in _conds(r)]
+              if isinstance(v, dict) and "fact" in v]
+    return names + ([r["explain"]] if r.get("explain") is not None else [])
 
 
 def _conds(r: dict) -> list:
@@ -330,14 +364,16 @@ def _param_refs(value) -> list[str]:
 
 
 def all_rule_files() -> list[Path]:
-    return sorted(rules_dir().glob("*/*.yaml"))
+    return sorted(p for p in rules_dir().glob("*/*.yaml") if p.name not in NOT_RULES)
 
 
-def all_rule_ids() -> dict[str, Rule]:
-    """Every rule id of every ruleset/division/workload combination that exists on disk."""
+def all_rule_ids(benchmark: str = rulesets.MLPERF) -> dict[str, Rule]:
+    """Every rule id of every ruleset/division/workload combination that exists on disk, for the
+    rulesets of `benchmark` (MLPerf Storage: what `suite check` holds a tree to; or tpcx-ai)."""
     out: dict[str, Rule] = {}
-    for rs_dir in sorted(p for p in rules_dir().iterdir() if p.is_dir()):
-        workloads_here = [p.stem for p in rs_dir.glob("*.yaml") if p.stem not in ("common", "closed", "open")]
+    names = rulesets.names(benchmark, rules_dir())
+    for rs_dir in sorted(p for p in rules_dir().iterdir() if p.is_dir() and p.name in names):
+        workloads_here = workload_layers(rs_dir.name)
         for division in ("closed", "open"):
             for wl in workloads_here or [None]:
                 for r in load(rs_dir.name, division, wl).rules:

@@ -21,6 +21,8 @@ class Item:
     field: str | None = None
     expected: object = None      # for problem items: what was expected
     shown: object = None         # what a finding reports as actual, when not `value` itself
+    note: str = ""               # for problem items: what follows the values in the finding
+    expected_given: bool = False  # for problem items: `expected` is the value, even when None
 
 
 @dataclass(frozen=True)
@@ -30,7 +32,7 @@ class Violation:
     field_suffix: str = ""
     path: object = None
     field: str | None = None
-
+    note: str = ""               # follows the values in the finding's message
 
 
 
@@ -142,8 +144,9 @@ def op_empty(a, v, o):
     out = []
     for item in a:
         if isinstance(item, Item):
-            out.append(Violation(item.expected if item.expected is not None else "none", item.value,
-                                 path=item.path, field=item.field))
+            given = item.expected is not None or item.expected_given
+            out.append(Violation(item.expected if given else "none", item.value,
+                                 path=item.path, field=item.field, note=item.note))
         else:
             out.append(Violation("none", item))
     return out
@@ -198,6 +201,22 @@ def op_none_equal(a, v, o):
     return _one(bad == 0, f"no {of} that {say}", f"{bad} of {len(vals)} {of} {say}")
 
 
+def op_meets_threshold(a, v, o):
+    """A quality record {metric, value} meets a threshold {metric, op: min|max|none, value}: the
+    same metric, a finite value, >= (min) or <= (max) the threshold. Missing counts as failing."""
+    if not isinstance(v, dict) or v.get("op") not in ("min", "max") or not is_number(v.get("value")):
+        return []
+    expected = f"{v.get('metric')} {'>=' if v['op'] == 'min' else '<='} {v['value']:g}"
+    value = a.get("value") if isinstance(a, dict) else None
+    measured = value if is_number(value) else None
+    if isinstance(a, dict) and a.get("metric") != v.get("metric"):
+        return [Violation(expected, f"metric {a.get('metric')}")]
+    if measured is None:
+        return [Violation(expected, "no value" if not isinstance(value, float) else value)]
+    ok = measured >= v["value"] if v["op"] == "min" else measured <= v["value"]
+    return _one(ok, expected, measured)
+
+
 def op_schema(a, v, o):
     return [Violation("valid", e.split(": ", 1)[1] if ": " in e else e, field_suffix="",
                       field=e.split(": ", 1)[0] if ": " in e else None)
@@ -209,6 +228,6 @@ OPS = {
     "range": op_range, "exists": op_exists, "count": op_count, "count_min": op_count_min,
     "count_max": op_count_max, "close": op_close, "all_in": op_all_in, "empty": op_empty,
     "all_equal": op_all_equal, "increasing": op_increasing, "spread_max": op_spread_max, "schema": op_schema,
-    "none_equal": op_none_equal,
+    "none_equal": op_none_equal, "meets_threshold": op_meets_threshold,
 }
-EVALUATED_WHEN_MISSING = {"exists"}
+EVALUATED_WHEN_MISSING = {"exists", "meets_threshold"}

@@ -1,10 +1,12 @@
 """How big the dataset must be: the MLPerf Storage dataset-size rules, per ruleset.
 
-v0.5 / v1.0:  min_samples = max(steps x batch x N, H x memory_bytes x 5 // record_length)
-              steps = total_training_steps if the workload sets it, else 100 (v0.5) / 500 (v1.0)
+The constants are the ruleset's (rules/<ruleset>/ruleset.yaml `datasize`: min_steps S, memory_multiple
+k, formula; suite.rules.rulesets):
+formula samples (v0.5, v1.0): min_samples = max(steps x batch x N, H x memory_bytes x k // record_length)
+              steps = total_training_steps if the workload sets it, else S (100 in v0.5, 500 in v1.0)
               files = min_samples // samples_per_file
-v2.0:         files = max(5 x H x memory_bytes // (samples_per_file x record_length),
-                          500 x N x batch // samples_per_file)
+formula files (v2.0): files = max(k x H x memory_bytes // (samples_per_file x record_length),
+                          S x N x batch // samples_per_file)
 Integer (floor) arithmetic throughout, as the reference implementations do.
 The same function serves `suite datasize`, the runner's closed-division refusal and the checker.
 """
@@ -12,10 +14,7 @@ The same function serves `suite datasize`, the runner's closed-division refusal 
 from dataclasses import asdict, dataclass
 
 from suite.errors import SuiteError
-from suite.rules import RULESETS
-
-MIN_STEPS = {"v0.5": 100, "v1.0": 500, "v2.0": 500}
-MEMORY_MULTIPLE = 5
+from suite.rules import rulesets
 
 
 @dataclass(frozen=True)
@@ -41,14 +40,17 @@ class Datasize:
 
 
 def default_ruleset(workload) -> str:
-    return "v1.0" if "v1.0" in workload.rulesets else workload.rulesets[-1]
+    """The default ruleset (rulesets.default()) when the workload has it, else its newest."""
+    name = rulesets.default().name
+    return name if name in workload.rulesets else workload.rulesets[-1]
 
 
 def compute(workload, num_accelerators: int, client_hosts: int, host_memory_bytes: int,
             ruleset: str | None = None) -> Datasize:
     ruleset = ruleset or default_ruleset(workload)
-    if ruleset not in RULESETS:
-        raise SuiteError(f"ruleset: expected one of {', '.join(RULESETS)}, got {ruleset!r}")
+    known = rulesets.names()
+    if ruleset not in known:
+        raise SuiteError(f"ruleset: expected one of {', '.join(known)}, got {ruleset!r}")
     if ruleset not in workload.rulesets:
         raise SuiteError(f"workload {workload.name} on {workload.accelerator}: ruleset: expected one of "
                          f"{', '.join(workload.rulesets)}, got {ruleset}")
@@ -58,11 +60,12 @@ def compute(workload, num_accelerators: int, client_hosts: int, host_memory_byte
             raise SuiteError(f"{label}: expected a positive number, got {value}")
     n, hosts, mem = int(num_accelerators), int(client_hosts), int(host_memory_bytes)
     batch, spf, rec = workload.batch_size, workload.num_samples_per_file, workload.record_length_bytes
-    steps = workload.total_training_steps or MIN_STEPS[ruleset]
-    total_memory = hosts * mem * MEMORY_MULTIPLE
-    if ruleset == "v2.0":
+    size = rulesets.get(ruleset).datasize
+    steps = workload.total_training_steps or size.min_steps
+    total_memory = hosts * mem * size.memory_multiple
+    if size.formula == "files":
         memory_files = int(total_memory // (spf * rec))
-        steps_files = (MIN_STEPS[ruleset] * n * batch) // spf
+        steps_files = (size.min_steps * n * batch) // spf
         files = max(memory_files, steps_files)
         memory_samples, steps_samples = memory_files * spf, steps_files * spf
         dictated = "memory" if memory_files >= steps_files else "steps"

@@ -25,14 +25,14 @@ def system_hosts(tree: Tree, system: str) -> list[str]:
         raise SuiteError(expected_got(path, "file", f"the system description of {system!r} "
                                       f"(suite submission init --system {system})", "none"))
     doc = sysdesc.load(tree, system)
-    if tree.ruleset == "v1.0":
+    if tree.layout.v1_system:
         hosts = [h.get("node_name") for h in doc.get("benchmark_hosts", []) if isinstance(h, dict)]
     else:
         hosts = [n for node in (doc.get("Nodes") or {}).values() if isinstance(node, dict)
                  for n in (node.get("hostnames") or [])]
     hosts = [h for h in hosts if isinstance(h, str) and h]
     if not hosts:
-        raise SuiteError(expected_got(path, "benchmark_hosts" if tree.ruleset == "v1.0" else "Nodes.*.hostnames",
+        raise SuiteError(expected_got(path, "benchmark_hosts" if tree.layout.v1_system else "Nodes.*.hostnames",
                                       "the host names the runs ran on", "none"))
     return hosts
 

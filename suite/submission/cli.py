@@ -7,8 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from suite.errors import ExitCode
-
-RULESETS = ("v1.0", "v2.0")
+from suite.rules import rulesets
 
 
 def add_parser(sub) -> None:
@@ -24,7 +23,8 @@ def add_parser(sub) -> None:
     a.add_argument("--org", required=True, help="submitting organisation (a directory name)")
     a.add_argument("--division", required=True, choices=["closed", "open"])
     a.add_argument("--system", required=True, metavar="NAME", help="system name (systems/NAME.json)")
-    a.add_argument("--ruleset", choices=RULESETS, default="v1.0")
+    a.add_argument("--ruleset", type=rulesets.argtype(submission=True), default=None, metavar="RULESET",
+                   help="a ruleset with a submission layout (rules/*/ruleset.yaml); default v1.0")
     a.add_argument("--data-dir", type=Path, default=None,
                    help="the benchmark's data dir, whose mount (file system, options) is described; default DIR")
 
@@ -50,7 +50,8 @@ def run(args) -> int:
 
     if args.action == "init":
         from suite.submission import create
-        lines = create.init(args.dir, args.org, args.division, args.system, args.ruleset, args.data_dir)
+        lines = create.init(args.dir, args.org, args.division, args.system, args.ruleset or rulesets.default().name,
+                            args.data_dir)
     elif args.action == "add":
         from suite.submission import add
         lines = add.add(args.dir, args.results, args.system, args.replace)

@@ -9,7 +9,7 @@ import yaml
 from suite import __version__, files
 from suite.errors import SuiteError, expected_got
 from suite.submission import host, system as sysdesc
-from suite.submission.layout import LAYOUTS, MARKER, Tree, check_name, marker_doc, open_tree
+from suite.submission.layout import MARKER, Tree, check_name, marker_doc, open_tree
 
 
 def _dump(doc: dict, ext: str) -> str:
@@ -47,6 +47,6 @@ def init(root: Path, org: str, division: str, system: str, ruleset: str, data_di
     if not (root / MARKER).is_file():
         files.write_json(root / MARKER, marker_doc(ruleset, division, org, __version__), schema="submission")
     todo = sysdesc.todos(doc)
-    return [f"suite submission init: {tree.org_dir} ({LAYOUTS[ruleset].ruleset}, {division})",
+    return [f"suite submission init: {tree.org_dir} ({tree.layout.ruleset}, {division})",
             f"  system description: {target} ({len(todo)} TODO field(s) to fill in)",
             *(f"    TODO {field}: {what}" for field, what in todo)]

@@ -16,7 +16,7 @@ from pathlib import Path
 from suite import __version__, files
 from suite.errors import SuiteError, expected_got
 from suite.submission import document, evidence, place, system as sysdesc
-from suite.submission.layout import Tree, open_tree
+from suite.submission.layout import Tree, layout_of, open_tree
 
 
 def _flat(node, prefix: str = "") -> list[tuple[str, str]]:
@@ -35,7 +35,7 @@ def _mib(n) -> str:
 
 
 def _hardware(doc: dict, ruleset: str) -> list:
-    if ruleset == "v1.0":
+    if layout_of(ruleset).v1_system:
         blocks = []
         for node in doc.get("nodes", []):
             name = node.get("node_type_name", "node")
@@ -53,7 +53,7 @@ def _hardware(doc: dict, ruleset: str) -> list:
 
 
 def _software(doc: dict, ruleset: str, sets: list[evidence.Results]) -> list:
-    if ruleset == "v1.0":
+    if layout_of(ruleset).v1_system:
         rows = [r for n in doc.get("nodes", []) for r in _flat(n.get("operating_system"), n.get("node_type_name"))]
         rows += _flat((doc.get("storage_system") or {}).get("software_components"), "storage software")
         rows.append(("storage version", str((doc.get("storage_system") or {}).get("version"))))
@@ -66,7 +66,7 @@ def _software(doc: dict, ruleset: str, sets: list[evidence.Results]) -> list:
 
 
 def _settings(doc: dict, ruleset: str, sets: list[evidence.Results]) -> list:
-    if ruleset == "v1.0":
+    if layout_of(ruleset).v1_system:
         opts = [o for n in doc.get("nodes", []) for o in n.get("config_options") or []]
         mount = (doc.get("storage_system") or {}).get("client_mount_options")
     else:

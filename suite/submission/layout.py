@@ -1,4 +1,5 @@
-"""Submission-tree layouts per ruleset (as data), and finding the tree a command is pointed at.
+"""Submission-tree layouts per ruleset (the data: rules/<ruleset>/ruleset.yaml `submission`, read
+through suite.rules.rulesets), and finding the tree a command is pointed at.
 
 v1.0 and v2.0 (MLPerf Storage submission guidelines, "Directory Structure"):
 
@@ -20,6 +21,7 @@ from pathlib import Path
 from suite import files
 from suite.errors import SuiteError, expected_got
 from suite.check.manifest import MANIFEST  # noqa: F401  (the tree's files, named in one place)
+from suite.rules import rulesets
 
 MARKER = "suite-submission.json"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
@@ -34,13 +36,21 @@ class Layout:
     system_schema: str             # suite/schemas/<name>.schema.json, the one the checker uses
     benchmark: str                 # results/<system>/<benchmark> (format fields: workload, accelerator)
 
+    @property
+    def v1_system(self) -> bool:
+        """The system description is v1.0's format (JSON: nodes, benchmark_hosts), not v2.0's (YAML:
+        System, Nodes, PowerRequirements)."""
+        return self.system_schema == "system-v1.0"
 
-LAYOUTS = {
-    "v1.0": Layout("v1.0", {"closed": "Closed", "open": "Open"}, ("code", "results", "systems", "generation_logs"),
-                   "json", "system-v1.0", "{workload}-{accelerator}"),
-    "v2.0": Layout("v2.0", {"closed": "Closed", "open": "Open"}, ("code", "results", "systems", "generation_logs"),
-                   "yaml", "system-v2.0", "{workload}-{accelerator}"),
-}
+
+def layout_of(ruleset: str) -> Layout:
+    """The submission layout of `ruleset` (one `suite submission init` offers)."""
+    sub = rulesets.get(ruleset).submission
+    if sub is None or ruleset not in rulesets.submission_names():
+        raise SuiteError(expected_got("ruleset", "value", f"one of {', '.join(rulesets.submission_names())}",
+                                      repr(ruleset)))
+    return Layout(ruleset, dict(sub.division_dirs), sub.org_dirs, sub.system_format, sub.system_schema,
+                  sub.benchmark_dir)
 
 
 def check_name(what: str, value: str) -> str:
@@ -62,7 +72,7 @@ class Tree:
 
     @property
     def layout(self) -> Layout:
-        return LAYOUTS[self.ruleset]
+        return layout_of(self.ruleset)
 
     @property
     def org_dir(self) -> Path:

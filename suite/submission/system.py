@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from suite import files
 from suite.submission import host as hostmod
-from suite.submission.layout import Tree
+from suite.submission.layout import Tree, layout_of
 
 from suite.check.todo import RULE_TODO, RULES, TODO, todo_findings, todos  # noqa: F401  (one place, below check)
 
@@ -98,7 +98,7 @@ def v2_doc(facts: hostmod.HostFacts, system: str) -> dict:
 
 
 def build(ruleset: str, facts: hostmod.HostFacts, system: str) -> dict:
-    return v1_doc(facts) if ruleset == "v1.0" else v2_doc(facts, system)
+    return v1_doc(facts) if layout_of(ruleset).v1_system else v2_doc(facts, system)
 
 
 def load(tree: Tree, system: str) -> dict:

@@ -3,7 +3,9 @@
     from suite.tpcxai import check, result
     findings = check.check(result.read(run_dir), path="run_dir/tpcxai-result.json")
 
-Every check runs and every failure is a suite.findings.Finding (effect invalid):
+The checks are rules (rules/tpcx-ai/result.yaml) evaluated by the one rule engine
+(suite.rules.evaluate) over the facts `scope` extracts here from the document (declared in
+rules/facts.yaml). Every failure is a suite.rules.findings.Finding (effect invalid):
   tpcxai-run-complete        status complete
   tpcxai-all-use-cases       all ten use cases ran every stage without failing
   tpcxai-ucNN-quality        each quality value meets its threshold (rules/tpcx-ai/thresholds.yaml),
@@ -19,15 +21,26 @@ Every check runs and every failure is a suite.findings.Finding (effect invalid):
 import math
 
 from suite.errors import SuiteError
+from suite.rules import engine as rules
+from suite.rules.engine import Item, Scope
+from suite.rules.evaluate import evaluate
 from suite.rules.findings import Finding, make
 from suite.tpcxai import metric
 
 PHASE_ORDER = ("generation", "load", "training", "serving_1", "serving_2", "scoring", "throughput")
 STAGES = ("training", "serving_1", "serving_2", "scoring")
+RULESET = "tpcx-ai"
+RULE_FILES = ("result.yaml",)
+THRESHOLDS = "rules/tpcx-ai/thresholds.yaml"
 
 
 def _f(rule_id, path, field, expected, actual, note="") -> Finding:
     return make(rule_id, "error", "invalid", path, field, expected, actual, note)
+
+
+def _p(field, expected, actual, note="") -> Item:
+    """One fault a structural check found: a problem item the rule (op empty) reports as it is."""
+    return Item(actual, None, field, expected, note=note, expected_given=True)
 
 
 def check(doc: dict, path: str = "tpcxai-result.json", thresholds: dict | None = None) -> list[Finding]:
@@ -36,55 +49,38 @@ def check(doc: dict, path: str = "tpcxai-result.json", thresholds: dict | None =
         from suite.tpcxai.registry import Registry
 
         thresholds = usecase.thresholds(Registry())
-    out = []
-    if doc.get("status") != "complete":
-        out.append(_f("tpcxai-run-complete", path, "status", "complete", doc.get("status")))
-    out += _use_cases(doc, path)
-    out += _quality(doc, path, thresholds)
-    out += _streams(doc, path)
-    out += _phases(doc, path)
-    out += _times(doc, path)
-    out += _aiucpm(doc, path)
-    return out
+    return evaluate(rules.load_layers(RULESET, RULE_FILES), "run", scope(doc, path, thresholds))
 
 
-def _use_cases(doc, path) -> list[Finding]:
+def scope(doc: dict, path: str, thresholds: dict) -> Scope:
+    """The facts rules/tpcx-ai/result.yaml names, from one result document."""
+    facts = {"status": doc.get("status"), "streams": doc.get("streams"),
+             "use_cases.problems": _use_cases(doc), "streams.problems": _streams(doc),
+             "phases.problems": _phases(doc), "times.problems": _times(doc), "aiucpm.problems": _aiucpm(doc, path)}
+    quality = doc.get("quality") if isinstance(doc.get("quality"), dict) else {}
+    limits = {f"uc{n}": {"metric": th.metric, "op": th.op, "value": th.value} for n, th in thresholds.items()}
+    sources = {f"quality.uc{n}": (path, f"quality.uc{n}.value") for n in thresholds}
+    return Scope("run", path, facts, sources, {"quality": (quality, path), "thresholds": (limits, THRESHOLDS)})
+
+
+def _use_cases(doc) -> list[Item]:
     out = []
     if sorted(doc.get("use_cases", [])) != list(metric.USE_CASES):
-        out.append(_f("tpcxai-all-use-cases", path, "use_cases", list(metric.USE_CASES), doc.get("use_cases")))
+        out.append(_p("use_cases", list(metric.USE_CASES), doc.get("use_cases")))
     jobs = doc.get("jobs", [])
     for stage in STAGES:
         ok = sorted({j.get("use_case") for j in jobs if j.get("phase") == stage and j.get("status") == "ok"})
         if ok != list(metric.USE_CASES):
-            out.append(_f("tpcxai-all-use-cases", path, f"jobs.{stage}", "use cases 1..10 ok", ok))
+            out.append(_p(f"jobs.{stage}", "use cases 1..10 ok", ok))
     failed = sorted({j.get("use_case") for j in jobs if j.get("status") != "ok"})
     if failed:
-        out.append(_f("tpcxai-all-use-cases", path, "jobs.status", "no failed job", f"failed use cases {failed}"))
+        out.append(_p("jobs.status", "no failed job", f"failed use cases {failed}"))
     return out
 
 
-def _quality(doc, path, thresholds) -> list[Finding]:
-    out = []
-    quality = doc.get("quality", {})
-    for n, th in sorted(thresholds.items()):
-        if th.op == "none":
-            continue
-        q = quality.get(f"uc{n}")
-        value = q.get("value") if isinstance(q, dict) else None
-        measured = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-        if q is None or q.get("metric") != th.metric or measured is None or not th.passes(measured):
-            actual = "no value" if measured is None else measured
-            if q is not None and q.get("metric") != th.metric:
-                actual = f"metric {q.get('metric')}"
-            out.append(_f(th.id, path, f"quality.uc{n}.value", th.describe(), actual))
-    return out
-
-
-def _streams(doc, path) -> list[Finding]:
+def _streams(doc) -> list[Item]:
     out = []
     streams = doc.get("streams")
-    if not isinstance(streams, int) or streams < 2:
-        out.append(_f("tpcxai-streams-min", path, "streams", ">= 2", streams))
     stated = {s.get("stream"): s.get("permutation") for s in doc.get("stream_runs", [])}
     ran = {}
     for j in sorted((j for j in doc.get("jobs", []) if j.get("phase") == "throughput"), key=lambda j: j.get("start_s", 0)):
@@ -92,28 +88,27 @@ def _streams(doc, path) -> list[Finding]:
     for s in range(1, (streams if isinstance(streams, int) else 0) + 1):
         order = ran.get(s, [])
         if sorted(order) != list(metric.USE_CASES):
-            out.append(_f("tpcxai-stream-permutation", path, f"stream {s}", "a permutation of 1..10", order))
+            out.append(_p(f"stream {s}", "a permutation of 1..10", order))
         elif stated.get(s) != order:
-            out.append(_f("tpcxai-stream-permutation", path, f"stream_runs[{s}].permutation", stated.get(s), order,
-                          "the order the jobs ran in"))
+            out.append(_p(f"stream_runs[{s}].permutation", stated.get(s), order, "the order the jobs ran in"))
     extra = sorted(k for k in ran if not isinstance(streams, int) or not isinstance(k, int) or not 1 <= k <= streams)
     if extra:
-        out.append(_f("tpcxai-stream-permutation", path, "jobs.stream", f"streams 1..{streams}", extra))
+        out.append(_p("jobs.stream", f"streams 1..{streams}", extra))
     return out
 
 
-def _phases(doc, path) -> list[Finding]:
+def _phases(doc) -> list[Item]:
     phases = doc.get("phases", [])
     names = [p.get("name") for p in phases]
     out = []
     if names != list(PHASE_ORDER):
-        out.append(_f("tpcxai-phases-order", path, "phases", list(PHASE_ORDER), names))
+        out.append(_p("phases", list(PHASE_ORDER), names))
     incomplete = [p.get("name") for p in phases if not p.get("complete")]
     if incomplete:
-        out.append(_f("tpcxai-phases-order", path, "phases.complete", "every phase complete", incomplete))
+        out.append(_p("phases.complete", "every phase complete", incomplete))
     starts = [p.get("start_s") for p in phases]
     if all(isinstance(s, (int, float)) for s in starts) and starts != sorted(starts):
-        out.append(_f("tpcxai-phases-order", path, "phases.start_s", "non-decreasing", starts))
+        out.append(_p("phases.start_s", "non-decreasing", starts))
     return out
 
 
@@ -121,19 +116,19 @@ def _positive(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
 
 
-def _times(doc, path) -> list[Finding]:
+def _times(doc) -> list[Item]:
     out = []
     for i, p in enumerate(doc.get("phases", [])):
         if p.get("complete") and not _positive(p.get("duration_s")):
-            out.append(_f("tpcxai-times-positive", path, f"phases[{i}].duration_s", "> 0", p.get("duration_s")))
+            out.append(_p(f"phases[{i}].duration_s", "> 0", p.get("duration_s")))
     for i, j in enumerate(doc.get("jobs", [])):
         s, e = j.get("start_s"), j.get("end_s")
         if not (isinstance(s, (int, float)) and isinstance(e, (int, float)) and _positive(round(e - s, 3))):
-            out.append(_f("tpcxai-times-positive", path, f"jobs[{i}].end_s", f"after start_s {s}", e))
+            out.append(_p(f"jobs[{i}].end_s", f"after start_s {s}", e))
     return out
 
 
-def _aiucpm(doc, path) -> list[Finding]:
+def _aiucpm(doc, path) -> list[Item]:
     stated = (doc.get("metric") or {}).get("aiucpm")
     jobs = [metric.Job(j["phase"], j["start_s"], j["end_s"], j.get("use_case"), j.get("stream"))
             for j in doc.get("jobs", []) if j.get("status") == "ok" and j.get("phase") in metric.PHASES]
@@ -141,10 +136,9 @@ def _aiucpm(doc, path) -> list[Finding]:
         inputs = metric.Inputs.from_jobs(jobs, doc.get("kit_version", "1.0.3"), doc.get("scale_factor"), doc.get("streams"))
         recomputed = metric.compute(inputs, where=path).aiucpm
     except (SuiteError, TypeError, KeyError, ValueError) as exc:
-        return [_f("tpcxai-aiucpm-recomputed", path, "metric.aiucpm", "an AIUCpm computable from the jobs",
-                   stated, str(exc).split(": ")[-1][:200])]
+        return [_p("metric.aiucpm", "an AIUCpm computable from the jobs", stated, str(exc).split(": ")[-1][:200])]
     if recomputed is None or stated is None or abs(recomputed - stated) > 0.0005:
-        return [_f("tpcxai-aiucpm-recomputed", path, "metric.aiucpm", recomputed, stated)]
+        return [_p("metric.aiucpm", recomputed, stated)]
     return []
 
 

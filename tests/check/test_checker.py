@@ -7,7 +7,7 @@ import pytest
 
 from check_builders import (dlio_benchmark, dlio_run, edit_json, edit_overrides, ours_results, rank_outputs,
                             run_start, storage_report, submission, write_yaml)
-from suite import check as checker
+from suite.check import checker
 from suite.check import facts
 from suite.storage import metrics
 from suite.rules import engine as rules

@@ -252,7 +252,7 @@ def test_bad_input_is_a_finding_not_a_traceback(tmp_path, run_cli, monkeypatch, 
 
 
 def test_negative_accelerator_counts_are_a_finding_not_a_count(tmp_path):
-    from suite import check as checker
+    from suite.check import checker
     bench = dlio_benchmark(tmp_path / "bench")
     for k in range(1, 6):
         json_edit(lambda p: p / f"run{k}" / "summary.json", lambda d: d.update(num_accelerators=-36))(bench)

@@ -122,7 +122,7 @@ def test_any_fdr_yaml_text_is_loaded_or_refused(tmp_path_factory, text):
 @SLOW
 @given(json_docs)
 def test_any_summary_json_gives_a_verdict(tmp_path_factory, doc):
-    from suite.check import check
+    from suite.check.checker import check
 
     root = tmp_path_factory.mktemp("tree")
     run = root / "unet3d-h100" / "run1"
@@ -180,7 +180,7 @@ def test_terminal_text_is_printable_utf8_whatever_the_name(text):
        st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=4))
 def test_any_memory_and_throughput_lists_give_a_verdict(tmp_path_factory, memory, tps):
     from check_builders import dlio_benchmark, edit_json
-    from suite.check import check
+    from suite.check.checker import check
     root = tmp_path_factory.mktemp("t") / "bench"
     dlio_benchmark(root, runs=1)
     edit_json(root / "run1" / "summary.json", lambda d: (d.update(host_memory_GB=memory),

@@ -44,7 +44,7 @@ def test_rule_ids_are_stable_kebab_case_and_many():
 
 @pytest.mark.parametrize("ruleset", ["v1.0", "v2.0"])
 def test_au_thresholds_agree_with_the_workload_files(ruleset):
-    from suite.check import rule_set
+    from suite.check.checker import rule_set
 
     for name in ("unet3d", "resnet50", "cosmoflow"):
         rs = rule_set(ruleset, "closed", name, "h100")
@@ -81,7 +81,7 @@ def rule_tree(tmp_path, monkeypatch):
     rules.load.cache_clear()
 
 
-GOOD = {"id": "x-one", "applies_to": "host", "field": "a", "op": "eq", "value": 1, "severity": "error",
+GOOD = {"id": "x-one", "applies_to": "host", "field": "workload", "op": "eq", "value": 1, "severity": "error",
         "effect": "invalid", "message": "m"}
 
 
@@ -227,3 +227,86 @@ def test_words_only_with_none_equal(rule_tree):
          "severity": "error", "effect": "invalid", "message": "m"}]})
     with pytest.raises(RuleError, match="r-one: value: expected of/say only with op none_equal, got op eq"):
         rules.load("vw", None, None)
+
+
+# --------------------------------------------------------------------------- the fact vocabulary
+
+
+@pytest.mark.parametrize("rule,match", [
+    ({**GOOD, "field": "no_such.fact"}, r"common.yaml: rule x-one: no_such.fact: expected a fact declared in "
+                                        r"rules/facts.yaml, got an unknown fact"),
+    ({**GOOD, "when": {"field": "colour", "op": "eq", "value": 1}}, r"common.yaml: rule x-one: colour: expected a fact"),
+    ({**GOOD, "value": {"fact": "recomputed.nothing"}}, r"rule x-one: recomputed.nothing: expected a fact declared"),
+    ({**GOOD, "explain": "dataset.size_bassis"}, r"rule x-one: dataset.size_bassis: expected a fact declared"),
+    ({**GOOD, "field": "runs.count"}, r"rule x-one: runs.count: expected a fact of scope host, got a fact of "
+                                      r"benchmark only"),
+])
+def test_a_rule_naming_an_unknown_fact_is_a_load_error(rule_tree, rule, match):
+    rule_tree("vt/common.yaml", {"schema_version": 1, "rules": [rule]})
+    with pytest.raises(RuleError, match=match):
+        rules.load("vt")
+
+
+def test_document_facts_cover_their_fields(rule_tree):
+    rule_tree("vt/common.yaml", {"schema_version": 1, "rules": [
+        {**GOOD, "field": "summary.metric.anything_at_all"}, {**GOOD, "id": "x-two", "field": "summary"}]})
+    assert [r.field for r in rules.load("vt").rules] == ["summary.metric.anything_at_all", "summary"]
+
+
+def test_every_shipped_rule_names_declared_facts_only():
+    from suite.rules import vocabulary
+
+    for path in rules.all_rule_files():
+        doc = files.load_yaml(path, schema="rules", error=RuleError)
+        for r in doc.get("rules") or []:
+            scopes = r["applies_to"] if isinstance(r["applies_to"], list) else [r["applies_to"]]
+            for name in rules.fact_names(r):
+                vocabulary.check(name, tuple(scopes), f"{path}: rule {r['id']}")
+
+
+def test_the_vocabulary_validates_and_gives_type_unit_and_scope():
+    from suite.rules import rulesets, vocabulary
+
+    files.load_yaml(rulesets.root() / vocabulary.FILE, schema="facts", error=RuleError)
+    facts = vocabulary.load()
+    assert facts["runs.count"] == vocabulary.Fact("runs.count", "integer", "count", ("benchmark",))
+    assert vocabulary.lookup("summary.metric.train_au_percentage").type == "document"
+    assert vocabulary.lookup("nothing.here") is None
+
+
+# --------------------------------------------------------------------------- thresholds, required facts
+
+
+TH = {"metric": "f1_score", "op": "min", "value": 0.65}
+
+
+@pytest.mark.parametrize("actual,expected,got", [
+    ({"metric": "f1_score", "value": 0.7}, None, None),
+    ({"metric": "f1_score", "value": 0.6}, "f1_score >= 0.65", 0.6),
+    ({"metric": "accuracy_score", "value": 0.9}, "f1_score >= 0.65", "metric accuracy_score"),
+    ({"metric": "f1_score", "value": None}, "f1_score >= 0.65", "no value"),
+    ({"metric": "f1_score", "value": True}, "f1_score >= 0.65", "no value"),
+    (None, "f1_score >= 0.65", "no value"),
+])
+def test_meets_threshold(actual, expected, got):
+    v = viol("meets_threshold", actual, TH)
+    assert (v == []) if expected is None else ((v[0].expected, v[0].actual) == (expected, got))
+    assert viol("meets_threshold", {"metric": "x", "value": 9.0}, {**TH, "op": "max", "metric": "x"})[0].expected == "x <= 0.65"
+    assert viol("meets_threshold", None, {"metric": "none", "op": "none", "value": None}) == []
+
+
+def test_a_required_fact_that_is_missing_fails_the_rule():
+    rule = dict(GOOD, field="status", value="complete")
+    assert rules.violations(rule, Scope("run", "/", {}), {}) is None
+    v = rules.violations({**rule, "required": True}, Scope("run", "/", {}), {})
+    assert (v[0].expected, v[0].actual) == ("complete", None)
+
+
+def test_evaluate_names_each_problem_items_field_and_note():
+    from suite.rules.evaluate import evaluate
+
+    rs = rules.RuleSet("t", None, None, [rules.Rule("x-one", ("run",), "p.problems", "empty", None, (), "error",
+                                                    "invalid", "m", "f")], {})
+    found = evaluate(rs, "run", Scope("run", "r/a.json", {"p.problems": [Item(3, None, "k", None, note="n",
+                                                                             expected_given=True)]}))
+    assert [f.message for f in found] == ["r/a.json: k: expected None, got 3; n (x-one)"]

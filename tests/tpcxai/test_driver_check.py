@@ -66,7 +66,7 @@ def swap_throughput(d):
     tj[0]["use_case"], tj[1]["use_case"] = tj[1]["use_case"], tj[0]["use_case"]
 
 
-@pytest.mark.parametrize("mutate,rule_id,field", [
+FAULTS = [
     (lambda d: d.update(status="incomplete"), "tpcxai-run-complete", "status"),
     (lambda d: drop_uc(d, 7), "tpcxai-all-use-cases", "use_cases"),
     (lambda d: d["jobs"][5].update(status="failed"), "tpcxai-all-use-cases", "jobs.training"),
@@ -83,7 +83,10 @@ def swap_throughput(d):
     (lambda d: d["jobs"][4].update(end_s=d["jobs"][4]["start_s"]), "tpcxai-times-positive", "jobs[4].end_s"),
     (lambda d: d["metric"].update(aiucpm=d["metric"]["aiucpm"] + 0.01), "tpcxai-aiucpm-recomputed", "metric.aiucpm"),
     (lambda d: d.update(metric=None), "tpcxai-aiucpm-recomputed", "metric.aiucpm"),
-])
+]
+
+
+@pytest.mark.parametrize("mutate,rule_id,field", FAULTS)
 def test_each_rule_fails_on_its_fault(mutate, rule_id, field):
     doc = good_doc()
     mutate(doc)
@@ -97,3 +100,33 @@ def test_check_does_not_change_the_document():
     before = copy.deepcopy(doc)
     check.check(doc)
     assert doc == before
+
+
+def _miss(n):
+    """Set use case n's quality just beyond its threshold (the wrong side of it)."""
+    th = usecase.thresholds(Registry())[n]
+    return lambda d: d["quality"][f"uc{n}"].update(value=th.value - 0.01 if th.op == "min" else th.value + 0.01)
+
+
+QUALITY = [(_miss(n), th.id, f"quality.uc{n}.value") for n, th in sorted(usecase.thresholds(Registry()).items())
+           if th.op != "none"]
+
+
+@pytest.mark.parametrize("mutate,rule_id,field", QUALITY)
+def test_each_quality_rule_fails_beyond_its_threshold(mutate, rule_id, field):
+    test_each_rule_fails_on_its_fault(mutate, rule_id, field)
+
+
+def test_every_tpcx_ai_rule_id_has_a_passing_and_a_failing_case():
+    """STYLE 16 for rules/tpcx-ai/: the good document passes every rule, FAULTS and QUALITY fail each."""
+    from suite.rules import engine as rules
+
+    assert {r for _, r, _ in FAULTS + QUALITY} == set(rules.all_rule_ids("tpcx-ai"))
+
+
+def test_every_fact_the_rules_read_is_declared():
+    from suite.rules import vocabulary
+
+    s = check.scope(good_doc(), "r/tpcxai-result.json", usecase.thresholds(Registry()))
+    names = list(s.facts) + [f"{p}.x" for p in s.docs]
+    assert [n for n in names if vocabulary.lookup(n) is None or "run" not in vocabulary.lookup(n).scope] == []

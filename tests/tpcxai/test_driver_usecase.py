@@ -35,7 +35,8 @@ def test_stream_orders_are_permutations_and_the_first_is_the_kits():
 def test_rule_files_still_load_in_the_rule_engine():
     from suite.rules import engine as rules
     for path in sorted(rules_dir().glob("*.yaml")):
-        files.load_yaml(path, schema="rules")
+        if path.name != "ruleset.yaml":             # the folder's constants (schema ruleset), not rules
+            files.load_yaml(path, schema="rules")
     assert rules.load("tpcx-ai", None, "thresholds").rules == []
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from suite.errors import SuiteError
+from suite.rules import rulesets
 
 
 def count(text: str) -> int:
@@ -33,9 +34,10 @@ def refuse_for_checkpointing(args) -> None:
     if engine != "suite":    # DLIO 2.0.0 (PyPI, what `suite engine install dlio` builds) has no llama3 checkpointing
         raise SuiteError(f"--engine {engine}: expected suite for {args.workload} (the DLIO release `suite engine "
                          f"install dlio` installs has no LLM checkpointing), got {engine}")
-    if args.ruleset not in (None, "v2.0"):
-        raise SuiteError(f"--ruleset: expected v2.0 for {args.workload} (checkpointing is MLPerf Storage v2.0's), "
-                         f"got {args.ruleset}")
+    covering = rulesets.covering("checkpointing")      # the rounds with checkpointing rules (v2.0)
+    if args.ruleset not in (None, *covering):
+        raise SuiteError(f"--ruleset: expected {' or '.join(covering)} for {args.workload} (the rulesets with "
+                         f"checkpointing rules), got {args.ruleset}")
 
 
 def run(args) -> int:

@@ -23,6 +23,7 @@ from suite import files
 from suite.errors import RuleError, SuiteError
 from suite.harness import enforced, mpi, resultsdir
 from suite.harness.enforced import Series
+from suite.rules import rulesets
 from suite.storage.backend.select import backend_for
 from suite.storage.checkpoint import manifest, results
 from suite.storage.checkpoint.rank import PLAN_SCHEMA, checkpoint_dir
@@ -224,11 +225,16 @@ def fsync(prep: Prepared) -> bool:
     return bool(prep.doc["checkpoint"]["fsync"])
 
 
+def ruleset() -> str:
+    """The round checkpointing results are held to: the newest whose ruleset.yaml covers it (v2.0)."""
+    return rulesets.covering("checkpointing")[-1]
+
+
 def announce(prep: Prepared) -> None:
     c = prep.ckpt
     p = c.parallelism
     say(f"suite run: {prep.opts.workload} checkpoint {prep.phase}, {prep.opts.accelerators} processes on "
-        f"{len(prep.hosts)} host(s), mode {prep.opts.mode}, {prep.opts.division} division, ruleset v2.0"
+        f"{len(prep.hosts)} host(s), mode {prep.opts.mode}, {prep.opts.division} division, ruleset {ruleset()}"
         + (", MINIATURE (not valid for submission)" if c.miniature else ""))
     say(f"  layout: TP {p.tensor} x PP {p.pipeline} x DP {p.data}, ZeRO {p.zero_stage}; {c.total_bytes / 2**30:.3f} GiB "
         f"in {c.files_per_checkpoint} files per checkpoint; {prep.count} checkpoint(s) per run, {prep.runs} run(s)")
@@ -299,7 +305,7 @@ def _doc(prep: Prepared, k: int, plan: dict, ranks: list, status: str, error, st
 
     opts, p = prep.opts, prep.ckpt.parallelism
     return {"schema_version": 1, "kind": "checkpointing", "workload": opts.workload, "phase": prep.phase,
-            "mode": opts.mode, "division": opts.division, "ruleset": "v2.0", "miniature": prep.ckpt.miniature,
+            "mode": opts.mode, "division": opts.division, "ruleset": ruleset(), "miniature": prep.ckpt.miniature,
             "run": k, "processes": opts.accelerators, "hosts": prep.hosts,
             "processes_per_host": _per_host(ranks, prep.hosts),
             "parallelism": {"tensor": p.tensor, "pipeline": p.pipeline, "data": p.data, "zero_stage": p.zero_stage},

@@ -12,10 +12,11 @@ from pathlib import Path
 
 from suite.errors import RuleError, SuiteError
 from suite.harness import resultsdir
+from suite.rules import rulesets
 
 MINIATURE_MEMORY_BYTES = 1024**3       # the embedded default's --memory-limit
 MINIATURE_MIN_STEPS = 4                # per epoch, so AU (first step excluded) means something
-DEFAULT_RUNS = 5                       # --runs when not given: a benchmark's runs (rules: runs_required)
+DEFAULT_RUNS = 5                       # --runs' help: the default ruleset's runs.count (rules/v1.0/ruleset.yaml)
 
 
 @dataclass
@@ -192,7 +193,7 @@ def prepare(opts: Options, cluster=None) -> Prepared:
                     data_dir=data_dir, results_dir=results_dir, files=files_, format=fmt, total_bytes=total,
                     required=required, required_files=required_files, reasons=reasons,
                     dataset_evidence=dataset_evidence,
-                    runs=opts.runs if opts.runs is not None else DEFAULT_RUNS, cluster=cluster)
+                    runs=opts.runs if opts.runs is not None else rulesets.get(ruleset).runs.count, cluster=cluster)
 
 
 def _resolve(opts: Options):

@@ -1,0 +1,73 @@
+"""What `suite check` returns: per benchmark and for the whole tree, the verdict and the findings
+(records); `evaluate` (suite.rules.evaluate) applies one rule set to one scope -> findings.
+Used by suite.check.checker (training trees) and suite.check.checkpoint (checkpointing results)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from suite.check import layout
+from suite.rules import engine as rules
+from suite.rules.evaluate import evaluate, relative as rel  # noqa: F401 (one evaluator, re-exported)
+from suite.rules.findings import Finding
+
+
+@dataclass
+class BenchmarkResult:
+    benchmark: layout.Benchmark
+    verdict: str
+    findings: list[Finding]
+    aggregate: dict | None
+    compliant: bool
+    rule_files: list[str] = field(default_factory=list)
+    rules_evaluated: int = 0
+    rule_messages: dict[str, str] = field(default_factory=dict)
+    fix_required: bool = False
+
+    def to_dict(self, root: Path) -> dict:
+        b = self.benchmark
+        return {
+            "path": rel(b.path, root), "org": b.org, "system": b.system, "division": b.division,
+            "ruleset": b.ruleset, "workload": b.workload, "accelerator": b.accelerator,
+            "detected_from": dict(b.detected_from), "num_runs": len(b.runs),
+            "verdict": self.verdict, "compliant": self.compliant, "fix_required": self.fix_required,
+            "findings": [f.to_dict() for f in self.findings], "aggregate": self.aggregate,
+            "rule_files": self.rule_files, "rules_evaluated": self.rules_evaluated,
+        }
+
+
+@dataclass
+class CheckResult:
+    root: Path
+    benchmarks: list[BenchmarkResult]
+    findings: list[Finding]          # tree-level (outside any benchmark)
+    verdict: str
+    compliant: bool
+    tree_rule_messages: dict[str, str] = field(default_factory=dict)
+    fix_required: bool = False
+    incomplete: list[str] = field(default_factory=list)    # directories that hold no result (aborted runs)
+
+    def all_findings(self) -> list[Finding]:
+        return self.findings + [f for b in self.benchmarks for f in b.findings]
+
+    def rule_messages(self) -> dict[str, str]:
+        """Rule id -> the rule's one-line description, for every rule set used."""
+        out = dict(self.tree_rule_messages)
+        for b in self.benchmarks:
+            out.update(b.rule_messages)
+        return out
+
+    def to_dict(self) -> dict:
+        return {
+            "schema_version": 1, "root": str(self.root), "verdict": self.verdict, "compliant": self.compliant,
+            "fix_required": self.fix_required, "incomplete": self.incomplete,
+            "findings": [f.to_dict() for f in self.findings],
+            "benchmarks": [b.to_dict(self.root) for b in self.benchmarks],
+        }
+
+
+
+def described(rule: rules.Rule) -> str:
+    """A rule's message, with the guideline section it enforces when the rule names one."""
+    return rule.message + (f" [guidelines {rule.guideline}]" if rule.guideline else "")

@@ -1,0 +1,234 @@
+"""The rulesets: what rules/*/ holds. Each folder with a `ruleset.yaml` is one benchmark round;
+a new round is a new folder whose ruleset.yaml `extends:` the previous one and overrides what changed.
+
+    schema_version: 1
+    name: v2.0                    # the folder's name
+    benchmark: mlperf-storage     # mlperf-storage | tpcx-ai
+    extends: v1.0                 # mappings merged key by key, the child's value wins
+    covers: [training, checkpointing]
+    workloads: [unet3d, resnet50, cosmoflow]
+    runs: {count: 5, warmup: 1}
+    datasize: {min_steps: 500, memory_multiple: 5, formula: files}
+    submission: {create: true, division_dirs: {...}, org_dirs: [...], system_format: yaml, ...}
+    detection: {warmup_run: true}  # how `suite check` tells this round's results apart
+
+Schema: suite/schemas/ruleset.schema.json. name, extends, description, default and detection are
+never inherited. An unknown parent, a cycle in `extends`, a name that is not its folder's, or an
+MLPerf Storage round missing a constant -> RuleError naming the file, at load time.
+
+    rulesets.names()            -> ("v0.5", "v1.0", "v2.0"): the MLPerf Storage rounds, in order
+    rulesets.get("v2.0")        -> Ruleset (typed: .datasize.min_steps, .runs.warmup, .submission, ...)
+    rulesets.default()          -> the round a command takes when none is named (v1.0)
+    rulesets.covering("checkpointing") -> the rounds with rules for that benchmark, in order
+    rulesets.submission_names() -> the rounds `suite submission init` offers
+    rulesets.argtype("auto")    -> an argparse type= for --ruleset (reads rules/ when parsing, not at --help)
+
+Every function takes `root` (default: the package's rules/, suite/data/rules), so tests can
+discover a private tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from suite import files
+from suite.errors import RuleError, SuiteError
+
+FILE = "ruleset.yaml"
+MLPERF = "mlperf-storage"
+NOT_INHERITED = ("name", "extends", "description", "default", "detection")
+REQUIRED = {MLPERF: ("covers", "workloads", "runs.count", "runs.warmup", "datasize.min_steps",
+                     "datasize.memory_multiple", "datasize.formula", "submission.division_dirs",
+                     "submission.org_dirs", "submission.system_format", "submission.system_schema",
+                     "submission.benchmark_dir")}
+
+
+@dataclass(frozen=True)
+class Runs:
+    count: int                   # measured runs per benchmark
+    warmup: int                  # warm-up runs before them
+
+
+@dataclass(frozen=True)
+class Datasize:
+    min_steps: int
+    memory_multiple: int         # the dataset is at least this many times the hosts' memory
+    formula: str                 # "samples" (v0.5, v1.0) or "files" (v2.0): see storage/datasize.py
+
+
+@dataclass(frozen=True)
+class Submission:
+    create: bool                 # `suite submission init` offers this round
+    division_dirs: dict          # division -> directory name
+    org_dirs: tuple[str, ...]    # made under <Division>/<org>/
+    system_format: str           # json | yaml: the system description's format
+    system_schema: str           # suite/schemas/<name>.schema.json
+    benchmark_dir: str           # results/<system>/<benchmark_dir> (format fields: workload, accelerator)
+
+
+@dataclass(frozen=True)
+class Detection:
+    warmup_run: bool = False
+    workload_without_accelerator: bool = False
+    summary_keys_absent: tuple[str, ...] = ()
+    implied_accelerator: dict = field(default_factory=dict)
+
+    @property
+    def any(self) -> bool:
+        return self.warmup_run or self.workload_without_accelerator or bool(self.summary_keys_absent)
+
+
+@dataclass(frozen=True)
+class Ruleset:
+    name: str
+    benchmark: str
+    path: Path                   # its ruleset.yaml
+    extends: str | None
+    description: str
+    default: bool
+    covers: tuple[str, ...]
+    workloads: tuple[str, ...]
+    runs: Runs | None
+    datasize: Datasize | None
+    submission: Submission | None
+    detection: Detection
+
+    def params(self) -> dict:
+        """The rule params this round's constants give its rule files (the one source of them)."""
+        out: dict = {"known_workloads": list(self.workloads)}
+        if self.runs:
+            out.update(runs_required=self.runs.count, warmup_runs=self.runs.warmup)
+        if self.submission:
+            out["system_schema"] = self.submission.system_schema
+        return out if self.benchmark == MLPERF else {}
+
+
+# --------------------------------------------------------------------------- queries
+
+
+def root() -> Path:
+    return files.data_dir("rules")
+
+
+def discover(rules_root: Path | None = None) -> dict[str, Ruleset]:
+    """Every ruleset under `rules_root`, by name, in round order (v0.5 < v1.0 < v2.0 < v10.0)."""
+    base = Path(rules_root) if rules_root is not None else root()
+    stamps = tuple(sorted((p.parent.name, p.stat().st_mtime_ns) for p in base.glob(f"*/{FILE}")))
+    return _discover(str(base), stamps)
+
+
+def names(benchmark: str = MLPERF, rules_root: Path | None = None) -> tuple[str, ...]:
+    return tuple(n for n, r in discover(rules_root).items() if r.benchmark == benchmark)
+
+
+def get(name: str, rules_root: Path | None = None) -> Ruleset:
+    found = discover(rules_root)
+    if name not in found:
+        raise SuiteError(f"ruleset: expected one of {', '.join(found)}, got {name!r}")
+    return found[name]
+
+
+def default(benchmark: str = MLPERF, rules_root: Path | None = None) -> Ruleset:
+    marked = [r for r in discover(rules_root).values() if r.benchmark == benchmark and r.default]
+    if len(marked) != 1:
+        raise RuleError(f"{base_of(rules_root)}: */{FILE} default: expected exactly one {benchmark} ruleset "
+                        f"with default: true, got {len(marked)}")
+    return marked[0]
+
+
+def covering(benchmark: str, rules_root: Path | None = None) -> tuple[str, ...]:
+    return tuple(n for n, r in discover(rules_root).items() if benchmark in r.covers)
+
+
+def submission_names(rules_root: Path | None = None) -> tuple[str, ...]:
+    """The rounds `suite submission init` can make a tree for."""
+    return tuple(n for n, r in discover(rules_root).items() if r.submission and r.submission.create)
+
+
+def argtype(*extra: str, submission: bool = False):
+    """An argparse `type=` for --ruleset: a ruleset of MLPerf Storage (`submission`: one `suite
+    submission init` offers) or one of `extra` ("auto"). The rulesets are read when a value is
+    parsed, not when the parser is built, so `suite --help` reads no file."""
+    def parse(text: str) -> str:
+        allowed = (*extra, *(submission_names() if submission else names()))
+        if text not in allowed:
+            raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(map(repr, allowed))})")
+        return text
+    parse.__name__ = "ruleset"
+    return parse
+
+
+def base_of(rules_root: Path | None) -> Path:
+    return Path(rules_root) if rules_root is not None else root()
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def round_key(name: str) -> tuple:
+    """v0.5 < v1.0 < v2.0 < v10.0; names without numbers after all rounds, alphabetically."""
+    nums = tuple(int(x) for x in re.findall(r"\d+", name))
+    return (0, nums, name) if nums else (1, (), name)
+
+
+@lru_cache(maxsize=16)
+def _discover(base: str, stamps: tuple) -> dict[str, Ruleset]:
+    raw = {}
+    for name, _ in stamps:
+        path = Path(base) / name / FILE
+        doc = files.load_yaml(path, schema="ruleset", error=RuleError)
+        if doc["name"] != name:
+            raise RuleError(f"{path}: name: expected the folder's name {name!r}, got {doc['name']!r}")
+        raw[name] = doc
+    out = {}
+    for name in sorted(raw, key=round_key):
+        out[name] = _record(name, _resolved(name, raw, Path(base), ()), Path(base) / name / FILE)
+    return out
+
+
+def _resolved(name: str, raw: dict, base: Path, chain: tuple[str, ...]) -> dict:
+    """`name`'s document with what it extends merged in (the child wins, mappings key by key)."""
+    if name in chain:
+        raise RuleError(f"{base / chain[0] / FILE}: extends: expected no cycle, got {' -> '.join(chain + (name,))}")
+    doc = raw[name]
+    parent = doc.get("extends")
+    if parent is None:
+        return dict(doc)
+    if parent not in raw:
+        raise RuleError(f"{base / name / FILE}: extends: expected one of {', '.join(sorted(raw, key=round_key))}, "
+                        f"got {parent!r}")
+    inherited = {k: v for k, v in _resolved(parent, raw, base, chain + (name,)).items() if k not in NOT_INHERITED}
+    return _merge(inherited, doc)
+
+
+def _merge(a: dict, b: dict) -> dict:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _record(name: str, doc: dict, path: Path) -> Ruleset:
+    for key in REQUIRED.get(doc["benchmark"], ()):
+        node = doc
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is None:
+            raise RuleError(f"{path}: {key}: expected a value (here or in what it extends), got none")
+    runs, size, sub = doc.get("runs"), doc.get("datasize"), doc.get("submission")
+    det = doc.get("detection") or {}
+    return Ruleset(
+        name=name, benchmark=doc["benchmark"], path=path, extends=doc.get("extends"),
+        description=doc.get("description", ""), default=bool(doc.get("default")),
+        covers=tuple(doc.get("covers") or ()), workloads=tuple(doc.get("workloads") or ()),
+        runs=Runs(runs["count"], runs["warmup"]) if runs else None,
+        datasize=Datasize(size["min_steps"], size["memory_multiple"], size["formula"]) if size else None,
+        submission=Submission(bool(sub.get("create", True)), dict(sub["division_dirs"]), tuple(sub["org_dirs"]),
+                              sub["system_format"], sub["system_schema"], sub["benchmark_dir"]) if sub else None,
+        detection=Detection(bool(det.get("warmup_run")), bool(det.get("workload_without_accelerator")),
+                            tuple(det.get("summary_keys_absent") or ()), dict(det.get("implied_accelerator") or {})),
+    )
