@@ -45,6 +45,11 @@ def check(path: Path, args) -> Checked:
     if args.ruleset not in (None, "auto"):
         raise SuiteError(f"--ruleset: expected none for a TPCx-AI result (rules/tpcx-ai/), got {args.ruleset}")
     if not tpcxai_check.is_result(path):
+        from suite.kinds import training
+        from suite.tpcxai import fdr
+
+        if Path(path).suffix.lower() not in fdr.SUFFIXES:     # not a data file either: the storage checker says why
+            return training.check_storage(path, args)
         raise SuiteError(f"{path}: expected a TPCx-AI run (its tpcxai-result.json), got a data file "
                          f"(suite metrics and suite report read an FDR file)")
     verdict, findings, doc = tpcxai_check.verdict(path)
