@@ -137,7 +137,7 @@ def test_each_quality_rule_fails_beyond_its_threshold(mutate, rule_id, field):
 
 def test_an_sf_below_1_is_an_open_finding_not_publishable():
     doc = good_doc()
-    doc["scale_factor"] = 0.01
+    doc["scale_factor"] = doc["generation"]["scale_factor"] = 0.01
     doc["metric"]["aiucpm"] = round(doc["metric"]["aiucpm"] / 100, 3)
     found = check.check(doc, path="r/tpcxai-result.json")
     assert [(f.rule_id, f.effect, f.field, f.actual) for f in found] == [("tpcxai-sf-publishable", "open", "scale_factor", 0.01)]
