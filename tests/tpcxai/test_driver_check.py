@@ -149,7 +149,44 @@ def test_every_tpcx_ai_rule_id_has_a_passing_and_a_failing_case():
     (and the test above the open rule tpcxai-sf-publishable)."""
     from suite.rules import engine as rules
 
-    assert {r for _, r, _ in FAULTS + QUALITY} | {"tpcxai-sf-publishable"} == set(rules.all_rule_ids("tpcx-ai"))
+    covered = {r for _, r, _ in FAULTS + QUALITY + FDR_FAULTS} | {"tpcxai-sf-publishable"}
+    assert covered == set(rules.all_rule_ids("tpcx-ai"))
+
+
+def _fdr_overlap(d):
+    js = [j for j in d["jobs"] if j["phase"] == "throughput" and j.get("stream") == 1]
+    for j in js:
+        j["end_s"], j["start_s"] = js[0]["start_s"] + j["end_s"] - j["start_s"], js[0]["start_s"]
+
+
+FDR_FAULTS = [
+    (_fdr_overlap, "tpcxai-fdr-jobs-sequential", "jobs"),
+    (lambda d: d["quality"]["uc2"].update(value=0.6), "tpcxai-fdr-quality", "quality.uc2.value"),
+    (lambda d: d.update(scale_factor=0.5), "tpcxai-fdr-sf-publishable", "scale_factor"),
+]
+
+
+def test_a_good_fdr_file_is_valid(tmp_path):
+    from test_fdr import jobs_doc, write
+
+    from suite.tpcxai import assess, fdr
+
+    a = assess.of_fdr(fdr.load(write(tmp_path, "r.json", jobs_doc("1.0.3"))))
+    assert (a.verdict, a.findings, a.note()) == ("valid", [], "")
+
+
+@pytest.mark.parametrize("mutate,rule_id,field", FDR_FAULTS)
+def test_each_fdr_rule_fails_on_its_fault(tmp_path, mutate, rule_id, field):
+    from test_fdr import jobs_doc, write
+
+    from suite.tpcxai import assess, fdr
+
+    doc = jobs_doc("1.0.3")
+    mutate(doc)
+    a = assess.of_fdr(fdr.load(write(tmp_path, "r.json", doc)))
+    found = [f for f in a.findings if f.rule_id == rule_id]
+    assert found and found[0].field.startswith(field) and a.verdict in ("invalid", "open")
+    assert a.note().startswith(" — NOT VALID: " if found[0].effect == "invalid" else " — NOT PUBLISHABLE: ")
 
 
 def test_every_fact_the_rules_read_is_declared():
