@@ -32,7 +32,7 @@ from suite.rules import engine as rules
 from suite.rules.engine import Item, Scope
 from suite.rules.evaluate import evaluate
 from suite.rules.findings import Finding, make
-from suite.tpcxai import metric, rederive
+from suite.tpcxai import evidence, metric, rederive
 
 PHASE_ORDER = ("generation", "load", "training", "serving_1", "serving_2", "scoring", "throughput")
 STAGES = ("training", "serving_1", "serving_2", "scoring")
@@ -183,6 +183,9 @@ def assess(path) -> tuple[str, list[Finding], dict, list]:
                               "a run result of ours (schema_version 2)", doc.get("schema_version"),
                               "an FDR data file carries no per-job evidence to check")], doc, []
     r = rederive.rederive(doc)
+    items, statements = evidence.data_problems(where.parent, doc)   # the data below the records, if there
+    r.problems["sizes.problems"] += items
+    r.statements += statements
     findings = check(doc, path=str(where), rederived=r)
     return grade(findings), findings, doc, r.statements
 

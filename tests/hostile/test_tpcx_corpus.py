@@ -221,7 +221,8 @@ def test_the_real_run_checks_valid_not_publishable(real_run, tmp_path, run_cli):
     doc = json.loads(out)
     assert code == 0 and doc["verdict"] == "open" and doc["publishable"] is False, [f["message"] for f in doc["findings"]]
     assert [f["rule_id"] for f in doc["findings"]] == ["tpcxai-sf-publishable"]
-    assert doc["rederived"] and all(s["status"] == "rederived" for s in doc["rederived"])
+    assert doc["rederived"] and not [s for s in doc["rederived"] if s["status"] == "mismatch"]
+    assert [s["figure"] for s in doc["rederived"] if s["status"] == "not-rederivable"] == ["generation.tables"]
     assert {"metric.aiucpm", "metric.tptt_s", "scale_factor", "generation.rows"} <= {s["figure"] for s in doc["rederived"]}
     code, out, _ = run_cli("metrics", path)
     assert code == 0 and "NOT PUBLISHABLE" in out.splitlines()[1]
@@ -240,6 +241,53 @@ def test_forged_result_is_refused(real_run, tmp_path, run_cli, case_id, edit, ru
     headline = next((ln for ln in out.splitlines() if ln.startswith("AIUCpm@")), "")
     assert "NOT VALID" in headline or "error" in err, (case_id, out, err)
     assert "Traceback" not in err
+
+
+def consistent_rows(sf):
+    """SF relabelled and every record of sizes rewritten to the sizing at that SF (generation tables,
+    totals, loads): only the data on disk below the records still says what was generated."""
+    def edit(d):
+        relabel_everywhere(sf)(d)
+        for split, per in d["generation"]["tables"].items():
+            want = rederive.expected_rows(sf, split)
+            for name, t in per.items():
+                t["rows"] = want.get(name, t["rows"])
+        totals = {s: sum(t["rows"] for t in per.values()) for s, per in d["generation"]["tables"].items()}
+        for load in d["loads"]:
+            load["rows"] = totals[load["split"]]
+        d["generation"]["rows"] = sum(totals.values())
+    return edit
+
+
+def manifest_only(d):
+    d["scale_factor"] = d["generation"]["scale_factor"] = d["metric"]["scale_factor"] = 0.02
+    rederive_metric(d)
+
+
+WITH_DATA = [
+    ("data-sf-relabel-all-records", consistent_rows(10), "tpcxai-sizes-match-sf"),
+    ("data-sf-relabel-small-step", manifest_only, "tpcxai-sizes-match-sf"),
+]
+
+
+@pytest.mark.parametrize("case_id,edit,rule_id", WITH_DATA, ids=[c[0] for c in WITH_DATA])
+def test_forged_records_disagree_with_the_data_beside_them(real_run, tmp_path, run_cli, case_id, edit, rule_id):
+    """The run directory holds its data (data/raw/generation.json, data/<split>/<table>.parquet):
+    records rewritten consistently with each other still disagree with it."""
+    import shutil
+
+    src = Path(real_run["data_dir"])
+    out = tmp_path / "forged"
+    shutil.copytree(src.parent, out, ignore=shutil.ignore_patterns("models", "output", "logs"))
+    doc = copy.deepcopy(real_run)
+    edit(doc)
+    (out / result.RESULT_FILE).write_text(json.dumps(doc))
+    code, text, _ = run_cli("check", out, "--format", "json")
+    got = json.loads(text)
+    assert code == 1 and got["verdict"] == "invalid"
+    found = [f for f in got["findings"] if f["rule_id"] == rule_id]
+    assert found and any("generation.json" in f["message"] or ".parquet" in f["message"] for f in found), \
+        [f["message"] for f in got["findings"]]
 
 
 def test_the_report_page_shows_the_verdict_and_findings(real_run, tmp_path, run_cli):
