@@ -324,7 +324,7 @@ def _tpcxai_headline(data, result, title: str, assessment=None) -> Section:
         head.blocks.append(Verdict(assessment.verdict, f"AIUCpm@{sf}{note}"))
     if result.complete:
         value = f"{result.aiucpm_published:.2f}" + (f" — {assessment.label()}" if note else "")
-        figs = [(f"AIUCpm@{sf}", value, f"kit value {result.aiucpm:.3f}" + note)]
+        figs = [(f"AIUCpm@{sf}", value, f"kit value {result.aiucpm:.3f}")]
         if result.price_per_aiucpm is not None:
             figs.append(("Price-performance", f"{result.price_per_aiucpm:,.2f} {result.currency or ''}/AIUCpm",
                          f"{result.total_price:,.0f} {result.currency or ''} / {result.aiucpm_published:.2f}"))
