@@ -186,6 +186,9 @@ def assess(path) -> tuple[str, list[Finding], dict, list]:
     items, statements = evidence.data_problems(where.parent, doc)   # the data below the records, if there
     r.problems["sizes.problems"] += items
     r.statements += statements
+    items, statements = evidence.quality_problems(where.parent, doc)  # quality re-scored from its output
+    r.problems["figures.problems"] += items
+    r.statements += statements
     findings = check(doc, path=str(where), rederived=r)
     return grade(findings), findings, doc, r.statements
 

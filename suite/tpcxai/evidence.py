@@ -100,3 +100,52 @@ def _parquet(run_dir, data, tables, r) -> None:
     if compared:
         r.state("generation.tables", "data/<split>/<table>.parquet row counts",
                 "mismatch" if mismatched else "rederived", None, f"{compared - mismatched} of {compared} tables match")
+
+
+MAX_SCORING_BYTES = 256 << 20   # a scoring file beyond it is not re-scored (said, not read)
+
+
+def quality_problems(run_dir, doc: dict) -> tuple[list, list]:
+    """Each quality value re-scored from the scoring output in place (output/scoring/ucNN/
+    truth.parquet and predictions.parquet), with the kit's metric and keys: (items, statements)."""
+    run_dir = Path(run_dir)
+    r = rederive.Rederivation()
+    quality = doc.get("quality") if isinstance(doc.get("quality"), dict) else {}
+    if not quality or not (run_dir / "output" / "scoring").is_dir():
+        return [], []
+    from suite.tpcxai import usecase
+    from suite.tpcxai.registry import Registry
+
+    try:
+        kit = usecase.load_all(Registry(), [n for n in range(1, 11) if f"uc{n}" in quality])
+    except SuiteError:
+        return [], []
+    for n, uc in sorted(kit.items()):
+        q = quality.get(f"uc{n}")
+        if uc.metric == "none" or not isinstance(q, dict) or q.get("metric") != uc.metric:
+            continue            # no metric, or another metric: the quality rule says so
+        _rescore(run_dir, n, uc, q, r)
+    return r.problems["figures.problems"], r.statements
+
+
+def _rescore(run_dir, n, uc, q, r) -> None:
+    import pandas as pd
+
+    from suite.tpcxai import quality
+
+    folder = run_dir / "output" / "scoring" / f"uc{n:02d}"
+    paths = [folder / "truth.parquet", folder / "predictions.parquet"]
+    figure, source = f"quality.uc{n}.value", f"output/scoring/uc{n:02d}/{{truth,predictions}}.parquet"
+    if not all(p.is_file() and _inside(run_dir, p) and p.stat().st_size <= MAX_SCORING_BYTES for p in paths):
+        r.state(figure, source, "not-rederivable", q.get("value"), "files absent, linked or too large")
+        return
+    try:
+        value = quality.score(uc.metric, pd.read_parquet(paths[0]), pd.read_parquet(paths[1]), uc.keys, str(folder))
+    except (SuiteError, OSError, ValueError, KeyError, TypeError) as exc:
+        r.state(figure, source, "not-rederivable", q.get("value"), str(exc).splitlines()[0][:120] if str(exc) else "")
+        return
+    claimed = q.get("value")
+    ok = isinstance(claimed, (int, float)) and abs(claimed - value) <= 1e-9 * max(1.0, abs(value))
+    r.state(figure, source, "rederived" if ok else "mismatch", claimed, value)
+    if not ok:
+        r.problems["figures.problems"].append(rederive.problem(figure, value, claimed, f"re-scored from {source}"))

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from suite.errors import SuiteError
 from suite.rules.ops import Item
 from suite.tpcxai import metric
+from suite.tpcxai.result import KIT_MODE   # what suite run measures in
 
 TOLERANCE_S = 0.0005          # times are rounded to milliseconds
 DURATION_TOLERANCE_S = 0.0015  # a duration rounded from unrounded ends, beside its rounded ends
@@ -168,6 +169,9 @@ def derived_metric(doc) -> dict:
 
 
 def _figures(doc, r: Rederivation) -> None:
+    if doc.get("kit_version") != KIT_MODE:   # kit 1.0.2's sums are shorter than 1.0.3's spans
+        r.problems["figures.problems"].append(_p("kit_version", KIT_MODE, doc.get("kit_version"),
+                                                 "the kit mode suite run measures in"))
     claimed = _dict(doc, "metric")
     if not claimed:
         r.state("metric", "jobs", "not-rederivable", None, None)

@@ -290,6 +290,21 @@ def test_forged_records_disagree_with_the_data_beside_them(real_run, tmp_path, r
         [f["message"] for f in got["findings"]]
 
 
+REFUSED = [
+    ("kit-relabel-102", lambda d: (d.update(kit_version="1.0.2"), rederive_metric(d)), "kit_version"),
+    ("valid-string", lambda d: d.update(valid="true"), "valid"),
+    ("job-start-nan", lambda d: d["jobs"][3].update(start_s="NaN"), "start_s"),
+]
+
+
+@pytest.mark.parametrize("case_id,edit,field", REFUSED, ids=[c[0] for c in REFUSED])
+def test_malformed_forgery_is_refused_in_one_line(real_run, tmp_path, run_cli, case_id, edit, field):
+    path = _forge(real_run, tmp_path, edit)
+    for command in ("check", "metrics"):
+        code, out, err = run_cli(command, path)
+        assert code == 2 and field in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
 def test_the_report_page_shows_the_verdict_and_findings(real_run, tmp_path, run_cli):
     path = _forge(real_run, tmp_path, all_at_once((1, 2)))
     code, out, err = run_cli("report", path, "--out", tmp_path / "rep")

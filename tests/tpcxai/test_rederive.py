@@ -105,3 +105,33 @@ def test_the_checker_is_never_more_lenient_than_the_result(valid, edit, expected
     edit(doc)
     assert [i.field for i in rederive.rederive(doc).problems["verdict.problems"]] == expected
     assert (check.grade(check.check(doc)) == "invalid") == bool(expected)
+
+
+def _scoring_dir(tmp_path, labels, predictions):
+    import pandas as pd
+
+    folder = tmp_path / "output" / "scoring" / "uc10"
+    folder.mkdir(parents=True)
+    ids = list(range(len(labels)))
+    pd.DataFrame({"transaction_id": ids, "label": labels}).to_parquet(folder / "truth.parquet")
+    pd.DataFrame({"transaction_id": ids, "prediction": predictions}).to_parquet(folder / "predictions.parquet")
+    return folder
+
+
+def test_quality_is_re_scored_from_the_scoring_output(tmp_path):
+    _scoring_dir(tmp_path, [0, 1, 1, 0], [0, 1, 0, 0])         # accuracy 0.75
+    doc = {"quality": {"uc10": {"metric": "accuracy_score", "value": 0.75}}}
+    items, statements = evidence.quality_problems(tmp_path, doc)
+    assert items == [] and statements[0]["status"] == "rederived" and statements[0]["derived"] == 0.75
+    doc["quality"]["uc10"]["value"] = 0.95                       # a forged pass
+    items, statements = evidence.quality_problems(tmp_path, doc)
+    assert [(i.field, i.expected, i.value) for i in items] == [("quality.uc10.value", 0.75, 0.95)]
+
+
+def test_linked_scoring_output_is_not_read(tmp_path):
+    real = _scoring_dir(tmp_path / "elsewhere", [0, 1], [1, 0])
+    (tmp_path / "run" / "output" / "scoring").mkdir(parents=True)
+    (tmp_path / "run" / "output" / "scoring" / "uc10").symlink_to(real)
+    items, statements = evidence.quality_problems(tmp_path / "run", {"quality": {"uc10": {"metric": "accuracy_score",
+                                                                                          "value": 1.0}}})
+    assert items == [] and statements[0]["status"] == "not-rederivable"
