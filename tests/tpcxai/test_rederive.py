@@ -135,3 +135,15 @@ def test_linked_scoring_output_is_not_read(tmp_path):
     items, statements = evidence.quality_problems(tmp_path / "run", {"quality": {"uc10": {"metric": "accuracy_score",
                                                                                           "value": 1.0}}})
     assert items == [] and statements[0]["status"] == "not-rederivable"
+
+
+@pytest.mark.parametrize("module", rederive.SUITE_GROUPS)
+def test_each_groups_stated_rows_are_the_rows_it_generates(module):
+    """TableGroup.rows is what the checker re-derives a scale factor from: it must be exact."""
+    import importlib
+
+    from suite.tpcxai import spec
+
+    group = importlib.import_module(module).GROUP
+    made = spec.generate_split(group, 0.01, "serving", 3)
+    assert {t: made[t].num_rows for t in group.rows(0.01, "serving")} == dict(group.rows(0.01, "serving"))
