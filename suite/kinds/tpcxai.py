@@ -37,37 +37,37 @@ def recognises(path: Path) -> bool:
 
 
 def check(path: Path, args) -> Checked:
-    """The rules of rules/tpcx-ai/ over tpcxai-result.json."""
+    """The rules of rules/tpcx-ai/ over tpcxai-result.json, or over an FDR data file (fdr.yaml)."""
     from suite import files
     from suite.report.escape import terminal
     from suite.tpcxai import check as tpcxai_check
+    from suite.tpcxai.assess import Assessment
 
     if args.ruleset not in (None, "auto"):
         raise SuiteError(f"--ruleset: expected none for a TPCx-AI result (rules/tpcx-ai/), got {args.ruleset}")
-    if not tpcxai_check.is_result(path):
+    if tpcxai_check.is_result(path):
+        verdict, findings, doc, statements = tpcxai_check.assess(path)
+        a = Assessment(verdict, findings, statements)
+        aiucpm = (doc.get("metric") or {}).get("aiucpm")
+    else:
         from suite.kinds import training
-        from suite.tpcxai import fdr
+        from suite.tpcxai import assess, fdr
 
         if Path(path).suffix.lower() not in fdr.SUFFIXES:     # not a data file either: the storage checker says why
             return training.check_storage(path, args)
-        raise SuiteError(f"{path}: expected a TPCx-AI run (its tpcxai-result.json), got a data file "
-                         f"(suite metrics and suite report read an FDR file)")
-    from suite.tpcxai.assess import Assessment
-
-    verdict, findings, doc, statements = tpcxai_check.assess(path)
-    a = Assessment(verdict, findings, statements)
-    aiucpm = (doc.get("metric") or {}).get("aiucpm")
+        data = fdr.load(path)                                 # an FDR data file: its figures from its jobs
+        a, doc, aiucpm = assess.of_fdr(data), data.doc, data.compute().aiucpm
     if args.format == "json":
-        out = files.dump_json({"kind": "tpcx-ai", "path": str(path), "verdict": verdict, "compliant": a.compliant,
-                               "publishable": verdict == "valid", "aiucpm": aiucpm,
-                               "findings": [f.to_dict() for f in findings], "rederived": statements}, indent=2)
+        out = files.dump_json({"kind": "tpcx-ai", "path": str(path), "verdict": a.verdict, "compliant": a.compliant,
+                               "publishable": a.verdict == "valid", "aiucpm": aiucpm,
+                               "findings": [f.to_dict() for f in a.findings], "rederived": a.statements}, indent=2)
     else:
         lines = [f"suite check {path}", "", f"{a.label():<8} TPCx-AI SF {doc.get('scale_factor')}, "
                  f"{doc.get('streams')} streams, AIUCpm {aiucpm}{a.note()}"]
-        lines += [f"  {f.effect:<7} {f.severity:<7} {f.message}" for f in findings]
-        lines += rederived_lines(statements)
+        lines += [f"  {f.effect:<7} {f.severity:<7} {f.message}" for f in a.findings]
+        lines += rederived_lines(a.statements)
         lines += ["", f"verdict: {a.label()} ({'compliant' if a.compliant else 'not compliant'}"
-                      f"{'' if verdict != 'open' else ', not publishable'}); {len(findings)} findings"]
+                      f"{'' if a.verdict != 'open' else ', not publishable'}); {len(a.findings)} findings"]
         out = "\n".join(terminal(line) for line in lines) + "\n"
     return Checked(out, f"verdict: {a.label()}", ExitCode.OK if a.compliant else ExitCode.FAILED)
 

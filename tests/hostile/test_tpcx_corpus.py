@@ -363,6 +363,8 @@ def test_forged_fdr_file_headline_says_not_valid(real_run, tmp_path, run_cli, ca
     assert code == 1 and got["verdict"] == "invalid" and rule_id in {f["rule_id"] for f in got["findings"]}
     code, out, err = run_cli("metrics", path)
     assert code == 1 and "NOT VALID" in next(ln for ln in out.splitlines() if ln.startswith("AIUCpm@"))
+    code, out, err = run_cli("check", path, "--format", "json")   # check and metrics agree
+    assert code == 1 and json.loads(out)["verdict"] == "invalid"
 
 
 def test_an_honest_fdr_file_is_not_publishable_only(real_run, tmp_path, run_cli):
@@ -371,6 +373,8 @@ def test_an_honest_fdr_file_is_not_publishable_only(real_run, tmp_path, run_cli)
     code, out, err = run_cli("metrics", path, "--format", "json")
     got = json.loads(out)
     assert code == 0 and got["verdict"] == "open" and got["rederived"]
+    code, out, err = run_cli("check", path)
+    assert code == 0 and "VALID, NOT PUBLISHABLE" in out and "tpcxai-fdr-sf-publishable" in out
 
 
 @pytest.mark.parametrize("prefix", ["\ufeff", ""])
