@@ -12,7 +12,8 @@ grade the problems; suite/tpcxai/check.py puts them in its scope.
 - jobs.overlaps: the jobs of a lane run one after another (a lane: the load, each power phase,
   scoring, each throughput stream); two jobs of one lane overlapping is a finding.
 - jobs.placement: each job inside its phase, its duration_s its end - start; phases one after
-  another, their duration_s their end - start; a stream's record enclosing its jobs.
+  another, their duration_s their end - start, and made of their jobs (a load, power or throughput
+  phase mostly idle: its jobs shortened after the fact); a stream's record enclosing its jobs.
 - figures.problems: each metric component, AIUCpm (rounded, unrounded, published) and each
   per-use-case time of use_case_results recomputed from the jobs.
 - sizes.problems: generation rows = the loads' rows (in all and per split); each table's rows
@@ -138,6 +139,7 @@ def _placement(doc, jobs, r: Rederivation) -> None:
         if k and p["start_s"] < ordered[k - 1]["end_s"] - TOLERANCE_S:
             out.append(_p(f"phases[{k}].start_s", f"at or after {ordered[k - 1]['end_s']} (the end of phase "
                           f"{ordered[k - 1].get('name')})", p["start_s"], "phases run one after another"))
+    _filled(ordered, jobs, out)
     for k, s in enumerate(_list(doc, "stream_runs")):
         mine = [j for _, j in jobs if j.get("phase") == "throughput" and j.get("stream") == s.get("stream")]
         if mine and _num(s.get("start_s")) and _num(s.get("end_s")):
@@ -145,6 +147,29 @@ def _placement(doc, jobs, r: Rederivation) -> None:
             if s["start_s"] > first + TOLERANCE_S or s["end_s"] < last - TOLERANCE_S:
                 out.append(_p(f"stream_runs[{k}]", f"enclosing its jobs [{first}, {last}]",
                               f"[{s['start_s']}, {s['end_s']}]"))
+
+
+FILLED = ("load", "training", "serving_1", "serving_2", "throughput")
+IDLE_PER_JOB_S, IDLE_FRACTION = 0.02, 0.05  # what a phase may hold beyond its jobs (bookkeeping between them)
+
+
+def _filled(phases, jobs, out) -> None:
+    """A phase of jobs run back to back (throughput: its streams side by side) is made of its jobs:
+    a phase mostly idle says its jobs were shortened (or the phase lengthened) after the fact."""
+    for k, p in enumerate(phases):
+        mine = [j for _, j in jobs if j.get("phase") == p.get("name")]
+        if p.get("name") not in FILLED or not mine:
+            continue
+        if p["name"] == "throughput":
+            busy = max(j["end_s"] for j in mine) - min(j["start_s"] for j in mine)
+            what = "the span of its streams' jobs"
+        else:
+            busy = math.fsum(j["end_s"] - j["start_s"] for j in mine)
+            what = f"the summed durations of its {len(mine)} jobs, run one after another"
+        length = p["end_s"] - p["start_s"]
+        if length - busy > IDLE_PER_JOB_S * len(mine) + IDLE_FRACTION * length:
+            out.append(_p(f"phases[{k}].duration_s", f"about {metric.round_ms(busy)} ({what})",
+                          metric.round_ms(length), f"{metric.round_ms(length - busy)} s of phase {p['name']} idle"))
 
 
 # --------------------------------------------------------------------------- figures
