@@ -210,6 +210,8 @@ CASES = [
     ("load-rows-edited", lambda d: d["loads"][0].update(rows=d["loads"][0]["rows"] * 10), "tpcxai-sizes-match-sf"),
     ("generation-rows-edited", lambda d: d["generation"].update(rows=d["generation"]["rows"] + 1),
      "tpcxai-sizes-match-sf"),
+    ("quality-below-threshold", lambda d: d["quality"]["uc4"].update(value=0.1), "tpcxai-uc04-quality"),
+    ("quality-wrong-metric", lambda d: d["quality"]["uc9"].update(metric="f1_score"), "tpcxai-uc09-quality"),
     ("valid-false", lambda d: d.update(valid=False), "tpcxai-result-valid"),
     ("valid-false-reasons", lambda d: (d.update(valid=False), d["reasons"].append("quality missed: invalid")),
      "tpcxai-result-valid"),
@@ -363,14 +365,17 @@ FDR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("name", ["run.json", "run.yaml"])
+@pytest.mark.parametrize("name", ["run.json", "run.yaml", "run.csv"])
 @pytest.mark.parametrize("case_id,edit,rule_id", FDR_CASES, ids=[c[0] for c in FDR_CASES])
 def test_forged_fdr_file_headline_says_not_valid(real_run, tmp_path, run_cli, case_id, edit, rule_id, name):
     import yaml
 
+    from test_fdr import to_csv
+
     doc = fdr_from(real_run, edit)
     path = tmp_path / name
-    path.write_text(json.dumps(doc) if name.endswith(".json") else yaml.safe_dump(doc))
+    path.write_text(json.dumps(doc) if name.endswith(".json") else to_csv(doc) if name.endswith(".csv")
+                    else yaml.safe_dump(doc))
     code, out, err = run_cli("metrics", path, "--format", "json")
     got = json.loads(out)
     assert code == 1 and got["verdict"] == "invalid" and rule_id in {f["rule_id"] for f in got["findings"]}
