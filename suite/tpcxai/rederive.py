@@ -318,6 +318,32 @@ def _table_sizes(tables, loads, sf, r: Rederivation) -> None:
     status = "not-rederivable" if not compared else "mismatch" if mismatched else "rederived"
     r.state("scale_factor", "generation tables' rows (generator sizing)", status, sf,
             f"{compared - mismatched} of {compared} tables match")
+    _bytes_per_row(tables, r)
+
+
+def _bytes_per_row(tables, r: Rederivation) -> None:
+    """Rows and bytes of one table recorded together: a CSV row of N columns is at least N bytes
+    (N - 1 commas and a newline), so rows rewritten without their bytes show."""
+    columns = {}
+    for g in sizing_groups():
+        for name, schema in g.schemas().items():
+            columns[name] = (len(schema), sum(1 for f in schema if f.metadata and f.metadata.get(b"label") == b"1"))
+    checked = short = 0
+    for split in sorted(tables, key=str):
+        for name, t in sorted(tables[split].items(), key=str) if isinstance(tables[split], dict) else ():
+            if name not in columns or not isinstance(t, dict) or not (_num(t.get("rows")) and _num(t.get("bytes"))):
+                continue
+            n, labels = columns[name]
+            floor = t["rows"] * (n - labels if split == "serving" else n)
+            checked += 1
+            if t["bytes"] < floor:
+                short += 1
+                r.problems["sizes.problems"].append(_p(
+                    f"generation.tables.{split}.{name}.bytes", f"at least {floor} ({t['rows']} rows of "
+                    f"{n - labels if split == 'serving' else n} columns)", t["bytes"], "the rows recorded beside them"))
+    if checked:
+        r.state("generation.tables[].rows", "the bytes recorded beside them", "mismatch" if short else "rederived",
+                None, f"{checked - short} of {checked} tables hold their rows' bytes")
 
 
 def _total_rows(gen, rows_loaded, sf, r: Rederivation) -> None:

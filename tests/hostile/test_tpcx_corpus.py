@@ -182,6 +182,7 @@ CASES = [
     ("sf-relabel-generation-too", relabel_everywhere(10), "tpcxai-sizes-match-sf"),
     ("sf-relabel-tables-dropped", drop_tables(10), "tpcxai-sizes-match-sf"),
     ("sf-relabel-rows-inflated", inflate_rows, "tpcxai-sizes-match-sf"),
+    ("sf-relabel-all-row-records", lambda d: consistent_rows(10)(d), "tpcxai-sizes-match-sf"),
     ("sf-metric-only", lambda d: d["metric"].update(scale_factor=10), "tpcxai-figures-rederived"),
     ("stream-all-at-once", all_at_once((1,)), "tpcxai-jobs-sequential"),
     ("streams-all-at-once", all_at_once((1, 2)), "tpcxai-jobs-sequential"),
