@@ -88,6 +88,9 @@ def prepare(opts: Options) -> Prepared:
     from suite.storage.checkpoint import model
 
     doc = workloads.load(opts.workload)
+    if opts.memory_limit is not None:        # refused before the results dir is claimed
+        from suite.enforce.cgroup import check_limit
+        check_limit(opts.memory_limit)
     phase, count = phase_counts(opts, doc)
     miniature = opts.data_dir is None
     ckpt = model.from_workload(doc, opts.accelerators, opts.mode, miniature)

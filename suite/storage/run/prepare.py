@@ -126,7 +126,10 @@ def check_inputs(opts: Options) -> None:
     ruleset = opts.ruleset or datasize.default_ruleset(workload)
     if opts.division == "closed" and ruleset in workload.rulesets:
         check_closed_params(workload, params, ruleset)
-    parse_hosts(opts)
+    hosts = parse_hosts(opts)
+    if opts.memory_limit is not None:      # refused before the results dir is claimed (each host's MemTotal: hosts.py)
+        from suite.enforce.cgroup import check_limit
+        check_limit(opts.memory_limit, None if len(hosts) <= 1 else 2**63)
 
 
 def prepare(opts: Options, cluster=None) -> Prepared:
