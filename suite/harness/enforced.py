@@ -14,6 +14,7 @@ stopped, the run marked interrupted, RunError); it writes the run set however th
 import contextlib
 import os
 import signal
+import sys
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -98,19 +99,21 @@ def run(kind) -> tuple[Series, list[dict]]:
         if refused:
             resultsdir.abandon(series.results_dir, written=True)
         else:
-            _finish(series, results)
+            _finish(series, results, sys.exc_info()[1])
     return series, results
 
 
-def _finish(series: Series, results: list[dict]) -> None:
-    """The run set written however the series ended (a full disk: one line), the claim released."""
+def _finish(series: Series, results: list[dict], ended_by: BaseException | None) -> None:
+    """The run set written however the series ended (a full disk: one line, naming what ended the
+    series too), the claim released."""
     try:
         series.write_run_set(results)
     except (OSError, files.WriteError) as exc:
         if isinstance(exc, OSError) and not files.is_resource_error(exc):
             raise
         why = exc if isinstance(exc, files.WriteError) else files.write_error(exc.filename or series.results_dir, exc)
-        raise RunError(f"{why}; the run set could not be written: the results dir is incomplete") from None
+        first = f"{ended_by}; then " if isinstance(ended_by, SuiteError) else ""
+        raise RunError(f"{first}{why}; the run set could not be written: the results dir is incomplete") from None
     finally:
         resultsdir.release(series.results_dir)
 
