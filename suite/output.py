@@ -54,6 +54,8 @@ def target_file(path, option: str, inputs=()) -> Path:
     every input tree; refused (one line) before any work is done."""
     path = Path(path)
     where = f"{option} {path}"
+    if path.is_dir() and not path.is_symlink():
+        raise SuiteError(f"{where}: expected a file path, got a directory")
     files.refuse_special_target(path, where)
     mode = os.path.lexists(path)
     parent = path.parent if str(path.parent) else Path(".")
