@@ -250,6 +250,28 @@ def test_package_refuses_a_user_file_where_its_archive_goes(run_cli, tree_copy, 
     assert (code_dir / f"suite-{__version__}-src.tar.gz").read_bytes() == b"the user's own"
 
 
+@pytest.mark.parametrize("where", ["its-own-target", "elsewhere-in-the-tree", "holding-the-tree"])
+def test_add_of_results_inside_or_holding_the_tree_is_refused(run_cli, made, tree_copy, tmp_path, where):
+    bench = tree_copy / "Open" / "ACME" / "results" / "box1" / "cosmoflow-h100"
+    if where == "elsewhere-in-the-tree":
+        shutil.copytree(made[2], tree_copy / "incoming")
+        source = tree_copy / "incoming"
+    else:
+        source = bench if where == "its-own-target" else tmp_path
+    before = snapshot(tree_copy)
+    code, _, err = run_cli("submission", "add", tree_copy, source, "--system", "box1", "--replace")
+    one_line(code, err, "RESULTS")
+    assert snapshot(tree_copy) == before and not (tmp_path / "sub.replaced").exists()
+
+
+def test_datagen_never_echoes_a_raw_escape_sequence(tmp_path):
+    d = tmp_path / "d\x1b]0;owned\x07"
+    code, out, err = cli("datagen", "--workload", "cosmoflow", "--accelerator-type", "h100", "--files", "2",
+                         "--data-dir", d, "--processes", "1")
+    assert code == 0, err
+    assert "\x1b" not in out and "\x07" not in out and "\\x1b" in out
+
+
 def test_package_out_inside_the_tree_is_refused(run_cli, tree_copy):
     before = snapshot(tree_copy)
     code, _, err = run_cli("submission", "package", tree_copy, "--out", tree_copy / "Open" / "x.tar.gz")
