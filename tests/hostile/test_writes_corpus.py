@@ -577,3 +577,61 @@ def test_a_resumed_datagen_rate_counts_only_what_it_wrote(tmp_path):
     assert progress and "(15 kept)" in progress[-1] and "MB/s written" in progress[-1]
     log = json.loads((d / "generation_log.json").read_text())
     assert log["files_written"] == 1 and log["files_kept"] == 15
+
+
+# --------------------------------------------------------------------------- properties (Hypothesis)
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+_SEG = st.sampled_from(["a", "b", "..", ".", "out", "f.json"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(links=st.lists(st.tuples(st.sampled_from(["a/l1", "l2", "a/b/l3"]), st.lists(_SEG, min_size=1, max_size=5)),
+                      max_size=3),
+       rel=st.lists(st.sampled_from(["a", "b", "l1", "l2", "l3", "f.json", ".."]), min_size=1, max_size=5))
+def test_a_guarded_read_never_returns_bytes_from_outside_the_tree(tmp_path_factory, links, rel):
+    """Whatever links a tree holds and whatever path is asked for, files.read_bytes(root=) returns
+    only the bytes of a regular file inside the tree, or raises a one-line SuiteError."""
+    from suite import files
+    from suite.errors import SuiteError
+
+    base = tmp_path_factory.mktemp("prop")
+    root = base / "tree"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "f.json").write_bytes(b"inside")
+    (base / "out").mkdir()
+    (base / "out" / "f.json").write_bytes(b"OUTSIDE")
+    (base / "f.json").write_bytes(b"OUTSIDE")
+    for where, target in links:
+        link = root / where
+        if not os.path.lexists(link):
+            link.symlink_to("/".join(target))
+    try:
+        data = files.read_bytes(root.joinpath(*rel), root=root)
+    except SuiteError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert data == b"inside"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["x", "run", "..", ".", "tree", "sub"]), min_size=1, max_size=6))
+def test_an_output_is_outside_its_input_or_refused(parts):
+    """output.outside refuses exactly the paths whose real location is the tree, below it or above it."""
+    import tempfile
+
+    from suite import output
+    from suite.errors import SuiteError
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "base" / "tree"
+        (tree / "run").mkdir(parents=True)
+        target = Path(tmp, "base", *parts)
+        real, base = os.path.realpath(target), os.path.realpath(tree)
+        clash = real == base or real.startswith(base + os.sep) or base.startswith(real.rstrip(os.sep) + os.sep)
+        try:
+            output.outside(target, "--out", [tree])
+            assert not clash
+        except SuiteError:
+            assert clash
