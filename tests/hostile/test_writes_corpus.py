@@ -352,6 +352,16 @@ def test_a_refused_memory_limit_leaves_nothing_and_the_corrected_run_goes(made, 
     assert code in (0, 1) and (r / "run_set.json").is_file(), err
 
 
+@pytest.mark.parametrize("rel", ["train/results", "results", "valid/../r"])
+def test_a_results_dir_inside_the_dataset_is_refused(made, tmp_path, rel):
+    data = Path(shutil.copytree(made[1], tmp_path / "data"))
+    before = snapshot(data)
+    code, _, err = cli("run", "--workload", "cosmoflow", "--accelerators", "1", "--data-dir", data,
+                       "--results-dir", data / rel, "--division", "open", "--runs", "1")
+    one_line(code, err, "--results-dir")
+    assert snapshot(data) == before
+
+
 # --------------------------------------------------------------------------- class 6: links out of the tree
 
 def _outside(tmp_path) -> Path:

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from suite import files
+from suite import files, output
 from suite.errors import RuleError, SuiteError
 from suite.harness import enforced, mpi, resultsdir
 from suite.harness.enforced import Series
@@ -114,6 +114,7 @@ def prepare(opts: Options) -> Prepared:
     folder = Path(opts.data_dir or Path("results") / "checkpoint-data" / f"{opts.workload}-miniature").resolve()
     results_dir = Path(opts.results_dir or resultsdir.default(results_name(opts, phase)))
     resultsdir.check(results_dir)       # claimed (suite.harness.enforced) once every refusal is passed
+    output.outside(results_dir, "--results-dir", [folder])     # never inside (or holding) the checkpoint data
     if phase == "write":
         refuse_folder(folder)
         check_space(folder, ckpt.total_bytes * count)

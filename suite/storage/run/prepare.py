@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from suite.errors import RuleError, SuiteError
+from suite import output
 from suite.harness import resultsdir
 from suite.rules import rulesets
 
@@ -120,6 +121,8 @@ def check_inputs(opts: Options) -> None:
 
     if opts.results_dir:
         resultsdir.check(opts.results_dir)
+        if opts.data_dir:               # the dataset is evidence: results never inside it (nor holding it)
+            output.outside(opts.results_dir, "--results-dir", [opts.data_dir])
     params = workloads.parse_params(opts.params)
     workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
     check_storage_type(storage_type_of(workload))      # object storage: refused before the cache-drop probe
