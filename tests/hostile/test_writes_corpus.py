@@ -457,6 +457,17 @@ def test_too_many_manifest_lines_is_one_finding(run_cli, tree_copy):
     assert code == 1 and len(found) == 1 and "lines" in found[0]["actual"]
 
 
+@pytest.mark.parametrize("content", [b"h" * (2 << 20), b"\xff\xfe host\n"], ids=["2MiB", "not-utf8"])
+def test_a_hostfile_is_bounded_and_one_line(run_cli, made, tmp_path, content):
+    hostfile = tmp_path / "hosts"
+    hostfile.write_bytes(content)
+    t0 = time.monotonic()
+    code, _, err = run_cli("run", "--workload", "cosmoflow", "--accelerators", "2", "--data-dir", made[1],
+                           "--results-dir", tmp_path / "r", "--division", "open", "--hostfile", hostfile)
+    assert time.monotonic() - t0 < 20 and not (tmp_path / "r").exists()
+    one_line(code, err, "hosts")
+
+
 def _sweep(tmp_path, n: int) -> Path:
     doc = json.loads((paths.DATA / "sweep" / "resnet50-h100-tiny" / "sweep.json").read_text())
     doc["points"] = [dict(doc["points"][0], accelerators=k + 1) for k in range(n)]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from suite.errors import RuleError, SuiteError
-from suite import output
+from suite import files as suite_files, output
 from suite.harness import resultsdir
 from suite.rules import rulesets
 
@@ -48,14 +48,14 @@ def say(*parts) -> None:
 # --------------------------------------------------------------------------- preparation
 
 
+MAX_HOSTFILE_BYTES = 1024 * 1024        # an MPI host file: one line a host
+
+
 def parse_hosts(opts: Options) -> list[str]:
     if opts.hosts and opts.hostfile:
         raise SuiteError("--hosts and --hostfile: expected one of them, got both")
     if opts.hostfile:
-        try:
-            text = Path(opts.hostfile).read_text()
-        except OSError as exc:
-            raise SuiteError(f"{opts.hostfile}: cannot read: {exc.strerror}") from None
+        text = suite_files.read_text(Path(opts.hostfile), limit=MAX_HOSTFILE_BYTES)   # bounded, one line
         hosts = [ln.split("#")[0].split(":")[0].strip() for ln in text.splitlines()]
         hosts = [h for h in hosts if h]
         if not hosts:
