@@ -48,10 +48,10 @@ def _overrides(results: evidence.Results, data_dir: Path) -> list[str]:
 def _plan(tree: Tree, system: str, paths: list[Path], hosts: list[str]):
     plans = []
     for path in paths:
+        results = evidence.load(path)
         if output.is_inside(path, tree.root) or output.is_inside(tree.root, path):   # it would move under itself
             raise SuiteError(expected_got(path, "RESULTS", f"a results dir outside the tree {tree.root}",
                                           "one inside it" if output.is_inside(path, tree.root) else "one holding it"))
-        results = evidence.load(path)
         problems = evidence.refusals(results, tree.ruleset, tree.division, hosts)
         if problems:
             more = f" (+{len(problems) - 1} more: {'; '.join(problems[1:3])})" if len(problems) > 1 else ""
