@@ -15,7 +15,7 @@ def add_parser(sub) -> None:
                    help="default: detected from the files")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--output", metavar="FILE", default=None,
-                   help="write the report to FILE (atomically) instead of stdout")
+                   help="write the report to FILE (atomically) instead of stdout; never inside PATH (the evidence)")
 
 
 def run(args) -> int:
