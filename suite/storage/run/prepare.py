@@ -121,8 +121,6 @@ def check_inputs(opts: Options) -> None:
 
     if opts.results_dir:
         resultsdir.check(opts.results_dir)
-        if opts.data_dir:               # the dataset is evidence: results never inside it (nor holding it)
-            output.outside(opts.results_dir, "--results-dir", [opts.data_dir])
     params = workloads.parse_params(opts.params)
     workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
     check_storage_type(storage_type_of(workload))      # object storage: refused before the cache-drop probe
@@ -133,6 +131,8 @@ def check_inputs(opts: Options) -> None:
     if opts.memory_limit is not None:      # refused before the results dir is claimed (each host's MemTotal: hosts.py)
         from suite.enforce.cgroup import check_limit
         check_limit(opts.memory_limit, None if len(hosts) <= 1 else 2**63)
+    if opts.results_dir and opts.data_dir:   # the dataset is evidence: results never inside it (nor holding it)
+        output.outside(opts.results_dir, "--results-dir", [opts.data_dir])
 
 
 def prepare(opts: Options, cluster=None) -> Prepared:
