@@ -45,6 +45,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print(f"suite {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `suite list workloads | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:          # a full disk, a file size limit, a quota, a read-only file system: one line
         from suite import files
         from suite.report.escape import terminal
@@ -53,9 +56,6 @@ def main(argv=None) -> int:
         print(f"suite {args.command}: error: {terminal(files.write_error(exc.filename or 'a file', exc))}",
               file=sys.stderr)
         return int(ExitCode.BAD_INPUT)
-    except BrokenPipeError:  # `suite list workloads | head`: the reader left; say nothing more
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
 
 
 if __name__ == "__main__":
