@@ -13,7 +13,7 @@ from suite import __version__
 from suite.cliargs import Parser
 from suite.commands import (check, datagen, datasize, engine, list as list_, metrics, report, run, sizing,
                             submission, sweep)
-from suite.errors import SuiteError
+from suite.errors import ExitCode, SuiteError
 
 # in the order `suite --help` lists them
 COMMANDS = {"list": list_, "datasize": datasize, "datagen": datagen, "run": run, "metrics": metrics,
@@ -48,6 +48,14 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # `suite list workloads | head`: the reader left; say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:          # a full disk, a file size limit, a quota, a read-only file system: one line
+        from suite import files
+        from suite.report.escape import terminal
+        if not files.is_resource_error(exc):
+            raise
+        print(f"suite {args.command}: error: {terminal(files.write_error(exc.filename or 'a file', exc))}",
+              file=sys.stderr)
+        return int(ExitCode.BAD_INPUT)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 - every problem becomes a one-line SuiteError naming the file and field.
 """
 
+import errno
 import json
 import math
 import os
@@ -36,25 +37,55 @@ def data_dir(name: str) -> Path:
     return Path(str(resources.files("suite") / "data" / name))
 
 
-def read_text(path: Path, limit: int = MAX_DATA_FILE_BYTES, error=SuiteError) -> str:
+def read_bytes(path: Path, limit: int = MAX_DATA_FILE_BYTES, error=SuiteError, root=None) -> bytes:
+    """The bytes of the regular file `path`, at most `limit` of them, or a one-line `error`.
+
+    With `root` (the tree a command was given), the file is read only when its real path is inside
+    root's: a symbolic link in the tree (the file itself or a directory above it) never makes the
+    suite read a file outside it. The file is opened once (no link followed at the last step) and
+    its size and type are those of the open file, so a swap between check and read changes nothing.
+    """
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if not path.is_file():
-            raise error(f"{path}: expected a regular file, got a directory or special file")
-        if size > limit:
-            raise error(f"{path}: size: expected at most {limit} bytes, got {size}")
-        data = path.read_bytes()
+        target = inside(path, root, error) if root is not None else path
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0)) if root is not None \
+            else os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise error(f"{path}: expected a regular file, got a directory or special file")
+            if st.st_size > limit:
+                raise error(f"{path}: size: expected at most {limit} bytes, got {st.st_size}")
+            data = f.read(limit + 1)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise error(f"{path}: expected a regular file, got a symbolic link") from None
         raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > limit:                      # it grew while read
+        raise error(f"{path}: size: expected at most {limit} bytes, got more")
+    return data
+
+
+def inside(path: Path, root, error=SuiteError) -> Path:
+    """`path`'s real path when it is inside `root`'s real path (links inside the tree resolved), else
+    a one-line `error`: nothing outside the tree a command was given is read through a link in it."""
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    if real != base and not real.startswith(base.rstrip(os.sep) + os.sep):
+        raise error(f"{path}: location: expected a file inside {root}, got a link to {real} outside it")
+    return Path(real)
+
+
+def read_text(path: Path, limit: int = MAX_DATA_FILE_BYTES, error=SuiteError, root=None) -> str:
+    data = read_bytes(path, limit, error, root)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise error(f"{path}: encoding: expected UTF-8, got an invalid byte at offset {exc.start}") from None
 
 
-def load_json(path: Path, schema: str | None = None, error=SuiteError, limit: int = MAX_DATA_FILE_BYTES):
-    text = read_text(path, limit=limit, error=error)
+def load_json(path: Path, schema: str | None = None, error=SuiteError, limit: int = MAX_DATA_FILE_BYTES,
+              root=None):
+    text = read_text(path, limit=limit, error=error, root=root)
     try:
         doc = json.loads(text.removeprefix("\ufeff"))  # a UTF-8 BOM is not an error
     except json.JSONDecodeError as exc:
@@ -68,8 +99,8 @@ def load_json(path: Path, schema: str | None = None, error=SuiteError, limit: in
     return doc
 
 
-def load_yaml(path: Path, schema: str | None = None, error=SuiteError):
-    doc = parse_yaml(read_text(path, error=error), path, error)
+def load_yaml(path: Path, schema: str | None = None, error=SuiteError, root=None):
+    doc = parse_yaml(read_text(path, error=error, root=root), path, error)
     if schema:
         validate(doc, schema, path, error)
     return doc
@@ -154,29 +185,52 @@ def _describe(err) -> str:
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:
-    """Write `data` to `path` through a temp file + fsync + rename."""
+    """Write `data` to `path` through a temp file + fsync + rename; a failure (a full disk, a file
+    size limit, a read-only file system) is one line naming `path` and leaves no temp file."""
     path = Path(path)
     if isinstance(data, str):       # a lone surrogate (a non-UTF-8 file name) is written as \udcff, not an error
         data = data.encode("utf-8", "backslashreplace")
     refuse_special_target(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; give what open() would
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+    except BaseException as exc:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+        if isinstance(exc, OSError):
+            raise write_error(path, exc) from None
         raise
 
 
-def refuse_special_target(path: Path) -> None:
+RESOURCE_ERRNOS = {errno.ENOSPC: "ENOSPC", errno.EFBIG: "EFBIG", errno.EDQUOT: "EDQUOT", errno.EROFS: "EROFS"}
+
+
+class WriteError(SuiteError):
+    """A file could not be written (a full disk, a file size limit, a quota, a read-only file system,
+    no permission): one line naming the file."""
+
+
+def write_error(path, exc: OSError) -> WriteError:
+    """The one-line error for `exc` raised while writing `path`."""
+    name = RESOURCE_ERRNOS.get(exc.errno) or errno.errorcode.get(exc.errno or 0, "")
+    return WriteError(f"{path}: cannot write: {exc.strerror or exc}" + (f" ({name})" if name else ""))
+
+
+def is_resource_error(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in RESOURCE_ERRNOS
+
+
+def refuse_special_target(path: Path, where=None) -> None:
     """A rename would replace whatever is at `path`: allow only a new path or a regular file.
 
     `--output /dev/null` as root would otherwise turn the device into a regular file, and a
@@ -187,11 +241,11 @@ def refuse_special_target(path: Path) -> None:
     except FileNotFoundError:
         return
     except OSError as exc:
-        raise SuiteError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        raise SuiteError(f"{where or path}: cannot write: {exc.strerror or exc}") from None
     if not stat.S_ISREG(mode):
         kind = ("a symbolic link" if stat.S_ISLNK(mode) else "a directory" if stat.S_ISDIR(mode)
                 else "a device, FIFO or socket")
-        raise SuiteError(f"{path}: expected a regular file or a new path to write, got {kind}")
+        raise SuiteError(f"{where or path}: expected a regular file or a new path to write, got {kind}")
 
 
 def _umask() -> int:

@@ -109,3 +109,118 @@ def test_write_json_names_its_schema():
     import inspect
 
     assert inspect.signature(files.write_json).parameters["schema"].default is inspect.Parameter.empty
+
+
+# --------------------------------------------------------------------------- reads inside a tree (issue 24, class 6)
+
+def _tree_with_outside(tmp_path):
+    root, outside = tmp_path / "tree", tmp_path / "outside"
+    (root / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.json").write_text('{"secret": 1}')
+    (root / "sub" / "inside.json").write_text('{"inside": 1}')
+    return root, outside
+
+
+@pytest.mark.parametrize("make", [
+    lambda root, out: (root / "a.json").symlink_to(out / "secret.json"),
+    lambda root, out: (root / "a.json").symlink_to("../outside/secret.json"),
+    lambda root, out: ((root / "d").symlink_to(out), (root / "a.json").symlink_to("d/secret.json")),
+    lambda root, out: (root / "a.json").symlink_to(root / "sub" / ".." / ".." / "outside" / "secret.json"),
+], ids=["absolute", "relative", "via-a-linked-dir", "dotdot"])
+def test_a_link_out_of_the_tree_is_never_read(tmp_path, make):
+    root, outside = _tree_with_outside(tmp_path)
+    make(root, outside)
+    with pytest.raises(SuiteError, match="expected a file inside") as exc:
+        files.load_json(root / "a.json", root=root)
+    assert "secret" not in str(exc.value).split("got a link to")[0] and "\n" not in str(exc.value)
+    assert files.load_json(root / "a.json") == {"secret": 1}      # without a tree: as before
+
+
+def test_a_link_inside_the_tree_is_read(tmp_path):
+    root, _ = _tree_with_outside(tmp_path)
+    (root / "a.json").symlink_to("sub/inside.json")
+    assert files.load_json(root / "a.json", root=root) == {"inside": 1}
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "/proc/self/environ"])
+def test_a_special_file_is_never_read(tmp_path, target):
+    root, _ = _tree_with_outside(tmp_path)
+    (root / "a.json").symlink_to(target)
+    with pytest.raises(SuiteError, match="expected a"):
+        files.read_bytes(root / "a.json", root=root)
+    with pytest.raises(SuiteError, match="expected a regular file|size"):
+        files.read_bytes(target, limit=10)
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(SuiteError, match="expected a regular file"):
+        files.read_bytes(tmp_path / "fifo", root=tmp_path)
+
+
+# --------------------------------------------------------------------------- writes (issue 24, classes 5 and 7)
+
+def _child_with_fsize(limit, fn):
+    """Run fn() in a forked child under RLIMIT_FSIZE=limit; its outcome as a string."""
+    import multiprocessing
+    import resource
+
+    def body(queue):
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        try:
+            fn()
+            queue.put("ok")
+        except SuiteError as exc:
+            queue.put(f"SuiteError: {exc}")
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent
+            queue.put(f"{type(exc).__name__}: {exc}")
+
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    p = ctx.Process(target=body, args=(queue,))
+    p.start()
+    p.join(60)
+    return queue.get(timeout=5)
+
+
+def test_write_atomic_past_a_file_size_limit_is_one_line_and_leaves_the_old_file(tmp_path):
+    target = tmp_path / "out.json"
+    target.write_text("old")
+    got = _child_with_fsize(100, lambda: files.write_atomic(target, "x" * 1000))
+    assert got.startswith("SuiteError: ") and str(target) in got and "EFBIG" in got and "\n" not in got
+    assert target.read_text() == "old" and sorted(os.listdir(tmp_path)) == ["out.json"]
+
+
+def test_write_error_names_the_file_and_the_errno():
+    import errno
+
+    for code, name in files.RESOURCE_ERRNOS.items():
+        err = files.write_error("/x/y.json", OSError(code, os.strerror(code)))
+        assert str(err).startswith("/x/y.json: cannot write: ") and f"({name})" in str(err)
+        assert files.is_resource_error(OSError(code, "x"))
+    assert not files.is_resource_error(OSError(errno.ENOENT, "x"))
+
+
+def test_output_inside_or_holding_an_input_is_refused(tmp_path):
+    from suite import output
+
+    tree = tmp_path / "tree"
+    (tree / "run").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tree)
+    for bad in (tree / "x.txt", tree / "run" / "x", tmp_path / "link" / "x", tree / "run" / ".." / "x", tree, tmp_path):
+        with pytest.raises(SuiteError, match="--out .*location: expected a path outside"):
+            output.outside(bad, "--out", [tree])
+    assert output.outside(tmp_path / "other", "--out", [tree]) == tmp_path / "other"
+
+
+def test_a_locked_tree_refuses_a_second_holder(tmp_path):
+    from suite import output
+
+    with output.locked(tmp_path, "first"):
+        with pytest.raises(SuiteError, match="one under way"):
+            with output.locked(tmp_path, "second"):
+                pass
+    with output.locked(tmp_path, "again"):
+        pass
+    assert os.listdir(tmp_path) == []                      # nothing written to take it

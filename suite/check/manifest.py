@@ -15,6 +15,7 @@ import os
 import stat
 from pathlib import Path
 
+from suite import files
 from suite.errors import SuiteError, expected_got
 from suite.rules.findings import Finding, make
 
@@ -30,8 +31,9 @@ RULES = {  # rule id -> one-line description, for the checker's report
     RULE_EXTRA: "every file of the tree is listed in SHA256SUMS",
     RULE_UNREADABLE: "SHA256SUMS is a readable sha256sum manifest of paths inside the tree",
 }
-MAX_MANIFEST_BYTES = 64 * 1024 * 1024
-MAX_LINES = 1_000_000
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024   # ~100,000 lines of real paths; a real tree holds hundreds of files
+MAX_LINES = 200_000                      # the walker's bound on a tree's entries
+MAX_FINDINGS = 50                        # per rule; the rest counted in one more finding
 
 
 def sha256(path: Path) -> str:
@@ -73,11 +75,15 @@ def text(root: Path) -> str:
 
 
 def parse(data: bytes, where: str) -> dict[str, str]:
-    """path -> digest; ValueError naming the line for anything else."""
+    """path -> digest; ValueError naming the line for anything else (read line by line: the work is
+    bounded by MAX_LINES whatever the bytes hold)."""
+    lines = data.count(b"\n")
+    if lines > MAX_LINES:
+        raise ValueError(f"{where}: lines: expected at most {MAX_LINES}, got {lines}")
     out: dict[str, str] = {}
     for no, line in enumerate(data.decode("utf-8").splitlines(), 1):
         if no > MAX_LINES:
-            raise ValueError(f"{where}: line {no}: expected at most {MAX_LINES} lines")
+            raise ValueError(f"{where}: lines: expected at most {MAX_LINES}, got more")
         digest, sep, rel = line.partition("  ")
         if not sep or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest) or not rel:
             raise ValueError(f"{where}: line {no}: expected '<64 hex digits>  <path>', got {line[:80]!r}")
@@ -88,19 +94,21 @@ def parse(data: bytes, where: str) -> dict[str, str]:
 
 
 def verify(root) -> list[Finding]:
-    """Findings for every file that differs from root/SHA256SUMS; [] when there is no manifest."""
+    """Findings for every file that differs from root/SHA256SUMS; [] when there is no manifest.
+
+    SHA256SUMS is read only when it is a regular file inside the tree (a link out of it is a
+    finding, never followed), at most MAX_MANIFEST_BYTES; at most MAX_FINDINGS findings per rule
+    are listed, the rest counted in one more."""
     root = Path(root)
     path = root / MANIFEST
-    if not path.is_file():
+    if not os.path.lexists(path):
         return []
     try:
-        if path.stat().st_size > MAX_MANIFEST_BYTES:
-            raise ValueError(f"{MANIFEST}: expected at most {MAX_MANIFEST_BYTES} bytes")
-        listed = parse(path.read_bytes(), MANIFEST)
+        listed = parse(files.read_bytes(path, MAX_MANIFEST_BYTES, ValueError, root=root), MANIFEST)
         present = {rel: kind for rel, kind in _walk(root) if kind != "dir" and rel != MANIFEST}
     except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
-        return [make(RULE_UNREADABLE, "error", "invalid", MANIFEST, "(file)", "a readable sha256sum manifest",
-                     str(exc)[:200])]
+        return [make(RULE_UNREADABLE, "error", "invalid", MANIFEST, "(file)", "a readable sha256sum manifest "
+                     f"of at most {MAX_MANIFEST_BYTES} bytes inside the tree", str(exc).replace(str(root), "DIR")[:200])]
     out = []
     for rel, digest in sorted(listed.items()):
         kind = present.get(rel)
@@ -119,4 +127,18 @@ def verify(root) -> list[Finding]:
     for rel in sorted(set(present) - set(listed)):
         out.append(make(RULE_EXTRA, "error", "invalid", rel, "file", "not present (not in SHA256SUMS)",
                         f"an extra {present[rel]}"))
+    return _bounded(out)
+
+
+def _bounded(found: list[Finding]) -> list[Finding]:
+    """At most MAX_FINDINGS per rule, then one finding counting the rest (the report stays readable)."""
+    out, per_rule = [], {}
+    for f in found:
+        per_rule[f.rule_id] = per_rule.get(f.rule_id, 0) + 1
+        if per_rule[f.rule_id] <= MAX_FINDINGS:
+            out.append(f)
+    for rule, n in sorted(per_rule.items()):
+        if n > MAX_FINDINGS:
+            out.append(make(rule, "error", "invalid", MANIFEST, "(files)", "every file as SHA256SUMS lists it",
+                            f"{n - MAX_FINDINGS} more files like the {MAX_FINDINGS} above"))
     return out

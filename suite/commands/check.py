@@ -3,7 +3,6 @@
 import sys
 from pathlib import Path
 
-from suite.errors import ExitCode, SuiteError
 from suite.rules import rulesets
 
 
@@ -16,26 +15,24 @@ def add_parser(sub) -> None:
                    help="default: detected from the files")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--output", metavar="FILE", default=None,
-                   help="write the report to FILE (atomically) instead of stdout")
+                   help="write the report to FILE (atomically) instead of stdout; never inside PATH (the evidence)")
 
 
 def run(args) -> int:
-    from suite import files
+    from suite import files, output
     from suite.kinds import registry
+    from suite.kinds.training import storage_dir
+    from suite.report.escape import terminal
 
-    output = Path(args.output) if args.output else None
-    if output is not None:  # refuse before doing the work: never a surprise location
-        if output.is_dir():
-            raise SuiteError(f"--output {output}: expected a file path, got a directory")
-        if not output.parent.is_dir():
-            raise SuiteError(f"--output {output}: expected an existing directory {output.parent}, got none")
-    checked = registry.for_result(Path(args.path)).check(args.path, args)
-    if output is None:
+    path = Path(args.path)
+    target = None
+    if args.output is not None:   # refused before the work: never a surprise location, never inside the evidence
+        target = output.target_file(args.output, "--output", [storage_dir(path)])
+    checked = registry.for_result(path).check(args.path, args)
+    if target is None:
         sys.stdout.write(checked.out)
     else:
-        try:
-            files.write_atomic(output, checked.out)
-        except OSError as exc:
-            raise SuiteError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
-        print(f"{checked.summary}; wrote {output}")
+        with output.interruptible():
+            files.write_atomic(target, checked.out)
+        print(terminal(f"{checked.summary}; wrote {target}"))
     return checked.code

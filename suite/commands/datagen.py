@@ -47,6 +47,7 @@ def _file_count(args, workload, extra: dict) -> int:
 
 
 def run(args) -> int:
+    from suite.report.escape import terminal
     from suite.report.progress import Progress, summary
     from suite.storage import datagen, workloads
 
@@ -69,5 +70,5 @@ def run(args) -> int:
     with Progress(num_files, enabled=rank0) as progress:
         log = datagen.generate(workload, args.data_dir, num_files, args.processes, seed, progress, extra)
     if rank0:
-        print(summary(log, args.data_dir / datagen.LOG_NAME))
+        print(terminal(summary(log, args.data_dir / datagen.LOG_NAME)))
     return ExitCode.OK

@@ -24,11 +24,12 @@ def run(args) -> int:
     import sys
     from datetime import datetime, timezone
 
-    from suite import __version__
+    from suite import __version__, output
     from suite.kinds import registry
+    from suite.kinds.training import storage_dir
     from suite.report.outdir import report_dir
 
-    out = args.out
+    out = output.outside(args.out, "--out", [storage_dir(Path(args.path))])
     kind = registry.for_result(args.path)
     with report_dir(out, force=args.force) as tmp:
         # matplotlib keeps a font cache: keep it in the report's temp dir, removed with it

@@ -14,12 +14,14 @@ stopped, the run marked interrupted, RunError); it writes the run set however th
 import contextlib
 import os
 import signal
+import sys
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from suite.errors import RuleError, RunError
+from suite import files
+from suite.errors import RuleError, RunError, SuiteError
 from suite.harness import resultsdir
 from suite.harness.mpi import Interrupted
 
@@ -60,11 +62,15 @@ class Series:
 
 def run(kind) -> tuple[Series, list[dict]]:
     """Prepare, claim the results dir, make the runs; (the series, each run's doc). A run that did not
-    complete, or a signal between runs, raises RunError after the run set is written."""
+    complete, or a signal between runs, raises RunError after the run set is written. A refusal
+    after the claim (a SuiteError before any run completed: a limit no cgroup takes, say) abandons
+    the claimed dir: nothing half-made is left to block the corrected command. A full disk or a file
+    size limit is one line naming the file, the run set written (when it still can be) as failed."""
     remove_stale_cgroups()
     series = kind.prepare()
     series.results_dir = resultsdir.claim(series.results_dir, series.name)
     results: list[dict] = []
+    refused = False
     try:
         series.started(series.results_dir)
         with signals_interrupt():       # SIGINT/SIGTERM: the ranks stopped, the run recorded interrupted
@@ -79,12 +85,37 @@ def run(kind) -> tuple[Series, list[dict]]:
     except Interrupted as exc:
         raise RunError(f"{series.results_dir}: interrupted by {exc.signame} between runs "
                        f"({len(results)} of {series.runs} complete)") from None
+    except OSError as exc:
+        if not files.is_resource_error(exc):
+            raise
+        raise RunError(f"{files.write_error(exc.filename or series.results_dir, exc)}; the run failed "
+                       f"({len(results)} of {series.runs} complete)") from None
+    except files.WriteError as exc:
+        raise RunError(f"{exc}; the run failed ({len(results)} of {series.runs} complete)") from None
+    except SuiteError as exc:
+        refused = not isinstance(exc, RunError) and not results
+        raise
     finally:
-        try:
-            series.write_run_set(results)
-        finally:
-            resultsdir.release(series.results_dir)
+        if refused:
+            resultsdir.abandon(series.results_dir, written=True)
+        else:
+            _finish(series, results, sys.exc_info()[1])
     return series, results
+
+
+def _finish(series: Series, results: list[dict], ended_by: BaseException | None) -> None:
+    """The run set written however the series ended (a full disk: one line, naming what ended the
+    series too), the claim released."""
+    try:
+        series.write_run_set(results)
+    except (OSError, files.WriteError) as exc:
+        if isinstance(exc, OSError) and not files.is_resource_error(exc):
+            raise
+        why = exc if isinstance(exc, files.WriteError) else files.write_error(exc.filename or series.results_dir, exc)
+        first = f"{ended_by}; then " if isinstance(ended_by, SuiteError) else ""
+        raise RunError(f"{first}{why}; the run set could not be written: the results dir is incomplete") from None
+    finally:
+        resultsdir.release(series.results_dir)
 
 
 def remove_stale_cgroups() -> list[str]:

@@ -77,14 +77,27 @@ def release(path) -> None:
         pass
 
 
-def abandon(path) -> None:
-    """A claim given up before anything was written (a refusal after the claim): the claim file
-    removed, and the directory too when this claim made it and it is still empty."""
+def abandon(path, written: bool = False) -> None:
+    """A claim given up (a refusal after the claim): the claim file removed, and the directory too
+    when this claim made it. `written`: what this invocation wrote into it before the refusal goes
+    too (the claim found the directory new or empty, so everything in it is this invocation's);
+    a directory the claim found stays, emptied of it. Nothing is followed through a link."""
     path = Path(path)
     try:
         made = (path / CLAIM_NAME).read_text().split()[-1] == "made"
     except (OSError, IndexError):
-        made = False
+        return                       # not (or no longer) our claim: nothing of it is ours to remove
+    if written:
+        import shutil
+
+        for name in _entries(path, str(path)):
+            entry = path / name
+            if name == CLAIM_NAME:
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
     release(path)
     if made:
         try:

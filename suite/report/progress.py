@@ -18,17 +18,22 @@ class Progress:
             self.bar = tqdm(total=self.total, unit="file", file=self.stream, desc="datagen", dynamic_ncols=True)
         return self
 
-    def __call__(self, files: int, nbytes: int) -> None:
+    def __call__(self, files: int, nbytes: int, written_bytes: int | None = None, kept: int = 0) -> None:
+        """`files` and `nbytes` done so far; of them, `written_bytes` written by this run (None: all)
+        and `kept` files kept complete from an earlier one. The rate is of what this run wrote:
+        a resumed generation's kept files are no throughput."""
         if not self.enabled:
             return
         files = min(files, self.total)
+        written = nbytes if written_bytes is None else written_bytes
         now = time.perf_counter()
         if self.bar is not None:
             self.bar.update(files - self.bar.n)
-            self.bar.set_postfix_str(f"{nbytes / 2**30:.2f} GiB", refresh=False)
+            self.bar.set_postfix_str(f"{nbytes / 2**30:.2f} GiB" + (f", {kept} kept" if kept else ""), refresh=False)
         elif (files >= self.next_files and now - self.last >= 1) or now - self.last >= 10 or files == self.total:
-            rate = nbytes / max(now - self.t0, 1e-9) / 1e6
-            print(f"datagen: {files}/{self.total} files, {nbytes / 2**30:.2f} GiB, {rate:.0f} MB/s",
+            rate = written / max(now - self.t0, 1e-9) / 1e6
+            shown = f" ({kept} kept)" if kept else ""
+            print(f"datagen: {files}/{self.total} files{shown}, {nbytes / 2**30:.2f} GiB, {rate:.0f} MB/s written",
                   file=self.stream, flush=True)
             self.last, self.next_files = now, files + max(1, self.total // 20)
 

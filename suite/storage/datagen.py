@@ -298,7 +298,8 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
              progress=None, extra: dict | None = None) -> dict:
     """Write the dataset; returns the generation log (also written to data_dir/generation_log.json).
 
-    `progress(done_files, done_bytes)` is called as files complete (rank 0 only under MPI).
+    `progress(done_files, done_bytes, written_bytes, kept_files)` is called as files complete (rank 0
+    only under MPI): files kept from an earlier run count as done, never as written.
     """
     global _JOB
     if num_files <= 0:
@@ -323,7 +324,8 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
         done["written"] += written
         done["bytes_written"] += nbytes if written else 0
         if progress and rank == 0:
-            progress(done["files"] * size, done["bytes"] * size)
+            progress(done["files"] * size, done["bytes"] * size, done["bytes_written"] * size,
+                     (done["files"] - done["written"]) * size)
 
     error = None
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from suite import files
+from suite import files, output
 from suite.errors import SuiteError, expected_got
 from suite.check import manifest
 from suite.submission import evidence, place, system as sysdesc
@@ -49,6 +49,9 @@ def _plan(tree: Tree, system: str, paths: list[Path], hosts: list[str]):
     plans = []
     for path in paths:
         results = evidence.load(path)
+        if output.is_inside(path, tree.root) or output.is_inside(tree.root, path):   # it would move under itself
+            raise SuiteError(expected_got(path, "RESULTS", f"a results dir outside the tree {tree.root}",
+                                          "one inside it" if output.is_inside(path, tree.root) else "one holding it"))
         problems = evidence.refusals(results, tree.ruleset, tree.division, hosts)
         if problems:
             more = f" (+{len(problems) - 1} more: {'; '.join(problems[1:3])})" if len(problems) > 1 else ""

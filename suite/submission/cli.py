@@ -46,21 +46,33 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    """One subcommand; those that change an existing tree hold its lock (one at a time) and turn
+    SIGTERM into an interrupt, so a stopped command leaves no temp file and the tree as it was or
+    as it is complete (suite.output)."""
+    from suite import output
     from suite.report.escape import terminal
+    from suite.submission.layout import open_tree
 
     if args.action == "init":
         from suite.submission import create
-        lines = create.init(args.dir, args.org, args.division, args.system, args.ruleset or rulesets.default().name,
-                            args.data_dir)
-    elif args.action == "add":
-        from suite.submission import add
-        lines = add.add(args.dir, args.results, args.system, args.replace)
-    elif args.action == "describe":
-        from suite.submission import describe
-        lines = describe.describe(args.dir, args.system, args.replace)
+        with output.interruptible():
+            lines = create.init(args.dir, args.org, args.division, args.system,
+                                args.ruleset or rulesets.default().name, args.data_dir)
     else:
-        from suite.submission import package
-        lines = package.package(args.dir, args.out, args.replace, out=lambda text: print(text, end=""))
+        root = open_tree(args.dir).root
+        with output.locked(root, f"suite submission {args.action}"), output.interruptible():
+            lines = _change(args)
     for line in lines:
         print(terminal(line))
     return ExitCode.OK
+
+
+def _change(args) -> list[str]:
+    if args.action == "add":
+        from suite.submission import add
+        return add.add(args.dir, args.results, args.system, args.replace)
+    if args.action == "describe":
+        from suite.submission import describe
+        return describe.describe(args.dir, args.system, args.replace)
+    from suite.submission import package
+    return package.package(args.dir, args.out, args.replace, out=lambda text: print(text, end=""))

@@ -54,8 +54,9 @@ def layout_of(ruleset: str) -> Layout:
 
 
 def check_name(what: str, value: str) -> str:
-    """Org and system names become directory and file names: no separators, no dot-files."""
-    if not NAME.match(value or ""):
+    """Org, system, workload and accelerator names become directory and file names: no separators,
+    no dot-files (`--system ../../..` never names a place outside the tree)."""
+    if not isinstance(value, str) or not NAME.match(value):
         raise SuiteError(expected_got(f"--{what}", "name", "letters, digits, '.', '_', '+', '-' "
                                       "(at most 100, not starting with a dot)", repr(value)[:120]))
     return value
@@ -79,15 +80,18 @@ class Tree:
         return self.root / self.layout.division_dirs[self.division] / self.org
 
     def system_file(self, system: str) -> Path:
-        return self.org_dir / "systems" / f"{system}.{self.layout.system_ext}"
+        return self.org_dir / "systems" / f"{check_name('system', system)}.{self.layout.system_ext}"
 
     def benchmark_dir(self, system: str, workload: str, accelerator: str) -> Path:
-        name = self.layout.benchmark.format(workload=workload, accelerator=accelerator)
-        return self.org_dir / "results" / system / name
+        return self.org_dir / "results" / check_name("system", system) / self._benchmark(workload, accelerator)
 
     def generation_dir(self, system: str, workload: str, accelerator: str) -> Path:
-        name = self.layout.benchmark.format(workload=workload, accelerator=accelerator)
-        return self.org_dir / "generation_logs" / system / name
+        return self.org_dir / "generation_logs" / check_name("system", system) / self._benchmark(workload, accelerator)
+
+    def _benchmark(self, workload: str, accelerator: str) -> str:
+        """results/<system>/<this>: built from names a results dir gives, each one path component."""
+        return check_name("benchmark", self.layout.benchmark.format(workload=check_name("workload", workload),
+                                                                    accelerator=check_name("accelerator", accelerator)))
 
     def systems(self) -> list[str]:
         d = self.org_dir / "systems"
@@ -109,7 +113,10 @@ def open_tree(root: Path) -> Tree:
     if not marker.is_file():
         raise SuiteError(expected_got(root, MARKER, "a submission tree made by `suite submission init`",
                                       "no such file"))
-    doc = files.load_json(marker, schema="submission")
+    doc = files.load_json(marker, schema="submission", root=root)
+    if not isinstance(doc.get("org"), str) or not NAME.match(doc["org"]):
+        raise SuiteError(expected_got(marker, "org", "a directory name (no separators, not a dot-file)",
+                                      repr(doc.get("org"))[:120]))
     tree = Tree(root=root, ruleset=doc["ruleset"], division=doc["division"], org=doc["org"])
     if not tree.org_dir.is_dir():
         raise SuiteError(expected_got(marker, "org", f"a directory {tree.org_dir}", "none"))

@@ -16,7 +16,7 @@ import tarfile
 from pathlib import Path
 
 import suite
-from suite import __version__, files
+from suite import __version__, files, output
 from suite.errors import ExitCode, SuiteError, expected_got
 from suite.check import manifest
 from suite.submission import place, system as sysdesc
@@ -65,19 +65,47 @@ def source_archive() -> tuple[bytes, int]:
 
 
 def write_code(code_dir: Path) -> list[str]:
+    """The archive and its note into code/. An earlier archive is removed only when it is provably
+    ours (a note of ours names it with its SHA-256, and the bytes match); anything else in code/ is
+    the submitter's and stays, and a file of theirs where ours would go is refused."""
     data, count = source_archive()
     name = f"suite-{__version__}-src.tar.gz"
+    note_name = f"suite-{__version__}-src.json"
     digest = manifest.hashlib.sha256(data).hexdigest()
-    for old in code_dir.glob("suite-*-src.tar.gz"):  # our own earlier output, of this or another version
-        old.unlink()
-    for old in code_dir.glob("suite-*-src.json"):
-        old.unlink()
+    ours = _earlier_archives(code_dir)
+    for target in (code_dir / name, code_dir / note_name):
+        same = target.name == name and target.is_file() and not target.is_symlink() \
+            and manifest.sha256(target) == digest            # ours, its note not written (stopped in between)
+        if (target.exists() or target.is_symlink()) and target not in ours and not same:
+            raise SuiteError(expected_got(target, "file", "a new path, or an archive or note suite submission "
+                                          "package wrote (its note names it with its SHA-256)", "a file of yours"))
+    for old in ours:
+        if old.name not in (name, note_name):
+            old.unlink()
     files.write_atomic(code_dir / name, data)
-    files.write_json(code_dir / f"suite-{__version__}-src.json",
+    files.write_json(code_dir / note_name,
                      {"schema_version": 1, "name": "suite", "version": __version__, "archive": name,
                       "sha256": digest, "files": count,
                       "how": "the installed suite package's source and data files, as run"}, schema="code-archive")
     return [f"  code: {code_dir / name} (suite {__version__}, {count} files, sha256 {digest})"]
+
+
+def _earlier_archives(code_dir: Path) -> set[Path]:
+    """The archives (and their notes) an earlier `package` wrote: a note valid against its schema,
+    named suite-*-src.json, whose archive is a regular file with the SHA-256 it records."""
+    ours: set[Path] = set()
+    for note in sorted(code_dir.glob("suite-*-src.json")):
+        try:
+            doc = files.load_json(note, schema="code-archive", root=code_dir)
+        except SuiteError:
+            continue
+        archive = code_dir / str(doc["archive"])
+        if (archive.parent != code_dir or not archive.name.startswith("suite-") or archive.is_symlink()
+                or not archive.is_file()):
+            continue
+        if manifest.sha256(archive) == doc["sha256"]:
+            ours |= {note, archive}
+    return ours
 
 
 def _refuse_todos(tree) -> None:
@@ -96,7 +124,7 @@ def _check(tree, out) -> str:
     if not any(d.is_dir() for d in (tree.org_dir / "results").glob("*/*")):
         raise SuiteError(expected_got(tree.org_dir / "results", "benchmarks", "at least one (suite submission add)",
                                       "none"))
-    result = check(tree.root, "auto")
+    result = check(tree.root, "auto", verify_manifest=False)   # the SHA256SUMS about to be replaced: not evidence
     if tree.division == "closed" and not result.compliant:
         out(report.text(result, result.rule_messages()))
         raise NotCompliant(f"{tree.root}: suite check: expected a compliant closed submission, got "
@@ -105,25 +133,16 @@ def _check(tree, out) -> str:
 
 
 def package(root: Path, out_path: Path | None, replace: bool, out=print) -> list[str]:
+    """Every refusal first; then code/, SHA256SUMS (replacing the old one in one rename: never lost
+    or hidden) and the tarball (a temp file renamed). Stopped part-way, the tree still holds the old
+    SHA256SUMS, which then disagrees with code/ (a visible finding), and no temp file is left."""
     tree = open_tree(root)
     root = tree.root
-    tarball = Path(out_path) if out_path else root.parent / f"{root.name}.tar.gz"
-    if tarball.resolve().is_relative_to(root.resolve()):
-        raise SuiteError(expected_got(tarball, "--out", "a path outside DIR", "a path inside it"))
+    tarball = output.outside(Path(out_path) if out_path else root.parent / f"{root.name}.tar.gz", "--out", [root])
     place.refuse_existing([tarball] if (tarball.exists() or tarball.is_symlink()) else [], replace)
     _refuse_todos(tree)
     manifest.listing(root)            # links or special files: refused before anything changes
-    old = root / MANIFEST             # our own earlier output: out of check's way, back if we refuse
-    held = root / f".{MANIFEST}.packaging-{os.getpid()}"
-    if old.is_file():
-        os.rename(old, held)
-    try:
-        verdict = _check(tree, out)
-    except BaseException:
-        if held.is_file():
-            os.rename(held, old)
-        raise
-    held.unlink(missing_ok=True)
+    verdict = _check(tree, out)
     lines = [f"suite submission package: {root}", f"  suite check: {verdict}"]
     lines += write_code(tree.org_dir / "code")
     files.write_atomic(root / MANIFEST, manifest.text(root))
@@ -137,13 +156,15 @@ def package(root: Path, out_path: Path | None, replace: bool, out=print) -> list
 
 
 def _write_tarball(root: Path, names: list[str], tarball: Path) -> None:
-    tarball.parent.mkdir(parents=True, exist_ok=True)
     tmp = tarball.with_name(f".{tarball.name}.{os.getpid()}.tmp")
     try:
+        tarball.parent.mkdir(parents=True, exist_ok=True)
         with tarfile.open(tmp, "w:gz") as tar:
             for rel in sorted(names):
                 tar.add(root / rel, arcname=f"{root.name}/{rel}", recursive=False)
         os.replace(tmp, tarball)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise files.write_error(tarball, exc) from None
         raise

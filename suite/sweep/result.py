@@ -120,11 +120,27 @@ def load(path: Path) -> dict:
         path = path / SWEEP_FILE
     if path.is_symlink():       # results come from other parties: never read through a link
         raise ResultError(f"{path}: expected a regular file, got a symbolic link")
-    doc = files.load_json(path, schema=SCHEMA, error=ResultError)
+    doc = files.load_json(path, error=ResultError, limit=MAX_SWEEP_BYTES)
+    _refuse_oversized(doc, path)        # before the schema: the work of every later step is bounded
+    files.validate(doc, SCHEMA, path, ResultError)
     bad = _non_finite(doc)
     if bad:
         raise ResultError(f"{path}: {bad}: expected a finite number, got a NaN or infinity")
     return doc
+
+
+MAX_POINTS = 256                     # per list (points, probes, confirmations): a sweep runs each one
+MAX_SWEEP_BYTES = 4 * 1024 * 1024    # a real sweep.json of 64 points is a few dozen KB
+
+
+def _refuse_oversized(doc, path) -> None:
+    """More points than a sweep could have run: one line naming the field, before any work on them."""
+    if not isinstance(doc, dict):
+        return
+    for key in ("points", "probes", "confirmations"):
+        items = doc.get(key)
+        if isinstance(items, list) and len(items) > MAX_POINTS:
+            raise ResultError(f"{path}: {key}: expected at most {MAX_POINTS} entries, got {len(items)}")
 
 
 def _non_finite(doc, where="") -> str | None:

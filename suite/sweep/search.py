@@ -248,10 +248,17 @@ def run(opts: SweepOptions) -> int:
     first = opts.start if opts.find_max else opts.accelerators[0]
     launch.refuse(sweep.run_options(first, sweep.dir / "probe", opts.runs, False))   # bad input before any run
     sweep.dir = resultsdir.claim(opts.results_dir, sweep.name)
+    refused = False
     try:
         doc = sweep_all(sweep, opts)
+    except SuiteError as exc:    # a refusal before any point was saved: nothing half-made left behind
+        refused = not isinstance(exc, RunError) and not (Path(sweep.dir) / result.SWEEP_FILE).exists()
+        raise
     finally:
-        resultsdir.release(sweep.dir)
+        if refused:
+            resultsdir.abandon(sweep.dir, written=True)
+        else:
+            resultsdir.release(sweep.dir)
     failed = any((p[k] or {}).get("error") for p in doc["points"] for k in ("storage", "ceiling"))
     if opts.find_max and not (doc["max_accelerators"] or {}).get("confirmed"):
         failed = True

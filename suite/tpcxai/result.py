@@ -165,7 +165,7 @@ def read(path) -> dict:
     path = Path(path)
     if path.is_dir():
         path = path / RESULT_FILE
-    doc = files.load_json(path, error=ResultError)
+    doc = files.load_json(path, error=ResultError, root=path.parent)    # never read through a link out of the run
     version = doc.get("schema_version") if isinstance(doc, dict) else None
     if version == 1:
         files.validate(doc, "fdr", path, ResultError)

@@ -131,3 +131,67 @@ def test_the_harness_sits_below_the_kinds_and_launch_dlio_have_no_cycle():
         assert bad == [], f"{path.name} imports {bad}"
     dlio = _imported(paths.REPO / "suite" / "storage" / "run" / "dlio.py")
     assert not {m for m in dlio if m.startswith("suite.storage.run.launch")} and "suite.storage.run.launch" not in dlio
+
+
+# --------------------------------------------------------------------------- issue 24: refusals after the claim, full disks
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new-dir", "found-empty-dir"])
+def test_a_refusal_after_the_claim_leaves_nothing_half_made(tmp_path, existing):
+    from suite.errors import SuiteError
+
+    given = tmp_path / "R"
+    if existing:
+        given.mkdir()
+
+    def refuse(k):
+        (toy.claimed / "run-1" / "plan.json").write_text("{}")
+        raise SuiteError("--memory-limit: bytes: expected at least 1048576, got 1024")
+    toy = Toy(given, on_run=refuse)
+    with pytest.raises(SuiteError, match="memory-limit") as exc:
+        enforced.run(toy)
+    assert not isinstance(exc.value, RunError) and toy.written == []
+    assert (os.listdir(given) == []) if existing else not given.exists()
+    series, results = enforced.run(Toy(given, runs=1))          # the corrected command goes
+    assert [r["status"] for r in results] == ["complete"]
+
+
+def test_a_refusal_after_a_complete_run_keeps_that_run(tmp_path):
+    from suite.errors import SuiteError
+
+    def refuse(k):
+        if k == 2:
+            raise SuiteError("a refusal at run 2")
+    toy = Toy(tmp_path / "R", on_run=refuse)
+    with pytest.raises(SuiteError):
+        enforced.run(toy)
+    assert [r["run"] for r in toy.written[-1]] == [1] and (tmp_path / "R" / "run-1").is_dir()
+
+
+@pytest.mark.parametrize("code", [28, 27, 122, 30], ids=["ENOSPC", "EFBIG", "EDQUOT", "EROFS"])
+def test_a_resource_error_during_a_run_is_one_line_and_the_run_set_written(tmp_path, code):
+    def full(k):
+        if k == 2:
+            raise OSError(code, os.strerror(code), str(tmp_path / "R" / "run-2" / "steps" / "0.json"))
+    toy = Toy(tmp_path / "R", on_run=full)
+    with pytest.raises(RunError) as exc:
+        enforced.run(toy)
+    message = str(exc.value)
+    assert "\n" not in message and "run-2/steps/0.json: cannot write" in message and "the run failed" in message
+    assert [r["run"] for r in toy.written[-1]] == [1]
+    assert resultsdir.CLAIM_NAME not in os.listdir(tmp_path / "R")
+
+
+def test_a_run_set_that_cannot_be_written_says_so_with_what_ended_the_series(tmp_path):
+    import errno
+
+    def full(k):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "R" / "run-1" / "x"))
+
+    def cannot(results):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "R" / "run_set.json"))
+    toy = Toy(tmp_path / "R", on_run=full)
+    toy.written = type("W", (), {"append": staticmethod(cannot)})()
+    with pytest.raises(RunError) as exc:
+        enforced.run(toy)
+    message = str(exc.value)
+    assert "run-1/x: cannot write" in message and "run_set.json: cannot write" in message and "incomplete" in message

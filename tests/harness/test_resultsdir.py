@@ -105,3 +105,27 @@ def test_a_file_or_a_non_empty_dir_is_refused_one_line_exit_2(run_cli, tmp_path,
     assert len(err.strip().splitlines()) == 1 and "--results-dir" in err and str(target) in err
     assert "a file" in err if what == "file" else "expected a new or empty directory" in err
     assert (target.read_text() == "mine") if what == "file" else os.listdir(target) == ["old.json"]
+
+
+def test_abandon_with_what_was_written_removes_only_this_claims_work(tmp_path):
+    made = resultsdir.claim(tmp_path / "new", "x")
+    (made / "run-1" / "steps").mkdir(parents=True)
+    (made / "run-1" / "plan.json").write_text("{}")
+    outside = tmp_path / "keep.txt"
+    outside.write_text("mine")
+    (made / "link").symlink_to(tmp_path)                # a link: removed, never followed
+    resultsdir.abandon(made, written=True)
+    assert not made.exists() and outside.read_text() == "mine"
+    found = tmp_path / "found"
+    found.mkdir()
+    resultsdir.claim(found, "x")
+    (found / "run-1").mkdir()
+    resultsdir.abandon(found, written=True)
+    assert found.is_dir() and os.listdir(found) == []
+
+
+def test_abandon_without_our_claim_removes_nothing(tmp_path):
+    d = tmp_path / "R"
+    (d / "run-1").mkdir(parents=True)
+    resultsdir.abandon(d, written=True)                  # no claim file: nothing here is ours
+    assert os.listdir(d) == ["run-1"]

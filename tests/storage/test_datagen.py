@@ -180,6 +180,22 @@ def test_progress_is_a_tqdm_bar_on_a_tty_and_plain_lines_otherwise():
     assert quiet.getvalue() == ""
 
 
+def test_progress_rate_counts_only_written_bytes_and_shows_kept_files():
+    """A resumed generation keeps 19 of 20 files: its rate is of the one it wrote (issue 24: x20)."""
+    import io
+
+    from suite.report.progress import Progress
+
+    plain = io.StringIO()
+    with Progress(20, stream=plain) as progress:
+        progress.t0 -= 1.0                           # one second in: the rate is bytes written / 1 s
+        progress(20, 20 * 10**8, written_bytes=10**8, kept=19)
+    last = plain.getvalue().splitlines()[-1]
+    rate = float(last.split(", ")[-1].split()[0])
+    assert last.startswith("datagen: 20/20 files (19 kept)") and "MB/s written" in last
+    assert 50 <= rate <= 100                          # 100 MB in ~1 s; counting kept files says ~2000
+
+
 # --------------------------------------------------------------------------- MPI
 
 

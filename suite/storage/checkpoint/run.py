@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from suite import files
+from suite import files, output
 from suite.errors import RuleError, SuiteError
 from suite.harness import enforced, mpi, resultsdir
 from suite.harness.enforced import Series
@@ -88,6 +88,9 @@ def prepare(opts: Options) -> Prepared:
     from suite.storage.checkpoint import model
 
     doc = workloads.load(opts.workload)
+    if opts.memory_limit is not None:        # refused before the results dir is claimed
+        from suite.enforce.cgroup import check_limit
+        check_limit(opts.memory_limit)
     phase, count = phase_counts(opts, doc)
     miniature = opts.data_dir is None
     ckpt = model.from_workload(doc, opts.accelerators, opts.mode, miniature)
@@ -111,6 +114,7 @@ def prepare(opts: Options) -> Prepared:
     folder = Path(opts.data_dir or Path("results") / "checkpoint-data" / f"{opts.workload}-miniature").resolve()
     results_dir = Path(opts.results_dir or resultsdir.default(results_name(opts, phase)))
     resultsdir.check(results_dir)       # claimed (suite.harness.enforced) once every refusal is passed
+    output.outside(results_dir, "--results-dir", [folder])     # never inside (or holding) the checkpoint data
     if phase == "write":
         refuse_folder(folder)
         check_space(folder, ckpt.total_bytes * count)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from suite.errors import RuleError, SuiteError
+from suite import files as suite_files, output
 from suite.harness import resultsdir
 from suite.rules import rulesets
 
@@ -47,14 +48,14 @@ def say(*parts) -> None:
 # --------------------------------------------------------------------------- preparation
 
 
+MAX_HOSTFILE_BYTES = 1024 * 1024        # an MPI host file: one line a host
+
+
 def parse_hosts(opts: Options) -> list[str]:
     if opts.hosts and opts.hostfile:
         raise SuiteError("--hosts and --hostfile: expected one of them, got both")
     if opts.hostfile:
-        try:
-            text = Path(opts.hostfile).read_text()
-        except OSError as exc:
-            raise SuiteError(f"{opts.hostfile}: cannot read: {exc.strerror}") from None
+        text = suite_files.read_text(Path(opts.hostfile), limit=MAX_HOSTFILE_BYTES)   # bounded, one line
         hosts = [ln.split("#")[0].split(":")[0].strip() for ln in text.splitlines()]
         hosts = [h for h in hosts if h]
         if not hosts:
@@ -126,7 +127,12 @@ def check_inputs(opts: Options) -> None:
     ruleset = opts.ruleset or datasize.default_ruleset(workload)
     if opts.division == "closed" and ruleset in workload.rulesets:
         check_closed_params(workload, params, ruleset)
-    parse_hosts(opts)
+    hosts = parse_hosts(opts)
+    if opts.memory_limit is not None:      # refused before the results dir is claimed (each host's MemTotal: hosts.py)
+        from suite.enforce.cgroup import check_limit
+        check_limit(opts.memory_limit, None if len(hosts) <= 1 else 2**63)
+    if opts.results_dir and opts.data_dir:   # the dataset is evidence: results never inside it (nor holding it)
+        output.outside(opts.results_dir, "--results-dir", [opts.data_dir])
 
 
 def prepare(opts: Options, cluster=None) -> Prepared:
