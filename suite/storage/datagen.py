@@ -113,6 +113,8 @@ def _write_one(index: int) -> tuple[int, int, bool]:
                 sink = formats.Sink(writer, content, index)
                 if fmt == "tfrecord":
                     formats.write_tfrecord(sink, record)
+                elif fmt == "jpeg":
+                    formats.write_jpeg(sink, int(record[0]), index)
                 else:
                     formats.write_npz(sink, int(record[0]), spf)
                 sink.flush()
