@@ -41,13 +41,8 @@ def collect(prep, k: int, run_dir: Path, start: float, end: float, status: str, 
         misplaced = check_ranks_hosts(run_dir, prep.cluster)
         if misplaced:
             reasons.append(f"placement: {misplaced}")
-    if prep.fs_separation is not None:     # probed again for this run, beside its results
-        from suite.storage.run import separation
-        doc_fs = separation.probe(prep.workload, prep.data_dir, prep.results_dir)
-        separation.write(run_dir, doc_fs)
-        enforcement["fs_separation"] = {"file": separation.FILE, "separate": doc_fs["separate"]}
-    doc = results_doc(prep, k, (start, end), status, error, epochs, metric, checkpoint, reasons, enforcement)
-    doc["warmup"] = is_warmup(prep, k)
+    doc = results_doc(prep, k, (start, end), status, error, epochs, metric, checkpoint, reasons,
+                      {**enforcement, **fs_separation(prep, run_dir)})
     if status == "complete":
         write_dlio_files(prep, run_dir, (start, end), metric, epochs, checkpoint)
     files.write_json(run_dir / "results.json", doc, schema="results")
@@ -114,7 +109,7 @@ def results_doc(prep, k: int, times: tuple, status: str, error, epochs: list, me
         "complete": status == "complete", "error": error, "miniature": prep.miniature,
         "workload": wl.name, "dlio_workload": wl.dlio_name, "accelerator": wl.accelerator,
         "num_accelerators": opts.accelerators, "hosts": prep.hosts, "num_hosts": len(prep.hosts),
-        "ruleset": prep.ruleset, "division": opts.division, "run_index": k,
+        "ruleset": prep.ruleset, "division": opts.division, "run_index": k, "warmup": is_warmup(prep, k),
         "start": timestamp(start), "end": timestamp(end), "duration_s": end - start, "params": prep.params,
         "dataset": {"data_dir": str(prep.data_dir), "num_files_train": len(prep.files),
                     "num_samples_per_file": wl.num_samples_per_file, "format": prep.format,
@@ -176,6 +171,19 @@ def _mpi_version() -> str:
 def _results_path(prep, k: int) -> str:
     """run-<k>/results.json; across hosts run-<k>/<rank-0 host>/results.json (DLIO's multi-host shape)."""
     return f"run-{k}/{prep.cluster.hosts[0].hostname}/results.json" if prep.cluster else f"run-{k}/results.json"
+
+
+def fs_separation(prep, run_dir: Path) -> dict:
+    """Where the ruleset asks for data and results apart (v3.0): fs_separation.json probed again for
+    this run, beside its results; what results.json's enforcement says of it ({} otherwise). Both
+    engines' results go through here."""
+    if getattr(prep, "fs_separation", None) is None:
+        return {}
+    from suite.storage.run import separation
+
+    doc = separation.probe(prep.workload, prep.data_dir, prep.results_dir)
+    separation.write(run_dir, doc)
+    return {"fs_separation": {"file": separation.FILE, "separate": doc["separate"]}}
 
 
 def is_warmup(prep, k: int) -> bool:

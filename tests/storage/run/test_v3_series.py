@@ -115,3 +115,22 @@ def test_unet3d_b200_miniature_series_six_runs(run_cli, tmp_path, monkeypatch):
     assert {d["dlio_workload"] for d in docs} == {"unet3d_b200"}
     run_set = files.load_json(tmp_path / "R" / "run_set.json", schema="run-set")
     assert run_set["overall"]["num_benchmark_runs"] == 5 and run_set["complete"] is True
+
+
+def test_suite_check_reads_a_v3_series_warmup_recognised_structure_clean(run_cli, tmp_path):
+    """Our checker on a v3.0 series: the ruleset from results.json, five runs after the warm-up, no
+    structure finding (retinanet_b200 is a known <model>_<accelerator>); the findings left are the
+    measurement's own (dataset size, AU, the --param overrides)."""
+    wl = workloads.resolve("retinanet", "b200")
+    data = tmp_path / "data"
+    datagen.generate(wl, data, 24, processes=1)
+    res = tmp_path / "res"
+    run_cli("run", "--workload", "retinanet", "--accelerator-type", "b200", "--accelerators", 1, "--ruleset", "v3.0",
+            "--data-dir", data, "--results-dir", res, "--division", "open", *FAST)
+    code, out, err = run_cli("check", res, "--format", "json")
+    (bench,) = json.loads(out)["benchmarks"]
+    assert bench["ruleset"] == "v3.0" and bench["workload"] == "retinanet" and bench["accelerator"] == "b200"
+    assert bench["aggregate"]["overall"]["num_benchmark_runs"] == 5
+    ids = {f["rule_id"] for f in bench["findings"]}
+    assert not {i for i in ids if i.startswith("structure-") or i == "v2-warmup-run"}, ids
+    assert {"dataset-size", "au-threshold"} <= ids      # the miniature-sized measurement's own findings
