@@ -14,8 +14,8 @@ file's bytes do not depend on how many processes or ranks wrote it.
   layout) and y.npy (int64 labels), exactly what np.savez writes and numpy.load reads.
 - jpeg (MLPerf Storage v3.0 retinanet, one sample per file): a real baseline JPEG of exactly the
   drawn record length. Per size class (an eighth of an octave) a few noise images are encoded once
-  with Pillow (jpeg_base: at most 0.9 of the class's smallest size, so decoding costs about what an
-  image of that size costs); each file is SOI, the base's APP0, COM segments of fresh seeded random
+  with Pillow (jpeg_base: about three quarters of the class's smallest size, so decoding costs about
+  what an image of that size costs); each file is SOI, the base's APP0, COM segments of fresh seeded random
   bytes up to the exact length (a decoder skips comments; they make every file distinct), then the
   rest of the base. Pillow, and so DLIO's PIL reader, opens it.
 - hdf5 (open division): h5py, datasets "records" (samples, d1, d2) uint8 and "labels", built in
@@ -322,22 +322,32 @@ def _encode_noise(side: int, seed: int) -> bytes:
 @lru_cache(maxsize=256)
 def jpeg_base(size_class: int, variant: int) -> tuple[bytes, int]:
     """(the base JPEG, the length of its SOI + APP0, where the comments go) for records of at least
-    2**(size_class/8) bytes: the largest square noise image whose encoding leaves a tenth of that
-    size or more for comments (a binary search over the side, once per class and variant)."""
+    2**(size_class/8) bytes: a square noise image whose encoding takes about three quarters of that
+    size (the side from the bytes per pixel of the last try: two or three encodes), at most 0.9 of
+    it, leaving room for the comments."""
     budget = int(0.9 * 2 ** (size_class / 8))
-    lo, hi, best = 8, 4096, None
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        data = _encode_noise(mid, variant)
-        if len(data) <= budget:
-            best, lo = data, mid + 1
-        else:
-            hi = mid - 1
-    if best is None:
+    side = max(8, min(8192, int(math.sqrt(budget / 0.6))))
+    data = _encode_noise(side, variant)
+    for _ in range(8):
+        if len(data) <= budget and (len(data) >= 0.8 * budget or side >= 8192):
+            break
+        side = max(8, min(8192, int(side * math.sqrt(0.85 * budget / len(data)))))
+        data = _encode_noise(side, variant)
+    while len(data) > budget and side > 8:
+        side = max(8, int(side * 0.9))
+        data = _encode_noise(side, variant)
+    if len(data) > budget:
         raise ValueError(f"jpeg: record length {2 ** (size_class / 8):.0f} bytes: expected at least "
                          f"{JPEG_MIN_BYTES} bytes (the smallest JPEG and a comment)")
-    head = 2 + (2 + int.from_bytes(best[4:6], "big") if best[2:4] == b"\xff\xe0" else 0)
-    return best, head
+    head = 2 + (2 + int.from_bytes(data[4:6], "big") if data[2:4] == b"\xff\xe0" else 0)
+    return data, head
+
+
+def warm_jpeg(lengths) -> None:
+    """Encode the bases the records of `lengths` need, once, before writer processes fork."""
+    for size_class in sorted({jpeg_size_class(n) for n in np.unique(np.asarray(lengths))}):
+        for variant in range(JPEG_VARIANTS):
+            jpeg_base(size_class, variant)
 
 
 def jpeg_size_class(record_bytes: int) -> int:
