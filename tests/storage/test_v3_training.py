@@ -5,6 +5,7 @@ import hashlib
 import io
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 from PIL import Image
 
 from suite.errors import SuiteError
@@ -117,3 +118,11 @@ def test_datasize_and_datagen_accept_ruleset_v3(run_cli, tmp_path):
                              "--param", "dataset.record_length=4000", "--data-dir", tmp_path / "d", "--processes", 1)
     assert code == 0, err
     assert len(list((tmp_path / "d" / "train").glob("*.jpeg"))) == 1310      # 5 x 1 MiB // 4000 > 500 steps
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(record=st.integers(min_value=formats.JPEG_MIN_BYTES, max_value=3_000_000), index=st.integers(0, 10**6))
+def test_any_record_length_gives_an_exact_decodable_jpeg(tmp_path, record, index):
+    path = _jpeg(tmp_path, record, index)
+    data = path.read_bytes()
+    assert len(data) == record and formats.jpeg_decode_problem(data) is None
