@@ -59,7 +59,7 @@ def test_gb_and_gib_give_different_sizes(run_cli):
     (["--workload", "unet3d", "--accelerators", "0", "--host-memory", "1GiB"], "positive integer"),
     (["--workload", "unet3d", "--accelerators", "1", "--host-memory", "128"], "137.4GB"),
     (["--workload", "unet3d", "--accelerator-type", "tpu", "--accelerators", "1", "--host-memory", "1GiB"],
-     "expected one of a100, h100, v100"),
+     "expected one of a100, b200, h100, v100"),
 ])
 def test_datasize_bad_input_is_one_line_exit_2(run_cli, argv, needle):
     code, out, err = run_cli("datasize", *argv)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from suite.rules import rulesets
 
-ACCELERATORS = ("h100", "a100", "v100")
+ACCELERATORS = ("h100", "a100", "v100", "b200", "mi355")
 MODEL_ALIASES = {"unet3d": "unet3d", "unet": "unet3d", "resnet50": "resnet50", "resnet": "resnet50",
-                 "cosmoflow": "cosmoflow", "bert": "bert"}
+                 "cosmoflow": "cosmoflow", "bert": "bert", "retinanet": "retinanet"}
 
 
 def ruleset_in_name() -> re.Pattern:

@@ -7,7 +7,8 @@ a new round is a new folder whose ruleset.yaml `extends:` the previous one and o
     extends: v1.0                 # mappings merged key by key, the child's value wins
     covers: [training, checkpointing]
     workloads: [unet3d, resnet50, cosmoflow]
-    runs: {count: 5, warmup: 1}
+    runs: {count: 5, warmup: 1}   # v3.0: warmup_in_series: true (suite run makes the warm-up first)
+    fs_separation: true           # v3.0: data and results on different file systems
     datasize: {min_steps: 500, memory_multiple: 5, formula: files}
     submission: {create: true, division_dirs: {...}, org_dirs: [...], system_format: yaml, ...}
     detection: {warmup_run: true}  # how `suite check` tells this round's results apart
@@ -51,6 +52,12 @@ REQUIRED = {MLPERF: ("covers", "workloads", "runs.count", "runs.warmup", "datasi
 class Runs:
     count: int                   # measured runs per benchmark
     warmup: int                  # warm-up runs before them
+    warmup_in_series: bool = False   # suite run makes them, first in its series (v3.0): warmup + count runs
+
+    @property
+    def series(self) -> int:
+        """The runs one `suite run` makes by default: the warm-ups too when it makes them."""
+        return self.count + (self.warmup if self.warmup_in_series else 0)
 
 
 @dataclass(frozen=True)
@@ -96,6 +103,7 @@ class Ruleset:
     datasize: Datasize | None
     submission: Submission | None
     detection: Detection
+    fs_separation: bool = False  # data and results on different file systems (v3.0: fs_separation.json)
 
     def params(self) -> dict:
         """The rule params this round's constants give its rule files (the one source of them)."""
@@ -225,10 +233,11 @@ def _record(name: str, doc: dict, path: Path) -> Ruleset:
         name=name, benchmark=doc["benchmark"], path=path, extends=doc.get("extends"),
         description=doc.get("description", ""), default=bool(doc.get("default")),
         covers=tuple(doc.get("covers") or ()), workloads=tuple(doc.get("workloads") or ()),
-        runs=Runs(runs["count"], runs["warmup"]) if runs else None,
+        runs=Runs(runs["count"], runs["warmup"], bool(runs.get("warmup_in_series"))) if runs else None,
         datasize=Datasize(size["min_steps"], size["memory_multiple"], size["formula"]) if size else None,
         submission=Submission(bool(sub.get("create", True)), dict(sub["division_dirs"]), tuple(sub["org_dirs"]),
                               sub["system_format"], sub["system_schema"], sub["benchmark_dir"]) if sub else None,
         detection=Detection(bool(det.get("warmup_run")), bool(det.get("workload_without_accelerator")),
                             tuple(det.get("summary_keys_absent") or ()), dict(det.get("implied_accelerator") or {})),
+        fs_separation=bool(doc.get("fs_separation")),
     )

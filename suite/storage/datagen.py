@@ -113,6 +113,8 @@ def _write_one(index: int) -> tuple[int, int, bool]:
                 sink = formats.Sink(writer, content, index)
                 if fmt == "tfrecord":
                     formats.write_tfrecord(sink, record)
+                elif fmt == "jpeg":
+                    formats.write_jpeg(sink, int(record[0]), index)
                 else:
                     formats.write_npz(sink, int(record[0]), spf)
                 sink.flush()
@@ -166,6 +168,9 @@ def _run(indices, processes: int, on_file) -> list[str]:
     import multiprocessing
 
     _content(_JOB[3])            # build the pool once; the workers share it copy-on-write
+    if _JOB[0].format == "jpeg":  # and the JPEG bases (suite.storage.formats.jpeg_base)
+        from suite.storage import formats
+        formats.warm_jpeg(_JOB[2][indices])
     pool = multiprocessing.get_context("fork").Pool(min(processes, len(indices)), initializer=_worker_init)
     try:
         for result in pool.imap_unordered(_write_one, indices, chunksize=1):

@@ -46,8 +46,10 @@ def train_files(data_dir, workload, num_files: int) -> list[Path]:
 
 
 def min_record_bytes(workload) -> int:
-    """The clip floor of drawn record lengths: a tenth of the mean, at least 64 bytes."""
-    return max(64, int(workload.record_length_bytes) // 10)
+    """The clip floor of drawn record lengths: a tenth of the mean, at least 64 bytes (a JPEG at
+    least formats.JPEG_MIN_BYTES: the smallest noise image plus a comment segment)."""
+    floor = 1024 if workload.format == "jpeg" else 64
+    return max(floor, int(workload.record_length_bytes) // 10)
 
 
 def record_lengths(workload, num_files: int, seed: int):
@@ -73,6 +75,8 @@ def expected_size(fmt: str, lengths, samples: int) -> int | None:
         return formats.tfrecord_size(lengths)
     if fmt == "npz":
         return formats.npz_size(int(lengths[0]), samples)
+    if fmt == "jpeg":
+        return int(lengths[0])
     return None
 
 
@@ -81,7 +85,8 @@ def file_problem(backend, name: str, fmt: str, lengths, samples: int, deep: bool
     """None when `name` is a complete file for these lengths, else why it is not.
 
     Always the size (`size`: from a listing; None: asked of the backend, -1: missing); with
-    `framing` every TFRecord header (hdf5: opens it); with `deep` every CRC."""
+    `framing` every TFRecord header (hdf5: opens it; jpeg: SOI and EOI); with `deep` every CRC
+    (jpeg: Pillow decodes it)."""
     from suite.storage import formats
 
     if size is None:
@@ -98,6 +103,8 @@ def file_problem(backend, name: str, fmt: str, lengths, samples: int, deep: bool
         return formats.check_tfrecord(backend, name, lengths, deep)
     if fmt == "hdf5":
         return formats.check_hdf5(backend, name, int(lengths[0]), samples)
+    if fmt == "jpeg" and (framing or deep):
+        return formats.check_jpeg(backend, name, deep)
     return None
 
 

@@ -1,4 +1,4 @@
-"""On-disk formats of the training data: TFRecord, npz and hdf5, written without TensorFlow.
+"""On-disk formats of the training data: TFRecord, npz, JPEG and hdf5, written without TensorFlow.
 
 Content: every process holds one seeded pool of random 64-bit words (POOL_BYTES); a record's
 bytes are pool slices at seeded offsets XOR-ed with a seeded 64-bit key per slice, written into
@@ -12,6 +12,12 @@ file's bytes do not depend on how many processes or ranks wrote it.
   whose total length is the drawn record length (the image absorbs the protobuf overhead).
 - npz: a stored (uncompressed) zip64 archive holding x.npy (uint8, shape (d1, d2, samples), DLIO's
   layout) and y.npy (int64 labels), exactly what np.savez writes and numpy.load reads.
+- jpeg (MLPerf Storage v3.0 retinanet, one sample per file): a real baseline JPEG of exactly the
+  drawn record length. Per size class (an eighth of an octave) a few noise images are encoded once
+  with Pillow (jpeg_base: about three quarters of the class's smallest size, so decoding costs about
+  what an image of that size costs); each file is SOI, the base's APP0, COM segments of fresh seeded random
+  bytes up to the exact length (a decoder skips comments; they make every file distinct), then the
+  rest of the base. Pillow, and so DLIO's PIL reader, opens it.
 - hdf5 (open division): h5py, datasets "records" (samples, d1, d2) uint8 and "labels", built in
   memory (hdf5_bytes) and written whole.
 """
@@ -23,7 +29,7 @@ from functools import lru_cache
 
 import numpy as np
 
-EXTENSIONS = {"npz": "npz", "tfrecord": "tfrecord", "hdf5": "hdf5"}
+EXTENSIONS = {"npz": "npz", "tfrecord": "tfrecord", "hdf5": "hdf5", "jpeg": "jpeg"}
 POOL_BYTES = 64 * 1024 * 1024       # random words shared by all records of a process
 PIECE_BYTES = 1024 * 1024           # largest slice taken from the pool at once (cache-sized)
 BATCH_BYTES = 1024 * 1024           # bytes queued before one writev (fio's --bs=1M)
@@ -293,6 +299,101 @@ def write_npz(sink: Sink, record_bytes: int, samples: int) -> None:
              + _END.pack(0x06054B50, 0, 0, 2, 2, _FFFF, _FFFF, 0))
     sink.flush()
     sink.writer.patch(14, struct.pack("<I", crc))
+
+
+# --------------------------------------------------------------------------- JPEG (v3.0 retinanet)
+
+JPEG_VARIANTS = 4                   # base images per size class (the file index picks one)
+JPEG_MIN_BYTES = 1024               # below this no noise JPEG leaves room for a comment segment
+_COM_MAX = 65533                    # payload bytes of one COM segment (its length field counts 2 more)
+
+
+def _encode_noise(side: int, seed: int) -> bytes:
+    import io
+
+    from PIL import Image
+
+    pixels = np.random.default_rng([seed, side]).integers(0, 256, (side, side, 3), dtype=np.uint8)
+    out = io.BytesIO()
+    Image.fromarray(pixels).save(out, format="JPEG", quality=75)
+    return out.getvalue()
+
+
+@lru_cache(maxsize=256)
+def jpeg_base(size_class: int, variant: int) -> tuple[bytes, int]:
+    """(the base JPEG, the length of its SOI + APP0, where the comments go) for records of at least
+    2**(size_class/8) bytes: a square noise image whose encoding takes about three quarters of that
+    size (the side from the bytes per pixel of the last try: two or three encodes), at most 0.9 of
+    it, leaving room for the comments."""
+    budget = int(0.9 * 2 ** (size_class / 8))
+    side = max(8, min(8192, int(math.sqrt(budget / 0.6))))
+    data = _encode_noise(side, variant)
+    for _ in range(8):
+        if len(data) <= budget and (len(data) >= 0.8 * budget or side >= 8192):
+            break
+        side = max(8, min(8192, int(side * math.sqrt(0.85 * budget / len(data)))))
+        data = _encode_noise(side, variant)
+    while len(data) > budget and side > 8:
+        side = max(8, int(side * 0.9))
+        data = _encode_noise(side, variant)
+    if len(data) > budget:
+        raise ValueError(f"jpeg: record length {2 ** (size_class / 8):.0f} bytes: expected at least "
+                         f"{JPEG_MIN_BYTES} bytes (the smallest JPEG and a comment)")
+    head = 2 + (2 + int.from_bytes(data[4:6], "big") if data[2:4] == b"\xff\xe0" else 0)
+    return data, head
+
+
+def warm_jpeg(lengths) -> None:
+    """Encode the bases the records of `lengths` need, once, before writer processes fork."""
+    for size_class in sorted({jpeg_size_class(n) for n in np.unique(np.asarray(lengths))}):
+        for variant in range(JPEG_VARIANTS):
+            jpeg_base(size_class, variant)
+
+
+def jpeg_size_class(record_bytes: int) -> int:
+    return int(math.log2(max(1, int(record_bytes))) * 8)
+
+
+def write_jpeg(sink: Sink, record_bytes: int, index: int) -> None:
+    """One JPEG of exactly record_bytes: the base's head, comment segments of random bytes, the rest."""
+    base, head = jpeg_base(jpeg_size_class(record_bytes), index % JPEG_VARIANTS)
+    pad = int(record_bytes) - len(base)             # >= a tenth of the record: every segment >= 4 bytes
+    segments = -(-pad // (_COM_MAX + 4))
+    sink.put(base[:head])
+    for i in range(segments):
+        payload = pad // segments + (1 if i < pad % segments else 0) - 4
+        sink.put(b"\xff\xfe" + struct.pack(">H", payload + 2))
+        for _ in sink.random(payload):
+            pass
+    sink.put(base[head:])
+    sink.flush()
+
+
+def check_jpeg(backend, name: str, deep: bool = False) -> str | None:
+    """None when `name` starts with SOI and ends with EOI (deep: Pillow decodes it), else what is wrong."""
+    with backend.open_read(name, sequential=False) as f:
+        size = f.size()
+        head, tail = f.read_at(3, 0), f.read_at(2, max(0, size - 2))
+        if head != b"\xff\xd8\xff":
+            return f"jpeg header: expected SOI ff d8 ff, got {head.hex(' ') or 'nothing'}"
+        if tail != b"\xff\xd9":
+            return f"jpeg end: expected EOI ff d9, got {tail.hex(' ')} (truncated?)"
+        if deep:
+            return jpeg_decode_problem(f.read_at(size, 0))
+    return None
+
+
+def jpeg_decode_problem(data: bytes) -> str | None:
+    """None when Pillow decodes `data` fully, else why not."""
+    import io
+
+    from PIL import Image
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.load()
+    except (OSError, ValueError, SyntaxError) as exc:
+        return f"not a decodable JPEG ({str(exc).splitlines()[0][:120]})"
+    return None
 
 
 # --------------------------------------------------------------------------- hdf5 (open division)

@@ -14,7 +14,7 @@ from suite.storage import datasize, workloads
 
 
 def test_the_shipped_rulesets_in_round_order():
-    assert rulesets.names() == ("v0.5", "v1.0", "v2.0")
+    assert rulesets.names() == ("v0.5", "v1.0", "v2.0", "v3.0")   # v3.0: issue 25
     assert rulesets.names("tpcx-ai") == ("tpcx-ai",)
     assert rulesets.default().name == "v1.0"
     assert rulesets.covering("checkpointing") == ("v2.0",)
@@ -23,7 +23,7 @@ def test_the_shipped_rulesets_in_round_order():
 
 def test_every_ruleset_file_validates_against_its_schema():
     paths = sorted(rulesets.root().glob(f"*/{rulesets.FILE}"))
-    assert [p.parent.name for p in paths] == ["tpcx-ai", "v0.5", "v1.0", "v2.0"]
+    assert [p.parent.name for p in paths] == ["tpcx-ai", "v0.5", "v1.0", "v2.0", "v3.0"]
     for path in paths:
         files.load_yaml(path, schema="ruleset", error=RuleError)
 
@@ -45,7 +45,7 @@ def test_the_constants_are_the_rule_files_params():
 
 
 def test_unknown_ruleset_is_a_suite_error():
-    with pytest.raises(SuiteError, match=r"ruleset: expected one of v0.5, v1.0, v2.0, tpcx-ai, got 'v7.0'"):
+    with pytest.raises(SuiteError, match=r"ruleset: expected one of v0.5, v1.0, v2.0, v3.0, tpcx-ai, got 'v7.0'"):
         rulesets.get("v7.0")
 
 
@@ -76,7 +76,7 @@ V99 = {"schema_version": 1, "name": "v9.9", "benchmark": "mlperf-storage", "exte
 def test_a_new_round_is_a_new_folder_with_extends(new_round):
     new_round("v9.9/ruleset.yaml", V99)
     new_round("v9.9/common.yaml", {"schema_version": 1, "extends": ["v2.0/common.yaml"], "rules": []})
-    assert rulesets.names() == ("v0.5", "v1.0", "v2.0", "v9.9")
+    assert rulesets.names() == ("v0.5", "v1.0", "v2.0", "v3.0", "v9.9")
     r = rulesets.get("v9.9")
     assert (r.datasize.min_steps, r.datasize.formula, r.runs.count, r.runs.warmup) == (1000, "files", 6, 1)
     # read where code uses it: the dataset size, and the rules' run count
@@ -141,3 +141,23 @@ def test_the_run_count_constants_left_in_code_agree_with_the_rulesets():
     from suite.sweep.search import CONFIRM_RUNS
 
     assert {rulesets.get(n).runs.count for n in rulesets.names()} == {DEFAULT_RUNS} == {CONFIRM_RUNS}
+
+
+def test_v3_extends_v2_six_runs_first_a_warmup_fs_separation():
+    """MLPerf Storage v3.0: v2.0's constants and rule layers, five measured runs after one warm-up
+    that suite run makes (a series of six), data and results apart; the default stays v1.0 for now."""
+    from suite.rules import engine
+
+    v2, v3 = rulesets.get("v2.0"), rulesets.get("v3.0")
+    assert v3.extends == "v2.0" and v3.covers == ("training",) and v3.workloads == ("unet3d", "retinanet")
+    assert (v3.runs.count, v3.runs.warmup, v3.runs.warmup_in_series, v3.runs.series) == (5, 1, True, 6)
+    assert (v2.runs.warmup_in_series, v2.runs.series, v2.fs_separation) == (False, 5, False)
+    assert v3.fs_separation is True and v3.datasize == v2.datasize
+    assert v3.submission.system_schema == v2.submission.system_schema and v3.submission.create is False
+    assert not v3.detection.any and rulesets.default().name == "v1.0"
+    assert "v3.0" in rulesets.names() and rulesets.names()[-1] == "v3.0"
+    closed = engine.load("v3.0", "closed", "retinanet")
+    v2_ids = {r.id for r in engine.load("v2.0", "closed", "unet3d").rules}
+    assert v2_ids <= {r.id for r in engine.load("v3.0", "closed", "unet3d").rules}
+    assert closed.params["runs_required"] == 5 and closed.params["warmup_runs"] == 1
+    assert "reader.odirect" in engine.load("v3.0", "closed", "unet3d").params["workload_closed_params"]

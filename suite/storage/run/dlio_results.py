@@ -69,7 +69,7 @@ def checkpoint_from(prep, per_epoch: dict):
 def collect(prep, k: int, run_dir: Path, times: tuple, status: str, error, drop, memory_evidence,
             engine: dict) -> dict:
     """run-<k>/results.json for a DLIO run (returned)."""
-    from suite.storage.run.results import compliance_reasons, results_doc
+    from suite.storage.run.results import compliance_reasons, fs_separation, results_doc
 
     launched, ended = times
     summary, per_epoch = load(run_dir, "summary.json"), load(run_dir, "per_epoch_stats.json")
@@ -91,7 +91,7 @@ def collect(prep, k: int, run_dir: Path, times: tuple, status: str, error, drop,
     if status == "complete" and len(epochs) != prep.workload.epochs and "train.epochs" not in prep.params:
         reasons.append(f"epochs: expected {prep.workload.epochs}, got {len(epochs)} from DLIO")
     doc = results_doc(prep, k, (start, end), status, error, epochs, metric, checkpoint, reasons,
-                      {"cache_drop": drop.to_dict(), "memory_limit": memory_evidence})
+                      {"cache_drop": drop.to_dict(), "memory_limit": memory_evidence, **fs_separation(prep, run_dir)})
     doc["engine"] = {**engine, "startup_s": round(start - launched, 3) if summary else None,
                      "launched": _stamp(launched), "exited": _stamp(ended),
                      "notes": ["throughput window: per block from before the first batch's load (DLIO 2.0.0)",

@@ -125,13 +125,16 @@ def announce(prep: Prepared) -> None:
 def summarise(prep: Prepared, results: list, compliant: bool) -> None:
     """The end-of-run lines: AU per run, the overall numbers (metrics.overall), the verdict."""
     from suite.storage import metrics
+    from suite.storage.run.results import measured
 
     if len(results) != prep.runs:
         return
+    warm = f" after {prep.warmup_runs} warm-up run(s) left out" if prep.warmup_runs else ""
+    results = measured(prep, results)
     aus = [r["metric"][metrics.AU_MEAN] for r in results]
     o = metrics.overall([r["metric"][metrics.SAMPLES_MEAN] for r in results],
                         [r["metric"][metrics.IO_MEAN] for r in results])
-    say(f"summary: {prep.runs} run(s) of {prep.workload.dlio_name} x{prep.opts.accelerators}: AU per run "
+    say(f"summary: {len(results)} run(s){warm} of {prep.workload.dlio_name} x{prep.opts.accelerators}: AU per run "
         f"{', '.join(f'{a:.2f}%' for a in aus)}; throughput "
         f"{o[metrics.SAMPLES_MEAN]:.4f} ({o[metrics.SAMPLES_STDEV]:.4f}) "
         f"samples/s, {o[metrics.REPORT_MB_MEAN]:.4f} ({o[metrics.REPORT_MB_STDEV]:.4f}) "

@@ -5,7 +5,7 @@ POSIX's os.preadv, into a preallocated buffer, page-aligned for O_DIRECT), then 
 simulated accelerator needs to know *when* a batch is there, not its contents. Threads run ahead
 of the consumer by at most prefetch_size batches. Files are checked while they stream through the buffer, at
 a cost that does not grow per sample: the size must match what was planned (a file
-truncated mid-run is caught), npz files must carry the zip signatures, and TFRecord
+truncated mid-run is caught), npz files must carry the zip signatures, JPEG files SOI and EOI, and TFRecord
 files are walked record by record through their length framing (8-byte length, 4-byte
 CRC, data, 4-byte CRC) so a file with the wrong record count or a torn record fails.
 """
@@ -161,6 +161,8 @@ class Reader:
             if fmt == "npz" and bytes(view[:4]) != b"PK\x03\x04":
                 raise LoaderError(f"{spec.path}: npz header: expected a zip local header 'PK\\x03\\x04', "
                                   f"got {bytes(view[:min(n, 4)])!r}")
+            if fmt == "jpeg" and bytes(view[:2]) != b"\xff\xd8":
+                raise LoaderError(f"{spec.path}: jpeg header: expected SOI ff d8, got {bytes(view[:min(n, 2)]).hex(' ')}")
             if walk is not None and n > 0:
                 walk.feed(view[:min(n, size)], 0)
             offset = n
@@ -181,6 +183,8 @@ class Reader:
         last = n - (offset - size)      # bytes of the file's end still in the buffer
         if fmt == "npz" and last >= 22 and bytes(view[last - 22:last - 18]) != b"PK\x05\x06":
             raise LoaderError(f"{spec.path}: npz end: expected a zip end-of-directory record, got none (truncated?)")
+        if fmt == "jpeg" and last >= 2 and bytes(view[last - 2:last]) != b"\xff\xd9":
+            raise LoaderError(f"{spec.path}: jpeg end: expected EOI ff d9, got none (truncated?)")
         return size
 
 

@@ -107,6 +107,8 @@ class Prepared:
     runs: int = DEFAULT_RUNS        # how many runs this invocation makes
     cluster: object = None          # hosts.Cluster across hosts (--hosts/--hostfile/--launcher), else None
     dataset_evidence: dict = field(default_factory=dict)    # who generated the data; our log or the scan
+    warmup_runs: int = 0            # the first runs of the series are warm-ups (v3.0: 1), left out of the figures
+    fs_separation: dict | None = None   # the ruleset asks for data and results apart: the probe before run 1
 
 
 def results_name(workload, n: int) -> str:
@@ -181,6 +183,7 @@ def prepare(opts: Options, cluster=None) -> Prepared:
                              f"{'nothing' if not data_dir.exists() else 'a file'}")
     results_dir = Path(opts.results_dir or resultsdir.default(results_name(workload, opts.accelerators)))
     resultsdir.check(results_dir)      # claimed (suite.harness.enforced) once every refusal is passed
+    separation = _separation(opts, workload, ruleset, data_dir, results_dir, miniature, reasons)
     if miniature:
         ensure_miniature_data(workload, data_dir, required_files, memory_limit if cluster is None else None)
     files_, fmt, total, dataset_evidence = _dataset_files(opts, workload, data_dir)
@@ -198,8 +201,31 @@ def prepare(opts: Options, cluster=None) -> Prepared:
                     host_memory_bytes=host_memory, memory_limit=memory_limit, miniature=miniature,
                     data_dir=data_dir, results_dir=results_dir, files=files_, format=fmt, total_bytes=total,
                     required=required, required_files=required_files, reasons=reasons,
-                    dataset_evidence=dataset_evidence,
-                    runs=opts.runs if opts.runs is not None else rulesets.get(ruleset).runs.count, cluster=cluster)
+                    dataset_evidence=dataset_evidence, cluster=cluster, fs_separation=separation,
+                    **_series(opts, ruleset))
+
+
+def _series(opts: Options, ruleset: str) -> dict:
+    """How many runs, and how many of them (the first) are warm-ups: --runs or the ruleset's
+    runs.count measured runs, after the ruleset's warm-ups when suite run makes them (v3.0)."""
+    runs = rulesets.get(ruleset).runs
+    warmups = runs.warmup if runs.warmup_in_series else 0
+    return {"runs": warmups + (opts.runs if opts.runs is not None else runs.count), "warmup_runs": warmups}
+
+
+def _separation(opts: Options, workload, ruleset: str, data_dir: Path, results_dir: Path, miniature: bool,
+                reasons: list) -> dict | None:
+    """Where the ruleset asks for it (v3.0): data and results probed before any data is touched;
+    closed at full size refuses when they share a file system, else the run is not compliant."""
+    from suite.storage.run import separation
+
+    if not rulesets.get(ruleset).fs_separation:
+        return None
+    doc = separation.probe(workload, data_dir, results_dir)
+    problem = separation.refuse(doc, opts.division, miniature)
+    if problem:
+        reasons.append(problem)
+    return doc
 
 
 def _resolve(opts: Options):

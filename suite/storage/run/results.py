@@ -41,7 +41,8 @@ def collect(prep, k: int, run_dir: Path, start: float, end: float, status: str, 
         misplaced = check_ranks_hosts(run_dir, prep.cluster)
         if misplaced:
             reasons.append(f"placement: {misplaced}")
-    doc = results_doc(prep, k, (start, end), status, error, epochs, metric, checkpoint, reasons, enforcement)
+    doc = results_doc(prep, k, (start, end), status, error, epochs, metric, checkpoint, reasons,
+                      {**enforcement, **fs_separation(prep, run_dir)})
     if status == "complete":
         write_dlio_files(prep, run_dir, (start, end), metric, epochs, checkpoint)
     files.write_json(run_dir / "results.json", doc, schema="results")
@@ -108,7 +109,7 @@ def results_doc(prep, k: int, times: tuple, status: str, error, epochs: list, me
         "complete": status == "complete", "error": error, "miniature": prep.miniature,
         "workload": wl.name, "dlio_workload": wl.dlio_name, "accelerator": wl.accelerator,
         "num_accelerators": opts.accelerators, "hosts": prep.hosts, "num_hosts": len(prep.hosts),
-        "ruleset": prep.ruleset, "division": opts.division, "run_index": k,
+        "ruleset": prep.ruleset, "division": opts.division, "run_index": k, "warmup": is_warmup(prep, k),
         "start": timestamp(start), "end": timestamp(end), "duration_s": end - start, "params": prep.params,
         "dataset": {"data_dir": str(prep.data_dir), "num_files_train": len(prep.files),
                     "num_samples_per_file": wl.num_samples_per_file, "format": prep.format,
@@ -172,9 +173,32 @@ def _results_path(prep, k: int) -> str:
     return f"run-{k}/{prep.cluster.hosts[0].hostname}/results.json" if prep.cluster else f"run-{k}/results.json"
 
 
+def fs_separation(prep, run_dir: Path) -> dict:
+    """Where the ruleset asks for data and results apart (v3.0): fs_separation.json probed again for
+    this run, beside its results; what results.json's enforcement says of it ({} otherwise). Both
+    engines' results go through here."""
+    if getattr(prep, "fs_separation", None) is None:
+        return {}
+    from suite.storage.run import separation
+
+    doc = separation.probe(prep.workload, prep.data_dir, prep.results_dir)
+    separation.write(run_dir, doc)
+    return {"fs_separation": {"file": separation.FILE, "separate": doc["separate"]}}
+
+
+def is_warmup(prep, k: int) -> bool:
+    """Run k is one of the series' warm-ups (v3.0: the first), left out of the figures."""
+    return k <= getattr(prep, "warmup_runs", 0)
+
+
+def measured(prep, results: list) -> list:
+    """The complete runs the figures are made of: the warm-ups left out."""
+    return [r for r in results if r["status"] == "complete" and not is_warmup(prep, r["run_index"])]
+
+
 def write_run_set(prep, results: list) -> None:
-    """R/run_set.json (the runs and their overall numbers) and R/mlperf_storage_report.json."""
-    done = [r for r in results if r["status"] == "complete"]
+    """R/run_set.json (the runs and their overall numbers, warm-ups left out) and R/mlperf_storage_report.json."""
+    done = measured(prep, results)
     overall = None
     if done:
         overall = metrics.overall([r["metric"][metrics.SAMPLES_MEAN] for r in done],
@@ -184,10 +208,11 @@ def write_run_set(prep, results: list) -> None:
         "schema_version": 1, "workload": prep.workload.name, "accelerator": prep.workload.accelerator,
         "num_accelerators": prep.opts.accelerators, "num_hosts": len(prep.hosts), "ruleset": prep.ruleset,
         "division": prep.opts.division, "miniature": prep.miniature, "runs_requested": prep.runs,
-        "runs": [{"run_index": r["run_index"], "status": r["status"],
+        "warmup_runs": getattr(prep, "warmup_runs", 0),
+        "runs": [{"run_index": r["run_index"], "status": r["status"], "warmup": is_warmup(prep, r["run_index"]),
                   "compliant": r["compliance"]["compliant"], "path": _results_path(prep, r["run_index"])}
                  for r in results],
-        "complete": len(done) == prep.runs,
+        "complete": len(done) == prep.runs - getattr(prep, "warmup_runs", 0),
         "overall": overall,
     }
     files.write_json(prep.results_dir / "run_set.json", doc, schema="run-set")

@@ -1,0 +1,53 @@
+"""Data and results on different file systems (MLPerf Storage v3.0): the evidence, per run, and the refusal.
+
+    doc = separation.probe(workload, data_dir, results_dir)   # fs_separation.json's content
+    separation.refuse(doc, division, miniature)               # closed, full size: RuleError when shared
+
+The data side is the workload's storage backend's evidence() (path, real path, device id, file-system
+type, mount point); the results side the POSIX backend's for the results dir (its nearest existing
+ancestor when it is not made yet). Two paths share a file system when their device ids are equal.
+"""
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from suite import files
+from suite.errors import RuleError, SuiteError
+
+FILE = "fs_separation.json"
+KEYS = ("path", "real_path", "device_id", "fs_type", "mount_point")
+
+
+def _side(backend, label: str) -> dict:
+    try:
+        ev = backend.evidence()
+    except OSError as exc:
+        raise SuiteError(f"{backend.root}: {label} file system: cannot probe: {exc.strerror or exc}") from None
+    return {k: ev.get(k) for k in KEYS}
+
+
+def probe(workload, data_dir, results_dir) -> dict:
+    """The evidence of both sides, when probed, and whether they are separate."""
+    from suite.storage.backend.select import backend_for, for_workload
+
+    data = _side(for_workload(workload, Path(data_dir)), "data")
+    results = _side(backend_for("local_fs", Path(results_dir)), "results")
+    return {"schema_version": 1, "probed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "data": data, "results": results, "separate": data["device_id"] != results["device_id"]}
+
+
+def refuse(doc: dict, division: str, miniature: bool) -> str | None:
+    """Closed and full size: RuleError when data and results share a file system. Otherwise the
+    reason the run is not compliant (None when separate)."""
+    if doc["separate"]:
+        return None
+    d, r = doc["data"], doc["results"]
+    what = (f"--data-dir {d['path']} and --results-dir {r['path']}: file systems: expected different ones "
+            f"(data and results apart), got one ({d['fs_type']} device {d['device_id']} at {d['mount_point']})")
+    if division == "closed" and not miniature:
+        raise RuleError(what)
+    return what
+
+
+def write(run_dir: Path, doc: dict) -> None:
+    files.write_json(Path(run_dir) / FILE, doc, schema="fs-separation")
