@@ -41,8 +41,8 @@ from datetime import datetime
 
 import json
 
-from suite.check import code as code_facts, dataset as dataset_facts, evidence, identify, layout, \
-    params as param_facts, recompute, series
+from suite.check import code as code_facts, contradictions, dataset as dataset_facts, evidence, identify, \
+    layout, params as param_facts, recompute, series
 from suite.errors import SuiteError
 from suite.numbers import as_int, finite_list, is_number, nonfinite
 from suite.rules import engine as rules
@@ -370,6 +370,7 @@ def host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params: 
     sources["config.differences"] = (host.files.get("config"), "(workload parameters)")
     facts["values.nonfinite"] = _nonfinite_items(_host_docs(host))
     recompute.recomputed_facts(b, host, metric, summary, facts, sources)
+    facts.update(contradictions.facts(host))          # the run's own verdict, 0 bytes, the cache drop
     return Scope("host", host.path, facts, sources, docs)
 
 
