@@ -23,8 +23,10 @@ from suite.storage.run.prepare import Options, Prepared, check_inputs, prepare, 
 # --------------------------------------------------------------------------- the runs
 
 
-def run(opts: Options) -> int:
-    """The whole `suite run`: returns the exit code (0: all runs complete and compliant)."""
+def run(opts: Options, judge=None) -> int:
+    """The whole `suite run`: returns the exit code (0: all runs complete and compliant). `judge`
+    (results dir -> (compliant, verdict line)), when given, is `suite check` itself: the run's final
+    verdict is the checker's, so `run` and `check` cannot disagree."""
     from suite.errors import ExitCode
 
     refuse(opts)
@@ -40,7 +42,10 @@ def run(opts: Options) -> int:
     _series, results = enforced.run(training)
     prep = training.prep
     compliant = all(r["compliance"]["compliant"] for r in results) and len(results) == prep.runs
-    summarise(prep, results, compliant)
+    checked = judge(prep.results_dir) if judge is not None else None
+    if checked is not None:
+        compliant = compliant and checked[0]
+    summarise(prep, results, compliant, checked[1] if checked else None)
     return ExitCode.OK if compliant else ExitCode.FAILED
 
 
@@ -122,11 +127,14 @@ def announce(prep: Prepared) -> None:
             "not valid for submission")
 
 
-def summarise(prep: Prepared, results: list, compliant: bool) -> None:
-    """The end-of-run lines: AU per run, the overall numbers (metrics.overall), the verdict."""
+def summarise(prep: Prepared, results: list, compliant: bool, checked: str | None = None) -> None:
+    """The end-of-run lines: AU per run, the overall numbers (metrics.overall), the verdict (the
+    checker's, `checked`, when it ran: the last line is what `suite check` says)."""
     from suite.storage import metrics
 
     if len(results) != prep.runs:
+        if checked:
+            say(f"results: {prep.results_dir}; NOT compliant: {len(results)} of {prep.runs} run(s) done; {checked}")
         return
     aus = [r["metric"][metrics.AU_MEAN] for r in results]
     o = metrics.overall([r["metric"][metrics.SAMPLES_MEAN] for r in results],
@@ -137,9 +145,9 @@ def summarise(prep: Prepared, results: list, compliant: bool) -> None:
         f"samples/s, {o[metrics.REPORT_MB_MEAN]:.4f} ({o[metrics.REPORT_MB_STDEV]:.4f}) "
         f"MB/s over the runs"
         + ("; MINIATURE, not valid for submission" if prep.miniature else ""))
-    verdict = 'compliant' if compliant else 'NOT compliant: ' + '; '.join(
-        sorted({x for r in results for x in r['compliance']['reasons']}))
-    say(f"results: {prep.results_dir} ({prep.runs} run(s)); {verdict}")
+    reasons = sorted({x for r in results for x in r['compliance']['reasons']})
+    verdict = 'compliant' if compliant else 'NOT compliant' + (': ' + '; '.join(reasons) if reasons else '')
+    say(f"results: {prep.results_dir} ({prep.runs} run(s)); {verdict}" + (f"; {checked}" if checked else ""))
 
 
 def run_cgroup(prep: Prepared, k: int, run_dir: Path):
