@@ -149,15 +149,17 @@ def _consistency(b: layout.Benchmark, facts: dict) -> list:
 
 def _series_facts(b: layout.Benchmark, tree: layout.Tree, facts: dict, sources: dict, run_values) -> None:
     """Generation logs, consecutive runs, replicability and subfolders (suite.check.series, evidence)."""
-    first = series.run_start(b.runs[0], _timestamp) if b.runs else None
-    evidence.generation_facts(b, facts, sources, first[0] if first else None)
+    # the dataset is generated before the first run of all (a warm-up included), whatever the names' order
+    starts = [s for r in b.runs + ([b.warmup] if b.warmup else []) if (s := series.run_start(r, _timestamp))]
+    used_log = evidence.generation_facts(b, facts, sources, min(starts)[0] if starts else None)
     facts["runs.interleaved"] = series.interleaved(b, tree, _timestamp)
     spread = series.spread_percent([tp for _, tp, _ in run_values if tp is not None])
     if spread is not None and len(b.runs) > 1:
         facts["runs.throughput_spread_percent"] = spread
         sources["runs.throughput_spread_percent"] = (b.path, "samples/s across runs (largest distance from the mean, % of it)")
     used, where = series.subfolders(b)
-    generated = [g.num_subfolders for g in b.generation_logs if g.num_subfolders is not None]
+    logs = [used_log] if used_log is not None else b.generation_logs    # the log that made the dataset
+    generated = [g.num_subfolders for g in logs if g.num_subfolders is not None]
     if used is not None or generated:
         facts["dataset.num_subfolders_train"] = used if used is not None else 0
         sources["dataset.num_subfolders_train"] = (where or b.path, "dataset.num_subfolders_train")
