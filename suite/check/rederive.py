@@ -145,10 +145,39 @@ def host_claims(b: layout.Benchmark, host: layout.Host, fig: HostFigures) -> lis
             if d is not None and vals:
                 claims.append(Claim(FIGURES[metrics.AU_PER_EPOCH if name == "au_percentage" else metrics.SAMPLES],
                                     rpath, f"epochs[].{name}", vals, d, fig.source))
+        for name, d in (("duration_s", _steps_epochs(host, "duration")), ("samples", _steps_epochs(host, "samples"))):
+            vals = [e.get(name) for e in eps if isinstance(e, dict)]
+            if d is not None and vals:
+                claims.append(Claim(f"epoch {name}", rpath, f"epochs[].{name}", vals, d, fig.source,
+                                    rel=1e-9 if name == "duration_s" else 0.0))
         if fig.bytes_read is not None and "bytes_read" in rm:
             claims.append(Claim("bytes read", rpath, "metric.bytes_read", rm["bytes_read"], fig.bytes_read,
                                 fig.source, rel=0.0))
     return claims
+
+
+def _steps_epochs(host: layout.Host, what: str) -> list | None:
+    """Per epoch over the ranks' steps: its wall time (latest end - earliest start) or its samples."""
+    if not host.rank_steps:
+        return None
+    per: dict[int, list] = {}
+    for doc in host.rank_steps.values():
+        for i, ep in enumerate(doc.get("epochs") if isinstance(doc.get("epochs"), list) else []):
+            if not isinstance(ep, dict):
+                return None
+            per.setdefault(i, []).append(ep)
+    out = []
+    for i in sorted(per):
+        eps = per[i]
+        if what == "samples":
+            if not all(is_number(e.get("samples")) for e in eps):
+                return None
+            out.append(sum(e["samples"] for e in eps))
+        else:
+            if not all(is_number(e.get("start_s")) and is_number(e.get("end_s")) for e in eps):
+                return None
+            out.append(max(e["end_s"] for e in eps) - min(e["start_s"] for e in eps))
+    return out or None
 
 
 def _means(b: layout.Benchmark, host: layout.Host, fig: HostFigures) -> dict:
@@ -228,6 +257,42 @@ def _steps_defects(st, en, co, path, where) -> list[Item]:
     return out
 
 
+def samples(host: layout.Host, batch: int | None) -> list[Item]:
+    """Epochs whose claimed samples could not have been read in their steps (each step reads at most
+    one batch, every step but the last a full one): samples/s is samples over wall time."""
+    if not batch:
+        return []
+    out = []
+    base = host.files.get("rank_steps", host.path / "steps")
+    for rank, doc in sorted((host.rank_steps or {}).items()):
+        for i, ep in enumerate(doc.get("epochs") if isinstance(doc.get("epochs"), list) else []):
+            if not isinstance(ep, dict) or not isinstance(ep.get("step_start_s"), list) or not is_number(ep.get("samples")):
+                continue
+            n = len(ep["step_start_s"])
+            lo, hi = (n - 1) * batch + 1 if n else 0, n * batch
+            if not lo <= ep["samples"] <= hi:
+                out.append(Item(ep["samples"], base / f"rank-{rank}.json", f"epochs[{i}].samples",
+                                f"{lo}..{hi} ({n} steps of batch {batch})", expected_given=True))
+    return out[:10]
+
+
+def batch_size(b: layout.Benchmark, host: layout.Host) -> int | None:
+    """reader.batch_size: the run's override, else its config.yaml, else the workload's."""
+    from suite.check import identify
+
+    v = identify.overrides_dict(host.overrides).get("reader.batch_size")
+    if v is None and isinstance(host.config, dict) and isinstance(host.config.get("reader"), dict):
+        v = host.config["reader"].get("batch_size")
+    try:
+        v = int(str(v)) if v is not None else None
+    except ValueError:
+        v = None
+    if v is None:
+        w = workloads.find(b.workload, b.accelerator)
+        v = w.batch_size if w else None
+    return v if v and v > 0 else None
+
+
 def computation_time_s(b: layout.Benchmark, host: layout.Host, facts: dict) -> float | None:
     """The run's computation_time per step: its override, else its config.yaml, else the workload's."""
     from suite.check import identify
@@ -287,6 +352,7 @@ def attach_host(b: layout.Benchmark, host: layout.Host, scope: Scope, root: Path
     facts["rederived.mismatches"] = [_item(c) for c in claims if c.judged_by is None and not c.agrees()]
     facts["steps.timeline"] = timeline(host)
     facts["steps.compute_time"] = compute_time(host, computation_time_s(b, host, facts)) if host.rank_steps else []
+    facts["steps.samples"] = samples(host, batch_size(b, host)) if host.rank_steps else []
     return host_records(claims, fig, host, root), {**_means(b, host, fig), "source": fig.source, "level": fig.level}
 
 

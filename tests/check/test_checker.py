@@ -294,6 +294,7 @@ CASES = {
         2, d["epochs"][0]["step_start_s"][2] - 0.1))),
     "integrity-steps-compute-time": ("ours", steps_edit(lambda d: d["epochs"][1].update(
         step_compute_s=[c * 2 for c in d["epochs"][1]["step_compute_s"]]))),
+    "integrity-steps-samples": ("ours", steps_edit(lambda d: d["epochs"][1].update(samples=d["epochs"][1]["samples"] * 2))),
     "ours-self-verdict": ("ours", set_results(["compliance"], {"compliant": False, "reasons": ["AU below"]})),
     "ours-bytes-read": ("ours", steps_edit(lambda d: d["epochs"][0].update(bytes_read=0))),
     "ours-cache-drop-consistent": ("ours", set_results(["enforcement", "cache_drop"], {

@@ -144,6 +144,13 @@ def _resident(r):
     drop(dataset_resident_bytes_after=total)(r)
 
 
+def _shorten_last(d):
+    """Every epoch's last step ends sooner (a shorter epoch: more samples/s), steps still in order."""
+    for ep in d["epochs"]:
+        ep["step_end_s"][-1] = ep["step_start_s"][-1] + 1e-5
+        ep["end_s"] = ep["step_end_s"][-1]
+
+
 def _epoch_number_swap(d):
     d["epochs"][0]["epoch"], d["epochs"][1]["epoch"] = d["epochs"][1]["epoch"], d["epochs"][0]["epoch"]
 
@@ -167,6 +174,11 @@ REAL_CASES = [
     ("compute-deflated", steps()(_compute(0.5)), COMPUTE),
     ("compute-one-step", steps()(_compute(3.0, epochs={2}, one=17)), COMPUTE),
     ("compute-one-epoch", steps("run-2")(_compute(1.1, epochs={4})), COMPUTE),
+    ("samples-doubled-and-resummarised", lambda r: (steps()(lambda d: [e.update(samples=e["samples"] * 2)
+                                                                      for e in d["epochs"]])(r), _resummarise(r)),
+     "integrity-steps-samples"),
+    ("samples-one-epoch", epoch_field(3, "samples", lambda e: e["samples"] + 1), "integrity-steps-samples"),
+    ("last-step-shortened-and-resummarised", lambda r: (steps()(_shorten_last)(r), _resummarise(r)), CLAIMS),
     # class 1: the claims above the steps
     ("summary-au-mean", metric_edit("summary.json", AU, lambda v: v + 5), CLAIMS),
     ("summary-throughput-mean", metric_edit("summary.json", TP, lambda v: v * 1.3), CLAIMS),
