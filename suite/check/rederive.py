@@ -257,6 +257,35 @@ def _steps_defects(st, en, co, path, where) -> list[Item]:
     return out
 
 
+EPOCH_BOUND = 1.4     # samples/s x epoch duration / the epoch's samples: 0.999 .. 1.25 in 850 published epochs
+
+
+def epoch_bound(host: layout.Host) -> list[Item]:
+    """Per-epoch samples/s that per_epoch_stats.json's durations cannot hold: an epoch reads the
+    dataset once (num_files_train x num_samples_per_file samples), so samples/s x its duration is
+    about that many (DLIO's window is a little shorter than the epoch: up to 1.25x seen). The lowest
+    level a published DLIO tree has below its per-epoch lists."""
+    s = host.summary if isinstance(host.summary, dict) else None
+    pe = host.per_epoch if isinstance(host.per_epoch, dict) else None
+    m = s.get("metric") if s and isinstance(s.get("metric"), dict) else None
+    if not (m and pe and is_number(s.get("num_files_train")) and is_number(s.get("num_samples_per_file", 1))):
+        return []
+    n = s["num_files_train"] * s.get("num_samples_per_file", 1)
+    tps = m.get(metrics.SAMPLES)
+    out = []
+    for i, tp in enumerate(tps if isinstance(tps, list) else []):
+        e = pe.get(str(i + 1))
+        try:
+            dur = float(str(e.get("duration"))) if isinstance(e, dict) else None
+        except ValueError:
+            dur = None
+        if n > 0 and dur and dur > 0 and is_number(tp) and math.isfinite(dur) and tp * dur > EPOCH_BOUND * n:
+            out.append(Item(tp, host.files.get("summary"), f"metric.{metrics.SAMPLES}[{i}]",
+                            f"<= {EPOCH_BOUND * n / dur!r} ({n} samples in epoch {i + 1} of {dur} s "
+                            f"(per_epoch_stats.json), x{EPOCH_BOUND} for DLIO's timing window)", expected_given=True))
+    return out[:10]
+
+
 def samples(host: layout.Host, batch: int | None) -> list[Item]:
     """Epochs whose claimed samples could not have been read in their steps (each step reads at most
     one batch, every step but the last a full one): samples/s is samples over wall time."""
@@ -353,6 +382,7 @@ def attach_host(b: layout.Benchmark, host: layout.Host, scope: Scope, root: Path
     facts["steps.timeline"] = timeline(host)
     facts["steps.compute_time"] = compute_time(host, computation_time_s(b, host, facts)) if host.rank_steps else []
     facts["steps.samples"] = samples(host, batch_size(b, host)) if host.rank_steps else []
+    facts["per_epoch.throughput_bound"] = epoch_bound(host)
     return host_records(claims, fig, host, root), {**_means(b, host, fig), "source": fig.source, "level": fig.level}
 
 

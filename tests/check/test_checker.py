@@ -295,6 +295,8 @@ CASES = {
     "integrity-steps-compute-time": ("ours", steps_edit(lambda d: d["epochs"][1].update(
         step_compute_s=[c * 2 for c in d["epochs"][1]["step_compute_s"]]))),
     "integrity-steps-samples": ("ours", steps_edit(lambda d: d["epochs"][1].update(samples=d["epochs"][1]["samples"] * 2))),
+    "integrity-epoch-throughput-bound": ("dlio", lambda p: edit_json(p / "run3" / "per_epoch_stats.json",
+                                                                     lambda d: d["2"].update(duration="5000.00"))),
     "ours-self-verdict": ("ours", set_results(["compliance"], {"compliant": False, "reasons": ["AU below"]})),
     "ours-bytes-read": ("ours", steps_edit(lambda d: d["epochs"][0].update(bytes_read=0))),
     "ours-cache-drop-consistent": ("ours", set_results(["enforcement", "cache_drop"], {

@@ -12,6 +12,8 @@ import shutil
 
 import pytest
 
+import paths
+
 from check_builders import edit_json, ours_results, submission, write_yaml
 from suite.check import checker
 from suite.storage import metrics
@@ -353,3 +355,50 @@ def test_the_matching_log_gives_the_subfolders(tmp_path):
                 "++workload.dataset.num_files_train=3500", "++workload.dataset.data_folder=/elsewhere/z",
                 "++workload.dataset.num_subfolders_train=4"])
     assert "dataset-subfolders-match" not in ids_count(checker.check(tree))
+
+
+# --------------------------------------------------------------------------- a published DLIO result, edited
+
+PUBLISHED = paths.DATA / "storage" / "simplyblock"
+
+
+def _inflate_published(scale):
+    """Every run's per-epoch samples/s, its means and MB/s scaled, consistently (summary.json only)."""
+    def fn(root):
+        for s in sorted(root.rglob("summary.json")):
+            def edit(d):
+                m = d["metric"]
+                tps = [t * scale for t in m[metrics.SAMPLES]]
+                m.update({metrics.SAMPLES: tps, TP: metrics.mean_pstdev(tps)[0],
+                          metrics.SAMPLES_STDEV: metrics.mean_pstdev(tps)[1],
+                          IO: m[IO] * scale, metrics.IO_STDEV: m[metrics.IO_STDEV] * scale})
+            edit_json(s, edit)
+    return fn
+
+
+def _stretch_durations(root):
+    """One run's epochs made twice as long as its samples/s could have read the dataset in."""
+    p = sorted(root.rglob("per_epoch_stats.json"))[2]
+    edit_json(p, lambda d: [e.update(duration=f"{float(e['duration']) * 2:.2f}") for e in d.values()
+                            if isinstance(e, dict) and "duration" in e])
+
+
+PUBLISHED_CASES = [
+    ("published-throughput-x1.5", _inflate_published(1.5)),
+    ("published-throughput-x2", _inflate_published(2.0)),
+    ("published-throughput-x10", _inflate_published(10.0)),
+    ("published-durations-contradict", _stretch_durations),
+]
+
+
+@pytest.mark.parametrize("case", PUBLISHED_CASES, ids=[c[0] for c in PUBLISHED_CASES])
+def test_published_result_inflated_consistently(tmp_path, case):
+    """No steps in a published DLIO tree: per_epoch_stats.json's durations bound its samples/s."""
+    _, edit = case
+    root = tmp_path / "pub"
+    shutil.copytree(PUBLISHED, root)
+    rule = "integrity-epoch-throughput-bound"
+    assert rule not in ids_count(checker.check(root))
+    edit(root)
+    result = checker.check(root)
+    assert rule in ids_count(result) and not result.compliant
