@@ -29,7 +29,7 @@ from pathlib import Path
 from suite.check import layout, recompute, timeline as steps_evidence
 from suite.numbers import finite_list, is_number
 from suite.rules.engine import Item, Scope
-from suite.storage import metrics, workloads
+from suite.storage import metrics
 
 REL = 1e-9               # the integrity rules' tolerance: the same float arithmetic gives the same figure
 FIGURES = {metrics.AU_MEAN: "AU", metrics.SAMPLES_MEAN: "throughput", metrics.IO_MEAN: "MB/s",
