@@ -238,6 +238,9 @@ def test_the_real_run_is_re_derived_whole(real_run):
     assert {"AU", "throughput", "overall throughput", "runs"} <= figures
     assert not {"rederived-claims-match", TIMELINE, COMPUTE, "ours-bytes-read",
                 "ours-cache-drop-consistent"} & set(ids_count(result))
+    drop_ = json.loads((src / "run-1" / "results.json").read_text())["enforcement"]["cache_drop"]
+    if drop_["succeeded"]:          # the residency evidence the consistency rule reads, measured after the drop
+        assert 0.0 <= drop_["dataset_resident_fraction_after"] < 0.5 and drop_["dataset_residency_sample_files"] > 0
 
 
 def test_a_mismatch_is_stated_with_both_numbers(real_run, tmp_path, run_cli):

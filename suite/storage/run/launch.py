@@ -78,7 +78,45 @@ def cache_clear(opts: Options, cluster, prep: Prepared):
     (suite.storage.backend: POSIX drops this host's page cache); None with --no-cache-drop."""
     if opts.no_cache_drop:
         return None
-    return cluster.drop_caches if cluster else for_workload(prep.workload, prep.data_dir).clear_cache
+    if cluster:
+        return cluster.drop_caches
+    clear = for_workload(prep.workload, prep.data_dir).clear_cache
+    return lambda: ResidencyChecked(clear(), prep.files)
+
+
+RESIDENCY_SAMPLE_FILES = 32
+
+
+class ResidencyChecked:
+    """A cache drop with the residency evidence beside it: how much of (a sample of) the dataset is
+    still in the page cache right after it (mincore: measuring does not read). `suite check` refuses
+    a drop recorded as succeeded while the dataset stayed resident (ours-cache-drop-consistent)."""
+
+    def __init__(self, drop, files: list):
+        self.drop = drop
+        self.residency = _residency(files) if getattr(drop, "succeeded", False) else {}
+
+    def __getattr__(self, name):
+        return getattr(self.drop, name)
+
+    def to_dict(self) -> dict:
+        return {**self.drop.to_dict(), **self.residency}
+
+
+def _residency(files: list) -> dict:
+    from suite.enforce import cache
+
+    step = max(1, len(files) // RESIDENCY_SAMPLE_FILES)
+    resident = size = n = 0
+    for path, _ in files[::step][:RESIDENCY_SAMPLE_FILES]:
+        try:
+            r, s = cache.page_cache_residency(path)
+        except (OSError, AttributeError, TypeError, ValueError):
+            return {}           # not a local file (object storage), or no mincore: no evidence, not a claim
+        resident, size, n = resident + r, size + s, n + 1
+    if not size:
+        return {}
+    return {"dataset_resident_fraction_after": resident / size, "dataset_residency_sample_files": n}
 
 
 def refuse(opts: Options) -> None:
