@@ -33,6 +33,7 @@ from suite.storage import metrics
 
 REL = 1e-9               # the integrity rules' tolerance: the same float arithmetic gives the same figure
 FIGURES = {metrics.AU_MEAN: "AU", metrics.SAMPLES_MEAN: "throughput", metrics.IO_MEAN: "MB/s",
+           metrics.AU_STDEV: "AU stdev", metrics.SAMPLES_STDEV: "throughput stdev", metrics.IO_STDEV: "MB/s stdev",
            metrics.AU_PER_EPOCH: "AU per epoch", metrics.SAMPLES: "throughput per epoch"}
 
 
@@ -46,12 +47,13 @@ class Claim:
     source: str
     judged_by: str | None = None     # a rule that grades this comparison itself
     rel: float = REL
+    abs_: float = 0.0
 
     def agrees(self) -> bool:
         if isinstance(self.derived, list):
             return isinstance(self.claimed, list) and len(self.claimed) == len(self.derived) and all(
-                _close(a, b, self.rel) for a, b in zip(self.claimed, self.derived))
-        return _close(self.claimed, self.derived, self.rel)
+                _close(a, b, self.rel, self.abs_) for a, b in zip(self.claimed, self.derived))
+        return _close(self.claimed, self.derived, self.rel, self.abs_)
 
     def record(self, root: Path | None = None) -> dict:
         status = "rederived" if self.agrees() else "mismatch"
@@ -59,8 +61,8 @@ class Claim:
                 "derived": self.derived, "path": _rel(self.path, root), "field": self.field}
 
 
-def _close(a, b, rel) -> bool:
-    return is_number(a) and is_number(b) and abs(a - b) <= rel * max(abs(a), abs(b))
+def _close(a, b, rel, abs_=0.0) -> bool:
+    return is_number(a) and is_number(b) and abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
 
 
 def not_rederivable(figure: str, why: str, path=None, field: str = "", claimed=None) -> dict:
@@ -122,18 +124,18 @@ def host_claims(b: layout.Benchmark, host: layout.Host, fig: HostFigures) -> lis
                 if d is not None and key in m:
                     claims.append(Claim(FIGURES[key], spath, f"metric.{key}", m[key], d, fig.source,
                                         judge + suffix))
-        for key, rule in ((metrics.AU_MEAN, "integrity-au-mean"), (metrics.SAMPLES_MEAN, "integrity-throughput-mean"),
-                          (metrics.IO_MEAN, "integrity-io-mean")):
+        for key, rule in STATS:
             if derived.get(key) is not None and key in m:
                 # the summary's mean against its own list is its own rule; against the steps it is ours
                 claims.append(Claim(FIGURES[key], spath, f"metric.{key}", m[key], derived[key], fig.source,
-                                    rule if not below_summary else None))
+                                    rule if not below_summary else None, abs_=_abs(key)))
     r = host.results if isinstance(host.results, dict) else None
     if r is not None and fig.level != "none":
         rm = r.get("metric") if isinstance(r.get("metric"), dict) else {}
-        for key in (metrics.AU_MEAN, metrics.SAMPLES_MEAN, metrics.IO_MEAN):
+        for key, _ in STATS:
             if derived.get(key) is not None and key in rm:
-                claims.append(Claim(FIGURES[key], rpath, f"metric.{key}", rm[key], derived[key], fig.source))
+                claims.append(Claim(FIGURES[key], rpath, f"metric.{key}", rm[key], derived[key], fig.source,
+                                    abs_=_abs(key)))
         for key, d in ((metrics.AU_PER_EPOCH, fig.au), (metrics.SAMPLES, fig.tp)):
             if d is not None and key in rm:
                 claims.append(Claim(FIGURES[key], rpath, f"metric.{key}", rm[key], d, fig.source))
@@ -181,13 +183,23 @@ def _steps_epochs(host: layout.Host, what: str) -> list | None:
 def _means(b: layout.Benchmark, host: layout.Host, fig: HostFigures) -> dict:
     out: dict = {}
     if fig.au:
-        out[metrics.AU_MEAN] = metrics.mean_pstdev(fig.au)[0]
+        out[metrics.AU_MEAN], out[metrics.AU_STDEV] = metrics.mean_pstdev(fig.au)
     if fig.tp:
-        out[metrics.SAMPLES_MEAN] = metrics.mean_pstdev(fig.tp)[0]
+        out[metrics.SAMPLES_MEAN], out[metrics.SAMPLES_STDEV] = metrics.mean_pstdev(fig.tp)
         rec = recompute.record_length_of(b, host)
         if rec:
             out[metrics.IO_MEAN] = metrics.mib_per_second(out[metrics.SAMPLES_MEAN], rec)
+            out[metrics.IO_STDEV] = metrics.mib_per_second(out[metrics.SAMPLES_STDEV], rec)
     return out
+
+
+STATS = ((metrics.AU_MEAN, "integrity-au-mean"), (metrics.AU_STDEV, "integrity-au-stdev"),
+         (metrics.SAMPLES_MEAN, "integrity-throughput-mean"), (metrics.SAMPLES_STDEV, "integrity-throughput-stdev"),
+         (metrics.IO_MEAN, "integrity-io-mean"), (metrics.IO_STDEV, "integrity-io-stdev"))
+
+
+def _abs(key: str) -> float:
+    return 1e-9 if "stdev" in key else 0.0      # a stdev of ~0 compares absolutely (as the integrity rules)
 
 
 def host_records(claims: list[Claim], fig: HostFigures, host: layout.Host, root: Path | None) -> list[dict]:

@@ -193,6 +193,8 @@ REAL_CASES = [
     ("results-io-mean", metric_edit("results.json", IO, lambda v: v * 2, run="run-2"), CLAIMS),
     ("results-epoch-au", epochs_edit("au_percentage", lambda v: min(v + 15, 99.0)), CLAIMS),
     ("results-epoch-throughput", epochs_edit("throughput_samples_per_second", lambda v: v * 1.5), CLAIMS),
+    ("results-au-stdev-hidden", metric_edit("results.json", metrics.AU_STDEV, lambda v: v / 10), CLAIMS),
+    ("summary-throughput-stdev-hidden", metric_edit("summary.json", metrics.SAMPLES_STDEV, lambda v: v / 10), CLAIMS),
     ("results-bytes-read", metric_edit("results.json", "bytes_read", lambda v: v * 2), CLAIMS),
     ("run-set-throughput", overall_edit("run_set.json", TP, lambda v: v * 1.2), CLAIMS),
     ("run-set-au", overall_edit("run_set.json", AU, lambda v: v + 10), CLAIMS),
