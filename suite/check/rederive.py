@@ -14,10 +14,9 @@ rederived-claims-match) with both numbers. What could not be re-derived is said,
 silently. Each host and benchmark yields records in the shape of `suite check`'s `rederived` field:
 {figure, from, status: rederived|not-rederivable|mismatch, claimed, derived, path, field}.
 
-The step timeline itself is evidence that can lie: steps.timeline (a step ending before it starts,
-steps out of order or overlapping, epochs overlapping, an epoch's times not holding its steps, a
-step computing longer than it lasted) and steps.compute_time (the compute the steps record is not
-the run's computation_time) are graded too.
+The step records themselves are evidence that can lie: suite.check.timeline grades them
+(steps.timeline, steps.compute_time, steps.samples; per_epoch.throughput_bound for published trees),
+and attach_host adds those facts beside rederived.mismatches.
 """
 
 from __future__ import annotations
@@ -239,7 +238,17 @@ def attach_host(b: layout.Benchmark, host: layout.Host, scope: Scope, root: Path
 
 
 def _item(c: Claim) -> Item:
-    return Item(c.claimed, c.path, c.field, f"{c.derived!r} (re-derived from {c.source})", expected_given=True)
+    """A disagreement as a finding: expected the re-derived value, got the claimed one (both numbers;
+    of a list, its first differing element, or its length)."""
+    note = f"re-derived from {c.source}"
+    if isinstance(c.derived, list):
+        if not isinstance(c.claimed, list) or len(c.claimed) != len(c.derived):
+            n = len(c.claimed) if isinstance(c.claimed, list) else type(c.claimed).__name__
+            return Item(n, c.path, f"{c.field} (length)", len(c.derived), note=note, expected_given=True)
+        i = next(i for i, (a, b) in enumerate(zip(c.claimed, c.derived)) if not _close(a, b, c.rel, c.abs_))
+        field = c.field.replace("[]", f"[{i}]", 1) if "[]" in c.field else f"{c.field}[{i}]"
+        return Item(c.claimed[i], c.path, field, c.derived[i], note=note, expected_given=True)
+    return Item(c.claimed, c.path, c.field, c.derived, note=note, expected_given=True)
 
 
 def _rel(path, root) -> str | None:
