@@ -68,10 +68,11 @@ def dlio_benchmark(d: Path, runs=5, run_name="run{k}", **kw) -> Path:
     return d
 
 
-def ours_run(d: Path, ranks=2, epochs=3, steps=6, compute_s=0.01, wait_s=0.0002, files=7000,
+def ours_run(d: Path, ranks=2, epochs=3, steps=6, compute_s=None, wait_s=0.0002, files=7000,
              workload="unet3d", accel="h100", miniature=False, complete=True, memory=True, start=None):
     """A `suite run` run dir: DLIO files + steps/rank-<r>.json + results.json, consistent."""
     w = workloads.resolve(workload, accel)
+    compute_s = w.computation_time_s if compute_s is None else compute_s   # the workload's, as a run records it
     aus, tps, rank_docs = [], [], {r: {"schema_version": 1, "rank": r, "hostname": "host1", "epochs": []}
                                    for r in range(ranks)}
     for e in range(epochs):

@@ -66,3 +66,17 @@ def test_metrics_and_report_of_the_fresh_run(fresh_run, run_cli, tmp_path):
     assert code == 0, err
     page = (tmp_path / "report" / "index.html").read_text()
     assert "closed" in page.lower() and "data:image/png;base64," in page
+
+
+def test_closed_run_with_three_runs_is_not_compliant_in_run_as_in_check(fresh_run, run_cli):
+    """Issue 24 (class 8): a closed run with 3 runs once printed "compliant" while `check` said INVALID;
+    the run's last line and its exit code are now the checker's."""
+    results = fresh_run.parent / "three"
+    code, out, err = run_cli("run", "--workload", "cosmoflow", "--accelerators", "1", "--data-dir",
+                             fresh_run.parent / "data", "--results-dir", results, "--memory-limit", "256MiB",
+                             "--runs", "3")
+    last = out.strip().splitlines()[-1]
+    check_code, check_out, _ = run_cli("check", results)
+    assert code == check_code == 1, out + err
+    assert "suite check verdict: INVALID" in last and "structure-run-count" in last
+    assert "; compliant" not in last and "INVALID" in check_out

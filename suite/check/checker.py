@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from suite.check import checkpoint, evidence, facts, layout, manifest, todo
+from suite.check import checkpoint, evidence, facts, layout, manifest, rederive, todo
 from suite.check.result import BenchmarkResult, CheckResult, described, evaluate, rel
 from suite.errors import ResultError, SuiteError
 from suite.rules import findings, rulesets
@@ -57,22 +57,43 @@ def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
     root = tree.root
     found: list[Finding] = []
     agg, bscope = facts.benchmark_scope(b, tree, rs.params)
-    found += evaluate(rs, "benchmark", bscope, root)
     system_path = bscope.facts.get("system.file")
     system_doc = (bscope.docs.get("system") or ({},))[0].get("doc")
     limit = evidence.documented_memory_limit(system_doc) if system_doc is not None else None
+    records, host_scopes = _rederive(b, rs.params, bscope, root)   # every claim re-derived (one mechanism)
+    found += evaluate(rs, "benchmark", bscope, root)
     for run in b.runs + ([b.warmup] if b.warmup else []):
         found += evaluate(rs, "run", facts.run_scope(b, run, rs.params, limit,
                                                       Path(system_path) if system_path else None), root)
         for host in run.hosts:
-            found += evaluate(rs, "host", facts.host_scope(b, run, host, rs.params), root)
+            found += evaluate(rs, "host", host_scopes[id(host)], root)
     verdict = findings.verdict(found, b.division)
     fix = findings.fix_required(found)
     # a result claims the closed division unless the tree (or results.json) says open; a document
     # to fix keeps it from compliance until fixed
     compliant = (verdict == "closed" or (verdict == "open" and b.division == "open")) and not fix
     return BenchmarkResult(b, verdict, found, agg, compliant, rs.files, len(rs.rules),
-                           {r.id: described(r) for r in rs.rules}, fix)
+                           {r.id: described(r) for r in rs.rules}, fix, records)
+
+
+def _rederive(b: layout.Benchmark, params: dict, bscope, root: Path):
+    """The host scopes (by host id), each with its re-derived claims attached (suite.check.rederive),
+    the run set's claims attached to the benchmark scope, and the records of what was re-derived."""
+    records: list[dict] = []
+    scopes: dict = {}
+    run_figs: list[dict] = []
+    for run in b.runs + ([b.warmup] if b.warmup else []):
+        host_figs = []
+        for host in run.hosts:
+            scopes[id(host)] = hscope = facts.host_scope(b, run, host, params)
+            recs, figs = rederive.attach_host(b, host, hscope, root)
+            records += recs
+            if isinstance(host.summary, dict) or host.rank_steps:     # rank 0 alone on multi-host v1.0
+                host_figs.append(figs)
+        if not run.warmup:
+            run_figs.append(rederive.run_figures(host_figs))
+    records += rederive.attach_benchmark(b, bscope, run_figs, root)
+    return records, scopes
 
 
 def rule_set(ruleset: str, division: str | None, workload: str | None, accelerator: str | None) -> rules.RuleSet:

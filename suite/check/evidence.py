@@ -81,15 +81,27 @@ def documented_memory_limit(doc) -> int | None:
 # --------------------------------------------------------------------------- generation logs
 
 
-def generation_facts(b: layout.Benchmark, facts: dict, sources: dict, first_start: float | None) -> None:
+def generation_facts(b: layout.Benchmark, facts: dict, sources: dict, first_start: float | None):
     """generation_logs (the candidates) and generation_logs.unmatched (one item per candidate, with why
-    it did not generate the dataset the runs read; empty when one did or none is there)."""
+    it did not generate the dataset the runs read; empty when one did or none is there); returns the
+    log that did (None: none did, or none is there)."""
     facts["generation_logs"] = [str(g.path) for g in b.generation_logs]
     files, folder = _dataset_read(b)
     whys = [(g, genlogs.mismatch(g, files, folder, first_start)) for g in b.generation_logs]
     ok = any(w is None for _, w in whys)
     facts["generation_logs.unmatched"] = [] if ok else [
-        Item(w, g.path, "dataset", "the dataset the runs read (files, data folder, before run 1)") for g, w in whys]
+        Item(w, g.path, "dataset", "the dataset the runs read (files, data folder, before the first run)")
+        for g, w in whys]
+    return matching_log(whys, folder)
+
+
+def matching_log(whys, folder):
+    """The log that generated the runs' dataset: of those that match, the best data-folder match
+    (the same folder before a nested one before a tail of a relative one); None when none matches."""
+    matched = [g for g, w in whys if w is None]
+    if not matched:
+        return None
+    return max(matched, key=lambda g: genlogs.folder_match(g.data_folder, folder))
 
 
 def _dataset_read(b: layout.Benchmark):

@@ -41,8 +41,8 @@ from datetime import datetime
 
 import json
 
-from suite.check import code as code_facts, dataset as dataset_facts, evidence, identify, layout, \
-    params as param_facts, recompute, series
+from suite.check import code as code_facts, contradictions, dataset as dataset_facts, evidence, identify, \
+    layout, params as param_facts, recompute, series
 from suite.errors import SuiteError
 from suite.numbers import as_int, finite_list, is_number, nonfinite
 from suite.rules import engine as rules
@@ -149,15 +149,17 @@ def _consistency(b: layout.Benchmark, facts: dict) -> list:
 
 def _series_facts(b: layout.Benchmark, tree: layout.Tree, facts: dict, sources: dict, run_values) -> None:
     """Generation logs, consecutive runs, replicability and subfolders (suite.check.series, evidence)."""
-    first = series.run_start(b.runs[0], _timestamp) if b.runs else None
-    evidence.generation_facts(b, facts, sources, first[0] if first else None)
+    # the dataset is generated before the first run of all (a warm-up included), whatever the names' order
+    starts = [s for r in b.runs + ([b.warmup] if b.warmup else []) if (s := series.run_start(r, _timestamp))]
+    used_log = evidence.generation_facts(b, facts, sources, min(starts)[0] if starts else None)
     facts["runs.interleaved"] = series.interleaved(b, tree, _timestamp)
     spread = series.spread_percent([tp for _, tp, _ in run_values if tp is not None])
     if spread is not None and len(b.runs) > 1:
         facts["runs.throughput_spread_percent"] = spread
         sources["runs.throughput_spread_percent"] = (b.path, "samples/s across runs (largest distance from the mean, % of it)")
     used, where = series.subfolders(b)
-    generated = [g.num_subfolders for g in b.generation_logs if g.num_subfolders is not None]
+    logs = [used_log] if used_log is not None else b.generation_logs    # the log that made the dataset
+    generated = [g.num_subfolders for g in logs if g.num_subfolders is not None]
     if used is not None or generated:
         facts["dataset.num_subfolders_train"] = used if used is not None else 0
         sources["dataset.num_subfolders_train"] = (where or b.path, "dataset.num_subfolders_train")
@@ -370,6 +372,7 @@ def host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params: 
     sources["config.differences"] = (host.files.get("config"), "(workload parameters)")
     facts["values.nonfinite"] = _nonfinite_items(_host_docs(host))
     recompute.recomputed_facts(b, host, metric, summary, facts, sources)
+    facts.update(contradictions.facts(host))          # the run's own verdict, 0 bytes, the cache drop
     return Scope("host", host.path, facts, sources, docs)
 
 

@@ -14,6 +14,7 @@ or, for a text log, `workload=`, `num_files_train`, `data_folder` and its first 
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -44,6 +45,8 @@ class GenerationLog:
     start_s: float | None = None         # when it ran (local time, as DLIO writes it)
     start_text: str | None = None
     num_subfolders: int | None = None    # dataset.num_subfolders_train it generated
+    end_s: float | None = None           # its last time (summary end, else the last ISO time it writes)
+    end_text: str | None = None
 
 
 def in_gen_dir(rel_parts) -> bool:
@@ -87,11 +90,22 @@ def from_host(host, root: Path, subdirs: dict, text_of) -> GenerationLog:
     files = _int(ov.get("dataset.num_files_train", dataset.get("num_files_train")))
     folder = ov.get("dataset.data_folder", dataset.get("data_folder"))
     start = (host.summary or {}).get("start") if isinstance(host.summary, dict) else None
+    texts = text_of(host.path)
     if start is None:
-        start = next((m.group(1) for t in text_of(host.path) if (m := ISO_TIME.search(t))), None)
+        start = next((m.group(1) for t in texts if (m := ISO_TIME.search(t))), None)
+    end = (host.summary or {}).get("end") if isinstance(host.summary, dict) else None
+    if not isinstance(end, str):
+        end = _last_time(texts)
     return GenerationLog(host.path, model, accel, _system(host.path, root), org_dir_of(host.path, root, subdirs),
                          files, folder if isinstance(folder, str) else None, timestamp(start), start,
-                         _int(ov.get("dataset.num_subfolders_train", dataset.get("num_subfolders_train"))))
+                         _int(ov.get("dataset.num_subfolders_train", dataset.get("num_subfolders_train"))),
+                         timestamp(end), end)
+
+
+def _last_time(texts) -> str | None:
+    """The latest ISO time the texts write (a log dated after the run shows it anywhere, not only first)."""
+    times = [(t, m) for text in texts for m in ISO_TIME.findall(text) if (t := timestamp(m)) is not None]
+    return max(times)[1] if times else None
 
 
 def from_text(path: Path, text: str, root: Path, subdirs: dict) -> GenerationLog:
@@ -105,10 +119,11 @@ def from_text(path: Path, text: str, root: Path, subdirs: dict) -> GenerationLog
     folder = FOLDER_RE.search(text)
     start = ISO_TIME.search(text)
     sub = SUBFOLDERS_RE.search(text)
+    end = _last_time([text])
     return GenerationLog(path, model, accel, _system(path, root), org_dir_of(path.parent, root, subdirs),
                          int(files.group(1)) if files else None, folder.group(1) if folder else None,
                          timestamp(start.group(1)) if start else None, start.group(1) if start else None,
-                         int(sub.group(1)) if sub else None)
+                         int(sub.group(1)) if sub else None, timestamp(end), end)
 
 
 def _int(v) -> int | None:
@@ -152,15 +167,41 @@ def mismatch(g: GenerationLog, files: int | None, folder: str | None, first_star
         return f"data folder {g.data_folder}, runs read {folder}"
     if g.start_s is not None and first_start is not None and g.start_s >= first_start:
         return f"generated at {g.start_text}, after run 1 started"
+    if g.end_s is not None and first_start is not None and g.end_s > first_start:
+        return f"log dated up to {g.end_text}, after run 1 started"
     return None
+
+
+def folder_match(a: str | None, b: str | None) -> int:
+    """How well a log's data folder matches the runs': 3 the same, 2 nested, 1 the same tail of a
+    relative path, 0 unknown (either not said), -1 different."""
+    if not a or not b:
+        return 0
+    pa, pb = _parts(a), _parts(b)
+    if pa is None or pb is None:
+        return 0
+    if pa == pb:
+        return 3
+    if not same_folder(a, b):
+        return -1
+    short, long_ = sorted((pa, pb), key=len)
+    return 2 if long_[:len(short)] == short else 1
+
+
+def _parts(path: str) -> list[str] | None:
+    """A folder's components, normalised (`a/./b/../c` -> a, c); None when it names no folder
+    (`.`, `./`, empty: relative to a directory nobody recorded)."""
+    parts = [p for p in posixpath.normpath(path.strip()).split("/") if p not in ("", ".")]
+    return parts or None
 
 
 def same_folder(a: str, b: str) -> bool:
     """The same data folder as far as the two say: equal, or one nested in the other (DLIO writes
-    into <data_folder>/<workload>), or one relative to a storage root the other includes."""
-    pa = [p for p in a.strip().split("/") if p not in ("", ".")]
-    pb = [p for p in b.strip().split("/") if p not in ("", ".")]
+    into <data_folder>/<workload>), or one the tail of the other (relative to a storage root the
+    other includes). `.` (or empty) matches nothing but itself: it says which folder only with the
+    directory it was run from, which nobody recorded."""
+    pa, pb = _parts(a), _parts(b)
+    if pa is None or pb is None:
+        return pa == pb
     short, long_ = sorted((pa, pb), key=len)
-    if not short:
-        return True
     return long_[:len(short)] == short or long_[-len(short):] == short

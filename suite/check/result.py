@@ -24,6 +24,9 @@ class BenchmarkResult:
     rules_evaluated: int = 0
     rule_messages: dict[str, str] = field(default_factory=dict)
     fix_required: bool = False
+    # what was re-derived and what could not be: [{figure, from, status: rederived|not-rederivable|
+    # mismatch, claimed, derived, path, field}] (suite.check.rederive; any kind may fill it)
+    rederived: list[dict] = field(default_factory=list)
 
     def to_dict(self, root: Path) -> dict:
         b = self.benchmark
@@ -34,6 +37,7 @@ class BenchmarkResult:
             "verdict": self.verdict, "compliant": self.compliant, "fix_required": self.fix_required,
             "findings": [f.to_dict() for f in self.findings], "aggregate": self.aggregate,
             "rule_files": self.rule_files, "rules_evaluated": self.rules_evaluated,
+            "rederived": self.rederived,
         }
 
 

@@ -59,7 +59,23 @@ def run(args) -> int:
         division=args.division, ruleset=args.ruleset, params=args.param or [],
         hosts=args.hosts.split(",") if args.hosts else None, hostfile=args.hostfile,
         allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop,
-        read_delay_s=args.debug_read_delay, launcher=args.launcher, engine=args.engine))
+        read_delay_s=args.debug_read_delay, launcher=args.launcher, engine=args.engine), judge=judge)
+
+
+def judge(results_dir) -> tuple[bool, str]:
+    """`suite check` on a finished run set: (compliant, its verdict line with the first findings).
+    The run's last line is the checker's verdict: `run` and `check` agree (issue 24, class 8)."""
+    from suite.check.checker import check
+    from suite.errors import SuiteError
+    from suite.report import findings as report
+
+    try:
+        result = check(results_dir, ruleset="auto")
+    except SuiteError as exc:
+        return False, f"suite check: {exc}"
+    every = result.all_findings()
+    why = "; ".join(dict.fromkeys(f"{f.field}: {f.rule_id}" for f in every if f.effect != "closed"))
+    return result.compliant, "suite check " + report.summary_line(result) + (f" ({why})" if why and not result.compliant else "")
 
 
 def datasize(args) -> int:
@@ -95,11 +111,36 @@ def metrics(path: Path, form: str) -> int:
     from suite.report.escape import terminal_lines
 
     summary = aggregate.summarise(storage_dir(path))
+    verdicts = check_verdicts(storage_dir(path))
+    for b in summary["benchmarks"]:             # the headline carries suite check's verdict
+        b["verdict"] = verdicts.get(_real(b["path"]), "unknown (suite check found no verdict)")
     if form == "json":
         print(files.dump_json(summary, indent=2), end="")
     else:
         print(terminal_lines(metrics_text.storage(summary)))
     return ExitCode.OK
+
+
+def _real(path) -> str:
+    import os
+    return os.path.realpath(str(path))
+
+
+def check_verdicts(path: Path) -> dict[str, str]:
+    """{benchmark dir: 'CLOSED' / 'INVALID (not compliant; 3 findings)' ...} from suite check itself."""
+    from suite.check.checker import check
+    from suite.errors import SuiteError
+
+    try:
+        result = check(path, ruleset="auto")
+    except SuiteError as exc:
+        return {_real(path): f"unknown (suite check: {exc})"}
+    out = {}
+    for br in result.benchmarks:
+        label = br.verdict.upper() + (", fix required" if br.fix_required else "")
+        out[_real(br.benchmark.path)] = (f"{label} ({'compliant' if br.compliant else 'not compliant'}; "
+                                         f"{len(br.findings)} finding(s))")
+    return out
 
 
 def report_page(path: Path, args):

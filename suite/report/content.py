@@ -112,7 +112,7 @@ def build_storage(summary: dict, check) -> Page:
     plotted = len(benches) <= MAX_PLOTTED_BENCHMARKS
     for i, b in enumerate(benches):
         sid = f"b{i + 1}"
-        sections += [_headline(b, sid), _compliance(b, sid, verdicts.get(_norm(b["path"]))),
+        sections += [_headline(b, sid, verdicts.get(_norm(b["path"]))), _compliance(b, sid, verdicts.get(_norm(b["path"]))),
                      _runs(b, sid, plotted)]
         evidence = _evidence(b, sid)
         if evidence:
@@ -131,13 +131,17 @@ def build_storage(summary: dict, check) -> Page:
     return page
 
 
-def _headline(b: dict, sid: str) -> Section:
+def _headline(b: dict, sid: str, verdict=None) -> Section:
+    """The headline numbers, under suite check's verdict (a number is never shown without it)."""
     hostnames = sorted({h for r in b["runs"] for h in r["hosts"]})
     who = " / ".join(x for x in (b["org"], b["system"]) if x) or (
         f"system not named (hosts {', '.join(hostnames)})" if hostnames else "system not named")
     o = b["overall"]
     head = Section(f"{sid}-headline", f"{b['workload'] or '?'} {b['accelerator'] or '?'} — {who}")
     head.blocks.append(Text(f"{b['division'] or 'division not stated'}, ruleset {b['ruleset']}; {b['path']}"))
+    v = verdict[0] if verdict else "unknown"
+    head.blocks.append(Verdict(v, f"suite check: {v.upper()}" + (f", {len(verdict[1])} finding(s)" if verdict else
+                                                                  ", no verdict found for this benchmark")))
     if not o:
         head.blocks.append(Text("No run has usable numbers."))
         return head

@@ -80,6 +80,7 @@ def text(result, rule_messages: dict | None = None) -> str:
                          f"({_fixed(o[metrics.SAMPLES_STDEV])}) samples/s, "
                          f"{_fixed(o[metrics.REPORT_MB_MEAN])} "
                          f"({_fixed(o[metrics.REPORT_MB_STDEV])}) MB/s")
+        lines += rederived_lines(getattr(br, "rederived", None) or [])
         lines += _finding_lines(br.findings)
     if result.findings:
         lines.append("")
@@ -102,6 +103,39 @@ def text(result, rule_messages: dict | None = None) -> str:
                  f"{counts.get('closed', 0)} notes)")
     # text from the tree (paths, values, messages) may hold ESC, CR or newlines: one line each, visible
     return "\n".join(terminal(line) for line in lines) + "\n"
+
+
+def rederived_lines(records: list[dict], limit: int = 3) -> list[str]:
+    """What was re-derived from the evidence and what could not be (BenchmarkResult.rederived)."""
+    if not records:
+        return ["         re-derived: nothing (no re-derivation recorded for this result)"]
+    by_source: dict[str, list[str]] = {}
+    for r in records:
+        if r["status"] == "rederived":
+            figs = by_source.setdefault(r["from"], [])
+            if r["figure"] not in figs:
+                figs.append(r["figure"])
+    out = []
+    agreed = sum(r["status"] == "rederived" for r in records)
+    if by_source:
+        out.append(f"         re-derived ({agreed} claims agree): " +
+                   "; ".join(f"{', '.join(figs)} from {src}" for src, figs in by_source.items()))
+    bad = [r for r in records if r["status"] == "mismatch"]
+    for r in bad[:limit]:
+        out.append(f"         re-derived, DISAGREES: {r.get('path')}: {r.get('field')}: claimed {_short(r['claimed'])}, "
+                   f"derived {_short(r['derived'])} from {r['from']}")
+    if len(bad) > limit:
+        out.append(f"         re-derived, DISAGREES: {len(bad) - limit} more claims")
+    nots = list(dict.fromkeys(f"{r['figure']} ({r['from']})" for r in records if r["status"] == "not-rederivable"))
+    if nots:
+        out.append(f"         not re-derivable: {'; '.join(nots)}")
+    return out
+
+
+def _short(v) -> str:
+    if isinstance(v, list):
+        return "[" + ", ".join(_short(x) for x in v[:4]) + (", ...]" if len(v) > 4 else "]")
+    return f"{v:.6g}" if isinstance(v, float) else repr(v)
 
 
 def _finding_lines(found) -> list[str]:

@@ -61,6 +61,8 @@ def storage(summary: dict) -> str:
                  _pm(r["au_mean_percentage"], r["au_stdev_percentage"]),
                  _pm(r["samples_per_second"], r["samples_per_second_stdev"]),
                  _pm(r["mib_per_second"], r["mib_per_second_stdev"])] for r in b["runs"]]
+        if b.get("verdict"):
+            head += f"\nsuite check: {b['verdict']}"
         lines = [head, table(rows, ["run", "status", "accel", "hosts", "AU % (stdev)", "samples/s (stdev)",
                                     "MiB/s (stdev)"])]
         o = b["overall"]

@@ -289,6 +289,18 @@ CASES = {
     "integrity-report-schema": ("report", report_edit(lambda d: d["overall"].pop("num_benchmark_runs"))),
     "integrity-report-matches-runs": ("report", report_edit(lambda d: d["runs"]["run2"].update(
         train_throughput_samples_per_second=d["runs"]["run2"]["train_throughput_samples_per_second"] * 1.01))),
+    "rederived-claims-match": ("ours", set_results(["metric"], {"train_au_mean_percentage": 100.0})),
+    "integrity-steps-timeline": ("ours", steps_edit(lambda d: d["epochs"][0]["step_end_s"].__setitem__(
+        2, d["epochs"][0]["step_start_s"][2] - 0.1))),
+    "integrity-steps-compute-time": ("ours", steps_edit(lambda d: d["epochs"][1].update(
+        step_compute_s=[c * 2 for c in d["epochs"][1]["step_compute_s"]]))),
+    "integrity-steps-samples": ("ours", steps_edit(lambda d: d["epochs"][1].update(samples=d["epochs"][1]["samples"] * 2))),
+    "integrity-epoch-throughput-bound": ("dlio", lambda p: edit_json(p / "run3" / "per_epoch_stats.json",
+                                                                     lambda d: d["2"].update(duration="5000.00"))),
+    "ours-self-verdict": ("ours", set_results(["compliance"], {"compliant": False, "reasons": ["AU below"]})),
+    "ours-bytes-read": ("ours", steps_edit(lambda d: d["epochs"][0].update(bytes_read=0))),
+    "ours-cache-drop-consistent": ("ours", set_results(["enforcement", "cache_drop"], {
+        "attempted": True, "succeeded": True, "error": None, "cached_bytes_before": 1000, "cached_bytes_after": 5000})),
     "ours-results-present": ("ours", rm("run-1/results.json")),
     "ours-steps-present": ("ours", rm("run-1/steps")),
     "ours-complete": ("ours", set_results(["complete"], False)),

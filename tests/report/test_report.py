@@ -32,7 +32,9 @@ def test_storage_report_of_a_suite_run_result(run_cli, tmp_path):
         assert f'id="{sid}"' in page
     assert "20.85 samples/s" in page and "2,914.49 MiB/s" in page and "96.19 %" in page
     # suite check's verdict and findings, and what the runner itself recorded
-    assert '<span class="verdict v-invalid">invalid</span>suite check: 7 finding(s)' in page
+    # 9: ours-self-verdict in both runs (issue 24: their results.json say not compliant; 7 before)
+    assert '<span class="verdict v-invalid">invalid</span>suite check: 9 finding(s)' in page
+    assert '<span class="verdict v-invalid">invalid</span>suite check: INVALID, 9 finding(s)' in page   # the headline
     assert "ours-not-miniature" in page and "structure-run-count" in page
     assert "miniature: the 500-step minimum is not applied" in page
     assert "enforcement.memory_limit.applied_bytes" in page and "268435456" in page

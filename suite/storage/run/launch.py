@@ -23,8 +23,10 @@ from suite.storage.run.prepare import Options, Prepared, check_inputs, prepare, 
 # --------------------------------------------------------------------------- the runs
 
 
-def run(opts: Options) -> int:
-    """The whole `suite run`: returns the exit code (0: all runs complete and compliant)."""
+def run(opts: Options, judge=None) -> int:
+    """The whole `suite run`: returns the exit code (0: all runs complete and compliant). `judge`
+    (results dir -> (compliant, verdict line)), when given, is `suite check` itself: the run's final
+    verdict is the checker's, so `run` and `check` cannot disagree."""
     from suite.errors import ExitCode
 
     refuse(opts)
@@ -40,7 +42,10 @@ def run(opts: Options) -> int:
     _series, results = enforced.run(training)
     prep = training.prep
     compliant = all(r["compliance"]["compliant"] for r in results) and len(results) == prep.runs
-    summarise(prep, results, compliant)
+    checked = judge(prep.results_dir) if judge is not None else None
+    if checked is not None:
+        compliant = compliant and checked[0]
+    summarise(prep, results, compliant, checked[1] if checked else None)
     return ExitCode.OK if compliant else ExitCode.FAILED
 
 
@@ -73,7 +78,45 @@ def cache_clear(opts: Options, cluster, prep: Prepared):
     (suite.storage.backend: POSIX drops this host's page cache); None with --no-cache-drop."""
     if opts.no_cache_drop:
         return None
-    return cluster.drop_caches if cluster else for_workload(prep.workload, prep.data_dir).clear_cache
+    if cluster:
+        return cluster.drop_caches
+    clear = for_workload(prep.workload, prep.data_dir).clear_cache
+    return lambda: ResidencyChecked(clear(), prep.files)
+
+
+RESIDENCY_SAMPLE_FILES = 32
+
+
+class ResidencyChecked:
+    """A cache drop with the residency evidence beside it: how much of (a sample of) the dataset is
+    still in the page cache right after it (mincore: measuring does not read). `suite check` refuses
+    a drop recorded as succeeded while the dataset stayed resident (ours-cache-drop-consistent)."""
+
+    def __init__(self, drop, files: list):
+        self.drop = drop
+        self.residency = _residency(files) if getattr(drop, "succeeded", False) else {}
+
+    def __getattr__(self, name):
+        return getattr(self.drop, name)
+
+    def to_dict(self) -> dict:
+        return {**self.drop.to_dict(), **self.residency}
+
+
+def _residency(files: list) -> dict:
+    from suite.enforce import cache
+
+    step = max(1, len(files) // RESIDENCY_SAMPLE_FILES)
+    resident = size = n = 0
+    for path, _ in files[::step][:RESIDENCY_SAMPLE_FILES]:
+        try:
+            r, s = cache.page_cache_residency(path)
+        except (OSError, AttributeError, TypeError, ValueError):
+            return {}           # not a local file (object storage), or no mincore: no evidence, not a claim
+        resident, size, n = resident + r, size + s, n + 1
+    if not size:
+        return {}
+    return {"dataset_resident_fraction_after": resident / size, "dataset_residency_sample_files": n}
 
 
 def refuse(opts: Options) -> None:
@@ -122,12 +165,15 @@ def announce(prep: Prepared) -> None:
             "not valid for submission")
 
 
-def summarise(prep: Prepared, results: list, compliant: bool) -> None:
-    """The end-of-run lines: AU per run, the overall numbers (metrics.overall), the verdict."""
+def summarise(prep: Prepared, results: list, compliant: bool, checked: str | None = None) -> None:
+    """The end-of-run lines: AU per run, the overall numbers (metrics.overall), the verdict (the
+    checker's, `checked`, when it ran: the last line is what `suite check` says)."""
     from suite.storage import metrics
     from suite.storage.run.results import measured
 
     if len(results) != prep.runs:
+        if checked:
+            say(f"results: {prep.results_dir}; NOT compliant: {len(results)} of {prep.runs} run(s) done; {checked}")
         return
     warm = f" after {prep.warmup_runs} warm-up run(s) left out" if prep.warmup_runs else ""
     results = measured(prep, results)
@@ -140,9 +186,9 @@ def summarise(prep: Prepared, results: list, compliant: bool) -> None:
         f"samples/s, {o[metrics.REPORT_MB_MEAN]:.4f} ({o[metrics.REPORT_MB_STDEV]:.4f}) "
         f"MB/s over the runs"
         + ("; MINIATURE, not valid for submission" if prep.miniature else ""))
-    verdict = 'compliant' if compliant else 'NOT compliant: ' + '; '.join(
-        sorted({x for r in results for x in r['compliance']['reasons']}))
-    say(f"results: {prep.results_dir} ({prep.runs} run(s)); {verdict}")
+    reasons = sorted({x for r in results for x in r['compliance']['reasons']})
+    verdict = 'compliant' if compliant else 'NOT compliant' + (': ' + '; '.join(reasons) if reasons else '')
+    say(f"results: {prep.results_dir} ({prep.runs} run(s)); {verdict}" + (f"; {checked}" if checked else ""))
 
 
 def run_cgroup(prep: Prepared, k: int, run_dir: Path):

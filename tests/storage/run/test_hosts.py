@@ -147,8 +147,10 @@ def test_two_hosts_two_ranks_each_then_suite_check_reproduces_the_numbers(netns_
     # only what an open 2-run measurement on a tiny dataset is: no structure, integrity (AU and
     # throughput recomputed from the steps) or evidence (ours-*: cache drop, cgroup) finding; two
     # 2-epoch runs on a shared VM may differ by more than 5% (issue 9's replicability warning)
+    # (ours-self-verdict: the runs' own results.json say not compliant -- open params, dataset size --
+    # and the checker is never more lenient than that, issue 24)
     assert rules_hit <= {"open-params", "dataset-size", "structure-run-count", "au-threshold",
-                         "replicability-within-5-percent"}, bench["findings"]
+                         "replicability-within-5-percent", "ours-self-verdict"}, bench["findings"]
     ours = json.loads((res / "mlperf_storage_report.json").read_text())["overall"]
     got = bench["aggregate"]["overall"]
     assert got["num_client_hosts"] == 2 and got["train_num_accelerators"] == "4"
