@@ -24,10 +24,11 @@ class BenchmarkResult:
     rules_evaluated: int = 0
     rule_messages: dict[str, str] = field(default_factory=dict)
     fix_required: bool = False
+    rederived: list[dict] = field(default_factory=list)   # {figure, from, status, claimed, derived}
 
     def to_dict(self, root: Path) -> dict:
         b = self.benchmark
-        return {
+        out = {
             "path": rel(b.path, root), "org": b.org, "system": b.system, "division": b.division,
             "ruleset": b.ruleset, "workload": b.workload, "accelerator": b.accelerator,
             "detected_from": dict(b.detected_from), "num_runs": len(b.runs),
@@ -35,6 +36,9 @@ class BenchmarkResult:
             "findings": [f.to_dict() for f in self.findings], "aggregate": self.aggregate,
             "rule_files": self.rule_files, "rules_evaluated": self.rules_evaluated,
         }
+        if self.rederived:              # the checkpointing checker's statement (issue 24)
+            out["rederived"] = self.rederived
+        return out
 
 
 @dataclass
