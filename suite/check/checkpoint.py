@@ -4,7 +4,7 @@ those whose ruleset.yaml `covers` it (v2.0 today); a result is held to the one i
 names, else to the newest.
 
 PATH is one phase's results directory (checkpoint_run_set.json), one of its run-<k> (the phase is
-checked), or a directory holding the write and the read phase's (up to three levels down). Scopes: tree = PATH (both phases), benchmark =
+checked), or a directory holding the write and the read phase's (at any depth the walker reaches). Scopes: tree = PATH (both phases), benchmark =
 one phase directory, run = its run-<k>/results.json (with ranks/, summary.json). Every input is
 read through suite.files with its schema; an unreadable one is bad input (exit 2).
 """
@@ -23,7 +23,7 @@ from suite.rules import engine as rules
 from suite.rules.engine import Scope
 
 RUN_SET = "checkpoint_run_set.json"
-MAX_DEPTH = 3
+MAX_DEPTH = 24                          # as deep as suite.check.walker goes
 RULE_FILES = {"closed": ("checkpointing-closed.yaml",), "open": ("checkpointing.yaml",)}
 
 

@@ -46,8 +46,10 @@ def is_code_dir(name: str) -> bool:
 
 
 class _Walker:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, skip=()):
         self.root = root
+        self.skip = {Path(p) for p in skip}            # directories another benchmark kind owns: not walked
+        self.skipped: list[Path] = []
         self.problems: list[Problem] = []
         self.dirs: dict[Path, list[str]] = {}        # dir -> names of regular files (links resolved inside root)
         self.subdirs: dict[Path, list[str]] = {}
@@ -86,7 +88,9 @@ class _Walker:
                     names.append(entry.name)
                 continue
             if stat.S_ISDIR(st.st_mode):
-                if is_code_dir(entry.name):
+                if p in self.skip:
+                    self.skipped.append(p)
+                elif is_code_dir(entry.name):
                     self.code_dirs.append(p)
                 else:
                     subs.append(entry.name)

@@ -21,7 +21,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from suite import files
-    from suite.kinds import registry
+    from suite.kinds import tree
 
     output = Path(args.output) if args.output else None
     if output is not None:  # refuse before doing the work: never a surprise location
@@ -29,7 +29,7 @@ def run(args) -> int:
             raise SuiteError(f"--output {output}: expected a file path, got a directory")
         if not output.parent.is_dir():
             raise SuiteError(f"--output {output}: expected an existing directory {output.parent}, got none")
-    checked = registry.for_result(Path(args.path)).check(args.path, args)
+    checked = tree.check(Path(args.path), args)      # every result below PATH, by its kind (issue 24)
     if output is None:
         sys.stdout.write(checked.out)
     else:

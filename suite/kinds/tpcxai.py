@@ -64,7 +64,7 @@ def check(path: Path, args) -> Checked:
         lines += ["", f"verdict: {verdict.upper()} ({'compliant' if not findings else 'not compliant'}); "
                       f"{len(findings)} findings"]
         out = "\n".join(terminal(line) for line in lines) + "\n"
-    return Checked(out, f"verdict: {verdict.upper()}", ExitCode.OK if not findings else ExitCode.FAILED)
+    return Checked(out, f"verdict: {verdict.upper()}", ExitCode.OK if not findings else ExitCode.FAILED, verdict)
 
 
 def metrics(path: Path, form: str) -> int:
@@ -110,4 +110,5 @@ def listing() -> str:
 KIND = Kind(
     name="tpcx-ai", run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
     listing=listing, add_run_arguments=add_run_arguments, workload_schema="tpcxai-workload",
+    result_files=("tpcxai-result.json",), checks_trees=False,
     run_options=("scale_factor", "streams", "use_cases", "processes", "seed"))
