@@ -20,16 +20,25 @@ def _num(x) -> bool:
 
 
 def meets(pt: dict | None, threshold: float) -> bool | None:
-    """Whether a point's runs all met the threshold, from its per-run AU list (None: it cannot say)."""
+    """Whether a point's runs all met the threshold, from the lowest level present: its per-run AU list,
+    else its mean AU (None: nothing to derive it from)."""
     if not pt:
         return None
-    aus = pt.get("au_per_run") or []
     runs = pt.get("runs")
-    if not _num(runs) or runs <= 0 or not _num(pt.get("runs_complete")) or pt["runs_complete"] < runs:
-        return False                                   # nothing measured, or a run that did not complete
-    if len(aus) != runs or not all(_num(a) for a in aus):
-        return None
-    return all(a >= threshold for a in aus)
+    if "runs" in pt:
+        if not _num(runs) or runs <= 0 or not _num(pt.get("runs_complete")) or pt["runs_complete"] < runs:
+            return False                               # nothing measured, or a run that did not complete
+        aus = pt.get("au_per_run") or []
+        if len(aus) == runs and all(_num(a) for a in aus):
+            return all(a >= threshold for a in aus)
+    au = pt.get("au_percentage")
+    return au >= threshold if _num(au) else None
+
+
+def _met(pt: dict | None, threshold: float) -> bool:
+    """meets(), with the claim standing only where nothing below it says otherwise."""
+    ok = meets(pt, threshold)
+    return bool(pt and pt.get("meets_threshold")) if ok is None else ok
 
 
 def _mean_au(pt: dict) -> float | None:
@@ -55,14 +64,14 @@ def _point(out: list, where: str, pt: dict | None, threshold: float) -> None:
 
 def _storage_met(doc: dict) -> list[int]:
     thr = doc["au_threshold_percentage"]
-    return [p["accelerators"] for p in doc["points"] if meets(p.get("storage"), thr)]
+    return [p["accelerators"] for p in doc["points"] if _met(p.get("storage"), thr)]
 
 
 def derived_maximum(doc: dict) -> int | None:
     """The maximum N at the threshold the sweep's own evidence supports: a confirmation that met it
     (the largest), else the largest N whose storage point met it."""
     thr = doc["au_threshold_percentage"]
-    confirmed = [c["accelerators"] for c in doc.get("confirmations") or [] if meets(c, thr)]
+    confirmed = [c["accelerators"] for c in doc.get("confirmations") or [] if _met(c, thr)]
     if confirmed:
         return max(confirmed)
     met = _storage_met(doc)
@@ -87,7 +96,7 @@ def contradictions(doc: dict) -> list[dict]:
                         "derived": ratio, "why": "storage samples/s / ceiling samples/s"})
     for i, c in enumerate(doc.get("confirmations") or []):
         _point(out, f"confirmations[{i}]", c, thr)
-    fixed = [{**p, "storage": p["storage"] and {**p["storage"], "meets_threshold": bool(meets(p["storage"], thr))}}
+    fixed = [{**p, "storage": p["storage"] and {**p["storage"], "meets_threshold": _met(p["storage"], thr)}}
              for p in doc["points"]]
     knee = result.knee(fixed)
     if (knee or {}).get("accelerators") != (doc.get("knee") or {}).get("accelerators"):
@@ -109,13 +118,13 @@ def _maximum(doc: dict, thr: float) -> list[dict]:
                     "derived": max(met), "why": "the largest N whose storage point met the threshold"})
     conf = [c for c in doc.get("confirmations") or [] if c.get("accelerators") == ans.get("accelerators")]
     if ans.get("confirmed"):
-        if not any(meets(c, thr) for c in conf):
+        if not any(_met(c, thr) for c in conf):
             out.append({"field": "max_accelerators.accelerators", "claimed": ans.get("accelerators"),
                         "derived": derived_maximum(doc), "why": f"a confirmation at N={ans.get('accelerators')} "
                         f"whose runs all met {thr:g}% (confirmations)"})
-        elif ans.get("au_per_run") != next(c["au_per_run"] for c in conf if meets(c, thr)):
+        elif ans.get("au_per_run") != next(c.get("au_per_run") for c in conf if _met(c, thr)):
             out.append({"field": "max_accelerators.au_per_run", "claimed": ans.get("au_per_run"),
-                        "derived": next(c["au_per_run"] for c in conf if meets(c, thr)),
+                        "derived": next(c.get("au_per_run") for c in conf if _met(c, thr)),
                         "why": "the confirmation's au_per_run"})
     return out
 
