@@ -56,12 +56,12 @@ def _entries(d: Path) -> list[Path]:
 
 def _mixed(found: registry.Found, args) -> Checked:
     parts: list[tuple[str, Path, Checked]] = []
-    foreign = {f.parent for f, _ in found.unclassified}
     others = [d for name, dirs in found.by_kind.items() if name != registry.KINDS[0].name for d in dirs]
+    foreign = _foreign(found)
     for name in found.kinds():
         kind = registry.get(name)
         if kind is registry.KINDS[0]:
-            if not [d for d in found.by_kind[name] if d not in foreign]:
+            if not [d for d in found.by_kind[name] if not any(f == d or f in d.parents for f in foreign)]:
                 continue
             sub = argparse.Namespace(**{**vars(args), "exclude_dirs": tuple(others) + tuple(sorted(foreign))})
             parts.append((name, found.root, kind.check(found.root, sub)))
@@ -70,6 +70,17 @@ def _mixed(found: registry.Found, args) -> Checked:
         else:
             parts += [(name, d, kind.check(d, args)) for d in found.by_kind[name]]
     return _combine(found, parts, args)
+
+
+def _foreign(found: registry.Found) -> list[Path]:
+    """What the catch-all kind must not take: an unclassified file's directory, or only the file where
+    other results sit below that directory."""
+    catch_all = found.by_kind[registry.KINDS[0].name]
+    out = []
+    for f, _ in found.unclassified:
+        below = [d for d in catch_all if f.parent in d.parents]
+        out.append(f if below or f.parent == found.root else f.parent)
+    return out
 
 
 def _combine(found: registry.Found, parts: list, args) -> Checked:
