@@ -27,7 +27,7 @@ TIME_ABS = 1e-6                 # seconds: a rank's duration against its own sta
 RUN_KEYS = ("duration_mean_s", "throughput_mean_gib_s")
 
 
-def _close(a, b, abs_: float = ABS) -> bool:
+def close(a, b, abs_: float = ABS) -> bool:
     return (isinstance(a, (int, float)) and not isinstance(a, bool) and isinstance(b, (int, float))
             and math.isclose(a, b, rel_tol=REL, abs_tol=abs_))
 
@@ -49,7 +49,7 @@ def _say(d: Derived, figure: str, src: str, claimed, derived, ok: bool | None) -
 
 
 def _compare(d: Derived, path: Path, field: str, claimed, derived, src: str, abs_: float = ABS) -> None:
-    ok = _close(claimed, derived, abs_) if isinstance(derived, (int, float)) else claimed == derived
+    ok = close(claimed, derived, abs_) if isinstance(derived, (int, float)) else claimed == derived
     _say(d, f"{path.parent.name}/{path.name}:{field}", src, claimed, derived, ok)
     if not ok:
         d.items.append(Item(claimed, path, field, expected=derived, expected_given=True,
@@ -85,7 +85,7 @@ def _rank_records(d: Derived, run_dir: Path, doc: dict, ranks: list[dict]) -> No
                                      expected_given=True, note="one record per checkpoint of the run's phase"))
         for i, c in enumerate(rank["checkpoints"]):
             f = f"checkpoints[{i}]"
-            if not _close(c["duration_s"], c["end_unix_s"] - c["start_unix_s"], TIME_ABS) or c["duration_s"] <= 0:
+            if not close(c["duration_s"], c["end_unix_s"] - c["start_unix_s"], TIME_ABS) or c["duration_s"] <= 0:
                 d.rank_items.append(Item(c["duration_s"], p, f"{f}.duration_s",
                                          expected=max(c["end_unix_s"] - c["start_unix_s"], 0.0), expected_given=True,
                                          note="end_unix_s - start_unix_s, positive"))

@@ -419,3 +419,17 @@ def test_the_real_sweep_has_no_contradiction(run_cli, tmp_path):
     assert code == 0, err
     code, out, err = run_cli("report", SWEEP, "--out", tmp_path / "rep")
     assert code == 0 and 'id="sweep-findings"' not in (tmp_path / "rep" / "index.html").read_text()
+
+
+@pytest.mark.parametrize("form", ["text", "json"])
+def test_metrics_shows_the_rederived_overall_not_the_claim(run_cli, tmp_path, form):
+    root = pair(tmp_path)
+    code, before, _ = run_cli("metrics", root / "W", "--format", form)
+    edit_set("W", _scale("write_throughput_mean_gib_s", 2))(root)
+    code, out, err = run_cli("metrics", root / "W", "--format", form)
+    assert code == 0, err
+    if form == "json":
+        doc, was = json.loads(out), json.loads(before)
+        assert doc["overall"] == was["overall"] and doc["claims_differ"] == ["write_throughput_mean_gib_s"]
+    else:
+        assert out.splitlines()[1] == before.splitlines()[1] and "NOTE: checkpoint_run_set.json overall claims" in out
