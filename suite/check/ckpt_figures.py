@@ -49,7 +49,8 @@ def _say(d: Derived, figure: str, src: str, claimed, derived, ok: bool | None) -
 
 
 def _compare(d: Derived, path: Path, field: str, claimed, derived, src: str, abs_: float = ABS) -> None:
-    ok = close(claimed, derived, abs_) if isinstance(derived, (int, float)) else claimed == derived
+    number = isinstance(derived, (int, float)) and not isinstance(derived, bool)
+    ok = close(claimed, derived, abs_) if number else (claimed == derived and type(claimed) is type(derived))
     _say(d, f"{path.parent.name}/{path.name}:{field}", src, claimed, derived, ok)
     if not ok:
         d.items.append(Item(claimed, path, field, expected=derived, expected_given=True,
@@ -93,6 +94,10 @@ def _rank_records(d: Derived, run_dir: Path, doc: dict, ranks: list[dict]) -> No
                 d.rank_items.append(Item([c["start_unix_s"], c["end_unix_s"]], p, f"{f}.start_unix_s/end_unix_s",
                                          expected=[doc["start_unix_s"], doc["end_unix_s"]], expected_given=True,
                                          note="within the run's start and end (results.json)"))
+            if i and c["start_unix_s"] < rank["checkpoints"][i - 1]["end_unix_s"] - TIME_ABS:
+                d.rank_items.append(Item(c["start_unix_s"], p, f"{f}.start_unix_s",
+                                         expected=rank["checkpoints"][i - 1]["end_unix_s"], expected_given=True,
+                                         note="a rank writes (reads) its checkpoints one after another"))
             if want is not None and r < len(want) and c["bytes"] != want[r]:
                 d.rank_items.append(Item(c["bytes"], p, f"{f}.bytes", expected=want[r], expected_given=True,
                                          note=f"rank {r}'s shards of the {doc['workload']} layout"))
@@ -127,7 +132,31 @@ def run(run_dir: Path, doc: dict) -> Derived:
             _compare(d, path, f"metric.{phase}.{key}", (doc["metric"].get(phase) or {}).get(key),
                      (d.metric.get(phase) or {}).get(key), src)
     _summary(d, run_dir, doc, again, src)
+    if ranks:
+        per_host: dict = {}
+        for r in ranks:
+            per_host[r["hostname"]] = per_host.get(r["hostname"], 0) + 1
+        _compare(d, path, "processes_per_host", doc.get("processes_per_host"), per_host, src)
+        _compare(d, path, "hosts", sorted(doc.get("hosts") or []), sorted(per_host), src)
+        if again:
+            _epochs(d, run_dir, results.epoch_stats(ranks, again), src)
     return d
+
+
+def _epochs(d: Derived, run_dir: Path, want: dict, src: str) -> None:
+    """per_epoch_stats.json (DLIO's per checkpoint duration and throughput) against the ranks."""
+    p = run_dir / results.EPOCH_STATS
+    try:
+        got = files.load_json(p, schema="per-epoch-stats", error=ResultError).get("1") or {}
+    except ResultError as exc:
+        d.items.append(Item(str(exc), p, "1", expected="per_epoch_stats.json (DLIO's per checkpoint figures)",
+                            expected_given=True))
+        return
+    for key, w in want["1"].items():
+        if isinstance(w, dict):
+            g = got.get(key) if isinstance(got.get(key), dict) else {}
+            for k in ("duration", "throughput"):
+                _compare(d, p, f"1.{key}.{k}", g.get(k), w[k], src)
 
 
 def _checkpoints(d: Derived, path: Path, doc: dict, again: list[dict], ranks: list[dict], src: str) -> None:
@@ -180,6 +209,9 @@ def run_set(path: Path, rs: dict, runs: list[tuple[Path, dict]], derived: dict[i
                 if k in e or (m or {}).get(phase):
                     _compare(d, path, f"runs[{i}].{k}", e.get(k), ((m or {}).get(phase) or {}).get(key),
                              f"run-{e['run']}: {derived[e['run']].source if e['run'] in derived else 'results.json'}")
+    for key in ("workload", "phase", "mode", "division", "miniature", "processes"):
+        for p, doc in runs:
+            _compare(d, path, key, rs[key], doc.get(key), f"{p.parent.name}/results.json")
     for k in sorted(set(by_run) - set(entries)):
         d.items.append(Item(None, path, "runs", expected=f"an entry for run {k}", expected_given=True,
                             note=f"run-{k}/results.json is there"))

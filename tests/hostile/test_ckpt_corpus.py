@@ -151,6 +151,22 @@ CKPT_FORGERIES = {
     "rank-record-dropped": (edit_ranks("W", lambda d: d["checkpoints"].pop(), rank=7, chain=False),
                             "checkpoint-rank-records"),
     "rank-renumbered": (edit_ranks("W", lambda d: d.update(rank=3), rank=2, chain=False), "checkpoint-rank-records"),
+    "rank-checkpoints-overlap-chain": (edit_ranks("R", lambda d: [_shift(c, -(c["start_unix_s"] - d["checkpoints"][0][
+        "start_unix_s"]) * 0.99) for c in d["checkpoints"]], run=2, rank=4), "checkpoint-rank-records"),
+    # the run set's and the runs' own descriptions against what sits below them
+    "set-processes-relabelled": (edit_set("W", lambda d: d.update(processes=64)), "checkpoint-run-set-recomputed"),
+    "set-mode-relabelled": (edit_set("R", lambda d: d.update(mode="subset")), "checkpoint-run-set-recomputed"),
+    "set-miniature-hidden": (edit_set("W", lambda d: d.update(miniature=False)), "checkpoint-run-set-recomputed"),
+    "run-processes-per-host": (edit_result("W", lambda d: d.update(processes_per_host={"a": 4, "b": 4}), run=3),
+                               "checkpoint-figures-recomputed"),
+    "run-hosts-relabelled": (edit_result("R", lambda d: d.update(hosts=["node1", "node2"]), run=2),
+                             "checkpoint-figures-recomputed"),
+    "epoch-stats-throughput": (edit_result("W", lambda d: d["1"]["save_ckpt3"].update(throughput=50.0), run=5,
+                                           name="per_epoch_stats.json"), "checkpoint-figures-recomputed"),
+    "miniature-hidden-everywhere": (lambda root: [edit_set(ph, lambda d: d.update(miniature=False))(root) or
+                                                  [edit_result(ph, lambda d: d.update(miniature=False), run=k)(root)
+                                                   for k in range(1, 6)] for ph in ("W", "R")],
+                                    "checkpoint-rank-records"),
 }
 
 
