@@ -136,6 +136,18 @@ def _rank_time_edit(p):
     res.write_run(run_dir, d, res.load_ranks(run_dir, d["processes"]))
 
 
+def _real_miniature(p):
+    """The real miniature pair `suite run --workload llama3-8b` made (tests/data/checkpoint/): labelled
+    miniature in every file (a label in the run set alone now contradicts its runs, issue 24)."""
+    import shutil
+
+    from tests.paths import DATA
+
+    for name in ("W", "R"):
+        shutil.rmtree(p / name)
+        shutil.copytree(DATA / "checkpoint" / "llama3-8b-miniature" / name, p / name)
+
+
 CASES = {
     "checkpoint-write-and-read": _rm_read,
     "checkpoint-read-after-write": edit_runs("R", lambda d: d["written_by"].update(write_id="0" * 32)),
@@ -148,7 +160,7 @@ CASES = {
     "checkpoint-subset-8b-only": _subset_70b,
     "checkpoint-processes-per-host": edit_runs("W", lambda d: d.update(processes_per_host={"a": 5, "b": 3})),
     "checkpoint-processes-multiple": _not_multiple,
-    "checkpoint-miniature": edit_set("W", lambda d: d.update(miniature=True)),
+    "checkpoint-miniature": _real_miniature,
     "checkpoint-run-complete": edit_runs("R", lambda d: d.update(status="interrupted", complete=False), runs=(3,)),
     "checkpoint-read-cache-drop": edit_runs("R", lambda d: d["enforcement"]["cache_drop"].update(succeeded=False)),
     "checkpoint-read-not-cached": edit_runs("R", lambda d: d["enforcement"].update(
