@@ -64,12 +64,27 @@ def _mixed(found: registry.Found, args) -> Checked:
             if not [d for d in found.by_kind[name] if not any(f == d or f in d.parents for f in foreign)]:
                 continue
             sub = argparse.Namespace(**{**vars(args), "exclude_dirs": tuple(others) + tuple(sorted(foreign))})
-            parts.append((name, found.root, kind.check(found.root, sub)))
+            parts.append((name, found.root, _part(kind, found.root, sub)))
         elif kind.checks_trees:
-            parts.append((name, found.root, kind.check(found.root, args)))
+            parts.append((name, found.root, _part(kind, found.root, args)))
         else:
-            parts += [(name, d, kind.check(d, args)) for d in found.by_kind[name]]
+            parts += [(name, d, _part(kind, d, args)) for d in found.by_kind[name]]
     return _combine(found, parts, args)
+
+
+def _part(kind: Kind, path: Path, args) -> Checked:
+    """One part of a mixed tree checked by its kind; a part that cannot be used (bad input: a broken
+    file) is an invalid result of the tree, said in one line, and the others are still checked."""
+    from suite.errors import SuiteError
+
+    if getattr(args, "ruleset", None) not in (None, "auto") and not kind.checks_trees:
+        args = argparse.Namespace(**{**vars(args), "ruleset": "auto"})   # --ruleset names the storage rules
+    try:
+        return kind.check(path, args)
+    except SuiteError as exc:
+        text = f"unusable: {exc}"
+        out = json.dumps({"error": str(exc), "verdict": "invalid"}) if args.format == "json" else text + "\n"
+        return Checked(out, text, ExitCode.FAILED, "invalid")
 
 
 def _foreign(found: registry.Found) -> list[Path]:

@@ -307,7 +307,16 @@ def _storage_second_broken(root):
     shutil.rmtree(root / "storage" / "resnet" / "run-5")
 
 
+def _tpcx_truncated(root):
+    d = root / "tpcx" / "sf001-c"
+    d.mkdir()
+    (d / "tpcxai-result.json").write_text(TPCX.read_text()[:500])
+
+
 TREE_FORGERIES = {
+    "tpcx-truncated-beside-valid": _tpcx_truncated,
+    "checkpoint-run-set-unreadable": lambda root: (root / "checkpointing" / "W" / "checkpoint_run_set.json").write_text(
+        "{not json"),
     "tpcx-invalid-beside-valid": _tpcx_second_broken,
     "storage-invalid-beside-valid": _storage_second_broken,
     "storage-only-broken": lambda root: shutil.rmtree(root / "storage" / "unet3d" / "run-3"),
