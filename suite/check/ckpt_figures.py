@@ -121,6 +121,8 @@ def run(run_dir: Path, doc: dict) -> Derived:
         d.rank_items.append(Item(str(exc), run_dir / "ranks", "rank-<r>.json", expected="a usable record per rank",
                                  expected_given=True))
         d.source, again = "results.json checkpoints (ranks unusable)", None
+        _say(d, f"{run_dir.name}/{results.RESULTS}:checkpoints", "ranks/rank-<r>.json", len(doc["checkpoints"]),
+             None, None)
     src = "ranks/rank-<r>.json"
     if again is None:                                            # the run's own list, the lowest level left
         again, src = [c for c in doc["checkpoints"] if c.get("phase") == doc["phase"]], "results.json checkpoints"

@@ -187,6 +187,9 @@ def test_rank_file_removed_is_a_finding_not_a_traceback(run_cli, tmp_path):
     (root / "R" / "run-2" / "ranks" / "rank-6.json").unlink()
     code, doc = check_json(run_cli, root)
     assert code == 1 and any(f["rule_id"] == "checkpoint-rank-records" for f in all_findings(doc))
+    r = next(b for b in doc["benchmarks"] if b["path"].endswith("R"))
+    assert {"figure": "run-2/results.json:checkpoints", "from": "ranks/rank-<r>.json", "status": "not-rederivable",
+            "claimed": 10, "derived": None} in r["rederived"]
 
 
 def test_the_real_pair_states_what_it_rederived(run_cli, tmp_path):
