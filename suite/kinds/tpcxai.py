@@ -37,34 +37,53 @@ def recognises(path: Path) -> bool:
 
 
 def check(path: Path, args) -> Checked:
-    """The rules of rules/tpcx-ai/ over tpcxai-result.json."""
+    """The rules of rules/tpcx-ai/ over tpcxai-result.json, or over an FDR data file (fdr.yaml)."""
     from suite import files
     from suite.report.escape import terminal
     from suite.tpcxai import check as tpcxai_check
+    from suite.tpcxai.assess import Assessment
 
     if args.ruleset not in (None, "auto"):
         raise SuiteError(f"--ruleset: expected none for a TPCx-AI result (rules/tpcx-ai/), got {args.ruleset}")
-    if not tpcxai_check.is_result(path):
+    if tpcxai_check.is_result(path):
+        verdict, findings, doc, statements = tpcxai_check.assess(path)
+        a = Assessment(verdict, findings, statements)
+        aiucpm = (doc.get("metric") or {}).get("aiucpm")
+    else:
         from suite.kinds import training
-        from suite.tpcxai import fdr
+        from suite.tpcxai import assess, fdr
 
         if Path(path).suffix.lower() not in fdr.SUFFIXES:     # not a data file either: the storage checker says why
             return training.check_storage(path, args)
-        raise SuiteError(f"{path}: expected a TPCx-AI run (its tpcxai-result.json), got a data file "
-                         f"(suite metrics and suite report read an FDR file)")
-    verdict, findings, doc = tpcxai_check.verdict(path)
-    aiucpm = (doc.get("metric") or {}).get("aiucpm")
+        data = fdr.load(path)                                 # an FDR data file: its figures from its jobs
+        a, doc, aiucpm = assess.of_fdr(data), data.doc, data.compute().aiucpm
     if args.format == "json":
-        out = files.dump_json({"kind": "tpcx-ai", "path": str(path), "verdict": verdict, "compliant": not findings,
-                               "aiucpm": aiucpm, "findings": [f.to_dict() for f in findings]}, indent=2)
+        out = files.dump_json({"kind": "tpcx-ai", "path": str(path), "verdict": a.verdict, "compliant": a.compliant,
+                               "publishable": a.verdict == "valid", "aiucpm": aiucpm,
+                               "findings": [f.to_dict() for f in a.findings], "rederived": a.statements}, indent=2)
     else:
-        lines = [f"suite check {path}", "", f"{verdict.upper():<8} TPCx-AI SF {doc.get('scale_factor')}, "
-                 f"{doc.get('streams')} streams, AIUCpm {aiucpm}"]
-        lines += [f"  {f.effect:<7} {f.severity:<7} {f.message}" for f in findings]
-        lines += ["", f"verdict: {verdict.upper()} ({'compliant' if not findings else 'not compliant'}); "
-                      f"{len(findings)} findings"]
+        lines = [f"suite check {path}", "", f"{a.label():<8} TPCx-AI SF {doc.get('scale_factor')}, "
+                 f"{doc.get('streams')} streams, AIUCpm {aiucpm}{a.note()}"]
+        lines += [f"  {f.effect:<7} {f.severity:<7} {f.message}" for f in a.findings]
+        lines += rederived_lines(a.statements)
+        lines += ["", f"verdict: {a.label()} ({'compliant' if a.compliant else 'not compliant'}"
+                      f"{'' if a.verdict != 'open' else ', not publishable'}); {len(a.findings)} findings"]
         out = "\n".join(terminal(line) for line in lines) + "\n"
-    return Checked(out, f"verdict: {verdict.upper()}", ExitCode.OK if not findings else ExitCode.FAILED, verdict)
+    return Checked(out, f"verdict: {a.label()}", ExitCode.OK if a.compliant else ExitCode.FAILED, a.verdict)
+
+
+def rederived_lines(statements) -> list[str]:
+    """The re-derivation statement in text: counts, then each figure that did not re-derive."""
+    if not statements:
+        return ["", "re-derived: nothing (no figure with evidence below it)"]
+    counts = {s: sum(1 for x in statements if x["status"] == s) for s in ("rederived", "mismatch", "not-rederivable")}
+    lines = ["", f"re-derived: {counts['rederived']} figures from their evidence; {counts['mismatch']} mismatch; "
+                 f"{counts['not-rederivable']} not re-derivable"]
+    for x in statements:
+        if x["status"] != "rederived":
+            lines.append(f"  {x['status']:<15} {x['figure']} from {x['from']}: claimed {x['claimed']}, "
+                         f"derived {x['derived']}")
+    return lines
 
 
 def metrics(path: Path, form: str) -> int:
@@ -75,17 +94,21 @@ def metrics(path: Path, form: str) -> int:
     from suite.report.escape import terminal_lines
     from suite.tpcxai import fdr
 
+    from suite.tpcxai import assess
+
     data = fdr.load(path)
     result = data.compute()
+    a = assess.of_path(path, data)
     if form == "json":
         doc = {"kind": data.doc["kind"], "source": str(data.path), "kit_version": data.doc["kit_version"],
-               "published": data.published, **result.to_dict()}
+               "published": data.published, **result.to_dict(), "verdict": a.verdict, "verdict_note": a.note(),
+               "findings": [f.to_dict() for f in a.findings], "rederived": a.statements}
         print(files.dump_json(doc, indent=2), end="")
     else:
-        print(terminal_lines(metrics_text.tpcxai(data, result)))
+        print(terminal_lines(metrics_text.tpcxai(data, result, a)))
     if not result.complete:
         raise ResultError(result.why_incomplete(str(data.path)))
-    return ExitCode.OK
+    return ExitCode.OK if a.compliant else ExitCode.FAILED
 
 
 def report_page(path: Path, args):
@@ -93,9 +116,11 @@ def report_page(path: Path, args):
     from suite.report import content
     from suite.tpcxai import fdr
 
+    from suite.tpcxai import assess
+
     refuse_storage_nodes(path, args)
     data = fdr.load(path)
-    return content.build_tpcxai(data, data.compute())
+    return content.build_tpcxai(data, data.compute(), assess.of_path(path, data))
 
 
 def listing() -> str:

@@ -282,11 +282,15 @@ def _verdicts(check):
 # --------------------------------------------------------------------------- TPCx-AI
 
 
-def build_tpcxai(data, result) -> Page:
-    """The TPCx-AI report: headline metric, its components, the use cases, per-stream job times."""
+def build_tpcxai(data, result, assessment=None) -> Page:
+    """The TPCx-AI report: headline metric (with `suite check`'s verdict, an assess.Assessment),
+    compliance (verdict, findings, what was re-derived), its components, the use cases, job times."""
     sf = f"{result.scale_factor:g}"
     title = f"TPCx-AI SF{sf} — {data.doc.get('sponsor') or 'unnamed sponsor'}"
-    sections = [_tpcxai_headline(data, result, title), _tpcxai_phases(data, result), _tpcxai_use_cases(data)]
+    sections = [_tpcxai_headline(data, result, title, assessment)]
+    if assessment is not None:
+        sections.append(_tpcxai_compliance(assessment))
+    sections += [_tpcxai_phases(data, result), _tpcxai_use_cases(data)]
     if data.jobs:
         sections.append(_tpcxai_jobs(data))
     page = Page(title=title, subtitle=str(data.path), sections=sections)
@@ -294,13 +298,33 @@ def build_tpcxai(data, result) -> Page:
     return page
 
 
-def _tpcxai_headline(data, result, title: str) -> Section:
+def _tpcxai_compliance(a) -> Section:
+    comp = Section("compliance", "Compliance")
+    comp.blocks.append(Verdict(a.verdict, f"suite check: {a.label()}; {len(a.findings)} finding(s)"))
+    if a.findings:
+        comp.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
+                                 [[f.rule_id, f.severity, f.effect, f.path, f.message] for f in a.findings],
+                                 "Effect says what the result still qualifies for when the rule fails."))
+    if a.statements:
+        comp.blocks.append(Table(["figure", "from", "status", "claimed", "derived"],
+                                 [[x["figure"], x["from"], x["status"], fmt(x["claimed"], 4), fmt(x["derived"], 4)]
+                                  for x in a.statements],
+                                 "Each figure re-derived from the evidence below it, or why it could not be.",
+                                 numbers_right=False))
+    return comp
+
+
+def _tpcxai_headline(data, result, title: str, assessment=None) -> Section:
     sf = f"{result.scale_factor:g}"
     head = Section("headline", title)
     head.blocks.append(Text(f"{data.doc['kind']}, kit {data.doc['kit_version']}, {result.streams} throughput "
                             f"streams; {data.path}"))
+    note = assessment.note() if assessment is not None else ""
+    if note:
+        head.blocks.append(Verdict(assessment.verdict, f"AIUCpm@{sf}{note}"))
     if result.complete:
-        figs = [(f"AIUCpm@{sf}", f"{result.aiucpm_published:.2f}", f"kit value {result.aiucpm:.3f}")]
+        value = f"{result.aiucpm_published:.2f}" + (f" — {assessment.label()}" if note else "")
+        figs = [(f"AIUCpm@{sf}", value, f"kit value {result.aiucpm:.3f}")]
         if result.price_per_aiucpm is not None:
             figs.append(("Price-performance", f"{result.price_per_aiucpm:,.2f} {result.currency or ''}/AIUCpm",
                          f"{result.total_price:,.0f} {result.currency or ''} / {result.aiucpm_published:.2f}"))

@@ -7,11 +7,16 @@ def money(value: float, currency: str | None) -> str:
     return f"{value:,.2f} {currency or ''}".rstrip()
 
 
-def tpcxai(fdr, result) -> str:
-    """The TPCx-AI figures: phase times, AIUCpm@SF, $/AIUCpm@SF, and the published figures beside them."""
+def tpcxai(fdr, result, assessment=None) -> str:
+    """The TPCx-AI figures: phase times, AIUCpm@SF, $/AIUCpm@SF, and the published figures beside them.
+    With an assessment (suite.tpcxai.assess) the headline carries its verdict, and its findings follow."""
     sf = f"{result.scale_factor:g}"
     head = [f"TPCx-AI  {fdr.doc.get('sponsor', '')}  SF {sf}  streams {result.streams}  "
             f"kit {fdr.doc.get('kit_version')}  ({fdr.path})".replace("    ", "  ")]
+    if assessment is not None:
+        shown = f"{result.aiucpm_published:.2f}" if result.complete else "none"
+        head.append(f"AIUCpm@{sf} {shown}{assessment.note() or ' — ' + assessment.label()}")
+        head += [f"  {f.effect:<7} {f.message}" for f in assessment.findings]
     n_train = 10 - len(result.missing.get("training_s", []))
     rows = [
         ["TLD", f"{result.tld_s:.3f} s", "load time"],

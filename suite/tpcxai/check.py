@@ -16,6 +16,13 @@ rules/facts.yaml). Every failure is a suite.rules.findings.Finding (effect inval
   tpcxai-phases-order        the seven phases present, complete and in order
   tpcxai-times-positive      every phase and job time positive, end after start
   tpcxai-aiucpm-recomputed   AIUCpm@SF recomputed from the jobs equals the stated one
+  tpcxai-jobs-sequential     no two jobs of one lane (load, a power phase, scoring, a stream) overlap
+  tpcxai-jobs-in-phase       jobs inside their phases, durations end - start, phases in sequence
+  tpcxai-figures-rederived   every metric component and use-case time re-derived from the jobs
+  tpcxai-sizes-match-sf      generation and load rows agree, and match the generator's sizing at the SF
+  tpcxai-result-valid        the result's own verdict (valid, recorded failed thresholds) is kept
+  tpcxai-sf-publishable      SF >= 1 (effect open: an SF < 1 result is a test, not publishable)
+The re-derivations are suite/tpcxai/rederive.py's; `assess` adds what was re-derived (statements).
 """
 
 import math
@@ -25,7 +32,7 @@ from suite.rules import engine as rules
 from suite.rules.engine import Item, Scope
 from suite.rules.evaluate import evaluate
 from suite.rules.findings import Finding, make
-from suite.tpcxai import metric
+from suite.tpcxai import evidence, metric, rederive
 
 PHASE_ORDER = ("generation", "load", "training", "serving_1", "serving_2", "scoring", "throughput")
 STAGES = ("training", "serving_1", "serving_2", "scoring")
@@ -43,20 +50,30 @@ def _p(field, expected, actual, note="") -> Item:
     return Item(actual, None, field, expected, note=note, expected_given=True)
 
 
-def check(doc: dict, path: str = "tpcxai-result.json", thresholds: dict | None = None) -> list[Finding]:
+def check(doc: dict, path: str = "tpcxai-result.json", thresholds: dict | None = None,
+          rederived=None) -> list[Finding]:
     if thresholds is None:
         from suite.tpcxai import usecase
         from suite.tpcxai.registry import Registry
 
         thresholds = usecase.thresholds(Registry())
-    return evaluate(rules.load_layers(RULESET, RULE_FILES), "run", scope(doc, path, thresholds))
+    return evaluate(rules.load_layers(RULESET, RULE_FILES), "run", scope(doc, path, thresholds, rederived))
 
 
-def scope(doc: dict, path: str, thresholds: dict) -> Scope:
+def grade(findings) -> str:
+    """valid (no finding), open (only open findings: valid, not publishable), or invalid."""
+    if any(f.effect == "invalid" for f in findings):
+        return "invalid"
+    return "open" if findings else "valid"
+
+
+def scope(doc: dict, path: str, thresholds: dict, rederived=None) -> Scope:
     """The facts rules/tpcx-ai/result.yaml names, from one result document."""
-    facts = {"status": doc.get("status"), "streams": doc.get("streams"),
+    rederived = rederived or rederive.rederive(doc)
+    facts = {"status": doc.get("status"), "streams": doc.get("streams"), "scale_factor": doc.get("scale_factor"),
              "use_cases.problems": _use_cases(doc), "streams.problems": _streams(doc),
-             "phases.problems": _phases(doc), "times.problems": _times(doc), "aiucpm.problems": _aiucpm(doc, path)}
+             "phases.problems": _phases(doc), "times.problems": _times(doc), "aiucpm.problems": _aiucpm(doc, path),
+             **rederived.problems}
     quality = doc.get("quality") if isinstance(doc.get("quality"), dict) else {}
     limits = {f"uc{n}": {"metric": th.metric, "op": th.op, "value": th.value} for n, th in thresholds.items()}
     sources = {f"quality.uc{n}": (path, f"quality.uc{n}.value") for n in thresholds}
@@ -143,9 +160,16 @@ def _aiucpm(doc, path) -> list[Item]:
 
 
 def verdict(path) -> tuple[str, list[Finding], dict]:
-    """`suite check` on a TPCx-AI run directory (or its tpcxai-result.json): (verdict, findings, doc).
+    """`suite check` on a TPCx-AI run directory (or its tpcxai-result.json): (verdict, findings, doc)."""
+    v, findings, doc, _ = assess(path)
+    return v, findings, doc
 
-    The verdict is "valid" with no finding, else "invalid": every TPCx-AI rule is a measurement rule.
+
+def assess(path) -> tuple[str, list[Finding], dict, list]:
+    """(verdict, findings, doc, rederived statements) of a run directory or its tpcxai-result.json.
+
+    The verdict is "valid" with no finding, "open" with only open findings (SF < 1: valid, not
+    publishable), else "invalid" (every other TPCx-AI rule is a measurement rule).
     """
     from pathlib import Path
 
@@ -157,9 +181,16 @@ def verdict(path) -> tuple[str, list[Finding], dict]:
     if doc.get("schema_version") != 2:
         return "invalid", [_f("tpcxai-run-complete", str(where), "schema_version",
                               "a run result of ours (schema_version 2)", doc.get("schema_version"),
-                              "an FDR data file carries no per-job evidence to check")], doc
-    findings = check(doc, path=str(where))
-    return ("invalid" if findings else "valid"), findings, doc
+                              "an FDR data file carries no per-job evidence to check")], doc, []
+    r = rederive.rederive(doc)
+    items, statements = evidence.data_problems(where.parent, doc)   # the data below the records, if there
+    r.problems["sizes.problems"] += items
+    r.statements += statements
+    items, statements = evidence.quality_problems(where.parent, doc)  # quality re-scored from its output
+    r.problems["figures.problems"] += items
+    r.statements += statements
+    findings = check(doc, path=str(where), rederived=r)
+    return grade(findings), findings, doc, r.statements
 
 
 def is_result(path) -> bool:

@@ -1,7 +1,7 @@
 """`suite run --workload tpcx-ai ...` and the TPCx-AI part of `suite list workloads`.
 
-suite/cli.py only adds these options to its `run` parser (add_run_arguments) and hands a
-tpcx-ai run to `run(args)`; everything TPCx-AI about the command line lives here.
+The tpcx-ai kind (suite/kinds/tpcxai.py) adds these options to the `run` parser (add_run_arguments)
+and hands a tpcx-ai run to `run(args)`; everything TPCx-AI about the command line lives here.
 """
 
 import argparse

@@ -141,9 +141,12 @@ class Driver:
                 self.say(f"generation: {done}/{total} chunks, {rows:,} rows, {nbytes / 1e6:.1f} MB, "
                          f"{rows / max(elapsed, 1e-9):,.0f} rows/s, {nbytes / 1e6 / max(elapsed, 1e-9):.1f} MB/s")
 
-        stats = generate.generate(self.opts.registry, self.opts.scale_factor, self.opts.seed, self.data,
-                                  self.opts.processes, progress)
-        self.run.generation = stats.to_dict()
+        reg = self.opts.registry
+        stats = generate.generate(reg, self.opts.scale_factor, self.opts.seed, self.data, self.opts.processes, progress)
+        # what a checker re-derives the scale factor from: the groups' sizing and each table's rows
+        self.run.generation = {**stats.to_dict(), "scale_factor": self.opts.scale_factor, "seed": self.opts.seed,
+                               "groups": [m for m in reg.group_modules if m not in reg.missing_groups()],
+                               "tables": generate.per_table(stats.tables)}
 
     def _load(self, split: str, phase: str | None) -> None:
         schemas = {}

@@ -214,7 +214,7 @@ CSV_COLUMNS = ("field", "use_case", "stream", "value", "start_s", "end_s")
 
 def from_csv(text: str, path) -> dict:
     """The CSV form (one value per row) as the same document YAML and JSON carry."""
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""))   # a UTF-8 BOM is no column
     try:
         return _csv_doc(reader, path)
     except csv.Error as exc:  # a stray quote or CR, a field over the module's 128 KiB limit
@@ -225,8 +225,9 @@ def _csv_doc(reader, path) -> dict:
     header = reader.fieldnames or []
     unknown = [c for c in header if c not in CSV_COLUMNS]
     if unknown or "field" not in header or "value" not in header:
+        shown = ",".join(_visible(c) for c in header) or "none"
         raise ResultError(expected_got(path, "CSV header", ",".join(CSV_COLUMNS) + " (field and value required)",
-                                       ",".join(header) or "none"))
+                                       shown + (f" (unknown: {', '.join(_visible(c) for c in unknown)})" if unknown else "")))
     doc: dict = {}
     for n, row in enumerate(reader, start=2):
         at = f"{path}: line {n}"
@@ -267,6 +268,12 @@ def _csv_doc(reader, path) -> dict:
             else:
                 doc[name] = _csv_value(value, at, name)
     return doc
+
+
+def _visible(name: str) -> str:
+    """A column name as printed: invisible or non-ASCII characters spelled out (a BOM, a zero-width
+    space), so a name that differs from an expected one never prints the same."""
+    return name if name.isascii() and name.isprintable() else ascii(name)
 
 
 def _csv_int(text, at, name) -> int:

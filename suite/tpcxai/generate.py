@@ -170,7 +170,7 @@ def generate(registry, sf: float, seed: int, data_dir: Path, processes: int, pro
     stats.duration_s = time.perf_counter() - start
     manifest = {"schema_version": 1, "scale_factor": sf, "seed": seed, "processes": processes,
                 "groups": [{"module": m, "name": g.name, "tables": sorted(g.schemas())} for m, g in groups],
-                "chunks": _chunks_per_table(stats.tables), "stats": stats.to_dict()}
+                "chunks": per_table(stats.tables), "stats": stats.to_dict()}
     files.write_atomic(raw / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return stats
 
@@ -205,7 +205,8 @@ def _collect(results, stats: GenerationStats, total: int, progress, start: float
             progress(done, total, stats.rows, stats.bytes, time.perf_counter() - start)
 
 
-def _chunks_per_table(tables: dict) -> dict:
+def per_table(tables: dict) -> dict:
+    """{split: {table: {rows, bytes, chunks}}}: what the manifest and a result record per table."""
     return {split: {name: {"rows": t["rows"], "bytes": t["bytes"], "chunks": sorted(t["chunks"])}
                     for name, t in sorted(per.items())} for split, per in sorted(tables.items())}
 

@@ -110,6 +110,9 @@ class TableGroup:
     `chunks(sf, split)` is the number of chunks; `generate(sf, split, seed, chunk)` returns
     {table name: pyarrow.Table} for that chunk (a table may be absent from some chunks, e.g. a
     dimension table made whole by chunk 0). Concatenating the chunks in order gives the table.
+    `rows(sf, split)` (optional) is {table: row count} for the tables whose count the sizing fixes
+    exactly (a table with a random count is left out): what a checker re-derives a result's
+    generation record from, to tell which scale factor made the data.
     """
 
     name: str
@@ -117,6 +120,7 @@ class TableGroup:
     chunks: Callable[[float, str], int]
     generate: Callable[[float, str, int, int], Mapping[str, object]]
     description: str = ""
+    rows: Callable[[float, str], Mapping[str, int]] | None = None
 
 
 def is_label(field) -> bool:

@@ -102,6 +102,26 @@ def test_tpcxai_report_with_jobs_and_quality(run_cli, tmp_path):
     assert "word_error_rate 0.41 (threshold 0.5, pass)" in page and "150.00" in page
 
 
+def test_tpcxai_report_shows_the_check_verdict(run_cli, tmp_path):
+    """Issue 24: the TPCx-AI page has suite check's verdict, and a result that is not valid never
+    shows a bare AIUCpm headline."""
+    code, _, _ = run_cli("report", write(tmp_path, "ok.yaml", jobs_doc("1.0.3")), "--out", tmp_path / "ok")
+    page = (tmp_path / "ok" / "index.html").read_text()
+    assert code == 0 and 'id="compliance"' in page and "suite check: VALID" in page and "NOT VALID" not in page
+    doc = jobs_doc("1.0.3")
+    tput = [j for j in doc["jobs"] if j["phase"] == "throughput" and j.get("stream") == 1]
+    for j in tput:   # every job of stream 1 at once
+        j["end_s"], j["start_s"] = tput[0]["start_s"] + j["end_s"] - j["start_s"], tput[0]["start_s"]
+    doc["scale_factor"] = 0.5
+    code, _, _ = run_cli("report", write(tmp_path, "bad.yaml", doc), "--out", tmp_path / "bad")
+    md = (tmp_path / "bad" / "report.md").read_text()
+    assert code == 0 and "**Verdict: invalid**" in md and "tpcxai-fdr-jobs-sequential" in md
+    assert "**AIUCpm@0.5: 75.00 — NOT VALID**" in md and "AIUCpm@0.5 — NOT VALID: jobs\\[33\\]" in md
+    assert "tpcxai-fdr-sf-publishable" in md
+    head = md.split("## ", 2)[1]
+    assert "NOT VALID" in head
+
+
 def test_report_of_a_published_fixture(run_cli, tmp_path, fixtures_dir):
     code, _, _ = run_cli("report", fixtures_dir / "mlperf-storage-v0.5", "--out", tmp_path)
     page = (tmp_path / "index.html").read_text()

@@ -38,13 +38,18 @@ def good_doc():
     ths = usecase.thresholds(Registry())
     quality = {f"uc{n}": {"metric": th.metric, "value": VALUES.get(n), "threshold": th.value, "op": th.op,
                           "passed": True, "rule_id": th.id} for n, th in ths.items()}
-    doc = {"schema_version": 2, "kind": "tpcx-ai-run", "kit_version": "1.0.3", "status": "complete",
+    doc = {"schema_version": 2, "kind": "tpcx-ai-run", "kit_version": "1.0.3", "status": "complete", "valid": True,
            "scale_factor": 1, "streams": 2, "use_cases": list(range(1, 11)), "phases": phases, "jobs": jobs,
-           "stream_runs": [{"stream": s, "permutation": p, "start_s": 0, "end_s": 0} for s, p in enumerate(PERMS, 1)],
+           "stream_runs": [{"stream": s, "permutation": p,
+                            "start_s": min(j["start_s"] for j in jobs if j.get("stream") == s),
+                            "end_s": max(j["end_s"] for j in jobs if j.get("stream") == s)} for s, p in enumerate(PERMS, 1)],
            "quality": quality}
     mjobs = [metric.Job(j["phase"], j["start_s"], j["end_s"], j.get("use_case"), j.get("stream")) for j in jobs
              if j["phase"] in metric.PHASES]
-    doc["metric"] = {"aiucpm": metric.compute(metric.Inputs.from_jobs(mjobs, "1.0.3", 1, 2)).aiucpm}
+    doc["metric"] = {"aiucpm": metric.compute(metric.Inputs.from_jobs(mjobs, "1.0.3", 1, 2)).aiucpm,
+                     "tld_s": metric.load_time_s(mjobs, "1.0.3")}
+    doc["generation"] = {"rows": 100, "scale_factor": 1, "tables": {"training": {"t": {"rows": 100}}}}
+    doc["loads"] = [{"split": "training", "rows": 100}]
     return doc
 
 
@@ -83,7 +88,20 @@ FAULTS = [
     (lambda d: d["jobs"][4].update(end_s=d["jobs"][4]["start_s"]), "tpcxai-times-positive", "jobs[4].end_s"),
     (lambda d: d["metric"].update(aiucpm=d["metric"]["aiucpm"] + 0.01), "tpcxai-aiucpm-recomputed", "metric.aiucpm"),
     (lambda d: d.update(metric=None), "tpcxai-aiucpm-recomputed", "metric.aiucpm"),
+    (lambda d: overlap_stream(d, 1), "tpcxai-jobs-sequential", "jobs[43].start_s"),
+    (lambda d: d["jobs"][4].update(duration_s=d["jobs"][4]["duration_s"] + 1), "tpcxai-jobs-in-phase",
+     "jobs[4].duration_s"),
+    (lambda d: d["metric"].update(tld_s=0.5), "tpcxai-figures-rederived", "metric.tld_s"),
+    (lambda d: d["loads"][0].update(rows=99), "tpcxai-sizes-match-sf", "generation.rows"),
+    (lambda d: d.update(valid=False), "tpcxai-result-valid", "valid"),
 ]
+
+
+def overlap_stream(d, stream):
+    """The second job of a stream starts with its first (their end times kept)."""
+    tj = [j for j in d["jobs"] if j["phase"] == "throughput" and j["stream"] == stream]
+    tj[1]["start_s"] = tj[0]["start_s"]
+    tj[1]["duration_s"] = round(tj[1]["end_s"] - tj[1]["start_s"], 3)
 
 
 @pytest.mark.parametrize("mutate,rule_id,field", FAULTS)
@@ -117,11 +135,58 @@ def test_each_quality_rule_fails_beyond_its_threshold(mutate, rule_id, field):
     test_each_rule_fails_on_its_fault(mutate, rule_id, field)
 
 
+def test_an_sf_below_1_is_an_open_finding_not_publishable():
+    doc = good_doc()
+    doc["scale_factor"] = doc["generation"]["scale_factor"] = 0.01
+    doc["metric"]["aiucpm"] = round(doc["metric"]["aiucpm"] / 100, 3)
+    found = check.check(doc, path="r/tpcxai-result.json")
+    assert [(f.rule_id, f.effect, f.field, f.actual) for f in found] == [("tpcxai-sf-publishable", "open", "scale_factor", 0.01)]
+    assert check.grade(found) == "open" and check.grade([]) == "valid"
+
+
 def test_every_tpcx_ai_rule_id_has_a_passing_and_a_failing_case():
-    """STYLE 16 for rules/tpcx-ai/: the good document passes every rule, FAULTS and QUALITY fail each."""
+    """STYLE 16 for rules/tpcx-ai/: the good document passes every rule, FAULTS and QUALITY fail each
+    (and the test above the open rule tpcxai-sf-publishable)."""
     from suite.rules import engine as rules
 
-    assert {r for _, r, _ in FAULTS + QUALITY} == set(rules.all_rule_ids("tpcx-ai"))
+    covered = {r for _, r, _ in FAULTS + QUALITY + FDR_FAULTS} | {"tpcxai-sf-publishable"}
+    assert covered == set(rules.all_rule_ids("tpcx-ai"))
+
+
+def _fdr_overlap(d):
+    js = [j for j in d["jobs"] if j["phase"] == "throughput" and j.get("stream") == 1]
+    for j in js:
+        j["end_s"], j["start_s"] = js[0]["start_s"] + j["end_s"] - j["start_s"], js[0]["start_s"]
+
+
+FDR_FAULTS = [
+    (_fdr_overlap, "tpcxai-fdr-jobs-sequential", "jobs"),
+    (lambda d: d["quality"]["uc2"].update(value=0.6), "tpcxai-fdr-quality", "quality.uc2.value"),
+    (lambda d: d.update(scale_factor=0.5), "tpcxai-fdr-sf-publishable", "scale_factor"),
+]
+
+
+def test_a_good_fdr_file_is_valid(tmp_path):
+    from test_fdr import jobs_doc, write
+
+    from suite.tpcxai import assess, fdr
+
+    a = assess.of_fdr(fdr.load(write(tmp_path, "r.json", jobs_doc("1.0.3"))))
+    assert (a.verdict, a.findings, a.note()) == ("valid", [], "")
+
+
+@pytest.mark.parametrize("mutate,rule_id,field", FDR_FAULTS)
+def test_each_fdr_rule_fails_on_its_fault(tmp_path, mutate, rule_id, field):
+    from test_fdr import jobs_doc, write
+
+    from suite.tpcxai import assess, fdr
+
+    doc = jobs_doc("1.0.3")
+    mutate(doc)
+    a = assess.of_fdr(fdr.load(write(tmp_path, "r.json", doc)))
+    found = [f for f in a.findings if f.rule_id == rule_id]
+    assert found and found[0].field.startswith(field) and a.verdict in ("invalid", "open")
+    assert a.note().startswith(" — NOT VALID: " if found[0].effect == "invalid" else " — NOT PUBLISHABLE: ")
 
 
 def test_every_fact_the_rules_read_is_declared():

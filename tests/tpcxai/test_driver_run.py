@@ -59,9 +59,12 @@ def test_result_file_validates_and_suite_metrics_reads_it(full_run, capsys):
     assert not list(path.parent.rglob("*.tmp"))
     data = fdr.load(path.parent)
     assert data.compute().aiucpm == run.metric["aiucpm"]
-    assert cli.main(["metrics", str(path.parent), "--format", "json"]) == 0
+    # the toy use cases score other metrics than the kit's thresholds name: the verdict (issue 24,
+    # it travels with the figures) is invalid, and metrics says so in its exit code
+    assert cli.main(["metrics", str(path.parent), "--format", "json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["aiucpm"] == run.metric["aiucpm"] and out["kind"] == "tpcx-ai-run"
+    assert out["verdict"] == "invalid" and out["verdict_note"].startswith(" — NOT VALID: ")
 
 
 def test_version_1_result_is_still_read(tmp_path):
@@ -77,7 +80,8 @@ def test_check_accepts_the_run(full_run):
     from suite.tpcxai import check
 
     run, path, _ = full_run
-    assert check.check(result.read(path), str(path), usecase.thresholds(run.options.registry)) == []
+    found = check.check(result.read(path), str(path), usecase.thresholds(run.options.registry))
+    assert [(f.rule_id, f.effect) for f in found] == [("tpcxai-sf-publishable", "open")]   # SF 0.02: not publishable
 
 
 def test_suite_check_cli_on_the_run_and_on_an_edited_copy(full_run, tmp_path, capsys):
@@ -87,7 +91,7 @@ def test_suite_check_cli_on_the_run_and_on_an_edited_copy(full_run, tmp_path, ca
     # the toy use cases score other metrics than rules/tpcx-ai/ asks for: only quality findings
     assert cli.main(["check", str(path.parent), "--format", "json"]) == 1
     toy = {f["rule_id"] for f in json.loads(capsys.readouterr().out)["findings"]}
-    assert toy and all(r.endswith("-quality") for r in toy)
+    assert toy and all(r.endswith("-quality") or r == "tpcxai-sf-publishable" for r in toy)
     copy = tmp_path / "edited"
     shutil.copytree(path.parent, copy)
     doc = json.loads((copy / result.RESULT_FILE).read_text())
@@ -96,4 +100,4 @@ def test_suite_check_cli_on_the_run_and_on_an_edited_copy(full_run, tmp_path, ca
     assert cli.main(["check", str(copy), "--format", "json"]) == 1
     checked = json.loads(capsys.readouterr().out)
     assert checked["verdict"] == "invalid"
-    assert {f["rule_id"] for f in checked["findings"]} - toy == {"tpcxai-aiucpm-recomputed"}
+    assert {f["rule_id"] for f in checked["findings"]} - toy == {"tpcxai-aiucpm-recomputed", "tpcxai-figures-rederived"}

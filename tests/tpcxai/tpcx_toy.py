@@ -59,7 +59,11 @@ def generate(sf, split, seed, chunk):
     return out
 
 
-GROUP = spec.TableGroup("toy", schemas, chunks, generate, "driver test data")
+def table_rows(sf, split):
+    return {"toy_points": rows(sf, split), "toy_dim": 3}
+
+
+GROUP = spec.TableGroup("toy", schemas, chunks, generate, "driver test data", rows=table_rows)
 
 
 # --------------------------------------------------------------------------- use cases

@@ -16,7 +16,9 @@ def count(text: str) -> int:
 
 
 def add_run_arguments(p) -> None:
-    g = p.add_argument_group("checkpointing (--workload llama3-8b|llama3-70b|llama3-405b|llama3-1t)")
+    from suite.storage import workloads
+
+    g = p.add_argument_group(f"checkpointing (--workload {'|'.join(workloads.names(workloads.CHECKPOINTING))})")
     g.add_argument("--mode", choices=["default", "subset"], default="default",
                    help="default: global storage, the whole checkpoint; subset: node-local, this host's "
                         "fraction (llama3-8b only)")

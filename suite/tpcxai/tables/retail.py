@@ -108,6 +108,13 @@ def chunks(sf: float, split: str) -> int:
     return max(1, math.ceil(sizes(sf, split)["orders"] / spec.CHUNK_ROWS))
 
 
+def table_rows(sf: float, split: str) -> dict[str, int]:
+    """The row counts the sizing fixes (line items and returns are drawn per order)."""
+    sz = sizes(sf, split)
+    return {"order": sz["orders"], "customer": sz["customers"], "product": sz["products"],
+            "store_dept": sz["stores"] * sz["series_departments"]}
+
+
 def week_start_days(week):
     """Days since 1970-01-01 of the Monday starting `week` (numpy-friendly)."""
     return (BASE_DATE - datetime.date(1970, 1, 1)).days + 7 * week
@@ -391,6 +398,6 @@ def positions(ids, keys):
 
 
 GROUP = spec.TableGroup(
-    name=NAME, schemas=schemas, chunks=chunks, generate=generate,
+    name=NAME, schemas=schemas, chunks=chunks, generate=generate, rows=table_rows,
     description="retail: customers, products, stores x departments, orders, line items, returns "
                 "(UC01, UC03, UC08)")

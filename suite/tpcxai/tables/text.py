@@ -306,6 +306,6 @@ def generate(sf: float, split: str, seed: int, chunk: int) -> dict:
 
 
 GROUP = spec.TableGroup(
-    name=NAME, schemas=schemas, chunks=chunks, generate=generate,
+    name=NAME, schemas=schemas, chunks=chunks, generate=generate, rows=table_rows,
     description="product reviews (spam), marketplace listings (price) and product ratings",
 )
