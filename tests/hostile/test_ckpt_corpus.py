@@ -159,8 +159,8 @@ CKPT_FORGERIES = {
     "set-miniature-hidden": (edit_set("W", lambda d: d.update(miniature=False)), "checkpoint-run-set-recomputed"),
     "run-processes-per-host": (edit_result("W", lambda d: d.update(processes_per_host={"a": 4, "b": 4}), run=3),
                                "checkpoint-figures-recomputed"),
-    "run-hosts-relabelled": (edit_result("R", lambda d: d.update(hosts=["node1", "node2"]), run=2),
-                             "checkpoint-figures-recomputed"),
+    "run-processes-per-host-one-host": (edit_result("R", lambda d: d.update(processes_per_host={"vm": 4, "b": 4}),
+                                                    run=2), "checkpoint-figures-recomputed"),
     "epoch-stats-throughput": (edit_result("W", lambda d: d["1"]["save_ckpt3"].update(throughput=50.0), run=5,
                                            name="per_epoch_stats.json"), "checkpoint-figures-recomputed"),
     "miniature-hidden-everywhere": (lambda root: [edit_set(ph, lambda d: d.update(miniature=False))(root) or
