@@ -461,3 +461,54 @@ def test_metrics_shows_the_rederived_overall_not_the_claim(run_cli, tmp_path, fo
         assert doc["overall"] == was["overall"] and doc["claims_differ"] == ["write_throughput_mean_gib_s"]
     else:
         assert out.splitlines()[1] == before.splitlines()[1] and "NOTE: checkpoint_run_set.json overall claims" in out
+
+
+def _list_mode(d):
+    d.update(mode="list", max_accelerators=None, confirmations=[], probes=[])
+
+
+LIST_FORGERIES = {
+    "list-point-meets-flipped": lambda d: (_list_mode(d), d["points"][-1]["storage"].update(meets_threshold=True)),
+    "list-point-runs-below": lambda d: (_list_mode(d), d["points"][0]["storage"].update(
+        au_per_run=[a - 30 for a in d["points"][0]["storage"]["au_per_run"]])),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LIST_FORGERIES))
+def test_a_list_sweep_contradicting_its_points_is_refused(run_cli, tmp_path, case):
+    (tmp_path / "ok").mkdir()
+    ok = _sweep(tmp_path / "ok", _list_mode)              # the real sweep read as a list: consistent
+    argv = ["sizing", "--workload", "resnet50", "--accelerator-type", "h100", "--accelerators", 4, "--from"]
+    code, out, err = run_cli(*argv, ok)
+    assert code == 0, err
+    code, out, err = run_cli(*argv, _sweep(tmp_path, LIST_FORGERIES[case]))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "contradicts its own points" in err, err
+
+
+PAIRS_OF_KINDS = {
+    "storage-and-broken-checkpoint": (lambda root: shutil.rmtree(root / "tpcx"),
+                                      lambda root: edit_set("R", _scale("read_duration_mean_s", 3))(root / "checkpointing")),
+    "checkpoint-and-broken-tpcx": (lambda root: shutil.rmtree(root / "storage"),
+                                   lambda root: jedit(root / "tpcx" / "sf001" / "tpcxai-result.json",
+                                                      lambda d: d["metric"].update(aiucpm=d["metric"]["aiucpm"] * 5))),
+    "tpcx-and-broken-storage": (lambda root: shutil.rmtree(root / "checkpointing"),
+                                lambda root: shutil.rmtree(root / "storage" / "unet3d" / "run-2")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PAIRS_OF_KINDS))
+def test_two_kinds_one_broken(run_cli, tmp_path, case):
+    keep_two, brk = PAIRS_OF_KINDS[case]
+    root = mixed(tmp_path)
+    keep_two(root)
+    brk(root)
+    code, doc = check_json(run_cli, root)
+    assert code == 1 and doc["kind"] == "tree" and doc["verdict"] == "invalid" and len({r["kind"] for r in doc["results"]}) == 2
+
+
+def test_unclassified_is_named_in_the_json(run_cli, tmp_path):
+    root = mixed(tmp_path)
+    _orphan_checkpoint_run(root)
+    code, doc = check_json(run_cli, root)
+    assert [u["path"] for u in doc["unclassified"]] == ["stray-run/results.json"]
+    assert "checkpoint_run_set.json" in doc["unclassified"][0]["why"]
