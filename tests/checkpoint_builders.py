@@ -2,6 +2,7 @@
 code (suite.storage.checkpoint.results) from rank records; and one failing edit per rule id."""
 
 import json
+import uuid
 from pathlib import Path
 
 from suite import files
@@ -53,7 +54,7 @@ def phase(root: Path, name: str, which: str, start: float, written_by: dict | No
                                "memory_limit": None, "resident_bytes_before_read": 0 if which == "read" else None}}
         done.append(results.write_run(run_dir, doc, ranks))
     head = {"workload": workload, "phase": which, "mode": mode, "division": division, "miniature": False,
-            "processes": processes}
+            "processes": processes, "phase_id": uuid.uuid4().hex}
     results.write_run_set(d, head, done, runs, ["suite", "run"])
     return d
 
@@ -62,9 +63,21 @@ def checkpoint_tree(tmp: Path, **kw) -> Path:
     """ck/W (write) and ck/R (read, after it): a compliant closed llama3-8b result."""
     root = tmp / "ck"
     w = phase(root, "W", "write", T0, **kw)
-    by = {"results_dir": str(w.resolve()), "end_unix_s": T0 + 1000}
+    by = written_by(w, T0 + 1000)
     phase(root, "R", "read", T0 + 10_000, written_by=by, **kw)
     return root
+
+
+def written_by(write: Path, end: float) -> dict:
+    """What the read phase records of its write, as the runner records it (suite.storage.checkpoint.manifest):
+    the write's layout, its run set's phase_id (write_id), its results dir relative to the read's."""
+    from suite.storage.checkpoint import manifest
+
+    doc = json.loads((write / "run-1" / "results.json").read_text())
+    man = {k: doc[k] for k in manifest.LAYOUT_KEYS}
+    man.update(checkpoints=doc["num_checkpoints_write"], fsync=doc["fsync"], results_dir=str(write.resolve()),
+               end_unix_s=end, write_id=json.loads((write / "checkpoint_run_set.json").read_text())["phase_id"])
+    return manifest.reference(man, write.parent / "R")
 
 
 def edit_runs(phase_name: str, fn, runs=(1,)):
@@ -108,16 +121,46 @@ def _rank_edit(p):
     path.write_text(json.dumps(doc))
 
 
+def _rank_time_edit(p):
+    """A rank's duration shortened with results.json and summary.json rewritten to agree: only the rank's own
+    start and end still tell."""
+    from suite.storage.checkpoint import results as res
+
+    run_dir = p / "W" / "run-1"
+    path = run_dir / "ranks" / "rank-0.json"
+    doc = json.loads(path.read_text())
+    for c in doc["checkpoints"]:
+        c["duration_s"] /= 10
+    path.write_text(json.dumps(doc))
+    d = json.loads((run_dir / "results.json").read_text())
+    res.write_run(run_dir, d, res.load_ranks(run_dir, d["processes"]))
+
+
+def _real_miniature(p):
+    """The real miniature pair `suite run --workload llama3-8b` made (tests/data/checkpoint/): labelled
+    miniature in every file (a label in the run set alone now contradicts its runs, issue 24)."""
+    import shutil
+
+    from tests.paths import DATA
+
+    for name in ("W", "R"):
+        shutil.rmtree(p / name)
+        shutil.copytree(DATA / "checkpoint" / "llama3-8b-miniature" / name, p / name)
+
+
 CASES = {
     "checkpoint-write-and-read": _rm_read,
-    "checkpoint-read-after-write": edit_runs("R", lambda d: d["written_by"].update(results_dir="/elsewhere")),
+    "checkpoint-read-after-write": edit_runs("R", lambda d: d["written_by"].update(write_id="0" * 32)),
+    "checkpoint-rank-records": _rank_time_edit,
+    "checkpoint-run-set-recomputed": edit_set("R", lambda d: d["overall"].update(
+        read_throughput_mean_gib_s=d["overall"]["read_throughput_mean_gib_s"] * 2)),
     "checkpoint-runs": edit_runs("W", lambda d: d.update(status="failed", complete=False), runs=(5,)),
     "checkpoint-count": edit_runs("W", lambda d: d.update(num_checkpoints_write=3), runs=(1, 2, 3, 4, 5)),
     "checkpoint-fsync": edit_runs("W", lambda d: d.update(fsync=False), runs=(2,)),
     "checkpoint-subset-8b-only": _subset_70b,
     "checkpoint-processes-per-host": edit_runs("W", lambda d: d.update(processes_per_host={"a": 5, "b": 3})),
     "checkpoint-processes-multiple": _not_multiple,
-    "checkpoint-miniature": edit_set("W", lambda d: d.update(miniature=True)),
+    "checkpoint-miniature": _real_miniature,
     "checkpoint-run-complete": edit_runs("R", lambda d: d.update(status="interrupted", complete=False), runs=(3,)),
     "checkpoint-read-cache-drop": edit_runs("R", lambda d: d["enforcement"]["cache_drop"].update(succeeded=False)),
     "checkpoint-read-not-cached": edit_runs("R", lambda d: d["enforcement"].update(

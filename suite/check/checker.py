@@ -24,15 +24,17 @@ __all__ = ["BenchmarkResult", "CheckResult", "check", "rule_set"]
 # --------------------------------------------------------------------------- entry point
 
 
-def check(path, ruleset: str = "auto", verify_manifest: bool = True) -> CheckResult:
-    """verify_manifest=False: SHA256SUMS is left out (suite submission package checks the tree it is
+def check(path, ruleset: str = "auto", exclude=(), verify_manifest: bool = True) -> CheckResult:
+    """`exclude`: directories holding other kinds' results (a mixed tree, suite.kinds.tree): not walked,
+    and the training results beside them are checked, not the checkpointing ones.
+    verify_manifest=False: SHA256SUMS is left out (suite submission package checks the tree it is
     about to write a new one for)."""
     known = rulesets.names()
     if ruleset not in ("auto", *known):
         raise SuiteError(f"--ruleset: expected one of auto, {', '.join(known)}, got {ruleset!r}")
-    if checkpoint.is_result(path):         # llama3-* checkpointing results: rules/v2.0/checkpointing*.yaml
+    if not exclude and checkpoint.is_result(path):   # llama3-* checkpointing results: rules/v2.0/checkpointing*.yaml
         return checkpoint.check(path, ruleset)
-    tree = layout.discover_tree(path, ruleset)
+    tree = layout.discover_tree(path, ruleset, exclude)
     root = tree.root
     if not tree.benchmarks and not tree.incomplete:
         extra = f" ({len(tree.problems)} unusable entries, e.g. {tree.problems[0].path}: " \

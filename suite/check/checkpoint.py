@@ -4,7 +4,7 @@ those whose ruleset.yaml `covers` it (v2.0 today); a result is held to the one i
 names, else to the newest.
 
 PATH is one phase's results directory (checkpoint_run_set.json), one of its run-<k> (the phase is
-checked), or a directory holding the write and the read phase's (up to three levels down). Scopes: tree = PATH (both phases), benchmark =
+checked), or a directory holding the write and the read phase's (at any depth the walker reaches). Scopes: tree = PATH (both phases), benchmark =
 one phase directory, run = its run-<k>/results.json (with ranks/, summary.json). Every input is
 read through suite.files with its schema; an unreadable one is bad input (exit 2).
 """
@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 
 from suite import files
-from suite.check import layout
+from suite.check import ckpt_figures, layout
 from suite.check.result import BenchmarkResult, CheckResult, evaluate
 from suite.errors import ResultError
 from suite.rules import findings, rulesets
@@ -23,7 +23,7 @@ from suite.rules import engine as rules
 from suite.rules.engine import Scope
 
 RUN_SET = "checkpoint_run_set.json"
-MAX_DEPTH = 3
+MAX_DEPTH = 24                          # as deep as suite.check.walker goes
 RULE_FILES = {"closed": ("checkpointing-closed.yaml",), "open": ("checkpointing.yaml",)}
 
 
@@ -96,9 +96,12 @@ def check(path, ruleset: str = "auto"):
         division = ph.run_set["division"]
         name = _ruleset_of(ph, ruleset, covering)
         rs = rules.load_layers(name, RULE_FILES[division], division)
-        found = evaluate(rs, "benchmark", benchmark_scope(ph), root)
+        derived = {doc["run"]: ckpt_figures.run(p.parent, doc) for p, doc in ph.runs if doc["status"] == "complete"}
+        set_items, statement = ckpt_figures.run_set(ph.path / RUN_SET, ph.run_set, ph.runs, derived)
+        found = evaluate(rs, "benchmark", benchmark_scope(ph, set_items), root)
         for p, doc in ph.runs:
-            found += evaluate(rs, "run", run_scope(p, doc), root)
+            found += evaluate(rs, "run", run_scope(p, doc, derived.get(doc["run"])), root)
+        statement += [s for d in derived.values() for s in d.statement]
         verdict = findings.verdict(found, division)
         compliant = verdict == "closed" or (verdict == "open" and division == "open")
         b = layout.Benchmark(path=ph.path, org=None, system=None, division=division, ruleset=name,
@@ -107,7 +110,7 @@ def check(path, ruleset: str = "auto"):
                              detected_from={"workload": RUN_SET, "ruleset": f"checkpointing ({name})",
                                             "phase": ph.run_set["phase"]})
         out.append(BenchmarkResult(b, verdict, found, None, compliant, rs.files, len(rs.rules),
-                                   {r.id: r.message for r in rs.rules}))
+                                   {r.id: r.message for r in rs.rules}, rederived=statement))
     tree_rules = rules.load_layers(_ruleset_of(phases[0], ruleset, covering), ("checkpointing.yaml",))
     tree_found = evaluate(tree_rules, "tree", tree_scope(root, phases), root)
     verdict = findings.worst([r.verdict for r in out] + [findings.verdict(tree_found)])
@@ -137,20 +140,39 @@ def tree_scope(root: Path, phases: list[Phase]) -> Scope:
 
 
 def _read_follows(read: Phase, writes: list[Phase]) -> bool:
-    """Every read run names a write phase of this tree (its results dir) and started after that ended."""
-    ends = {p.path.resolve(): max((d["end_unix_s"] for _, d in p.runs), default=math.inf) for p in writes}
+    """Every read run names a write phase of this tree and started after that write ended. The write is
+    found by content, never by where it sits: written_by.write_id (the write's checkpoint_run_set.json
+    phase_id), else (results written before ids were recorded) the write phase of the same layout whose
+    last run ended last before written_by.end_unix_s. written_by.results_dir is not used: a reviewer's
+    copy (moved, parent renamed, copied elsewhere) checks the same as the original."""
     for _, doc in read.runs:
-        by = doc.get("written_by") or {}
-        try:
-            wdir = Path(str(by.get("results_dir", ""))).resolve()
-        except (OSError, RuntimeError, ValueError):
-            return False
-        if wdir not in ends or not doc["start_unix_s"] >= ends[wdir]:
+        write = written_by(doc, writes)
+        if write is None or not doc["start_unix_s"] >= _end(write):
             return False
     return bool(read.runs)
 
 
-def benchmark_scope(ph: Phase) -> Scope:
+def _end(p: Phase) -> float:
+    return max((d["end_unix_s"] for _, d in p.runs), default=math.inf)
+
+
+def written_by(doc: dict, writes: list[Phase]) -> "Phase | None":
+    """The write phase (of `writes`) a read run's written_by names, resolved by content."""
+    by = doc.get("written_by")
+    if not isinstance(by, dict):
+        return None
+    if by.get("write_id") is not None:
+        return next((w for w in writes if w.run_set.get("phase_id") == by["write_id"]), None)
+    layout_keys = ("workload", "mode", "processes", "miniature", "checkpoint_bytes")
+    end = by.get("end_unix_s")
+    if not isinstance(end, (int, float)) or isinstance(end, bool):
+        return None
+    same = [w for w in writes if w.runs and _end(w) <= end
+            and all(by[k] == w.runs[0][1].get(k) for k in layout_keys if k in by)]
+    return max(same, key=_end, default=None)
+
+
+def benchmark_scope(ph: Phase, set_items: list | None = None) -> Scope:
     from suite.storage import workloads
     from suite.storage.checkpoint.run import closed_processes
 
@@ -171,6 +193,7 @@ def benchmark_scope(ph: Phase) -> Scope:
         "runs.complete": sum(d["status"] == "complete" for d in docs),
         "checkpoints": counts.pop() if len(counts) == 1 else (None if not counts else sorted(counts)),
         "fsync": all(d["fsync"] for d in docs) if docs else None,
+        "run_set.mismatches": list(set_items or []),
     }
     src = ph.path / RUN_SET
     sources = {k: (src, k) for k in facts}
@@ -181,33 +204,16 @@ def benchmark_scope(ph: Phase) -> Scope:
     return Scope("benchmark", ph.path, facts, sources)
 
 
-def run_scope(path: Path, doc: dict) -> Scope:
+def run_scope(path: Path, doc: dict, derived: "ckpt_figures.Derived | None" = None) -> Scope:
     enf = doc["enforcement"]
     drop = enf.get("cache_drop") or {}
     resident = enf.get("resident_bytes_before_read")
     total = doc["checkpoint_bytes"] * max(doc["num_checkpoints_read"], 1)
     facts = {"phase": doc["phase"], "status": doc["status"], "cache_drop.succeeded": bool(drop.get("succeeded")),
              "resident_fraction": (resident / total if total else 0.0) if resident is not None else None,
-             "figures_match_ranks": figures_match(path.parent, doc) if doc["status"] == "complete" else None}
+             "figures.rank_records": derived.rank_items if derived else [],
+             "figures.mismatches": derived.items if derived else []}
     return Scope("run", path, facts, {"cache_drop.succeeded": (path, "enforcement.cache_drop.succeeded"),
-                                      "resident_fraction": (path, "enforcement.resident_bytes_before_read")})
-
-
-def figures_match(run_dir: Path, doc: dict) -> bool:
-    """results.json's checkpoints and summary.json's metric recomputed from ranks/rank-<r>.json."""
-    from suite.storage.checkpoint import results
-
-    try:
-        ranks = results.load_ranks(run_dir, doc["processes"])
-        again = results.per_checkpoint(ranks)
-        summary = files.load_json(run_dir / results.SUMMARY, schema="checkpoint-summary", error=ResultError)
-    except ResultError:
-        return False
-    if len(again) != len(doc["checkpoints"]):
-        return False
-    for a, b in zip(again, doc["checkpoints"]):
-        if any(not math.isclose(a[k], b[k], rel_tol=1e-9) for k in ("bytes", "duration_s", "throughput_gib_s")):
-            return False
-    want = results.dlio_summary(doc, again)["metric"]
-    got = summary.get("metric") or {}
-    return all(isinstance(got.get(k), (int, float)) and math.isclose(got[k], v, rel_tol=1e-9) for k, v in want.items())
+                                      "resident_fraction": (path, "enforcement.resident_bytes_before_read"),
+                                      "figures.rank_records": (path.parent / "ranks", "rank-<r>.json"),
+                                      "figures.mismatches": (path, "checkpoints, metric")})

@@ -209,8 +209,10 @@ def _load_host(d: Path, walker: _Walker, loader: _Loader) -> Host:
     return host
 
 
-def discover_tree(path, ruleset: str = "auto") -> Tree:
-    """Everything under `path`: benchmarks (with runs and hosts), system files, generation logs."""
+def discover_tree(path, ruleset: str = "auto", exclude=()) -> Tree:
+    """Everything under `path`: benchmarks (with runs and hosts), system files, generation logs.
+    `exclude`: directories (real paths) holding another kind's results (suite.kinds.registry.results_under):
+    never walked."""
     root_in = Path(path)
     try:
         root = Path(os.path.realpath(root_in, strict=True))
@@ -220,7 +222,7 @@ def discover_tree(path, ruleset: str = "auto") -> Tree:
     if not stat.S_ISDIR(mode):
         raise ResultError(f"{root_in}: expected a directory (a run, a benchmark, a results dir or a "
                           f"submission tree), got a file")
-    walker = _Walker(root)
+    walker = _Walker(root, exclude)
     walker.walk(root)
     loader = _Loader()
     hosts = {d: _load_host(d, walker, loader) for d in sorted(d for d in walker.dirs if _has_run_output(walker, d))}

@@ -30,7 +30,7 @@ class BenchmarkResult:
 
     def to_dict(self, root: Path) -> dict:
         b = self.benchmark
-        return {
+        out = {
             "path": rel(b.path, root), "org": b.org, "system": b.system, "division": b.division,
             "ruleset": b.ruleset, "workload": b.workload, "accelerator": b.accelerator,
             "detected_from": dict(b.detected_from), "num_runs": len(b.runs),
@@ -39,6 +39,7 @@ class BenchmarkResult:
             "rule_files": self.rule_files, "rules_evaluated": self.rules_evaluated,
             "rederived": self.rederived,
         }
+        return out
 
 
 @dataclass

@@ -46,8 +46,10 @@ def is_code_dir(name: str) -> bool:
 
 
 class _Walker:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, skip=()):
         self.root = root
+        self.skip = {Path(p) for p in skip}            # what another benchmark kind owns (dirs, files): not walked
+        self.skipped: list[Path] = []
         self.problems: list[Problem] = []
         self.dirs: dict[Path, list[str]] = {}        # dir -> names of regular files (links resolved inside root)
         self.subdirs: dict[Path, list[str]] = {}
@@ -86,12 +88,17 @@ class _Walker:
                     names.append(entry.name)
                 continue
             if stat.S_ISDIR(st.st_mode):
-                if is_code_dir(entry.name):
+                if p in self.skip:
+                    self.skipped.append(p)
+                elif is_code_dir(entry.name):
                     self.code_dirs.append(p)
                 else:
                     subs.append(entry.name)
             elif stat.S_ISREG(st.st_mode):
-                names.append(entry.name)
+                if p in self.skip:
+                    self.skipped.append(p)
+                else:
+                    names.append(entry.name)
             else:
                 self.problems.append(Problem("special", p, "type", "a regular file or directory", "a special file"))
         self.dirs[d] = names

@@ -20,7 +20,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from suite import files, output
-    from suite.kinds import registry
+    from suite.kinds import tree
     from suite.kinds.training import storage_dir
     from suite.report.escape import terminal
 
@@ -28,7 +28,7 @@ def run(args) -> int:
     target = None
     if args.output is not None:   # refused before the work: never a surprise location, never inside the evidence
         target = output.target_file(args.output, "--output", [storage_dir(path)])
-    checked = registry.for_result(path).check(args.path, args)
+    checked = tree.check(path, args)      # every result below PATH, by its kind (issue 24)
     if target is None:
         sys.stdout.write(checked.out)
     else:

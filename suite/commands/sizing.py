@@ -24,7 +24,11 @@ def run(args) -> int:
     from suite.storage.dlio_output import mem_total_bytes
     from suite.sweep import result, sizing
 
+    from suite.sweep import verify
+
     doc = result.load(args.source) if args.source else None
+    if doc is not None:
+        verify.refuse(doc, args.source)        # a claimed maximum its own points contradict: exit 2
     # a sweep run with --param (a smaller record, another compute time): size with the same workload
     params = workloads.parse_params(doc["params"]) if doc else {}
     workload = workloads.resolve(args.workload, args.accelerator_type, params)

@@ -18,6 +18,7 @@ class Checked:
     out: str
     summary: str
     code: int
+    verdict: str = ""            # closed | open | invalid | valid (TPCx-AI); "" where a kind does not say
 
 
 @dataclass(frozen=True)
@@ -54,3 +55,5 @@ class Kind:
     workloads_shown: str | None = None               # how an error names its workloads (default: their names)
     workload_dir: Path | None = None                 # its own workload files, beside workloads/
     sweeps: bool = False                             # suite sweep and suite sizing offer its workloads
+    result_files: tuple[str, ...] = ()               # names that mark a directory as one of its results
+    checks_trees: bool = True                        # its check takes a whole tree (else one result per call)

@@ -79,6 +79,6 @@ KIND = Kind(
     name="checkpointing", run=run, recognises=recognises, check=training.check_storage, metrics=metrics,
     report_page=report_page, datasize=datasize, listing=listing, add_run_arguments=add_run_arguments,
     add_datasize_arguments=add_datasize_arguments, workload_schema=workloads.SCHEMAS[workloads.CHECKPOINTING],
-    workloads_shown="llama3-*",
+    workloads_shown="llama3-*", result_files=("checkpoint_run_set.json",),
     run_options=(*training.STORAGE_RUN_OPTIONS, "mode", "checkpoints_write", "checkpoints_read"),
     datasize_options=("mode",))

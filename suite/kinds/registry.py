@@ -6,6 +6,8 @@ that recognises it (training, the first built in, takes what no other does).
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -89,3 +91,66 @@ def described(kind: Kind) -> str:
     if len(names) == 1:
         return f"--workload {names[0]}"
     return f"a {kind.name} workload ({kind.workloads_shown or ', '.join(names)})"
+
+
+@dataclass
+class Found:
+    """What a tree holds: each kind's result directories (real paths), and what no kind could take."""
+
+    root: Path
+    by_kind: dict[str, list[Path]] = field(default_factory=dict)
+    unclassified: list[tuple[Path, str]] = field(default_factory=list)   # (file, why)
+
+    def kinds(self) -> list[str]:
+        return [k for k, dirs in self.by_kind.items() if dirs]
+
+
+def results_under(path: Path) -> Found:
+    """Every result under `path`, by kind: a tree walk (suite.check.walker: links not followed, code
+    dirs skipped, bounded) that asks each kind, newest first, whether a directory it meets holds one of
+    its results (its `result_files`); below a claimed directory nothing is asked again. Training, the
+    catch-all, takes a directory with run output no other kind claimed. A file naming a kind (its
+    `kind` key) that no kind claimed is unclassified."""
+    from suite.check.walker import _Walker
+
+    root = Path(os.path.realpath(path))
+    found = Found(root, {k.name: [] for k in KINDS})
+    if not root.is_dir():
+        return found
+    walker = _Walker(root)
+    walker.walk(root)
+    claimed: list[Path] = []
+    for d in sorted(walker.dirs, key=lambda p: (len(p.parts), str(p))):
+        if any(c == d or c in d.parents for c in claimed):
+            continue
+        names = set(walker.dirs[d]) | set(walker.subdirs.get(d, ()))
+        kind = next((k for k in reversed(KINDS) if k.result_files and names & set(k.result_files)), None)
+        if kind is None:
+            continue
+        found.by_kind[kind.name].append(d)
+        if kind is not KINDS[0]:
+            claimed.append(d)
+    catch_all = found.by_kind[KINDS[0].name]
+    catch_all[:] = [d for d in catch_all if not any(c == d or c in d.parents for c in claimed)]
+    for d, names in walker.dirs.items():
+        if not any(c == d or c in d.parents for c in claimed):
+            found.unclassified += [(d / n, why) for n in names if (why := _foreign(d / n))]
+    return found
+
+
+def _foreign(p: Path) -> str:
+    """Why a result file outside every claimed directory is no kind's result ('' when it is not one)."""
+    if not (p.name == "results.json" or (p.suffix == ".json" and "result" in p.name.lower())):
+        return ""
+    try:
+        doc = files.load_json(p, error=ResultError)
+    except (ResultError, RecursionError, ValueError):
+        return ""                                   # unreadable: the training checker reports it
+    named = doc.get("kind") if isinstance(doc, dict) else None
+    if not isinstance(named, str):
+        return ""
+    kind = next((k for k in KINDS[1:] if named == k.name or named.startswith(k.name + "-")), None)
+    if kind is None:
+        return ""
+    return (f"kind: {named!r}, but no {kind.name} result directory around it (expected "
+            f"{' or '.join(kind.result_files)} beside it or above it)")

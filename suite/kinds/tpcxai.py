@@ -69,7 +69,7 @@ def check(path: Path, args) -> Checked:
         lines += ["", f"verdict: {a.label()} ({'compliant' if a.compliant else 'not compliant'}"
                       f"{'' if a.verdict != 'open' else ', not publishable'}); {len(a.findings)} findings"]
         out = "\n".join(terminal(line) for line in lines) + "\n"
-    return Checked(out, f"verdict: {a.label()}", ExitCode.OK if a.compliant else ExitCode.FAILED)
+    return Checked(out, f"verdict: {a.label()}", ExitCode.OK if a.compliant else ExitCode.FAILED, a.verdict)
 
 
 def rederived_lines(statements) -> list[str]:
@@ -135,4 +135,5 @@ def listing() -> str:
 KIND = Kind(
     name="tpcx-ai", run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
     listing=listing, add_run_arguments=add_run_arguments, workload_schema="tpcxai-workload",
+    result_files=("tpcxai-result.json",), checks_trees=False,
     run_options=("scale_factor", "streams", "use_cases", "processes", "seed"))

@@ -100,9 +100,10 @@ def check_storage(path, args) -> Checked:
     from suite.check.checker import check
     from suite.report import findings as report
 
-    result = check(path, args.ruleset)
+    result = check(path, args.ruleset, getattr(args, "exclude_dirs", ()))
     out = report.json_text(result) if args.format == "json" else report.text(result, result.rule_messages())
-    return Checked(out, report.summary_line(result), ExitCode.OK if result.compliant else ExitCode.FAILED)
+    return Checked(out, report.summary_line(result), ExitCode.OK if result.compliant else ExitCode.FAILED,
+                   result.verdict)
 
 
 def metrics(path: Path, form: str) -> int:
@@ -173,7 +174,7 @@ def listing() -> str:
 
 
 KIND = Kind(
-    name="training", run=run, recognises=lambda path: True, check=check_storage, metrics=metrics,
+    name="training", run=run, recognises=lambda path: True, result_files=STORAGE_FILES, check=check_storage, metrics=metrics,
     report_page=report_page, datasize=datasize, listing=listing, add_run_arguments=add_run_arguments, sweeps=True,
     workload_schema=workloads.SCHEMAS[workloads.TRAINING],
     run_options=(*STORAGE_RUN_OPTIONS, "param", "launcher", "accelerator_type", "debug_read_delay"),

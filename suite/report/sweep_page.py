@@ -22,11 +22,14 @@ def _ratio(x) -> str:
 
 
 def build(doc: dict, path, storage_nodes: int = 1) -> Page:
-    from suite.sweep import sizing
+    from suite.sweep import sizing, verify
 
     title = f"{doc['workload']} {doc['accelerator']} sweep: accelerators vs storage"
     table = sizing.sweep_table(doc, storage_nodes)
-    sections = [_headline(doc, table), _curves(doc), _sizing(doc, table), _epochs(doc)]
+    found = verify.contradictions(doc)
+    sections = [_headline(doc, table, found), _curves(doc), _sizing(doc, table), _epochs(doc)]
+    if found:
+        sections.insert(0, _contradictions(found))
     if doc["probes"] or doc["confirmations"]:
         sections.append(_probes(doc))
     page = Page(title=title, subtitle=str(path), sections=sections)
@@ -43,11 +46,28 @@ def _image(section: Section, name: str, draw, doc: dict, alt: str) -> None:
                                    f"({type(exc).__name__})."))
 
 
-def _headline(doc: dict, table: dict) -> Section:
+def _contradictions(found: list[dict]) -> Section:
+    """The claims of sweep.json its own points contradict (suite.sweep.verify), before anything else."""
+    from suite.sweep import verify
+
+    s = Section("sweep-findings", f"INVALID: sweep.json contradicts its own points ({len(found)} finding(s))")
+    s.blocks.append(Text("Each figure below was re-derived from the points' per-run AU; the page shows the "
+                         "re-derived maximum. " + "; ".join(verify.describe(c) for c in found[:3])
+                         + (" ..." if len(found) > 3 else "") + "."))
+    s.blocks.append(Table(["field", "claimed", "re-derived", "from"],
+                          [[c["field"], str(c["claimed"]), str(c["derived"]), c["why"]] for c in found]))
+    return s
+
+
+def _headline(doc: dict, table: dict, found: list | None = None) -> Section:
     s = Section("sweep-headline", "How many accelerators does this storage keep busy?")
     threshold = doc["au_threshold_percentage"]
     ans = doc["max_accelerators"]
-    if ans:
+    if found:
+        n = table["largest_n_at_threshold"]
+        best = (fmt(n), f"re-derived from the points; sweep.json claims "
+                        f"{(ans or {}).get('accelerators', n)}: CONTRADICTED by its points (see the findings)")
+    elif ans:
         au = ", ".join(f"{a:.2f}" for a in ans["au_per_run"] if a is not None)
         best = (f"{ans['accelerators']}", f"confirmed by {ans['confirm_runs']} runs (AU {au} %)" if ans["confirmed"]
                 else f"NOT confirmed by {ans['confirm_runs']} runs; the probes said {ans['found_by_probes']}")

@@ -37,12 +37,11 @@ def storage_sustained_mib_s(doc: dict) -> float | None:
 
 
 def largest_at_threshold(doc: dict) -> int | None:
-    """The confirmed find-max answer, else the largest N whose storage point met the threshold."""
-    ans = doc.get("max_accelerators")
-    if ans and ans["confirmed"]:
-        return ans["accelerators"]
-    ok = [p["accelerators"] for p in doc["points"] if p.get("storage") and p["storage"]["meets_threshold"]]
-    return max(ok) if ok else None
+    """The largest confirmed N, else the largest N whose storage point met the threshold: re-derived from
+    the per-run AU of the points and confirmations (suite.sweep.verify), never taken from the claim."""
+    from suite.sweep import verify
+
+    return verify.derived_maximum(doc)
 
 
 def _floor(x: float) -> int | None:

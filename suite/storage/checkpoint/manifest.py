@@ -8,6 +8,7 @@ directory that is the write's own (the two phases keep separate results, guideli
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from suite import files
@@ -50,3 +51,11 @@ def for_read(folder: Path, layout: dict, checkpoints: int, results_dir: Path) ->
     if Path(doc["results_dir"]).resolve() == Path(results_dir).resolve():
         raise SuiteError(f"--results-dir {results_dir}: expected a directory other than the write phase's, got the same")
     return doc
+
+
+def reference(doc: dict, results_dir: Path) -> dict:
+    """The manifest as a read's results.json records it (written_by): the write's results dir relative
+    to the read's (never an absolute path: a reviewer's copy sits elsewhere); write_id (the write's checkpoint_run_set.json phase_id) names the write."""
+    here = Path(os.path.abspath(results_dir))
+    rel = os.path.relpath(os.path.abspath(doc["results_dir"]), here)
+    return {**doc, "results_dir": Path(rel).as_posix()}

@@ -16,6 +16,7 @@ import os
 import socket
 import sys
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +64,7 @@ class Prepared:
     hosts: list
     runs: int
     written_by: dict | None      # the write phase's manifest (read phase)
+    phase_id: str = ""           # this invocation's id (checkpoint_run_set.json; a write's manifest: write_id)
 
 
 def phase_counts(opts: Options, doc: dict) -> tuple[str, int]:
@@ -120,9 +122,9 @@ def prepare(opts: Options) -> Prepared:
         check_space(folder, ckpt.total_bytes * count)
     written_by = None
     if phase == "read":
-        written_by = manifest.for_read(folder, layout(opts, ckpt), count, results_dir)
+        written_by = manifest.reference(manifest.for_read(folder, layout(opts, ckpt), count, results_dir), results_dir)
     return Prepared(opts, doc, ckpt, phase, count, folder, results_dir.resolve(), hosts,
-                    opts.runs or DEFAULT_RUNS, written_by)
+                    opts.runs or DEFAULT_RUNS, written_by, uuid.uuid4().hex)
 
 
 def refuse_folder(folder: Path) -> None:
@@ -184,7 +186,8 @@ def run(opts: Options) -> int:
     prep = kind.prep
     if prep.phase == "write":
         manifest.write(prep.folder, {**layout(opts, prep.ckpt), "checkpoints": prep.count, "fsync": fsync(prep),
-                                     "results_dir": str(prep.results_dir), "end_unix_s": time.time()})
+                                     "results_dir": str(prep.results_dir), "end_unix_s": time.time(),
+                                     "write_id": prep.phase_id})
     summarise(prep, done)
     return ExitCode.OK
 
@@ -221,7 +224,7 @@ class Checkpointing:
         if done:
             opts, prep = self.opts, self.prep
             head = {"workload": opts.workload, "phase": prep.phase, "mode": opts.mode, "division": opts.division,
-                    "miniature": prep.ckpt.miniature, "processes": opts.accelerators}
+                    "miniature": prep.ckpt.miniature, "processes": opts.accelerators, "phase_id": prep.phase_id}
             results.write_run_set(prep.results_dir, head, done, prep.runs, list(sys.argv))
 
 

@@ -10,13 +10,22 @@ def test_compliant_pair_exit_0_and_wrong_closed_count_exit_1(run_cli, tmp_path):
     root = checkpoint_tree(tmp_path)
     code, out, err = run_cli("check", root)
     assert code == 0 and "CLOSED   R" in out and "CLOSED   W" in out, out + err
-    edit_set("W", lambda d: d.update(processes=64))(root)
+    # a closed pair run with 16 processes (8 in Table 2): open. (Issue 24: the run set relabelled alone,
+    # processes=64 over runs of 8, now also contradicts its runs: checkpoint-run-set-recomputed, invalid.)
+    root = checkpoint_tree(tmp_path / "p16", processes=16)
     code, out, err = run_cli("check", root, "--format", "json")
     doc = json.loads(out)
     assert code == 1 and doc["verdict"] == "open" and doc["compliant"] is False
-    [f] = [f for b in doc["benchmarks"] for f in b["findings"]]
-    assert (f["rule_id"], f["expected"], f["actual"], f["path"]) == ("checkpoint-closed-processes", 8, 64,
-                                                                     "W/checkpoint_run_set.json")
+    found = [f for b in doc["benchmarks"] for f in b["findings"]]
+    assert sorted((f["rule_id"], f["expected"], f["actual"], f["path"]) for f in found) == [
+        ("checkpoint-closed-processes", 8, 16, "R/checkpoint_run_set.json"),
+        ("checkpoint-closed-processes", 8, 16, "W/checkpoint_run_set.json")]
+    edit_set("W", lambda d: d.update(processes=64))(root)
+    code, out, err = run_cli("check", root, "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["verdict"] == "invalid" and any(
+        (f["rule_id"], f["expected"], f["actual"]) == ("checkpoint-run-set-recomputed", 16, 64)
+        for b in doc["benchmarks"] for f in b["findings"])
 
 
 def test_open_division_more_processes_is_compliant(run_cli, tmp_path):

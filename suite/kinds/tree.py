@@ -1,0 +1,152 @@
+"""`suite check` over whatever PATH holds (issue 24, class 4): every result below it is found
+(suite.kinds.registry.results_under asks each kind about each directory it meets), checked by its
+kind and counted; the verdict is the worst of all; what no kind could take is listed and keeps the
+check from compliance.
+
+A PATH that is one result, or holds one kind's results only (a training submission tree, a
+checkpointing write+read pair), is checked by that kind as before. A mixed tree is checked part by
+part: the kinds whose check takes a tree (training, checkpointing) once over PATH, training with the
+other kinds' directories left out; the others (TPCx-AI) once per result directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from suite.errors import ExitCode
+from suite.kinds import registry
+from suite.kinds.base import Checked, Kind
+from suite.rules import findings
+
+_RANK = {"": 2, "valid": 0, "closed": 0, "open": 1, "invalid": 2}   # a kind that names no verdict counts worst
+
+
+def check(path: Path, args) -> Checked:
+    path = Path(path)
+    kind = registry.for_result(path)           # the existing refusal for a path that is not there
+    if path.is_dir() and not path.is_symlink():
+        found = registry.results_under(path)
+        if not _single(path, kind, found):
+            return _mixed(found, args)
+    return kind.check(path, args)
+
+
+def _single(path: Path, kind: Kind, found: registry.Found) -> bool:
+    """PATH is one result of `kind` (or below one), or holds one kind's results and nothing unclassified."""
+    root = found.root
+    if kind is not registry.KINDS[0] and (root in found.by_kind[kind.name]
+                                          or set(kind.result_files) & {p.name for p in _entries(root.parent)}):
+        return True
+    kinds = found.kinds()
+    if found.unclassified:
+        return False
+    if not kinds:
+        return True                               # nothing found: the kind's checker says why
+    return len(kinds) == 1 and (registry.get(kinds[0]).checks_trees or found.by_kind[kinds[0]] == [root])
+
+
+def _entries(d: Path) -> list[Path]:
+    try:
+        return list(d.iterdir())
+    except OSError:
+        return []
+
+
+def _mixed(found: registry.Found, args) -> Checked:
+    parts: list[tuple[str, Path, Checked]] = []
+    others = [d for name, dirs in found.by_kind.items() if name != registry.KINDS[0].name for d in dirs]
+    foreign = _foreign(found)
+    for name in found.kinds():
+        kind = registry.get(name)
+        if kind is registry.KINDS[0]:
+            if not [d for d in found.by_kind[name] if not any(f == d or f in d.parents for f in foreign)]:
+                continue
+            sub = argparse.Namespace(**{**vars(args), "exclude_dirs": tuple(others) + tuple(sorted(foreign))})
+            parts.append((name, found.root, _part(kind, found.root, sub)))
+        elif kind.checks_trees:
+            parts.append((name, found.root, _part(kind, found.root, args)))
+        else:
+            parts += [(name, d, _part(kind, d, args)) for d in found.by_kind[name]]
+    return _combine(found, parts, args)
+
+
+def _part(kind: Kind, path: Path, args) -> Checked:
+    """One part of a mixed tree checked by its kind; a part that cannot be used (bad input: a broken
+    file) is an invalid result of the tree, said in one line, and the others are still checked."""
+    from suite.errors import SuiteError
+
+    if getattr(args, "ruleset", None) not in (None, "auto") and not kind.checks_trees:
+        args = argparse.Namespace(**{**vars(args), "ruleset": "auto"})   # --ruleset names the storage rules
+    try:
+        return kind.check(path, args)
+    except SuiteError as exc:
+        text = f"unusable: {exc}"
+        out = json.dumps({"error": str(exc), "verdict": "invalid"}) if args.format == "json" else text + "\n"
+        return Checked(out, text, ExitCode.FAILED, "invalid")
+
+
+def _foreign(found: registry.Found) -> list[Path]:
+    """What the catch-all kind must not take: an unclassified file's directory, or only the file where
+    other results sit below that directory."""
+    catch_all = found.by_kind[registry.KINDS[0].name]
+    out = []
+    for f, _ in found.unclassified:
+        below = [d for d in catch_all if f.parent in d.parents]
+        out.append(f if below or f.parent == found.root else f.parent)
+    return out
+
+
+def _combine(found: registry.Found, parts: list, args) -> Checked:
+    worst = max([_RANK.get(c.verdict, 2) for _, _, c in parts] + [1 if found.unclassified else 0])
+    verdict = findings.VERDICTS[worst]                 # the worst of all; an unclassified result: at least open
+    compliant = all(c.code == ExitCode.OK for _, _, c in parts) and not found.unclassified
+    counts = {}
+    for name, _, _ in parts:
+        counts[name] = counts.get(name, 0) + 1
+    counted = ", ".join(f"{name} {_what(name, found)}" for name in counts)
+    summary = (f"verdict: {verdict.upper()} ({'compliant' if compliant else 'not compliant'}); results checked: "
+               f"{counted}; unclassified: {len(found.unclassified)}")
+    rel = _rel(found.root)
+    if args.format == "json":
+        out = json.dumps({"schema_version": 1, "kind": "tree", "root": str(found.root), "verdict": verdict,
+                          "compliant": compliant,
+                          "results": [{"kind": n, "path": rel(p), "verdict": c.verdict, "compliant": c.code == 0,
+                                       "check": _json(c.out)} for n, p, c in parts],
+                          "unclassified": [{"path": rel(f), "why": why} for f, why in found.unclassified]},
+                         indent=2, sort_keys=True) + "\n"
+        return Checked(out, summary, ExitCode.OK if compliant else ExitCode.FAILED, verdict)
+    from suite.report.escape import terminal, terminal_lines
+
+    lines = [f"suite check {found.root}: a tree of {len(counts)} kind(s) of result", ""]
+    for name, p, c in parts:
+        lines += [terminal(f"== {name}: {rel(p)}: {c.verdict.upper() or '?'} ({'compliant' if c.code == 0 else 'not compliant'})"),
+                  c.out.rstrip("\n"), ""]
+    if found.unclassified:
+        lines += ["== unclassified (no benchmark kind takes these; the tree is not compliant):"]
+        lines += [terminal(f"  {rel(f)}: {why}") for f, why in found.unclassified] + [""]
+    lines.append(summary)
+    out = "\n".join(terminal_lines(x) for x in lines) + "\n"
+    return Checked(out, summary, ExitCode.OK if compliant else ExitCode.FAILED, verdict)
+
+
+def _what(name: str, found: registry.Found) -> str:
+    n = len(found.by_kind[name])
+    return f"({n} result dir{'s' if n != 1 else ''})"
+
+
+def _rel(root: Path):
+    def rel(p: Path) -> str:
+        try:
+            return str(Path(p).relative_to(root)) or "."
+        except ValueError:
+            return str(p)
+    return rel
+
+
+def _json(text: str):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
