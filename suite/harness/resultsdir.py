@@ -62,7 +62,12 @@ def claim(given, name: str, option: str = OPTION) -> Path:
         path = first if k == 1 else first.with_name(f"{first.name}-{k}")
         if path.exists():
             continue
-        check(path, option)
+        try:
+            check(path, option)
+        except SuiteError:
+            if path.exists():        # another invocation took this name between our two looks
+                continue
+            raise
         if _take(path, option):
             return path
     raise SuiteError(f"{option}: expected a free default name under {ROOT}, got {first}-2..{MAX_TRIES} "

@@ -38,8 +38,9 @@ def one_line(code, err, needle):
 
 def test_without_the_engine_one_line_says_how_to_install(run_cli, tmp_path, monkeypatch):
     monkeypatch.setenv("SUITE_ENGINES_DIR", str(tmp_path / "engines"))
+    (tmp_path / "data").mkdir()     # results beside the data, not inside it (refused since issue 24)
     code, _, err = run_cli("run", "--engine", "dlio", "--workload", "unet3d", "--accelerators", 1, "--data-dir",
-                           tmp_path, "--division", "open", "--results-dir", tmp_path / "r")
+                           tmp_path / "data", "--division", "open", "--results-dir", tmp_path / "r")
     one_line(code, err, f"expected dlio 2.0.0 installed in {tmp_path / 'engines' / 'dlio-2.0.0'}, got nothing "
                         f"(run: suite engine install dlio; about 1.7 GB from PyPI)")
     assert not (tmp_path / "r").exists()
