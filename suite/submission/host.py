@@ -12,6 +12,8 @@ import socket
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from suite.storage.backend.posix import unescape_mountinfo
+
 MAX_READ = 4 * 1024 * 1024  # /proc/cpuinfo of a 512-core host is ~1 MiB
 
 
@@ -94,19 +96,6 @@ def os_release(etc: Path = Path("/etc")) -> str | None:
     return None
 
 
-def _unescape(field: str) -> str:
-    """mountinfo escapes space, tab, newline and backslash as \\ooo octal."""
-    out, i = [], 0
-    while i < len(field):
-        if field[i] == "\\" and field[i + 1:i + 4].isdigit():
-            out.append(chr(int(field[i + 1:i + 4], 8)))
-            i += 4
-        else:
-            out.append(field[i])
-            i += 1
-    return "".join(out)
-
-
 def mount_of(path: Path, proc: Path = Path("/proc")) -> Mount | None:
     """The mount holding `path` (the longest mount point above it) from /proc/self/mountinfo."""
     text = _read(proc / "self" / "mountinfo")
@@ -119,11 +108,11 @@ def mount_of(path: Path, proc: Path = Path("/proc")) -> Mount | None:
         a, b = left.split(), right.split()
         if not sep or len(a) < 6 or len(b) < 2:
             continue
-        point = _unescape(a[4])
+        point = unescape_mountinfo(a[4])
         inside = target == point or target.startswith(point.rstrip("/") + "/")
         if inside and (best is None or len(point) >= len(best[0])):
             opts = a[5].split(",") + [o for o in (b[2].split(",") if len(b) > 2 else []) if o]
-            best = (point, b[0], _unescape(b[1]), sorted(set(opts)))
+            best = (point, b[0], unescape_mountinfo(b[1]), sorted(set(opts)))
     if best is None:
         return None
     try:

@@ -224,7 +224,7 @@ class PosixBackend(Backend):
         return drop_caches()
 
 
-def _unescape(field: str) -> str:
+def unescape_mountinfo(field: str) -> str:
     """mountinfo escapes space, tab, newline and backslash as \\ooo octal."""
     out, i = [], 0
     while i < len(field):
@@ -251,10 +251,10 @@ def mount_of(real: str, major: int, minor: int, mountinfo: str = MOUNTINFO) -> t
         a, b = left.split(), right.split()
         if not sep or len(a) < 5 or len(b) < 2:
             continue
-        point = _unescape(a[4])
+        point = unescape_mountinfo(a[4])
         if not (real == point or real.startswith(point.rstrip("/") + "/")):
             continue
         key = (a[2] == dev, len(point))
         if best is None or key >= best[0]:
-            best = (key, (point, b[0], _unescape(b[1])))
+            best = (key, (point, b[0], unescape_mountinfo(b[1])))
     return best[1] if best else None
