@@ -141,7 +141,7 @@ def report_differences(b: layout.Benchmark, agg: dict | None, unmatched_runs: li
             if have is not None and want is not None and str(have) != str(want):
                 diffs.append(f"{key} {have!r} (runs: {want!r})")
     if isinstance(overall.get("model"), str) and b.workload and \
-            identify.MODEL_ALIASES.get(overall["model"].lower(), overall["model"]) != b.workload:
+            identify.model_aliases().get(overall["model"].lower(), overall["model"]) != b.workload:
         diffs.append(f"model {overall['model']!r} (runs: {b.workload!r})")
     for it in unmatched_runs:
         diffs.append(f"{it.field} {it.value!r} ({it.expected})")

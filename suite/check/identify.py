@@ -11,10 +11,21 @@ from functools import lru_cache
 from pathlib import Path
 
 from suite.rules import rulesets
+from suite.storage import workloads
 
-ACCELERATORS = ("h100", "a100", "v100", "b200", "mi355")
-MODEL_ALIASES = {"unet3d": "unet3d", "unet": "unet3d", "resnet50": "resnet50", "resnet": "resnet50",
-                 "cosmoflow": "cosmoflow", "bert": "bert", "retinanet": "retinanet"}
+SHORT_NAMES = {"unet": "unet3d", "resnet": "resnet50"}     # short model names seen in published trees
+
+
+@lru_cache(maxsize=1)
+def accelerators() -> frozenset[str]:
+    """Every accelerator a training workload file defines (a new round's b200, mi355 come with its files)."""
+    return frozenset(a for name in workloads.names() for a in workloads.accelerators(name))
+
+
+@lru_cache(maxsize=1)
+def model_aliases() -> dict[str, str]:
+    """A model name as a tree spells it -> the training workload's name (from the workload files)."""
+    return {**{name: name for name in workloads.names()}, **SHORT_NAMES}
 
 
 def ruleset_in_name() -> re.Pattern:
@@ -116,9 +127,9 @@ def parse_workload_name(text: str) -> tuple[str | None, str | None]:
     """'unet3d_h100' -> ('unet3d', 'h100'); 'resnet-a100' -> ('resnet50', 'a100'); 'unet3d' -> ('unet3d', None)."""
     model = accel = None
     for token in re.split(r"[-_/\s.@]+", str(text).lower()):
-        if token in MODEL_ALIASES and model is None:
-            model = MODEL_ALIASES[token]
-        elif token in ACCELERATORS and accel is None:
+        if token in model_aliases() and model is None:
+            model = model_aliases()[token]
+        elif token in accelerators() and accel is None:
             accel = token
     return model, accel
 
@@ -147,7 +158,7 @@ def host_workload(host) -> tuple[str | None, str | None, str]:
     name = res.get("dlio_workload") if isinstance(res.get("dlio_workload"), str) else res.get("workload")
     if isinstance(name, str):
         model, accel = parse_workload_name(name)
-        if isinstance(res.get("accelerator"), str) and res["accelerator"] in ACCELERATORS:
+        if isinstance(res.get("accelerator"), str) and res["accelerator"] in accelerators():
             accel = res["accelerator"]
         if model:
             return model, accel, "results.json"
@@ -156,7 +167,7 @@ def host_workload(host) -> tuple[str | None, str | None, str]:
     if model is None and isinstance((host.summary or {}).get("model"), str):
         model = host.summary["model"]
     if model:
-        model = MODEL_ALIASES.get(model.lower(), model.lower())
+        model = model_aliases().get(model.lower(), model.lower())
         return model, _accel_from_compute(model, conf), "config.yaml" if conf.get("model") else "summary.json"
     return None, None, ""
 
