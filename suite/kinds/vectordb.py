@@ -74,7 +74,27 @@ def recognises(path: Path) -> bool:
         path = path.parent
     if leaves.is_leaf(path) or "vector_database" in path.parts:
         return True
-    return (path / "vector_database").is_dir() and not any((path / x).exists() for x in ("training", "checkpointing"))
+    if not path.is_dir():
+        return False
+    try:
+        found = leaves.find(path)
+    except SuiteError:
+        return False
+    others = {"training", "checkpointing", "kv_cache"}
+    return bool(found) and not any(d.name in others for leaf in found for d in leaf.parents) \
+        and not any(p.is_dir() and p.name in others for p in _bounded_dirs(path))
+
+
+def _bounded_dirs(path: Path, depth: int = 6):
+    """The directories below `path`, to a depth (links not followed)."""
+    import os
+
+    base = len(path.parts)
+    for root, dirs, _ in os.walk(path, followlinks=False):
+        if len(Path(root).parts) - base >= depth:
+            dirs[:] = []
+        for d in dirs:
+            yield Path(root) / d
 
 
 def check(path: Path, args) -> Checked:
