@@ -89,7 +89,7 @@ def page(summary: dict):
                 numbers_right=False)])
     return c.Page("vector_database", summary["root"], [verdict, *sections],
                   tables={"vdb_runs": (["benchmark", "run", *RUN_COLUMNS],
-                                       [[b["path"], r["ts"], *[r[k] for k in RUN_COLUMNS]]
+                                       [{"benchmark": b["path"], "run": r["ts"], **{k: r[k] for k in RUN_COLUMNS}}
                                         for b in summary["benchmarks"] for r in b["runs"]])})
 
 
@@ -111,6 +111,8 @@ def plot(b: dict) -> bytes:
     a1.set_xlabel("recall@k")
     a1.set_ylabel("QPS")
     a1.set_title("QPS vs recall")
+    if all(v > 0 for r in runs for v in ((r.get("cdf") or {}).get("latency_ms") or [1])[1:]):
+        a2.set_xscale("log")
     a2.set_xlabel("latency (ms)")
     a2.set_ylabel("fraction of queries")
     a2.set_title("latency CDF per run")

@@ -120,6 +120,14 @@ def test_metrics_cli_reads_the_published_leaf(run_cli):
     assert code == 0 and "57,619.8" in out and "recall 0.2097" in out
 
 
+def test_report_of_the_published_leaf(run_cli, tmp_path):
+    code, out, err = run_cli("report", PUBLISHED, "--out", tmp_path / "rep")
+    assert code == 0, err
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "milvus DISKANN" in md and "vdb-run-count" in md
+    assert (tmp_path / "rep" / "vdb_runs.csv").read_text().count("\n") == 2
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.one_of(st.binary(max_size=200), st.recursive(
     st.one_of(st.none(), st.booleans(), st.floats(allow_nan=True), st.integers(), st.text(max_size=5)),
