@@ -29,5 +29,5 @@ def run(args) -> int:
         print(json.dumps(rows, indent=2, sort_keys=True))
     else:
         for r in rows:
-            print(f"{r['engine']:<6} {r['version']:<9} {r['status']}  {r['path']}")
+            print(f"{r['engine']:<7} {r['version']:<9} {r['status']}  {r['path']}")
     return ExitCode.OK

@@ -76,25 +76,23 @@ def recognises(path: Path) -> bool:
         return True
     if not path.is_dir():
         return False
-    try:
-        found = leaves.find(path)
-    except SuiteError:
-        return False
-    others = {"training", "checkpointing", "kv_cache"}
-    return bool(found) and not any(d.name in others for leaf in found for d in leaf.parents) \
-        and not any(p.is_dir() and p.name in others for p in _bounded_dirs(path))
+    return _only_vdb_below(path)
 
 
-def _bounded_dirs(path: Path, depth: int = 6):
-    """The directories below `path`, to a depth (links not followed)."""
+def _only_vdb_below(path: Path, depth: int = 12) -> bool:
+    """One walk (links not followed, bounded depth): a vector_database/ directory below `path` and no
+    training, checkpointing or kv_cache one (a mixed tree is the tree check's: suite/kinds/tree.py)."""
     import os
 
-    base = len(path.parts)
+    base, seen = len(path.parts), False
     for root, dirs, _ in os.walk(path, followlinks=False):
         if len(Path(root).parts) - base >= depth:
             dirs[:] = []
         for d in dirs:
-            yield Path(root) / d
+            if d in ("training", "checkpointing", "kv_cache"):
+                return False
+            seen = seen or d == "vector_database"
+    return seen
 
 
 def check(path: Path, args) -> Checked:
