@@ -64,9 +64,10 @@ def non_negative_float(text: str) -> float:
 
 
 def engine_arg(p) -> None:
-    p.add_argument("--engine", choices=["suite", "dlio"], default="suite",
+    p.add_argument("--engine", choices=["suite", "dlio", "diskann", "milvus"], default="suite",
                    help="suite (default: our runner) or dlio (the reference code, installed by "
-                        "`suite engine install dlio`), under the same enforcement")
+                        "`suite engine install dlio`), under the same enforcement; vector_database "
+                        "workloads: diskann (embedded, the default) or milvus")
 
 
 def workload_args(p, names) -> None:

@@ -13,7 +13,7 @@ def add_parser(sub) -> None:
                        description="Write D/train/img_<i>_of_<N>.<ext> (npz, TFRecord or hdf5) with seeded record "
                                    "sizes, in parallel (local processes or MPI ranks under mpiexec), resumably; "
                                    "D/generation_log.json records what was written.")
-    workload_args(p, registry.workload_names(lambda k: k.datasize is not None))
+    workload_args(p, registry.workload_names(lambda k: k.datasize is not None or k.datagen is not None))
     p.add_argument("--data-dir", required=True, type=Path, help="the dataset goes to DATA_DIR/train")
     p.add_argument("--files", type=positive_int, help="number of training files (or size it with --accelerators)")
     sizing_args(p, False, "size the dataset for this many accelerators")
@@ -47,7 +47,12 @@ def _file_count(args, workload, extra: dict) -> int:
 
 
 def run(args) -> int:
+    from suite.kinds import registry
     from suite.report.escape import terminal
+
+    kind = registry.for_workload(args.workload)
+    if kind.datagen is not None:                # a kind with its own data (vector_database: vectors + ground truth)
+        return kind.datagen(args)
     from suite.report.progress import Progress, summary
     from suite.storage import datagen, workloads
 

@@ -8,11 +8,12 @@ from suite.errors import ExitCode
 def add_parser(sub) -> None:
     p = sub.add_parser("engine", help="install or list benchmark engines (DLIO, the reference code)",
                        description="`suite engine install dlio` builds DLIO 2.0.0 (TensorFlow-CPU, from PyPI, "
-                                   "about 1.7 GB) in a pinned venv of its own, outside this environment; "
+                                   "about 1.7 GB) in a pinned venv of its own, outside this environment (diskann and milvus: "
+                                   "the vector_database engines, likewise); "
                                    "`suite engine list` shows where (SUITE_ENGINES_DIR overrides).")
     esub = p.add_subparsers(dest="action", metavar="ACTION")
     esub.required = True
-    esub.add_parser("install", help="build an engine's venv").add_argument("name", choices=["dlio"])
+    esub.add_parser("install", help="build an engine's venv").add_argument("name", choices=["dlio", "diskann", "milvus"])
     esub.add_parser("list", help="the engines, their versions and where they are").add_argument(
         "--format", choices=["text", "json"], default="text")
 
@@ -28,5 +29,5 @@ def run(args) -> int:
         print(json.dumps(rows, indent=2, sort_keys=True))
     else:
         for r in rows:
-            print(f"{r['engine']:<6} {r['version']:<9} {r['status']}  {r['path']}")
+            print(f"{r['engine']:<7} {r['version']:<9} {r['status']}  {r['path']}")
     return ExitCode.OK

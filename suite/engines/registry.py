@@ -45,7 +45,26 @@ DLIO = Engine(
     executable="dlio_benchmark",
     framework="tensorflow (tensorflow-cpu), reader.data_loader=tensorflow",
 )
-ENGINES = {"suite": None, "dlio": DLIO}       # None: our own runner, nothing to install
+# The vector_database engines (suite/vectordb/worker.py runs in their venv). Pins: what `pip install`
+# resolved on 2026-11-25 for CPython 3.11; diskannpy 0.7.0 pins numpy < 2, pymilvus 2.3.x needs
+# setuptools < 70 and marshmallow < 4 (environs 9), so neither can share our environment.
+DISKANN = Engine(
+    name="diskann", version="0.7.0",
+    description="DiskANN (diskannpy on PyPI): the embedded disk-resident index, no server",
+    first=("diskannpy==0.7.0",), packages=("numpy==1.25.0",),
+    executable="python", framework="diskannpy StaticDiskIndex (libaio reads of the index file)")
+MILVUS = Engine(
+    name="milvus", version="2.3.5",
+    description="Milvus 2.3.5 standalone, embedded (the milvus PyPI package), and its client pymilvus 2.3.8",
+    first=("milvus==2.3.5", "pymilvus==2.3.8"),
+    packages=("setuptools==69.5.1", "marshmallow==3.26.2", "environs==9.5.0", "grpcio==1.60.0",
+              "protobuf==7.36.2", "numpy==2.4.6", "pandas==3.1.1", "ujson==6.1.0", "minio==7.2.20",
+              "requests==2.34.2", "azure-storage-blob==12.31.1", "python-dotenv==1.2.4", "pyarrow==26.0.1"),
+    executable="milvus-server", framework="pymilvus Collection.search against the milvus server")
+ENGINES = {"suite": None, "dlio": DLIO, "diskann": DISKANN, "milvus": MILVUS}   # None: our own runner
+
+
+SIZES = {"dlio": "about 1.7 GB", "diskann": "about 400 MB", "milvus": "about 500 MB"}
 
 
 def engines_dir() -> Path:
@@ -87,7 +106,7 @@ def require(name: str) -> tuple[Engine, Path]:
         where = venv_dir(eng)
         state = "an incomplete install" if where.exists() else "nothing"
         raise SuiteError(f"engine {eng.name}: expected {eng.name} {eng.version} installed in {where}, got {state} "
-                         f"(run: {eng.install_command}; about 1.7 GB from PyPI)")
+                         f"(run: {eng.install_command}; {SIZES.get(eng.name, 'a few hundred MB')} from PyPI)")
     return eng, venv_dir(eng)
 
 

@@ -57,3 +57,4 @@ class Kind:
     sweeps: bool = False                             # suite sweep and suite sizing offer its workloads
     result_files: tuple[str, ...] = ()               # names that mark a directory as one of its results
     checks_trees: bool = True                        # its check takes a whole tree (else one result per call)
+    datagen: Callable[[object], int] | None = None   # suite datagen (args) for a kind with its own data (vector_database)

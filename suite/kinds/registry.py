@@ -13,11 +13,11 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import ResultError, WorkloadError, expected_got
-from suite.kinds import checkpointing, tpcxai, training
+from suite.kinds import checkpointing, tpcxai, training, vectordb
 from suite.kinds.base import Kind
 from suite.storage import workloads
 
-KINDS: list[Kind] = [training.KIND, checkpointing.KIND, tpcxai.KIND]
+KINDS: list[Kind] = [training.KIND, checkpointing.KIND, tpcxai.KIND, vectordb.KIND]
 
 
 def register(kind: Kind) -> None:
@@ -124,7 +124,7 @@ def results_under(path: Path) -> Found:
         if any(c == d or c in d.parents for c in claimed):
             continue
         names = set(walker.dirs[d]) | set(walker.subdirs.get(d, ()))
-        kind = next((k for k in reversed(KINDS) if k.result_files and names & set(k.result_files)), None)
+        kind = next((k for k in reversed(KINDS) if k.result_files and _marks(names, k.result_files)), None)
         if kind is None:
             continue
         found.by_kind[kind.name].append(d)
@@ -136,6 +136,14 @@ def results_under(path: Path) -> Found:
         if not any(c == d or c in d.parents for c in claimed):
             found.unclassified += [(d / n, why) for n in names if (why := _foreign(d / n))]
     return found
+
+
+def _marks(names: set, patterns) -> bool:
+    """A directory's names include one of a kind's result files (exact names, or fnmatch patterns
+    such as vector_database_*_metadata.json)."""
+    from fnmatch import fnmatchcase
+
+    return bool(names & set(patterns)) or any(fnmatchcase(n, p) for p in patterns if "*" in p for n in names)
 
 
 def _foreign(p: Path) -> str:

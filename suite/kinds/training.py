@@ -53,6 +53,8 @@ def run(args) -> int:
 
     if args.accelerators is None:
         raise SuiteError(f"--accelerators: expected a number of simulated accelerators for {args.workload}, got none")
+    if args.engine not in ("suite", "dlio"):
+        raise SuiteError(f"--engine {args.engine}: expected suite or dlio for {args.workload}, got {args.engine}")
     return launch.run(launch.Options(
         workload=args.workload, accelerators=args.accelerators, accelerator_type=args.accelerator_type,
         data_dir=args.data_dir, results_dir=args.results_dir, runs=args.runs, memory_limit=args.memory_limit,

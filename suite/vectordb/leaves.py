@@ -1,0 +1,187 @@
+"""Reading vector_database leaves, published (MLPerf Storage v3.0) and ours, the same way.
+
+A leaf is vector_database/<engine>/<INDEX>/{datagen,run}/<ts>/ with summary.json and
+vector_database_<ts>_metadata.json. The figures come from summary.json (the published keys); the
+median latency from summary.json (ours: p50_latency_ms) or the published run's
+vectordb/simple/{vdb_multi_node_summary,statistics}.json (median_latency_ms); the ground-truth
+record from ours (summary.json ground_truth) or a published result_verdict.json (flat_setup).
+Every read is bounded and stays inside the tree (suite.files, root=).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from suite import files
+from suite.errors import ResultError
+
+TS = re.compile(r"^\d{8}_\d{6}$")
+PHASES = ("datagen", "run")
+MAX_LEAVES = 10000
+MAX_DEPTH = 12
+PUBLISHED_KEYS = ("throughput_qps", "mean_latency_ms", "p95_latency_ms", "p99_latency_ms", "p999_latency_ms")
+
+
+@dataclass
+class Leaf:
+    path: str
+    phase: str                      # datagen | run
+    engine: str                     # the <engine> level (milvus, diskann)
+    index_type: str                 # the <INDEX> level
+    ts: str
+    source: str                     # suite (our summary.json) | published
+    num_vectors: int | None = None
+    dimension: int | None = None
+    inserted_vectors: int | None = None
+    summary_index_type: str | None = None
+    database: str | None = None
+    throughput_qps: float | None = None
+    total_time_seconds: float | None = None
+    query_count: int | None = None
+    mean_latency_ms: float | None = None
+    p50_latency_ms: float | None = None
+    p95_latency_ms: float | None = None
+    p99_latency_ms: float | None = None
+    p999_latency_ms: float | None = None
+    recall: float | None = None
+    recall_floor: float | None = None
+    bytes_read_per_query: float | None = None
+    read_ops_per_query: float | None = None
+    cached_fraction_before: float | None = None
+    cache_dropped: bool | None = None
+    ground_truth: dict | None = None        # {complete, coverage_vectors, num_vectors, source} or None
+    engine_version: str | None = None
+    status: str | None = None
+    missing: list = field(default_factory=list)     # published keys absent or not finite
+    cdf: dict | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _num(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _load(path: Path, root: Path):
+    try:
+        doc = files.load_json(path, error=ResultError, root=root)
+    except (ResultError, RecursionError, ValueError) as exc:
+        raise ResultError(f"{path}: expected a JSON document, got {str(exc)[:200]}") from None
+    return doc
+
+
+def is_leaf(d: Path) -> bool:
+    return TS.match(d.name) is not None and d.parent.name in PHASES and (d / "summary.json").is_file() \
+        and len(d.parents) >= 4 and d.parents[3].name == "vector_database"
+
+
+def find(path: Path) -> list[Path]:
+    """Every leaf at or below `path` (links not followed, bounded in count and depth)."""
+    path = Path(path)
+    if path.is_file():
+        path = path.parent
+    if is_leaf(path):
+        return [path]
+    out: list[Path] = []
+    base_depth = len(path.parts)
+    for root, dirs, _ in os.walk(path, followlinks=False):
+        r = Path(root)
+        if len(r.parts) - base_depth >= MAX_DEPTH:
+            dirs[:] = []
+            continue
+        dirs.sort()
+        if is_leaf(r):
+            out.append(r)
+            dirs[:] = [d for d in dirs if d != "vectordb"]
+            if len(out) >= MAX_LEAVES:
+                raise ResultError(f"{path}: leaves: expected at most {MAX_LEAVES} vector_database leaves, got more")
+    return out
+
+
+def read(leaf: Path, root: Path | None = None) -> Leaf:
+    """One leaf's figures (published or ours) as one record."""
+    leaf = Path(leaf)
+    root = Path(root or leaf)
+    doc = _load(leaf / "summary.json", root)
+    if not isinstance(doc, dict):
+        raise ResultError(f"{leaf / 'summary.json'}: expected a JSON object, got {type(doc).__name__}")
+    ours = doc.get("schema_version") == 1 and "engine" in doc
+    rec = Leaf(path=str(leaf), phase=leaf.parent.name, engine=leaf.parents[2].name, index_type=leaf.parents[1].name,
+               ts=leaf.name, source="suite" if ours else "published")
+    for key in ("num_vectors", "dimension", "inserted_vectors", "query_count"):
+        v = _num(doc.get(key))
+        setattr(rec, key, int(v) if v is not None else None)
+    for key in ("throughput_qps", "total_time_seconds", "mean_latency_ms", "p50_latency_ms", "p95_latency_ms",
+                "p99_latency_ms", "p999_latency_ms", "recall", "recall_floor"):
+        setattr(rec, key, _num(doc.get(key)))
+    rec.summary_index_type = doc.get("index_type") if isinstance(doc.get("index_type"), str) else None
+    db = doc.get("database")
+    rec.database = db.get("database") if isinstance(db, dict) and isinstance(db.get("database"), str) else None
+    rec.status = doc.get("status") if isinstance(doc.get("status"), str) else None
+    if rec.phase == "run":
+        rec.missing = [k for k in (*PUBLISHED_KEYS, "recall") if _num(doc.get(k)) is None]
+    if ours:
+        _ours(rec, doc, leaf, root)
+    else:
+        _published(rec, leaf, root)
+    return rec
+
+
+def _ours(rec: Leaf, doc: dict, leaf: Path, root: Path) -> None:
+    rec.engine_version = doc.get("engine_version") if isinstance(doc.get("engine_version"), str) else None
+    io = doc.get("io") if isinstance(doc.get("io"), dict) else {}
+    rec.bytes_read_per_query = _num(io.get("bytes_read_per_query"))
+    rec.read_ops_per_query = _num(io.get("read_ops_per_query"))
+    cache = doc.get("page_cache_before") if isinstance(doc.get("page_cache_before"), dict) else {}
+    rec.cached_fraction_before = _num(cache.get("cached_fraction"))
+    drop = doc.get("cache_drop") if isinstance(doc.get("cache_drop"), dict) else {}
+    rec.cache_dropped = drop.get("succeeded") if isinstance(drop.get("succeeded"), bool) else None
+    gt = doc.get("ground_truth") if isinstance(doc.get("ground_truth"), dict) else None
+    if gt is not None:
+        rec.ground_truth = {"complete": gt.get("complete") is True, "coverage_vectors": _num(gt.get("coverage_vectors")),
+                            "num_vectors": _num(gt.get("num_vectors")), "source": "summary.json ground_truth"}
+    cdf_path = leaf / "vectordb" / "latency_cdf.json"
+    if cdf_path.is_file():
+        c = _load(cdf_path, root)
+        if isinstance(c, dict) and isinstance(c.get("latency_ms"), list) and isinstance(c.get("percentile"), list):
+            pairs = [(p, v) for p, v in zip(c["percentile"], c["latency_ms"]) if _num(p) is not None and _num(v) is not None]
+            rec.cdf = {"percentile": [p for p, _ in pairs], "latency_ms": [v for _, v in pairs]}
+
+
+def _published(rec: Leaf, leaf: Path, root: Path) -> None:
+    """The published leaf's run-level files: the median latency, the ground-truth record, the version."""
+    for name in ("vdb_multi_node_summary.json", "statistics.json"):
+        p = leaf / "vectordb" / "simple" / name
+        if p.is_file():
+            d = _load(p, root)
+            if isinstance(d, dict) and rec.p50_latency_ms is None:
+                rec.p50_latency_ms = _num(d.get("median_latency_ms"))
+    verdict = leaf / "result_verdict.json"
+    if verdict.is_file():
+        d = _load(verdict, root)
+        flat = d.get("flat_setup") if isinstance(d, dict) and isinstance(d.get("flat_setup"), dict) else {}
+        cov = _num(flat.get("coverage"))
+        rec.ground_truth = {"complete": flat.get("ok") is True and cov is not None and cov >= 1.0,
+                            "coverage_fraction": cov, "source": "result_verdict.json flat_setup"}
+    meta = [p for p in leaf.glob("vector_database_*_metadata.json")][:1]
+    if meta:
+        d = _load(meta[0], root)
+        if isinstance(d, dict):
+            rec.engine_version = str(d.get("mlpstorage_version") or d.get("version") or "") or None
+
+
+def load_tree(path: Path) -> list[Leaf]:
+    path = Path(path)
+    root = path if path.is_dir() else path.parent
+    found = find(path)
+    if not found:
+        raise ResultError(f"{path}: expected vector_database leaves (vector_database/<engine>/<INDEX>/"
+                          f"{{datagen,run}}/<YYYYMMDD_HHMMSS>/summary.json), got none")
+    return [read(leaf, root) for leaf in found]
