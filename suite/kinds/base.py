@@ -57,3 +57,5 @@ class Kind:
     sweeps: bool = False                             # suite sweep and suite sizing offer its workloads
     result_files: tuple[str, ...] = ()               # names that mark a directory as one of its results
     checks_trees: bool = True                        # its check takes a whole tree (else one result per call)
+    whole_tree: bool = False                         # its check reads the tree around PATH itself and hands other
+                                                     # kinds' folders to `args.for_result` (published v3.0 trees)
