@@ -275,7 +275,7 @@ def _checkpointing(mdir: Path, tree: Tree) -> Checkpointing:
 def _leaf(ldir: Path, tree: Tree) -> Leaf:
     """One timestamped leaf: every file it needs read, each failure a problem of the leaf."""
     leaf = Leaf(ldir, ldir.name)
-    _, names = _split(ldir, leaf.problems)
+    _, names = _split(ldir, tree.problems)
     leaf.names = set(names)
     root = tree.root
     for n in names:
