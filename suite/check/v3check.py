@@ -70,9 +70,11 @@ def check(path: Path, delegate=None) -> Result:
     if tree.problems:
         run("tree", Scope("tree", tree.root, {"v3.tree.problems": [_item(p) for p in tree.problems]}))
     for org in tree.orgs:
-        run("tree", _org_scope(org, tree))
+        if org.name != "(none)":                      # out of its tree: no organisation, no code pool to resolve
+            run("tree", _org_scope(org, tree))
         for system in org.systems:
-            run("tree", _system_scope(system, org))
+            if org.name != "(none)":
+                run("tree", _system_scope(system, org))
             res.systems.append({k: v for k, v in v3facts.row(system, org, "", "", system.yaml_path or system.path).items()
                                 if k not in ("benchmark", "model")})
             unknown = [Item(str(d.name), d, "(folder)", "a benchmark folder (training, checkpointing, kv_cache, "

@@ -184,8 +184,24 @@ def load(path: Path) -> Tree:
             if tree.in_scope(odir):
                 tree.orgs.append(_org(odir, div, root, tree))
     if not tree.orgs and not is_tree_root(root):
+        tree.root = _loose_root(scope)
         tree.orgs.append(_loose(scope, tree))
     return tree
+
+
+def _loose_root(scope: Path) -> Path:
+    """Outside a published tree: the top of the v3.0 structure around PATH (what may be read)."""
+    ts = v3load.TS_RE.match(scope.name) is not None
+    if ts and scope.parent.name in PHASES:
+        top = scope.parent.parent
+        return top.parent.parent if top.parent.name == "training" else top
+    if ts and scope.parent.parent.name == "checkpointing":
+        return scope.parent.parent.parent
+    if ts:
+        return scope.parent
+    if scope.parent.name in ("training", "checkpointing"):
+        return scope.parent.parent
+    return scope
 
 
 def _org(odir: Path, div: str, root: Path, tree: Tree) -> Org:
@@ -340,7 +356,34 @@ def looks_v3(path: Path) -> bool:
         return True
     if ts and len(parts) >= 3 and parts[-3] == "checkpointing":
         return True
+    if ts and real.parent.name in PHASES and ((real / "fs_separation.json").is_file() or (real / "summary.json").is_file()):
+        return True                                   # training/<model>/<phase>/<ts> out of its tree
+    if ts and any(re.fullmatch(r"(training|checkpointing)_\d{8}_\d{6}_metadata\.json", n) for n in _names(real)):
+        return True                                   # a leaf copied out of its tree
+    if (real / "run").is_dir() and any(v3load.TS_RE.match(n) for n in _names(real / "run", dirs=True)):
+        return True                                   # training/<model> copied out of its tree
+    kids = _names(real, dirs=True)
+    if kids and any(v3load.TS_RE.match(k) for k in kids) and any(
+            re.fullmatch(r"checkpointing_\d{8}_\d{6}_metadata\.json", n) for k in kids[:4] for n in _names(real / k)):
+        return True                                   # checkpointing/<model> copied out of its tree
     if len(parts) >= 2 and parts[-2] in ("training", "checkpointing") and any(
             (real / p).is_dir() for p in PHASES) or (real / "training").is_dir() and (real.parent.name == "results"):
         return True
     return False
+
+
+def _names(d: Path, dirs: bool = False) -> list[str]:
+    """A bounded, link-free listing for recognition (at most 200 names)."""
+    out = []
+    try:
+        with os.scandir(d) as it:
+            for e in it:
+                if len(out) >= 200:
+                    break
+                if e.is_symlink():
+                    continue
+                if (e.is_dir(follow_symlinks=False) if dirs else e.is_file(follow_symlinks=False)):
+                    out.append(e.name)
+    except OSError:
+        return []
+    return sorted(out)

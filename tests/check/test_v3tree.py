@@ -288,3 +288,15 @@ def test_a_folder_of_another_kind_is_handed_over_or_listed(tree, capsys):
     assert listed or doc["delegated"], "neither handed over nor listed"
     if listed:
         assert listed[0]["severity"] == "info" and code == 0
+
+
+def test_a_result_copied_out_of_its_tree_is_still_read_as_v3(tmp_path, capsys):
+    shutil.copytree(T(DATA), tmp_path / "unet3d")
+    shutil.copytree(C(DATA), tmp_path / "checkpointing" / "llama3-8b")
+    for path in (tmp_path / "unet3d", tmp_path / "unet3d/run" / RUNS[3], tmp_path / "checkpointing/llama3-8b",
+                 tmp_path / "checkpointing/llama3-8b" / READ):
+        assert cli.main(["check", str(path)]) == 0, capsys.readouterr().out
+        out = capsys.readouterr().out
+        assert "ruleset v3.0" in out and "CLOSED (compliant)" in out
+    assert cli.main(["metrics", str(tmp_path / "checkpointing/llama3-8b" / READ)]) == 0
+    assert "Write B/W 4.64 GiB/s  Read B/W 5.68 GiB/s" in capsys.readouterr().out
