@@ -141,15 +141,18 @@ def _org_scope(org: v3tree.Org, tree: v3tree.Tree) -> Scope:
               for d in org.extra if d.name.lower() == "code"]
     extra = [Item(p.name, p, "(entry)", "results/ or systems/ only") for p in org.extra]
     unpaired = [Item(p.name, p, "(file)", f"a {p.stem}.yaml beside it") for p in org.unpaired_pdfs]
-    unresolved, inconsistent = _pool(org, tree)
+    unresolved, misnamed, content = _pool(org, tree)
     return Scope("tree", org.path, {"v3.division": org.division, "v3.org.extra": extra,
                                     "v3.org.legacy_code": legacy, "v3.org.unpaired_pdfs": unpaired,
-                                    "v3.pool.unresolved": unresolved, "v3.pool.inconsistent": inconsistent})
+                                    "v3.pool.unresolved": unresolved, "v3.pool.misnamed": misnamed,
+                                    "v3.pool.content": content})
 
 
-def _pool(org: v3tree.Org, tree: v3tree.Tree) -> tuple[list, list]:
+def _pool(org: v3tree.Org, tree: v3tree.Tree) -> tuple[list, list, list]:
+    """(pointers that resolve to no image, images misnamed or without a readable .code-hash.json,
+    images whose code does not hash to what they record)."""
     images: dict[str, v3load.CodeHash | None] = {}
-    inconsistent = []
+    inconsistent, content = [], []
     pool = org.pool_dir
     if pool.is_dir() and not pool.is_symlink():
         for d in sorted(p for p in pool.iterdir() if p.name.startswith("code-") and p.is_dir() and not p.is_symlink()):
@@ -166,10 +169,10 @@ def _pool(org: v3tree.Org, tree: v3tree.Tree) -> tuple[list, list]:
                 try:
                     got = v3pool.tree_md5(d)
                 except ResultError as exc:
-                    inconsistent.append(Item(str(exc), d, "(code)", "a hashable code tree"))
+                    content.append(Item(str(exc), d, "(code)", "a hashable code tree"))
                     continue
                 if got != ch.hash:
-                    inconsistent.append(Item(got, d, "(md5-tree-v2)", f"{ch.hash} (.code-hash.json)",
+                    content.append(Item(got, d, "(md5-tree-v2)", f"{ch.hash} (.code-hash.json)",
                                              note="the image's code is not what its hash records"))
     unresolved = []
     for _, system, b in ((o, s, b) for o in [org] for s in org.systems for b in s.benchmarks):
@@ -183,7 +186,7 @@ def _pool(org: v3tree.Org, tree: v3tree.Tree) -> tuple[list, list]:
                 got = "no such image" if f"code-{h[:8]}" not in images else (
                     "an unreadable .code-hash.json" if ch is None else f"hash {ch.hash}")
                 unresolved.append(Item(got, leaf.path / ".mlps-code-image", "(pointer)", where))
-    return unresolved, inconsistent
+    return unresolved, inconsistent, content
 
 
 def _all_leaves(b) -> list:

@@ -2,8 +2,9 @@
 `.mlps-code-image` pointer in a leaf that names the image its run used.
 
 `tree_md5` is the content hash of a code tree ("md5-tree-v2" as the v3.0 round describes it: the
-files, links skipped, caches and VCS metadata left out, sorted by the UTF-8 bytes of their POSIX
-relative path, fed to one MD5 as path bytes then content bytes). It is the one function the
+files, links skipped, VCS/IDE/agent/cache/test directories and *.egg-info pruned at any depth, *.pyc,
+*.pyo, .DS_Store and Thumbs.db left out, sorted by the UTF-8 bytes of their POSIX relative path, fed
+to one MD5 as path bytes then content bytes; the same list as suite.harness.provenance, issue 25). It is the one function the
 submission side writes a pool with and the checker recomputes an image with; swap it here.
 """
 
@@ -16,9 +17,9 @@ from pathlib import Path
 
 from suite.errors import ResultError, expected_got
 
-EXCLUDED_DIRS = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv", "venv",
-                 "node_modules", ".tox", ".eggs", "build", "dist", ".hypothesis"}
-EXCLUDED_FILES = {".code-hash.json", ".DS_Store", ".silo_pin"}
+EXCLUDED_DIRS = {".git", ".idea", ".vscode", ".claude", ".agent", ".agents", ".roo", ".planning", ".gsd-tmp",
+                 "__pycache__", ".pytest_cache", ".venv", "node_modules", "build", "dist", ".tox", "test", "tests"}
+EXCLUDED_FILES = {".code-hash.json", ".DS_Store", "Thumbs.db"}     # .code-hash.json: the image's own record
 MAX_FILES = 50_000
 MAX_BYTES = 1 << 30
 

@@ -350,6 +350,8 @@ def looks_v3(path: Path) -> bool:
         return False
     if is_tree_root(find_root(real)):
         return True
+    if _ours(real):
+        return False                                  # our own runs' leaves: the training/checkpointing kinds'
     parts = real.parts
     ts = v3load.TS_RE.match(real.name) is not None
     if ts and len(parts) >= 4 and parts[-2] in PHASES and parts[-4] == "training":
@@ -387,3 +389,15 @@ def _names(d: Path, dirs: bool = False) -> list[str]:
     except OSError:
         return []
     return sorted(out)
+
+
+def _ours(real: Path) -> bool:
+    """A benchmark dir of our own runs (results.json in its leaves, run_set.json above them), which the
+    training and checkpointing kinds check with everything our runs record."""
+    if (real / "run_set.json").is_file() or (real / "results.json").is_file():
+        return True
+    for sub in [real, real / "run"]:
+        for k in _names(sub, dirs=True)[:3]:
+            if v3load.TS_RE.match(k) and (sub / k / "results.json").is_file():
+                return True
+    return False

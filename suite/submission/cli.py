@@ -53,7 +53,7 @@ def run(args) -> int:
     from suite.report.escape import terminal
     from suite.submission.layout import open_tree
 
-    if args.action == "init" and args.ruleset == "v3.0":
+    if args.action == "init" and (args.ruleset or rulesets.default().name) == "v3.0":
         from suite.submission import v3           # the published v3.0 layout (timestamped leaves, code pool)
         with output.interruptible():
             lines = v3.init(args.dir, args.org, args.division, args.system, args.data_dir)

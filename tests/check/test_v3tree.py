@@ -166,6 +166,7 @@ CASES = {   # rule id -> (planting, what keeps a rule the clean tree trips from 
     "CHECK-01-poolPointerResolution": (lambda t: (T(t) / "run" / RUNS[0] / ".mlps-code-image").write_text(
         "md5-tree-v2:64104f04aaaaaaaaaaaaaaaaaaaaaaaa"), None),
     "CHECK-02-poolImageIntegrity": (lambda t: (t / "Alluxio/code-5d45230a/run.sh").write_text("#!/bin/sh\n"), None),
+    "CHECK-03-poolImageNaming": (lambda t: (t / "Alluxio/code-5d45230a").rename(t / "Alluxio/code-5d45230b"), None),
     "2.1.19-prunedPlaceholder": (lambda t: None, lambda t: [p.unlink() for p in t.rglob("*") if p.is_file()
                                                             and p.read_bytes() == b"PRUNED BY STAFF\n"]),
     "2.1.19-runFiles": (lambda t: run_summary(t, 3).write_bytes(b"PRUNED BY STAFF\n"), None),
