@@ -148,14 +148,21 @@ def _split(d: Path, problems: list) -> tuple[list[Path], list[str]]:
 
 
 def is_tree_root(d: Path) -> bool:
+    """`d` holds a published v3.0 tree: `closed|open/<Org>/results/<system>/<benchmark>/` with a v3.0
+    benchmark folder (training, checkpointing, kv_cache, vector_database), or an organisation's code
+    pool beside them (`<Org>/.mlps-image-pool`). Earlier rounds' trees (`results/<system>/<workload>...`)
+    are not v3.0 ones. Bounded: a few entries of each level are looked at."""
     for div in DIVISIONS:
         p = d / div
-        if p.is_dir() and not p.is_symlink():
-            try:
-                if any((o / "results").is_dir() or (o / "systems").is_dir() for o in p.iterdir() if o.is_dir()):
+        if not p.is_dir() or p.is_symlink():
+            continue
+        for org in _names(p, dirs=True)[:50]:
+            if (d / org / ".mlps-image-pool").is_file():
+                return True
+            res = p / org / "results"
+            for system in _names(res, dirs=True)[:20]:
+                if any(b in BENCHMARKS for b in _names(res / system, dirs=True)):
                     return True
-            except OSError:
-                return False
     return False
 
 
