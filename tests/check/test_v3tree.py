@@ -97,6 +97,8 @@ def test_checkpoint_figures_and_the_system_columns():
     assert row["provisioned_power_w"] is None and row["rack_units"] is None          # cloud: blank, as published
     galax = next(s for s in res.systems if s["system"] == "GalaxSphere-1Tier0")
     assert (galax["provisioned_power_w"], galax["rack_units"]) == (1600, 1)          # the published 1.6 kW, 1 RU
+    inspur = next(s for s in res.systems if s["org"] == "InspurData")
+    assert (inspur["provisioned_power_w"], inspur["rack_units"], inspur["usable_capacity_tib"]) == (8000, 2, 176.1)
 
 
 def test_cli_check_metrics_report(tmp_path, capsys):
