@@ -24,7 +24,8 @@ def add_parser(sub) -> None:
     a.add_argument("--division", required=True, choices=["closed", "open"])
     a.add_argument("--system", required=True, metavar="NAME", help="system name (systems/NAME.json)")
     a.add_argument("--ruleset", type=rulesets.argtype(submission=True), default=None, metavar="RULESET",
-                   help="a ruleset with a submission layout (rules/*/ruleset.yaml); default v1.0")
+                   help="a ruleset with a submission layout (rules/*/ruleset.yaml; v3.0: the published v3.0 "
+                        "layout, timestamped leaves and the code pool <org>/code-<hash8>/); default: the default round")
     a.add_argument("--data-dir", type=Path, default=None,
                    help="the benchmark's data dir, whose mount (file system, options) is described; default DIR")
 
