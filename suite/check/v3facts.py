@@ -134,7 +134,11 @@ def checkpointing(c: v3tree.Checkpointing, org, system, params: dict):
     w = next((x for x in writes if phases[x.ts] == "write"), None)
     r = next((x for x in reads if phases[x.ts] == "read"), None)
     if w is not None and r is not None and w.ts < r.ts:
-        facts["v3.ckpt.gap_s"] = (r.summary.start - w.summary.end).total_seconds()
+        ends = (w.meta.invocation_end if w.meta else None, r.meta.invocation_start if r.meta else None)
+        if None not in ends:          # the write invocation's release to the read invocation's start (4.7.1)
+            facts["v3.ckpt.gap_s"] = (ends[1] - ends[0]).total_seconds()
+        else:                         # older leaves: the timed sections' end and start
+            facts["v3.ckpt.gap_s"] = (r.summary.start - w.summary.end).total_seconds()
     _memory(facts, writes + reads, figs)
     _evidence(facts, r or (reads[0] if reads else None), figs)
     out = row(system, org, "checkpointing", model, c.path)

@@ -166,6 +166,8 @@ class Metadata:
     subset: bool
     num_files_train: int | None
     data_folder: str | None
+    invocation_start: datetime | None = None     # mlpstorage's bookends of the whole invocation (4.7.1)
+    invocation_end: datetime | None = None
 
 
 def metadata(path: Path, root: Path) -> Metadata:
@@ -177,10 +179,12 @@ def metadata(path: Path, root: Path) -> Metadata:
     args = doc.get("args") if isinstance(doc.get("args"), dict) else {}
     subset = (args.get("checkpoint_subset") is True or over.get("checkpoint.mode") == "subset"
               or ckpt.get("mode") == "subset")
+    bookends = [_timestamp(doc[k], path, k) if doc.get(k) is not None else None
+                for k in ("invocation_start_time", "invocation_end_time")]
     return Metadata(path, _str(doc, "benchmark_type"), _str(doc, "model"), _str(doc, "command"),
                     _count(doc, "num_processes", path), _str(doc, "accelerator"),
                     _count(ckpt, "num_checkpoints_write", path), _count(ckpt, "num_checkpoints_read", path),
-                    subset, _count(ds, "num_files_train", path), _str(ds, "data_folder"))
+                    subset, _count(ds, "num_files_train", path), _str(ds, "data_folder"), *bookends)
 
 
 def _str(doc: dict, key: str) -> str | None:

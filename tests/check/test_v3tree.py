@@ -303,3 +303,11 @@ def test_a_result_copied_out_of_its_tree_is_still_read_as_v3(tmp_path, capsys):
         assert "ruleset v3.0" in out and "CLOSED (compliant)" in out
     assert cli.main(["metrics", str(tmp_path / "checkpointing/llama3-8b" / READ)]) == 0
     assert "Write B/W 4.64 GiB/s  Read B/W 5.68 GiB/s" in capsys.readouterr().out
+
+
+def test_read_window_uses_the_invocation_bookends_when_recorded(tree):
+    edit_json(C(tree) / WRITE / CKPT_META[WRITE], lambda d: d.update(invocation_end_time="2026-07-08T06:51:00Z"))
+    edit_json(C(tree) / READ / CKPT_META[READ], lambda d: d.update(invocation_start_time="2026-07-08T06:51:45Z"))
+    assert "4.7.1-checkpointCacheFlushValidation" in ids(result(tree))     # 45 s, though the timed sections are 16 s apart
+    edit_json(C(tree) / READ / CKPT_META[READ], lambda d: d.update(invocation_start_time="2026-07-08T06:51:20Z"))
+    assert "4.7.1-checkpointCacheFlushValidation" not in ids(result(tree))
