@@ -58,3 +58,5 @@ class Kind:
     result_files: tuple[str, ...] = ()               # names that mark a directory as one of its results
     checks_trees: bool = True                        # its check takes a whole tree (else one result per call)
     datagen: Callable[[object], int] | None = None   # suite datagen (args) for a kind with its own data (vector_database)
+    whole_tree: bool = False                         # its check reads the tree around PATH itself and hands other
+                                                     # kinds' folders to `args.for_result` (published v3.0 trees)

@@ -26,11 +26,31 @@ _RANK = {"": 2, "valid": 0, "closed": 0, "open": 1, "invalid": 2}   # a kind tha
 def check(path: Path, args) -> Checked:
     path = Path(path)
     kind = registry.for_result(path)           # the existing refusal for a path that is not there
+    if kind.whole_tree:                        # a published v3.0 tree: the kind walks it and hands over the rest
+        return kind.check(path, argparse.Namespace(**{**vars(args), "for_result": _handover(kind, args)}))
     if path.is_dir() and not path.is_symlink():
         found = registry.results_under(path)
         if not _single(path, kind, found):
             return _mixed(found, args)
     return kind.check(path, args)
+
+
+def _handover(whole: Kind, args):
+    """What a whole-tree kind calls for a folder it does not check itself: the kind that recognises
+    it checks it ({kind, verdict, compliant, summary}); None when only the catch-all or a whole-tree
+    kind would take it."""
+    from suite.errors import ResultError
+
+    def take(d: Path):
+        try:
+            kind = registry.for_result(d)
+        except ResultError:
+            return None
+        if kind is registry.KINDS[0] or kind.whole_tree:
+            return None
+        c = _part(kind, d, argparse.Namespace(**{**vars(args), "ruleset": "auto"}))
+        return {"kind": kind.name, "verdict": c.verdict, "compliant": c.code == ExitCode.OK, "summary": c.summary}
+    return take
 
 
 def _single(path: Path, kind: Kind, found: registry.Found) -> bool:

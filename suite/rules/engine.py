@@ -48,7 +48,8 @@ REQUIRED_KEYS = ("id", "applies_to", "field", "op", "severity", "effect", "messa
 FILE_KEYS = {"schema_version", "description", "extends", "params", "rules"}
 VALUE_KEYS = {"fact", "param", "params", "value", "rel", "abs", "of", "say"}
 WORDS_KEYS = ("of", "say")     # none_equal's words: "12 of 16 <of> <say>" (hosts / report 0 GiB memory)
-ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+ID_RE = re.compile(r"^(?:[a-z0-9]+(?:-[a-z0-9]+)*"          # our own: stable kebab-case
+                   r"|(?:\d+(?:\.\d+)+|[A-Z]+-\d+)-[a-z][A-Za-z0-9]*)$")  # a round's: <Rules.md section>-<staff camelCase name>
 
 
 # --------------------------------------------------------------------------- records

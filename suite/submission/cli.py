@@ -24,7 +24,8 @@ def add_parser(sub) -> None:
     a.add_argument("--division", required=True, choices=["closed", "open"])
     a.add_argument("--system", required=True, metavar="NAME", help="system name (systems/NAME.json)")
     a.add_argument("--ruleset", type=rulesets.argtype(submission=True), default=None, metavar="RULESET",
-                   help="a ruleset with a submission layout (rules/*/ruleset.yaml); default v1.0")
+                   help="a ruleset with a submission layout (rules/*/ruleset.yaml; v3.0: the published v3.0 "
+                        "layout, timestamped leaves and the code pool <org>/code-<hash8>/); default: the default round")
     a.add_argument("--data-dir", type=Path, default=None,
                    help="the benchmark's data dir, whose mount (file system, options) is described; default DIR")
 
@@ -53,7 +54,11 @@ def run(args) -> int:
     from suite.report.escape import terminal
     from suite.submission.layout import open_tree
 
-    if args.action == "init":
+    if args.action == "init" and (args.ruleset or rulesets.default().name) == "v3.0":
+        from suite.submission import v3           # the published v3.0 layout (timestamped leaves, code pool)
+        with output.interruptible():
+            lines = v3.init(args.dir, args.org, args.division, args.system, args.data_dir)
+    elif args.action == "init":
         from suite.submission import create
         with output.interruptible():
             lines = create.init(args.dir, args.org, args.division, args.system,
@@ -68,6 +73,10 @@ def run(args) -> int:
 
 
 def _change(args) -> list[str]:
+    from suite.submission.layout import open_tree
+
+    if open_tree(args.dir).ruleset == "v3.0":
+        return _change_v3(args)
     if args.action == "add":
         from suite.submission import add
         return add.add(args.dir, args.results, args.system, args.replace)
@@ -76,3 +85,13 @@ def _change(args) -> list[str]:
         return describe.describe(args.dir, args.system, args.replace)
     from suite.submission import package
     return package.package(args.dir, args.out, args.replace, out=lambda text: print(text, end=""))
+
+
+def _change_v3(args) -> list[str]:
+    if args.action == "add":
+        from suite.submission import v3
+        return v3.add(args.dir, args.results, args.system, args.replace)
+    from suite.submission import v3package
+    if args.action == "describe":
+        return v3package.describe(args.dir, args.system, args.replace)
+    return v3package.package(args.dir, args.out, args.replace, out=lambda text: print(text, end=""))

@@ -18,7 +18,7 @@ def test_the_shipped_rulesets_in_round_order():
     assert rulesets.names("tpcx-ai") == ("tpcx-ai",)
     assert rulesets.default().name == "v1.0"
     assert rulesets.covering("checkpointing") == ("v2.0",)
-    assert rulesets.submission_names() == ("v1.0", "v2.0")
+    assert rulesets.submission_names() == ("v1.0", "v2.0", "v3.0")   # v3.0: issue 26
 
 
 def test_every_ruleset_file_validates_against_its_schema():
@@ -118,7 +118,7 @@ def test_argtype_reads_the_rulesets_when_parsing():
     import argparse
 
     assert rulesets.argtype("auto")("auto") == "auto" and rulesets.argtype()("v0.5") == "v0.5"
-    with pytest.raises(argparse.ArgumentTypeError, match=r"invalid choice: 'v0.5' \(choose from 'v1.0', 'v2.0'\)"):
+    with pytest.raises(argparse.ArgumentTypeError, match=r"invalid choice: 'v0.5' \(choose from 'v1.0', 'v2.0', 'v3.0'\)"):
         rulesets.argtype(submission=True)("v0.5")
 
 
@@ -153,7 +153,7 @@ def test_v3_extends_v2_six_runs_first_a_warmup_fs_separation():
     assert (v3.runs.count, v3.runs.warmup, v3.runs.warmup_in_series, v3.runs.series) == (5, 1, True, 6)
     assert (v2.runs.warmup_in_series, v2.runs.series, v2.fs_separation) == (False, 5, False)
     assert v3.fs_separation is True and v3.datasize == v2.datasize
-    assert v3.submission.system_schema == v2.submission.system_schema and v3.submission.create is False
+    assert v3.submission.system_schema == "system-v3.0" and v3.submission.create is True   # issue 26
     assert not v3.detection.any and rulesets.default().name == "v1.0"
     assert "v3.0" in rulesets.names() and rulesets.names()[-1] == "v3.0"
     closed = engine.load("v3.0", "closed", "retinanet")
