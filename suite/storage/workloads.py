@@ -63,7 +63,7 @@ def benchmark_of(path: Path) -> str:
 @lru_cache(maxsize=64)
 def _benchmark(path: str, mtime_ns: int) -> str:
     for line in files.read_text(Path(path), error=WorkloadError).splitlines():
-        found = re.fullmatch(r"""benchmark:\s*(["']?)([a-z0-9][a-z0-9-]*)\1\s*(#.*)?""", line)
+        found = re.fullmatch(r"""benchmark:\s*(["']?)([a-z0-9][a-z0-9_-]*)\1\s*(#.*)?""", line)
         if found:
             return found.group(2)
     raise WorkloadError(f"{path}: benchmark: expected a benchmark kind (training, checkpointing, ...), got none")
