@@ -13,11 +13,11 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import ResultError, WorkloadError, expected_got
-from suite.kinds import checkpointing, tpcxai, training
+from suite.kinds import checkpointing, kvcache, tpcxai, training
 from suite.kinds.base import Kind
 from suite.storage import workloads
 
-KINDS: list[Kind] = [training.KIND, checkpointing.KIND, tpcxai.KIND]
+KINDS: list[Kind] = [training.KIND, checkpointing.KIND, tpcxai.KIND, kvcache.KIND]
 
 
 def register(kind: Kind) -> None:
