@@ -35,7 +35,7 @@ def division(lf: kvleaf.Leaf) -> str:
 def command_facts(lf: kvleaf.Leaf, doc: dict, div: str) -> dict:
     """The facts read from the trial commands (what ran), not from `args`. ~50 lines: one pass."""
     where = str(lf.metadata_path or lf.path)
-    cmds = kvleaf.commands(lf)
+    cmds = [c for c in kvleaf.commands(lf) if "--rank-output-base" in c]   # trials (not e.g. an fs probe)
     closed = doc["closed"]
     workload, open_bad, locks, reduced, options, seen = [], [], [], [], [], {}
     autoscaling = False

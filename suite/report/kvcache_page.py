@@ -11,7 +11,7 @@ from suite.report.content import Figures, Image, Section, Table, Text, Verdict, 
 HEADER = ["option", "tokens/s", "read GiB/s", "write GiB/s", "P95 ms (per request)", "storage tokens/s",
           "trials", "ranks", "suite: device read P95 ms", "suite: device write P95 ms", "suite: read GiB/wall s",
           "suite: write GiB/wall s"]
-NAMES = {"1": "1 llama3.1-8b storage only", "2": "2 llama3.1-8b storage + mem", "3": "3 llama3.1-70b storage only"}
+NAMES = {"1": "1 (storage only)", "2": "2 (storage + CPU memory)", "3": "3 (large model)"}   # closed: 8B, 8B, 70B
 
 
 def rows(doc: dict) -> list:
