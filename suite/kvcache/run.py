@@ -225,7 +225,12 @@ def run(opts: Options) -> int:
         enforced.say(f"  option {o}: {f['aggregated_avg_throughput_tokens_per_sec']:.1f} tokens/s, read "
                      f"{f['aggregated_read_bandwidth_gbps']:.3f} GiB/s, write {f['aggregated_write_bandwidth_gbps']:.3f} "
                      f"GiB/s, P95 {f['aggregated_p95_latency_ms'] or 0:.1f} ms")
-    return ExitCode.OK
+    from suite.kvcache import check
+
+    a = check.assess(kind.leaf)
+    why = "; ".join(dict.fromkeys(f.rule_id for f in a["findings"]))
+    enforced.say(f"suite check verdict: {a['verdict'].upper()}" + (f" ({why})" if why else ""))
+    return ExitCode.OK if a["verdict"] == "closed" else ExitCode.FAILED
 
 
 def check_ranks(n: int) -> None:

@@ -86,7 +86,23 @@ def build(doc: dict):
     if any(doc["occupancy"].values()):
         plots.blocks.append(Image("kvcache-occupancy", occupancy(doc["occupancy"]), "tier occupancy over time"))
     return content.Page(title="kv_cache", subtitle=doc["path"], sections=[head, table, plots],
-                        tables={"kvcache_options": (HEADER, rows(doc))})
+                        tables={"kvcache_options": (EXPORT, export_rows(doc))})
+
+
+EXPORT = ["option", *(k for k in ("aggregated_avg_throughput_tokens_per_sec", "aggregated_read_bandwidth_gbps",
+                                  "aggregated_write_bandwidth_gbps", "aggregated_p95_latency_ms",
+                                  "aggregated_storage_throughput_tokens_per_sec", "trial_count", "rank_count")),
+          "suite_device_read_p95_ms", "suite_device_write_p95_ms", "suite_read_gib_per_wall_s", "suite_write_gib_per_wall_s"]
+
+
+def export_rows(doc: dict) -> list[dict]:
+    """The per-option table as CSV/parquet rows (the reference's key names, the suite's prefixed suite_)."""
+    out = []
+    for o, f in sorted(doc["options"].items()):
+        row = {"option": int(o), **{k: f.get(k) for k in EXPORT[1:8]}}
+        row.update({f"suite_{k}": v for k, v in f.get("suite_figures", {}).items()})
+        out.append(row)
+    return out
 
 
 def latency_cdf(latencies: dict) -> bytes:
