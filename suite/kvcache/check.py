@@ -150,7 +150,7 @@ def assess(path: Path) -> dict:
     rank_statements = [dict(s, rank=f"option_{o}/trial_{t}/rank_{r}") for (o, t, r), (p, d) in sorted(lf.ranks.items())
                        for s in figures.rederive_rank(d, p)]
     return {"leaf": lf, "facts": f, "derived": derived, "statements": statements, "rank_statements": rank_statements,
-            "findings": found, "verdict": grade(found)}
+            "findings": found, "verdict": grade(found, f["kvcache.division"])}
 
 
 def metrics(path: Path) -> dict:

@@ -5,6 +5,7 @@ parameters (`Params`), the values a rank runs with and the command line records.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
 
 from suite.errors import SuiteError
 
@@ -34,15 +35,26 @@ class Params:
 
 
 def load(name: str = WORKLOAD) -> dict:
-    """The workload file, checked against its schema (the registry validated it once already)."""
-    from suite import files
+    """The workload file, checked against its schema (parsed once per change of the file)."""
+    import copy
+
     from suite.errors import WorkloadError
     from suite.storage import workloads
 
     path = workloads.paths().get(name)
     if path is None or workloads.benchmark_of(path) != "kv_cache":
         raise WorkloadError(f"workload {name!r}: expected a kv_cache workload (kv-cache)")
-    doc = files.load_yaml(path, schema=SCHEMA, error=WorkloadError)
+    return copy.deepcopy(_load(str(path), path.stat().st_mtime_ns, name))
+
+
+@lru_cache(maxsize=8)
+def _load(path: str, mtime_ns: int, name: str) -> dict:
+    from pathlib import Path
+
+    from suite import files
+    from suite.errors import WorkloadError
+
+    doc = files.load_yaml(Path(path), schema=SCHEMA, error=WorkloadError)
     for key, opt in doc["options"].items():
         if opt["model"] not in doc["models"]:
             raise SuiteError(f"{name}: options.{key}.model: expected one of {', '.join(doc['models'])}, "

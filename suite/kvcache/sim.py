@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from suite.kvcache.tier import Stopped
+from suite.kvcache.tier import WRITE_CHUNK, Stopped
 
 PRIORITY = {"interactive": 3, "responsive": 2, "batch": 1}
 SAMPLE_EVERY_S = 0.5
@@ -72,7 +72,7 @@ def user(uid: int, doc: dict, params, cache, sem, entry_bytes, t0: float, stop: 
     gen_max = rng.randint(*map(int, t["generate_tokens"]))
     think = rng.uniform(*t["think_s"])
     prio = priority(doc, rng)
-    chunk = np.empty(4 << 20, dtype=np.uint8)
+    chunk = np.empty(WRITE_CHUNK, dtype=np.uint8)
     conv, turn, earlier = None, 0, []
     while not stop.is_set():
         if stop.wait(think * rng.uniform(0.8, 1.2)):

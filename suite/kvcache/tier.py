@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-WRITE_CHUNK = 4 << 20          # one write(2) per 4 MiB (fio --bs=4m in benchmarks/kvcache_vs_fio.py)
+WRITE_CHUNK = 1 << 20          # one write(2) per 1 MiB (fio --bs=1m in benchmarks/kvcache_vs_fio.py)
 READ_CHUNK = 1 << 20           # one read(2) per 1 MiB into a per-thread buffer (fio --bs=1m)
 PATTERN_BYTES = 64 << 20
 BLOCK = 4096

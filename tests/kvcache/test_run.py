@@ -1,5 +1,5 @@
 """`suite run --workload kv-cache`: a closed-parameter run of all three options at a reduced duration
-(1 trial of 2 s each, 2 MPI ranks through real mpiexec, real files fsync'd on the cache dir, results
+(1 trial of 1 s each, 2 MPI ranks through real mpiexec, real files fsync'd on the cache dir, results
 on a tmpfs: another file system), its published layout, suite check's verdict (OPEN: the reduced
 duration and trial count noted, nothing invalid), suite metrics per option; then each rule of
 rules/v3.0/kv_cache.yaml failing on a copy of that leaf with one thing broken."""
@@ -14,7 +14,7 @@ import pytest
 from suite import files
 from suite.kvcache import check, leaf as kvleaf
 
-DURATION_S = 2
+DURATION_S = 1
 
 
 @pytest.fixture(scope="module")
