@@ -62,9 +62,31 @@ def recognises(path: Path) -> bool:
 
 
 def check(path: Path, args) -> Checked:
-    from suite.kvcache import check as kvcheck
+    return _checked(leaf_dir(path), getattr(args, "format", "text"))
 
-    return kvcheck.checked(leaf_dir(path), getattr(args, "format", "text"))
+
+def _checked(path: Path, form: str) -> Checked:
+    """suite check's text or JSON of a kv_cache leaf (suite.kvcache.check assesses it)."""
+    from suite import files
+    from suite.report.escape import terminal
+
+    from suite.kvcache.check import assess
+
+    a = assess(path)
+    v = a["verdict"]
+    compliant = v == "closed"
+    if form == "json":
+        out = files.dump_json({"kind": "kv_cache", "path": str(path), "verdict": v, "compliant": compliant,
+                               "findings": [f.to_dict() for f in a["findings"]], "options": a["derived"],
+                               "rederived": a["statements"]}, indent=2)
+    else:
+        lines = [f"suite check {path}", "", f"kv_cache leaf: {len(a['leaf'].ranks)} rank files, "
+                 f"{len(a['leaf'].rank_dirs)} trials, division {a['facts']['kvcache.division']}"]
+        lines += [f"  {f.effect:<7} {f.severity:<7} {f.message}" for f in a["findings"]]
+        lines += ["", f"verdict: {v.upper()} ({'compliant' if compliant else 'not compliant'}); {len(a['findings'])} findings"]
+        out = "\n".join(terminal(x) for x in lines) + "\n"
+    return Checked(out, f"verdict: {v.upper()}", ExitCode.OK if compliant else ExitCode.FAILED, v)
+
 
 
 def metrics(path: Path, form: str) -> int:

@@ -172,25 +172,3 @@ def metrics(path: Path) -> dict:
             "options": a["derived"], "claimed": claimed, "rederived": a["statements"] + a["rank_statements"],
             "rank_files": len(lf.ranks), "expected_ranks": expected_ranks(lf),
             "latencies_s": latencies, "occupancy": timelines}
-
-
-def checked(path: Path, form: str):
-    from suite import files
-    from suite.errors import ExitCode
-    from suite.kinds.base import Checked
-    from suite.report.escape import terminal
-
-    a = assess(path)
-    v = a["verdict"]
-    compliant = v == "closed"
-    if form == "json":
-        out = files.dump_json({"kind": "kv_cache", "path": str(path), "verdict": v, "compliant": compliant,
-                               "findings": [f.to_dict() for f in a["findings"]], "options": a["derived"],
-                               "rederived": a["statements"]}, indent=2)
-    else:
-        lines = [f"suite check {path}", "", f"kv_cache leaf: {len(a['leaf'].ranks)} rank files, "
-                 f"{len(a['leaf'].rank_dirs)} trials, division {a['facts']['kvcache.division']}"]
-        lines += [f"  {f.effect:<7} {f.severity:<7} {f.message}" for f in a["findings"]]
-        lines += ["", f"verdict: {v.upper()} ({'compliant' if compliant else 'not compliant'}); {len(a['findings'])} findings"]
-        out = "\n".join(terminal(x) for x in lines) + "\n"
-    return Checked(out, f"verdict: {v.upper()}", ExitCode.OK if compliant else ExitCode.FAILED, v)
