@@ -7,8 +7,8 @@ Ours: suite.kvcache.tier.StorageTier, what each rank of `suite run --workload kv
 with: J threads, each writing its files whole (one KV entry a file) in 1 MiB writes from the rank's
 pre-generated pattern (each 4 KiB block stamped), fsync before close; then, after a page-cache drop,
 reading each back whole (posix_fadvise DONTNEED first, 1 MiB reads). Rate = all bytes / wall time.
-fio: `--numjobs=J --nrfiles=F --filesize=S --bs=1m --ioengine=psync --rw=write --fsync_on_close=1
---file_service_type=sequential`, then after a drop `--rw=read --invalidate=1`; rate = bw_bytes
+fio: `--numjobs=J --nrfiles=F --filesize=S --bs=1m --ioengine=psync --rw=write --fsync_on_close=1 --fallocate=none
+--file_service_type=sequential`, then after a drop `--rw=read --invalidate=1 --fadvise_hint=0`; rate = bw_bytes
 (group_reporting). Order alternates per repeat. Prints the ratio ours/fio per phase and the load
 average. Needs root for the cache drops. Everything written is removed.
 """
@@ -93,7 +93,7 @@ def fio(folder: Path, jobs: int, per_job: int, size: int) -> tuple[float, float]
         reported = json.loads(out[out.index("{"):])["jobs"][0][key]["bw_bytes"] / GIB
         return reported if not WALL else jobs * per_job * size / GIB / wall
 
-    w = run(["--rw=write", "--fsync_on_close=1"], "write")
+    w = run(["--rw=write", "--fsync_on_close=1", "--fallocate=none"], "write")     # no preallocation: as the tier writes
     drop()
     r = run(["--rw=read", "--invalidate=1", "--fadvise_hint=0"], "read")     # no hint: as the tier reads
     shutil.rmtree(folder, ignore_errors=True)
