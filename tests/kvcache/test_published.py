@@ -125,3 +125,25 @@ def test_a_rank_figure_that_is_not_a_finite_number_is_refused(tmp_path, bad):
     else:
         with pytest.raises(ResultError, match="tier_storage_read_bandwidth_gbps: expected a finite number"):
             figures.option(kvleaf.load(d), 1)
+
+
+@pytest.mark.parametrize("extra, says", [
+    (["--kv-users", "10"], "--kv-users: expected only in the open division"),
+    (["--seed", "7"], "--seed: expected 42 in the closed division"),
+    (["--kv-model", "nope", "--division", "open"], "--model: expected one of"),
+])
+def test_closed_locks_and_bad_values_are_one_line_refusals(run_cli, tmp_path, extra, says):
+    code, out, err = run_cli("run", "--workload", "kv-cache", "--cache-dir", tmp_path / "c", "--results-dir",
+                             tmp_path / "r", *extra)
+    assert code == 2 and says in err and err.count("\n") == 1, err
+    assert not (tmp_path / "r").exists()
+
+
+def test_an_option_of_another_kind_is_refused(run_cli, tmp_path):
+    code, out, err = run_cli("run", "--workload", "kv-cache", "--cache-dir", tmp_path, "--runs", "2")
+    assert code == 2 and "--runs: expected only with" in err
+
+
+def test_list_names_the_workload(run_cli):
+    code, out, err = run_cli("list", "workloads")
+    assert code == 0 and "kv-cache" in out and "KV-cache offload" in out
