@@ -118,7 +118,7 @@ def summary_problems(lf: kvleaf.Leaf, derived: dict, complete: bool) -> tuple[li
         for s in statements:
             s["status"] = "not-rederivable"
         return [], statements
-    return [_p(s["figure"], s["derived"], s["claimed"], lf.path / "summary.json") for s in statements
+    return [_p(s["figure"], s["derived"], s["claimed"], lf.path / lf.summary_name) for s in statements
             if s["status"] == "mismatch"], statements
 
 
@@ -131,6 +131,8 @@ def facts(lf: kvleaf.Leaf) -> tuple[dict, dict, list]:
     complete = not out["kvcache.missing_rank_files"] and bool(lf.ranks)
     out["kvcache.summary_problems"], statements = summary_problems(lf, derived, complete)
     suite = (lf.metadata or {}).get("suite")
+    if lf.summary_name is not None:
+        out["kvcache.summary_name"] = lf.summary_name
     out["kvcache.miniature"] = bool(suite.get("miniature")) if isinstance(suite, dict) else False
     sep = lf.path / "fs_separation.json"
     if sep.is_file():
@@ -138,7 +140,11 @@ def facts(lf: kvleaf.Leaf) -> tuple[dict, dict, list]:
         from suite.errors import ResultError
 
         d = files.load_json(sep, error=ResultError, root=lf.path)
-        out["kvcache.cache_results_separate"] = d.get("separate") is True
+        d = d if isinstance(d, dict) else {}
+        if isinstance(d.get("separate"), bool):                  # ours (suite.storage.run.separation)
+            out["kvcache.cache_results_separate"] = d["separate"]
+        elif isinstance(d.get("same_filesystem"), bool):         # mlpstorage's (published v3.0 leaves)
+            out["kvcache.cache_results_separate"] = not d["same_filesystem"]
     return out, derived, statements
 
 

@@ -18,6 +18,7 @@ OPTION_DIR = re.compile(r"option_([1-9][0-9]?)")
 TRIAL_DIR = re.compile(r"trial_([0-9]{1,4})")
 RANK_DIR = re.compile(r"rank_([0-9]{1,6})")
 RESULT_FILE = re.compile(r"kvcache_results_[0-9A-Za-z_]{1,40}\.json")
+OLD_SUMMARY = re.compile(r"kvcache_run_summary_[0-9A-Za-z_]{1,40}\.json")   # before mlcommons/storage#640
 METADATA_FILE = re.compile(r"kv_cache_[0-9A-Za-z_]{1,40}_metadata\.json")
 MAX_RANK_FILES = 20000
 
@@ -31,6 +32,7 @@ class Leaf:
     ranks: dict = field(default_factory=dict)          # (option, trial, rank) -> (path, doc)
     rank_dirs: dict = field(default_factory=dict)      # (option, trial) -> [rank numbers with a dir]
     logs: list = field(default_factory=list)
+    summary_name: str | None = None                    # summary.json, or an older kvcache_run_summary_<dt>.json
 
 
 def is_leaf(path: Path) -> bool:
@@ -75,10 +77,13 @@ def load(path: Path) -> Leaf:
     path = Path(path)
     if not is_leaf(path):
         raise ResultError(expected_got(path, "path", "a kv_cache result (option_<O>/ directories)", "none"))
-    summary = _json(path / "summary.json", path) if (path / "summary.json").is_file() else None
+    older = sorted(p for p in path.iterdir() if OLD_SUMMARY.fullmatch(p.name) and p.is_file())
+    summary_path = path / "summary.json" if (path / "summary.json").is_file() else (older[-1] if older else None)
+    summary = _json(summary_path, path) if summary_path else None
     metas = sorted(p for p in path.iterdir() if METADATA_FILE.fullmatch(p.name) and p.is_file())
     metadata = _json(metas[0], path) if metas else None
     leaf = Leaf(path, summary, metadata, metas[0] if metas else None)
+    leaf.summary_name = summary_path.name if summary_path else None
     leaf.logs = sorted(p.name for p in path.iterdir() if p.name.endswith((".stdout.log", ".stderr.log")))
     count = 0
     for o, odir in _dirs(path, OPTION_DIR):

@@ -147,3 +147,14 @@ def test_an_option_of_another_kind_is_refused(run_cli, tmp_path):
 def test_list_names_the_workload(run_cli):
     code, out, err = run_cli("list", "workloads")
     assert code == 0 and "kv-cache" in out and "KV-cache offload" in out
+
+
+def test_mlpstorage_fs_separation_file_is_read(tmp_path):
+    import shutil
+
+    leaf = tmp_path / "leaf"
+    shutil.copytree(LEAF, leaf)
+    (leaf / "fs_separation.json").write_text(json.dumps({"version": 1, "method": "link_exdev", "same_filesystem": True}))
+    assert check.assess(leaf)["facts"]["kvcache.cache_results_separate"] is False
+    (leaf / "fs_separation.json").write_text(json.dumps({"version": 1, "method": "link_exdev", "same_filesystem": False}))
+    assert "kvcache-posix-cache-dir" not in {f.rule_id for f in check.assess(leaf)["findings"]}

@@ -127,6 +127,7 @@ BREAKS = {
     "kvcache-rank-figures-rederived": lambda l: _edit_json(_rank(l), lambda d: d["summary"].update(avg_throughput_tokens_per_sec=1e9)),
     "kvcache-posix-cache-dir": lambda l: _edit_json(l / "fs_separation.json", lambda d: d.update(separate=False)),
     "kvcache-not-miniature": lambda l: _edit_json(_meta(l), lambda d: d["suite"].update(miniature=True)),
+    "kvcache-summary-name": lambda l: (l / "summary.json").rename(l / "kvcache_run_summary_20260101_000000.json"),
     "kvcache-closed-duration": None,         # the run itself is reduced: fails as run
     "kvcache-closed-sequence-locks": None,
     "kvcache-latency-validity": lambda l: [_edit_json(p, lambda d: d["summary"]["cache_stats"].update(storage_entries=0))
