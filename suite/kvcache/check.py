@@ -5,6 +5,7 @@ summary.json, fs_separation.json), the findings, the verdict, and the per-option
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from suite.kvcache import figures, leaf as kvleaf, model
@@ -73,7 +74,9 @@ def command_facts(lf: kvleaf.Leaf, doc: dict, div: str) -> dict:
     gap = ((lf.metadata or {}).get("args") or {}).get("inter_option_delay")
     if isinstance(gap, (int, float)) and gap != closed["inter_option_delay_s"] and len(seen) > 1:
         locks.append(_p("args.inter_option_delay", closed["inter_option_delay_s"], gap, where))
-    return {"kvcache.commands": len(cmds), "kvcache.workload_mismatches": workload,
+    preloads = [_p(f"command_output_files[{i}].command LD_PRELOAD", "none (the storage tier's own I/O calls)",
+                   m.group(1)[:120], where) for i, c in enumerate(cmds) for m in [re.search(r"LD_PRELOAD=(\S+)", c)] if m]
+    return {"kvcache.commands": len(cmds), "kvcache.io_model_changes": preloads, "kvcache.workload_mismatches": workload,
             "kvcache.open_disallowed": open_bad if div == "open" else [], "kvcache.lock_mismatches": locks,
             "kvcache.reduced_duration": reduced, "kvcache.autoscaling": autoscaling}
 

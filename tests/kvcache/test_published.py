@@ -63,6 +63,8 @@ def test_published_leaf_metrics_and_check(run_cli):
     ids = {f.rule_id for f in a["findings"]}
     assert "kvcache-shared-results-dir" in ids and "kvcache-open-allowances" not in ids
     assert a["facts"]["kvcache.commands"] == 3               # the fs probe is not a trial
+    assert len(a["facts"]["kvcache.io_model_changes"]) == 3  # LD_PRELOAD=...nofadvise.so (open division: allowed)
+    assert "kvcache-posix-io-model" not in ids
     code, out, err = run_cli("metrics", LEAF)
     assert code == 0 and "summary.json says:" in out and "30,896.1" in out
 

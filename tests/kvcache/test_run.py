@@ -128,6 +128,7 @@ BREAKS = {
     "kvcache-posix-cache-dir": lambda l: _edit_json(l / "fs_separation.json", lambda d: d.update(separate=False)),
     "kvcache-not-miniature": lambda l: _edit_json(_meta(l), lambda d: d["suite"].update(miniature=True)),
     "kvcache-summary-name": lambda l: (l / "summary.json").rename(l / "kvcache_run_summary_20260101_000000.json"),
+    "kvcache-posix-io-model": lambda l: _commands(l, "python", "env LD_PRELOAD=/x/nofadvise.so python"),
     "kvcache-closed-duration": None,         # the run itself is reduced: fails as run
     "kvcache-closed-sequence-locks": None,
     "kvcache-latency-validity": lambda l: [_edit_json(p, lambda d: d["summary"]["cache_stats"].update(storage_entries=0))
