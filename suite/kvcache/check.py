@@ -106,10 +106,13 @@ def rank_facts(lf: kvleaf.Leaf, derived: dict, n: int | None) -> dict:
         if isinstance(d, dict) and d.get("status") != "complete":
             failed.append(_p(f"option {d.get('option')} trial {d.get('trial')}", "complete", d.get("status"),
                              note=str(d.get("error") or "")[:200]))
-    cpu_only = bool(lf.ranks) and all(
-        kvleaf.number(doc, ("summary", "cache_stats", "storage_entries"), path) == 0 for path, doc in lf.ranks.values())
+    by_option: dict[int, list[float]] = {}
+    for (o, _t, _r), (path, doc) in lf.ranks.items():
+        by_option.setdefault(o, []).append(kvleaf.number(doc, ("summary", "cache_stats", "storage_entries"), path))
+    cpu_only = [_p(f"option_{o} storage_entries", "above 0 on some rank", "0 on every rank (served from memory)")
+                for o, entries in sorted(by_option.items()) if not any(entries)]
     return {"kvcache.rank_dir_problems": problems, "kvcache.rank_mismatches": mismatches,
-            "kvcache.missing_rank_files": missing, "kvcache.failed_trials": failed, "kvcache.all_ranks_cpu_tier": cpu_only}
+            "kvcache.missing_rank_files": missing, "kvcache.failed_trials": failed, "kvcache.cpu_tier_options": cpu_only}
 
 
 def summary_problems(lf: kvleaf.Leaf, derived: dict, complete: bool) -> tuple[list, list]:
