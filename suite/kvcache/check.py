@@ -179,7 +179,8 @@ def metrics(path: Path) -> dict:
         if isinstance(lat, list):
             latencies.setdefault(str(o), []).extend(x for x in lat[:200000] if isinstance(x, (int, float)))
     return {"schema_version": 1, "kind": "kv_cache", "path": str(path), "division": a["facts"]["kvcache.division"],
-            "miniature": a["facts"]["kvcache.miniature"], "reduced": suite.get("reduced", []) if isinstance(suite, dict) else [],
+            "miniature": a["facts"]["kvcache.miniature"], "reduced": [str(x)[:200] for x in suite.get("reduced") or [] if isinstance(x, str)] if isinstance(suite, dict)
+            and isinstance(suite.get("reduced"), list) else [],
             "verdict": a["verdict"], "findings": [x.to_dict() for x in a["findings"]],
             "options": a["derived"], "claimed": claimed, "rederived": a["statements"] + a["rank_statements"],
             "rank_files": len(lf.ranks), "expected_ranks": expected_ranks(lf),

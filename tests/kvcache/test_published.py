@@ -103,11 +103,13 @@ def _leaf(tmp: Path, summary, rank, meta) -> Path:
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(JSONS, JSONS, JSONS)
+@given(JSONS, JSONS, JSONS | st.fixed_dictionaries({"suite": JSONS, "num_processes": JSONS, "command_output_files": JSONS}))
 def test_any_leaf_content_is_metrics_or_one_line_error(tmp_path, summary, rank, meta):
     d = _leaf(tmp_path, summary, rank, meta)
     try:
-        check.metrics(d)
+        from suite.report import kvcache_page
+
+        kvcache_page.text(check.metrics(d))
     except ResultError as exc:
         assert "\n" not in str(exc) and str(d) in str(exc)
 
