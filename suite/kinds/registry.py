@@ -13,11 +13,11 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import ResultError, WorkloadError, expected_got
-from suite.kinds import checkpointing, tpcxai, training, v3tree, vectordb
+from suite.kinds import checkpointing, kvcache, tpcxai, training, v3tree, vectordb
 from suite.kinds.base import Kind
 from suite.storage import workloads
 
-KINDS: list[Kind] = [training.KIND, checkpointing.KIND, tpcxai.KIND, v3tree.KIND, vectordb.KIND]
+KINDS: list[Kind] = [training.KIND, checkpointing.KIND, tpcxai.KIND, v3tree.KIND, vectordb.KIND, kvcache.KIND]
 
 
 def register(kind: Kind) -> None:

@@ -172,12 +172,14 @@ def rules_dir() -> Path:
 
 LAYERS = ("common", "closed", "open")
 NOT_RULES = (rulesets.FILE,)      # a folder's ruleset.yaml holds its constants, not rules
+KIND_FILES = ("kv_cache", "vector_database")   # other kinds' rule files, loaded by name (suite.kvcache.check, suite.vectordb.check): no workload layer
 
 
 def workload_layers(ruleset: str) -> list[str]:
     """The workload names with a layer of their own in `ruleset` (<workload>.yaml)."""
     d = rules_dir() / ruleset
-    return sorted(p.stem for p in d.glob("*.yaml") if p.stem not in LAYERS and p.name not in NOT_RULES)
+    return sorted(p.stem for p in d.glob("*.yaml") if p.stem not in LAYERS and p.name not in NOT_RULES
+                  and p.stem not in KIND_FILES)
 
 
 def seeded_params(ruleset: str) -> dict:
