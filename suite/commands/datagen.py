@@ -1,9 +1,8 @@
 """`suite datagen`: write a training workload's dataset (ours, or DLIO's generator)."""
 
-from pathlib import Path
-
 from suite.cliargs import engine_arg, positive_int, seed_int, sizing_args, workload_args
 from suite.errors import ExitCode, SuiteError
+from suite.storage.backend.select import location
 
 
 def add_parser(sub) -> None:
@@ -14,7 +13,9 @@ def add_parser(sub) -> None:
                                    "sizes, in parallel (local processes or MPI ranks under mpiexec), resumably; "
                                    "D/generation_log.json records what was written.")
     workload_args(p, registry.workload_names(lambda k: k.datasize is not None))
-    p.add_argument("--data-dir", required=True, type=Path, help="the dataset goes to DATA_DIR/train")
+    p.add_argument("--data-dir", required=True, type=location,
+                   help="the dataset goes to DATA_DIR/train; DATA_DIR may be s3://bucket/prefix (object storage: "
+                        "endpoint, region and keys from the AWS environment, docs/object-storage.md)")
     p.add_argument("--files", type=positive_int, help="number of training files (or size it with --accelerators)")
     sizing_args(p, False, "size the dataset for this many accelerators")
     p.add_argument("--processes", type=positive_int, default=None,
