@@ -133,7 +133,11 @@ def check_inputs(opts: Options) -> None:
     if opts.memory_limit is not None:      # refused before the results dir is claimed (each host's MemTotal: hosts.py)
         from suite.enforce.cgroup import check_limit
         check_limit(opts.memory_limit, None if len(hosts) <= 1 else 2**63)
-    if opts.results_dir and opts.data_dir:   # the dataset is evidence: results never inside it (nor holding it)
+    object_data = False
+    if opts.data_dir:       # any other URL scheme: one line, exit 2 (never a local directory named 'x:')
+        from suite.storage.backend.select import is_object_location
+        object_data = is_object_location(opts.data_dir)
+    if opts.results_dir and opts.data_dir and not object_data:   # the dataset is evidence: results never inside it
         output.outside(opts.results_dir, "--results-dir", [opts.data_dir])
 
 
@@ -177,8 +181,11 @@ def prepare(opts: Options, cluster=None) -> Prepared:
         data_dir = miniature_data_dir(workload, required_files)
     else:
         required_files = required.num_files
-        data_dir = Path(data_folder)
-        if not data_dir.is_dir():
+        from suite.storage.backend.select import ObjectLocation, as_location, for_workload
+        data_dir = as_location(data_folder)
+        if isinstance(data_dir, ObjectLocation):       # credentials, bucket, endpoint: one line before any run
+            for_workload(workload, data_dir).preflight()
+        elif not data_dir.is_dir():
             raise SuiteError(f"--data-dir {data_dir}: expected a directory with the dataset, got "
                              f"{'nothing' if not data_dir.exists() else 'a file'}")
     results_dir = Path(opts.results_dir or resultsdir.default(results_name(workload, opts.accelerators)))
@@ -287,7 +294,7 @@ def scan_dataset(data_dir: Path, workload) -> tuple[list, str, int, dict]:
     from suite.storage import datagen
     from suite.storage.backend.select import for_workload
 
-    backend = for_workload(workload, data_dir)     # storage.storage_type s3: refused here, exit 2
+    backend = for_workload(workload, data_dir)     # an s3:// data_dir: the S3 backend
     scan = datagen.scan(data_dir, workload)
     if scan.problems:
         more = f" (+{len(scan.problems) - 1} more)" if len(scan.problems) > 1 else ""
