@@ -327,6 +327,7 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
     if num_files <= 0:
         raise SuiteError(f"files: expected a positive integer, got {num_files}")
     data_dir, seed = as_location(data_dir), workload.seed if seed is None else seed
+    REQUESTS.reset()                # the object-storage requests of this generation only
     world = mpi_world()
     comm, rank, size = world or (None, 0, 1)
     processes = processes or (1 if world else os.cpu_count() or 1)

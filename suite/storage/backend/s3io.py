@@ -87,7 +87,7 @@ def _make_client():
                          "got no boto3") from None
     session = boto3.session.Session()
     region = session.region_name or "us-east-1"
-    config = Config(region_name=region, retries={"max_attempts": 1, "mode": "standard"},  # retries: _call
+    config = Config(region_name=region, retries={"total_max_attempts": 1, "mode": "standard"},  # retries: call()
                     max_pool_connections=64, connect_timeout=5, read_timeout=60, tcp_keepalive=True,
                     s3={"addressing_style": "path"}, request_checksum_calculation="when_required",
                     response_checksum_validation="when_required")
@@ -291,8 +291,9 @@ class _RawObject(io.RawIOBase):
 class S3Writer(Writer):
     """Buffered to the part size; then a multipart upload, part 1 held back for patch()."""
 
-    def __init__(self, bucket: str, key: str, name: str, what: str, part_bytes: int = PART_BYTES):
-        self.bucket, self.key, self.name, self.what, self.part_bytes = bucket, key, name, what, part_bytes
+    def __init__(self, bucket: str, key: str, name: str, what: str, part_bytes: int | None = None):
+        self.bucket, self.key, self.name, self.what = bucket, key, name, what
+        self.part_bytes = part_bytes or PART_BYTES
         self.buf, self.first, self.parts, self.upload_id, self.done = bytearray(), None, [], None, False
         self.writev = self._writev
 

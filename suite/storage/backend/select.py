@@ -71,26 +71,34 @@ def for_workload(workload, root) -> Backend:
     return backend_for(storage_type_of(workload), root)
 
 
-class ObjectLocation(str):
-    """An s3:// location where callers join names to it as to a Path (`loc / "train"`); prints as the URL.
-    Never a file-system path: os.fspath() of it is refused, so no local file can be made under it."""
+class ObjectLocation:
+    """An s3:// location that callers join names to as to a Path (`loc / "train"`); str() is the URL.
+    Not a str and not path-like: Path(loc) and open(loc) raise TypeError, so no local file is ever made
+    under an object location (a directory named 's3:' was what `suite datagen` used to make)."""
 
-    def __new__(cls, url: str):
-        return super().__new__(cls, str(url).rstrip("/"))
+    __slots__ = ("url",)
+
+    def __init__(self, url: str):
+        self.url = str(url).rstrip("/")
+
+    def __str__(self) -> str:
+        return self.url
+
+    def __repr__(self) -> str:
+        return f"ObjectLocation({self.url!r})"
+
+    def __eq__(self, other) -> bool:
+        return str(other) == self.url if isinstance(other, (str, ObjectLocation)) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.url)
 
     def __truediv__(self, name) -> "ObjectLocation":
-        return ObjectLocation(f"{self}/{str(name).strip('/')}")
+        return ObjectLocation(f"{self.url}/{str(name).strip('/')}")
 
     @property
     def name(self) -> str:
-        return self.rsplit("/", 1)[-1]
-
-    @property
-    def parent(self) -> "ObjectLocation":
-        return ObjectLocation(self.rsplit("/", 1)[0]) if self.count("/") > 2 else self
-
-    def __fspath__(self):
-        raise TypeError(f"{self}: an object-storage location is not a file-system path")
+        return self.url.rsplit("/", 1)[-1]
 
 
 def as_location(root):

@@ -184,6 +184,8 @@ def prepare(opts: Options, cluster=None) -> Prepared:
         from suite.storage.backend.select import ObjectLocation, as_location, for_workload
         data_dir = as_location(data_folder)
         if isinstance(data_dir, ObjectLocation):       # credentials, bucket, endpoint: one line before any run
+            from suite.storage.backend.s3stats import REQUESTS
+            REQUESTS.reset()                           # this invocation's requests: its one listing
             for_workload(workload, data_dir).preflight()
         elif not data_dir.is_dir():
             raise SuiteError(f"--data-dir {data_dir}: expected a directory with the dataset, got "
