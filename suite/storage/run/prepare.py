@@ -125,7 +125,14 @@ def check_inputs(opts: Options) -> None:
         resultsdir.check(opts.results_dir)
     params = workloads.parse_params(opts.params)
     workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
-    check_storage_type(storage_type_of(workload))      # object storage: refused before the cache-drop probe
+    kind = check_storage_type(storage_type_of(workload))
+    object_data = False
+    if opts.data_dir:       # any other URL scheme: one line, exit 2 (never a local directory named 'x:')
+        from suite.storage.backend.select import OBJECT_TYPES, is_object_location
+        object_data = is_object_location(opts.data_dir)
+    if kind in OBJECT_TYPES and not object_data:       # refused before the cache-drop probe
+        raise SuiteError(f"storage.storage_type {kind}: expected --data-dir s3://bucket/prefix, got "
+                         f"{opts.data_dir or 'no --data-dir (the local miniature)'}")
     ruleset = opts.ruleset or datasize.default_ruleset(workload)
     if opts.division == "closed" and ruleset in workload.rulesets:
         check_closed_params(workload, params, ruleset)
@@ -133,10 +140,6 @@ def check_inputs(opts: Options) -> None:
     if opts.memory_limit is not None:      # refused before the results dir is claimed (each host's MemTotal: hosts.py)
         from suite.enforce.cgroup import check_limit
         check_limit(opts.memory_limit, None if len(hosts) <= 1 else 2**63)
-    object_data = False
-    if opts.data_dir:       # any other URL scheme: one line, exit 2 (never a local directory named 'x:')
-        from suite.storage.backend.select import is_object_location
-        object_data = is_object_location(opts.data_dir)
     if opts.results_dir and opts.data_dir and not object_data:   # the dataset is evidence: results never inside it
         output.outside(opts.results_dir, "--results-dir", [opts.data_dir])
 
