@@ -25,6 +25,7 @@ class S3Backend(Backend):
         self.root, self.storage_type = str(root), storage_type
         self.bucket, self.prefix = s3io.split_url(self.root) if self.root else ("", "")
         self._checked = False
+        s3io.client()        # made now, not at the first request: a rank's first GET or a worker's first PUT
 
     # ---------------------------------------------------------------- names
 

@@ -73,9 +73,15 @@ def client():
         return found
     with _CLIENT_LOCK:
         if pid not in _CLIENTS:
-            _CLIENTS.clear()
+            if _CLIENTS:                 # a forked worker: the parent's session, with its models loaded
+                _CLIENTS.clear()
+            else:
+                _SESSION.clear()         # a new configuration (tests point at another server)
             _CLIENTS[pid] = _make_client()
         return _CLIENTS[pid]
+
+
+_SESSION: list = []     # one boto3 session, made before any fork: a worker's client reuses its loaded models
 
 
 def _make_client():
@@ -85,7 +91,9 @@ def _make_client():
     except ImportError:
         raise SuiteError("storage.storage_type object: expected the s3 extra (pip install 'suite[s3]'), "
                          "got no boto3") from None
-    session = boto3.session.Session()
+    if not _SESSION:
+        _SESSION.append(boto3.session.Session())
+    session = _SESSION[0]
     region = session.region_name or "us-east-1"
     config = Config(region_name=region, retries={"total_max_attempts": 1, "mode": "standard"},  # retries: call()
                     max_pool_connections=64, connect_timeout=5, read_timeout=60, tcp_keepalive=True,
@@ -328,7 +336,7 @@ class S3Writer(Writer):
 
     def commit(self) -> None:
         if self.first is None or (self.upload_id is None and not self.parts and not self.buf):
-            body = bytes(self.first or b"") + bytes(self.buf) if self.first is not None else bytes(self.buf)
+            body = self.first + self.buf if self.first is not None else self.buf     # no copy when one part
             call("PUT", self.what, "put_object", Bucket=self.bucket, Key=self.key, Body=body)
             self.done = True
             return
