@@ -29,22 +29,28 @@ def write_rank(run_dir: Path, rank: int) -> None:
                      {"schema_version": 1, "rank": rank, **REQUESTS.take()}, schema=SCHEMA)
 
 
-def evidence(prep, run_dir: Path, drop) -> dict:
-    """results.json's object_storage for one run (the ranks' files that exist: a failed run's too)."""
+def ranks(run_dir: Path, n: int) -> tuple[dict, int]:
+    """The summed requests of the ranks' files that exist (a failed run's too), and how many there were."""
     snaps = []
-    for r in range(prep.opts.accelerators):
+    for r in range(n):
         path = Path(run_dir) / "ranks" / f"requests-{r}.json"
         if path.exists():
             snaps.append(files.load_json(path, schema=SCHEMA))
-    storage = dict(prep.dataset_evidence.get("storage") or {})
+    return summary(merge(snaps)), len(snaps)
+
+
+def record(storage: dict, run_dir: Path, n: int, drop, **extra) -> dict:
+    """results.json's object_storage: where (host, bucket, prefix; no key), the client, the ranks' requests."""
     listed = (storage.get("requests") or {}).get("requests", {}).get("LIST", 0)
-    ranks = summary(merge(snaps))
-    return {
-        "endpoint_host": storage.get("endpoint_host"), "bucket": storage.get("bucket"),
-        "prefix": storage.get("prefix"), "library": storage.get("library"),
-        "prefetch_window_files_per_rank": prep.workload.read_threads,
-        "prefetch_batches_per_rank": prep.workload.prefetch_size,
-        "list_requests_launcher": listed, "list_requests_ranks": ranks["requests"].get("LIST", 0),
-        "ranks_reporting": len(snaps), "requests": ranks,
-        "cache_clear": getattr(drop, "method", None),
-    }
+    summed, reporting = ranks(run_dir, n)
+    return {"endpoint_host": storage.get("endpoint_host"), "bucket": storage.get("bucket"),
+            "prefix": storage.get("prefix"), "library": storage.get("library"), **extra,
+            "list_requests_launcher": listed, "list_requests_ranks": summed["requests"].get("LIST", 0),
+            "ranks_reporting": reporting, "requests": summed, "cache_clear": getattr(drop, "method", None)}
+
+
+def evidence(prep, run_dir: Path, drop) -> dict:
+    """A training run's object_storage (the storage evidence of the dataset scan: its one listing)."""
+    return record(dict(prep.dataset_evidence.get("storage") or {}), run_dir, prep.opts.accelerators, drop,
+                  prefetch_window_files_per_rank=prep.workload.read_threads,
+                  prefetch_batches_per_rank=prep.workload.prefetch_size)
