@@ -19,7 +19,7 @@ RUN = [*SMALL, "--param", "train.epochs=2", "--param", "train.computation_time=0
        "checkpoint.model_size=1000000", "--division", "open", "--runs", "1", "--memory-limit", "256MiB"]
 
 
-def datagen(run_cli, url, files=30, *extra):
+def datagen(run_cli, url, files=14, *extra):
     return run_cli("datagen", "--workload", "unet3d", "--files", files, "--data-dir", url, "--processes", 2,
                    *SMALL, *extra)
 
@@ -37,7 +37,7 @@ def test_datagen_and_training_on_s3_one_listing_whatever_the_ranks(bucket, s3_se
     assert code == 0, err
     assert f"s3://{bucket}/u3/generation_log.json" in out
     log = json.loads((s3_server["dir"] / "data" / bucket / "u3" / "generation_log.json").read_text())
-    assert log["storage"]["bucket"] == bucket and log["storage"]["requests"]["requests"]["PUT"] >= 30
+    assert log["storage"]["bucket"] == bucket and log["storage"]["requests"]["requests"]["PUT"] >= 14
     assert log["storage"]["requests"]["requests"]["LIST"] <= 3      # the top twice (refusals) and train/ once
     lists = {}
     for n in (1, 2):
@@ -124,7 +124,7 @@ def test_the_server_stopped_mid_run_fails_the_run_with_one_line(tmp_path):
         boto3.session.Session().client("s3").create_bucket(Bucket="mid")
         base = {**os.environ, **env, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
         cmd = [sys.executable, "-m", "suite"]
-        done = subprocess.run([*cmd, "datagen", "--workload", "unet3d", "--files", "30", "--data-dir", "s3://mid/u3",
+        done = subprocess.run([*cmd, "datagen", "--workload", "unet3d", "--files", "14", "--data-dir", "s3://mid/u3",
                                "--processes", "2", *SMALL], env=base, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         res = tmp_path / "res"
