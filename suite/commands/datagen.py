@@ -1,5 +1,7 @@
 """`suite datagen`: write a training workload's dataset (ours, or DLIO's generator)."""
 
+from pathlib import Path
+
 from suite.cliargs import engine_arg, positive_int, seed_int, sizing_args, workload_args
 from suite.errors import ExitCode, SuiteError
 from suite.storage.backend.select import location
@@ -58,6 +60,9 @@ def run(args) -> int:
     num_files = _file_count(args, workload, extra)
     if args.engine == "dlio":       # the reference code's own generator (storage/run/dlio.py)
         from suite.storage.run import dlio
+        if not isinstance(args.data_dir, Path):
+            raise SuiteError(f"--engine dlio: expected a local --data-dir (DLIO's generator writes files), "
+                             f"got {args.data_dir}")
         if args.seed is not None:
             raise SuiteError(f"--seed: expected only with --engine suite (DLIO generates with its own seed), "
                              f"got {args.seed}")

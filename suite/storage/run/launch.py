@@ -36,6 +36,9 @@ def run(opts: Options, judge=None) -> int:
         if _across_hosts(opts):
             raise SuiteError("--engine dlio: expected one host (the DLIO engine does not span hosts yet), "
                              "got --hosts/--hostfile with several")
+        if opts.data_dir and "://" in str(opts.data_dir):
+            raise SuiteError(f"--engine dlio: expected a local --data-dir (the DLIO engine reads files), "
+                             f"got {opts.data_dir}")
         runner = dlio.runner(opts)
     cluster = connect_hosts(opts)       # across hosts: every host probed, or refused, before anything starts
     training = Training(opts, cluster, runner)
