@@ -250,8 +250,9 @@ def refuse_target(backend, data_dir: Path) -> None:
                          f"(train/, valid/, {LOG_NAME}), got {len(other)} other entries, e.g. {other[0]!r}")
 
 
-def check_data_dir(backend, data_dir: Path) -> None:
-    refuse_target(backend, data_dir)
+def check_data_dir(backend, data_dir: Path, refused: bool = False) -> None:
+    if not refused:
+        refuse_target(backend, data_dir)
     try:
         backend.make_prefix("train")
         backend.make_prefix("valid")          # DLIO lists valid/ even when it evaluates nothing
@@ -332,9 +333,7 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
     comm, rank, size = world or (None, 0, 1)
     processes = processes or (1 if world else os.cpu_count() or 1)
     backend = for_workload(workload, data_dir)
-    refuse_target(backend, data_dir)
-    check_space_bound(backend, data_dir, workload, num_files)
-    check_data_dir(backend, data_dir)
+    _check_target(comm, rank, backend, data_dir, workload, num_files)
     names, lengths = file_names(workload, num_files), record_lengths(workload, num_files, seed)
     _LISTED = _prepare_once(comm, rank, backend, data_dir, workload, names, lengths)
     _REQUESTS.clear()
@@ -370,6 +369,27 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
         except OSError as exc:
             raise SuiteError(f"{data_dir / LOG_NAME}: cannot write: {exc.strerror or exc}") from None
     return log
+
+
+def _check_target(comm, rank: int, backend, data_dir, workload, num_files: int) -> None:
+    """The refusals before anything is written: every rank its own (POSIX: each host's mount), or,
+    on object storage (one bucket for all), rank 0 alone, its answer broadcast: one listing, not one
+    per rank."""
+    shared = hasattr(backend, "preflight")
+    problem = None
+    if rank == 0 or not shared:
+        try:
+            refuse_target(backend, data_dir)
+            check_space_bound(backend, data_dir, workload, num_files)
+            check_data_dir(backend, data_dir, refused=True)
+        except SuiteError as exc:
+            if comm is None or not shared:
+                raise
+            problem = str(exc)
+    if comm is not None and shared:
+        problem = comm.bcast(problem, root=0)
+        if problem:
+            raise SuiteError(problem)
 
 
 def _write_eval(workload, data_dir: Path, seed: int, rank: int, size: int, processes: int) -> None:

@@ -166,3 +166,17 @@ def test_a_checkpoint_write_and_read_on_s3(bucket, s3_server, tmp_path, run_cli)
         assert code in (0, 1) and "verdict:" in out, err
     assert (s3_server["dir"] / "data" / bucket / "ckpt" / "suite-checkpoint.json").is_file()
     assert not list(tmp_path.glob("**/s3:*"))
+
+
+def test_datagen_under_mpi_lists_once_whatever_the_ranks(bucket, s3_server):
+    """Two real MPI ranks: rank 0 makes the refusals' listing and the one of train/, the others none."""
+    from tests.conftest import mpiexec
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    done = subprocess.run([mpiexec(), "-n", "2", sys.executable, "-m", "suite", "datagen", "--workload", "unet3d",
+                           "--files", "6", "--data-dir", f"s3://{bucket}/mpi", *SMALL], env=env,
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    log = json.loads((s3_server["dir"] / "data" / bucket / "mpi" / "generation_log.json").read_text())
+    assert log["ranks"] == 2 and log["storage"]["requests"]["requests"]["LIST"] == 2
+    assert log["storage"]["requests"]["requests"]["HEAD"] == 1          # rank 0's one preflight
