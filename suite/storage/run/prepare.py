@@ -125,10 +125,11 @@ def check_inputs(opts: Options) -> None:
         resultsdir.check(opts.results_dir)
     params = workloads.parse_params(opts.params)
     workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
+    from suite.storage.backend.select import OBJECT_TYPES, is_object_location
+
     kind = check_storage_type(storage_type_of(workload))
     object_data = False
     if opts.data_dir:       # any other URL scheme: one line, exit 2 (never a local directory named 'x:')
-        from suite.storage.backend.select import OBJECT_TYPES, is_object_location
         object_data = is_object_location(opts.data_dir)
     if kind in OBJECT_TYPES and not object_data:       # refused before the cache-drop probe
         raise SuiteError(f"storage.storage_type {kind}: expected --data-dir s3://bucket/prefix, got "
