@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.storage.s3.conftest import read_env, server, start, use_env
-from tests.storage.s3.proxy import Throttle
+from tests.storage.s3.s3_proxy import Throttle
 
 SMALL = ["--param", "dataset.record_length=200000", "--param", "dataset.record_length_stdev=50000"]
 RUN = [*SMALL, "--param", "train.epochs=2", "--param", "train.computation_time=0.005", "--param",
