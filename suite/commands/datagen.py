@@ -4,6 +4,7 @@ from pathlib import Path
 
 from suite.cliargs import engine_arg, positive_int, seed_int, sizing_args, workload_args
 from suite.errors import ExitCode, SuiteError
+from suite.storage.backend.select import location
 
 
 def add_parser(sub) -> None:
@@ -14,7 +15,9 @@ def add_parser(sub) -> None:
                                    "sizes, in parallel (local processes or MPI ranks under mpiexec), resumably; "
                                    "D/generation_log.json records what was written.")
     workload_args(p, registry.workload_names(lambda k: k.datasize is not None or k.datagen is not None))
-    p.add_argument("--data-dir", required=True, type=Path, help="the dataset goes to DATA_DIR/train")
+    p.add_argument("--data-dir", required=True, type=location,
+                   help="the dataset goes to DATA_DIR/train; DATA_DIR may be s3://bucket/prefix (object storage: "
+                        "endpoint, region and keys from the AWS environment, docs/object-storage.md)")
     p.add_argument("--files", type=positive_int, help="number of training files (or size it with --accelerators)")
     sizing_args(p, False, "size the dataset for this many accelerators")
     p.add_argument("--processes", type=positive_int, default=None,
@@ -62,6 +65,9 @@ def run(args) -> int:
     num_files = _file_count(args, workload, extra)
     if args.engine == "dlio":       # the reference code's own generator (storage/run/dlio.py)
         from suite.storage.run import dlio
+        if not isinstance(args.data_dir, Path):
+            raise SuiteError(f"--engine dlio: expected a local --data-dir (DLIO's generator writes files), "
+                             f"got {args.data_dir}")
         if args.seed is not None:
             raise SuiteError(f"--seed: expected only with --engine suite (DLIO generates with its own seed), "
                              f"got {args.seed}")

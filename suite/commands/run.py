@@ -11,7 +11,8 @@ def add_parser(sub) -> None:
                                    "cgroup, closed-division refusals; writes DLIO-compatible results and "
                                    "results.json with the evidence. Without --data-dir: the miniature default.")
     workload_args(p, registry.workload_names())
-    p.add_argument("--data-dir", help="the dataset (suite datagen); omitted: the embedded miniature, "
+    p.add_argument("--data-dir", help="the dataset (suite datagen), a directory or s3://bucket/prefix (object "
+                                      "storage: docs/object-storage.md); omitted: the embedded miniature, "
                                       "generated on first use under ./results/data")
     p.add_argument("--results-dir", help="default ./results/<workload>_<accel>-<N>acc-<UTC time>")
     engine_arg(p)

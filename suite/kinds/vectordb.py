@@ -60,6 +60,9 @@ def datagen(args) -> int:
                              f"{getattr(args, dest)} with {args.workload}")
     if getattr(args, "engine", "suite") != "suite" or getattr(args, "param", None):
         raise SuiteError(f"--engine/--param: expected neither with {args.workload} (its data is ours), got one")
+    if not isinstance(args.data_dir, Path):
+        raise SuiteError(f"--data-dir: expected a local directory for {args.workload} (its index files are what the "
+                         f"storage serves), got {args.data_dir}")
     dataset.generate(workload.load(args.workload), args.data_dir, args.processes, args.seed)
     return ExitCode.OK
 

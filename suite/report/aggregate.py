@@ -63,8 +63,8 @@ def _empty_row(run) -> dict:
         if isinstance(compliance, dict):
             row["compliant"] = compliance.get("compliant")
         # what `suite run` recorded about the host and the rules it enforced
-        row["evidence"] = {k: results[k] for k in ("host", "enforcement", "versions", "compliance", "miniature")
-                           if k in results}
+        row["evidence"] = {k: results[k] for k in ("host", "enforcement", "versions", "compliance", "miniature",
+                                                   "object_storage") if k in results}
     return row
 
 

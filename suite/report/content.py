@@ -117,6 +117,9 @@ def build_storage(summary: dict, check) -> Page:
         evidence = _evidence(b, sid)
         if evidence:
             sections.append(evidence)
+        objects = _object_storage(b, sid)
+        if objects:
+            sections.append(objects)
     if len(benches) > 1:
         sections.insert(0, _overview(benches, verdicts))
     tree = verdicts.get("(tree)")
@@ -237,6 +240,46 @@ def _evidence(b: dict, sid: str) -> Section | None:
                            ("Miniature runs (not valid for submission): " + ", ".join(minis) + ". ")
                            * bool(minis) + "From each run's results.json.", numbers_right=False))
     return ev
+
+
+OBJECT_ROWS = (("endpoint (host:port)", ("endpoint_host",)), ("bucket", ("bucket",)), ("prefix", ("prefix",)),
+               ("client library", ("library", "name")), ("library version", ("library", "version")),
+               ("LIST per run (launcher + ranks)", None), ("GET", ("requests", "requests", "GET")),
+               ("PUT", ("requests", "requests", "PUT")), ("HEAD", ("requests", "requests", "HEAD")),
+               ("retries", ("requests", "retries_total")), ("bytes read", ("requests", "bytes_read")),
+               ("GET latency p50 ms", ("requests", "latency", "GET", "p50_ms")),
+               ("GET latency p90 ms", ("requests", "latency", "GET", "p90_ms")),
+               ("GET latency p99 ms", ("requests", "latency", "GET", "p99_ms")),
+               ("prefetch window (files in flight per rank)", ("prefetch_window_files_per_rank",)),
+               ("cache clear", ("cache_clear",)))
+
+
+def _dig(doc, keys):
+    for key in keys:
+        doc = doc.get(key) if isinstance(doc, dict) else None
+    return doc
+
+
+def _object_storage(b: dict, sid: str) -> Section | None:
+    """Object-storage runs: where the data was (host, bucket, prefix; never a key), the client, the
+    requests by kind, retries, bytes, GET latency percentiles, and what the cache clear meant."""
+    runs = [(r["name"], r["evidence"]["object_storage"]) for r in b["runs"]
+            if isinstance((r.get("evidence") or {}).get("object_storage"), dict)]
+    if not runs:
+        return None
+    sec = Section(f"{sid}-object-storage", "Object storage")
+    rows = []
+    for label, keys in OBJECT_ROWS:
+        if keys is None:
+            cells = [f"{fmt(_dig(o, ('list_requests_launcher',)))} + {fmt(_dig(o, ('list_requests_ranks',)))}"
+                     for _, o in runs]
+        else:
+            cells = [fmt(_dig(o, keys)) if _dig(o, keys) is not None else "–" for _, o in runs]
+        rows.append([label, *cells])
+    sec.blocks.append(Table(["recorded by suite run"] + [name for name, _ in runs], rows,
+                            "From each run's results.json object_storage: the ranks' requests summed; the "
+                            "launcher's one listing at prepare.", numbers_right=False))
+    return sec
 
 
 def _overview(benches: list, verdicts: dict) -> Section:

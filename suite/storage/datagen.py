@@ -17,10 +17,12 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from suite import files as suite_files
 from suite.errors import SuiteError
 from suite.storage import dlio_data
-from suite.storage.backend.select import for_workload
+from suite.storage.backend import meta
+from suite.storage.backend.s3stats import REQUESTS
+from suite.storage.backend.s3stats import merge as merge_requests
+from suite.storage.backend.select import as_location, for_workload
 from suite.storage.dataset import (  # noqa: F401 - the layout's names, used through datagen by callers
     LOG_NAME, MAX_FILES_PER_FOLDER, NAME, TEMP, DatasetScan, expected_size, extension, file_names, file_problem,
     min_record_bytes, num_subfolders, record_lengths, train_files)
@@ -32,7 +34,7 @@ def scan(data_dir, workload, deep: bool = False, framing: bool = True) -> Datase
     """Check data_dir against `workload`: layout, count, format, sizes, TFRecord framing (one small
     read per record; framing=False skips it), every CRC when deep. One listing of train/, through
     the workload's storage backend."""
-    data_dir = Path(data_dir)
+    data_dir = as_location(data_dir)
     backend = for_workload(workload, data_dir)
     out = DatasetScan(data_dir, workload.format, 0, None, 0)
     seed = workload.seed
@@ -43,7 +45,7 @@ def scan(data_dir, workload, deep: bool = False, framing: bool = True) -> Datase
         return out
     log = data_dir / LOG_NAME
     try:    # generation_log.json: a small metadata file beside the data, read by the bounded JSON loader
-        doc = suite_files.load_json(log, schema="generation_log") if log.is_file() else None
+        doc = meta.load_json(backend, LOG_NAME, schema="generation_log") if meta.exists(backend, LOG_NAME) else None
     except SuiteError as exc:
         out.problems.append(str(exc))
         doc = {}
@@ -91,6 +93,8 @@ def scan(data_dir, workload, deep: bool = False, framing: bool = True) -> Datase
 # --------------------------------------------------------------------------- writing
 
 _JOB = None    # (workload, names, lengths, seed, run id, backend), set before the worker processes fork
+_LISTED: dict = {}   # name -> size from the one listing of train/ (object storage: no HEAD per file)
+_REQUESTS: list = []  # the object-storage requests of the worker processes (suite.storage.backend.s3stats)
 
 
 def _write_one(index: int) -> tuple[int, int, bool]:
@@ -99,8 +103,9 @@ def _write_one(index: int) -> tuple[int, int, bool]:
 
     workload, names, lengths, seed, run_id, backend = _JOB
     name, fmt, spf = names[index], workload.format, workload.num_samples_per_file
-    if file_problem(backend, name, fmt, lengths[index], spf) is None:
-        return index, backend.size(name), False
+    listed = _LISTED.get(name, -1) if _LISTED is not None else None
+    if listed != -1 and file_problem(backend, name, fmt, lengths[index], spf, size=listed) is None:
+        return index, listed if listed is not None else backend.size(name), False
     content, record = _content(seed), lengths[index]
     try:
         if fmt == "hdf5":
@@ -122,7 +127,13 @@ def _write_one(index: int) -> tuple[int, int, bool]:
     except OSError as exc:
         raise SuiteError(f"{backend.root}/{name}: cannot write: {exc.strerror or exc}"
                          + (" (the file system is full)" if exc.errno == errno.ENOSPC else "")) from None
-    return index, backend.size(name), True
+    size = len(data) if fmt == "hdf5" else expected_size(fmt, record, spf)
+    return index, size if size is not None else backend.size(name), True
+
+
+def _write_counted(index: int):
+    """_write_one in a worker process, with the object-storage requests it made."""
+    return _write_one(index), REQUESTS.take()
 
 
 _CONTENT = {}
@@ -147,6 +158,7 @@ def _worker_init() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C: the parent stops the pool and cleans up
+    REQUESTS.reset()        # the parent's requests stay the parent's: a worker counts its own
 
 
 def _run(indices, processes: int, on_file) -> list[str]:
@@ -173,7 +185,8 @@ def _run(indices, processes: int, on_file) -> list[str]:
         formats.warm_jpeg(_JOB[2][indices])
     pool = multiprocessing.get_context("fork").Pool(min(processes, len(indices)), initializer=_worker_init)
     try:
-        for result in pool.imap_unordered(_write_one, indices, chunksize=1):
+        for result, requests in pool.imap_unordered(_write_counted, indices, chunksize=1):
+            _REQUESTS.append(requests)
             on_file(*result)
             if result[2]:
                 written.append(names[result[0]])
@@ -218,7 +231,9 @@ OURS = {"train", "valid", LOG_NAME}   # what a directory `suite datagen` made ho
 def refuse_target(backend, data_dir: Path) -> None:
     """Before anything is written: never the file-system root, never a non-empty directory that
     `suite datagen` did not make (its top holds train/ and generation_log.json only)."""
-    if os.path.realpath(data_dir) == os.path.abspath(os.sep):
+    if hasattr(backend, "preflight"):      # object storage: credentials, bucket, endpoint (one HEAD)
+        backend.preflight()
+    elif os.path.realpath(data_dir) == os.path.abspath(os.sep):
         raise SuiteError(f"--data-dir {data_dir}: expected a dataset directory, got the file-system root")
     try:
         top = backend.list("", recursive=False)
@@ -235,8 +250,9 @@ def refuse_target(backend, data_dir: Path) -> None:
                          f"(train/, valid/, {LOG_NAME}), got {len(other)} other entries, e.g. {other[0]!r}")
 
 
-def check_data_dir(backend, data_dir: Path) -> None:
-    refuse_target(backend, data_dir)
+def check_data_dir(backend, data_dir: Path, refused: bool = False) -> None:
+    if not refused:
+        refuse_target(backend, data_dir)
     try:
         backend.make_prefix("train")
         backend.make_prefix("valid")          # DLIO lists valid/ even when it evaluates nothing
@@ -283,8 +299,9 @@ def _check_space(backend, data_dir: Path, workload, names, lengths, have: dict) 
                          f"for the files still to write, got {free / 2**30:.2f} GiB (the file system is too small)")
 
 
-def _prepare(backend, data_dir: Path, workload, names, lengths) -> None:
-    """Refuse to mix datasets, check the space, remove the temp files of an interrupted run."""
+def _prepare(backend, data_dir: Path, workload, names, lengths) -> dict:
+    """Refuse to mix datasets, check the space, remove the temp files of an interrupted run; the
+    listing of train/ (name -> size) the writers use to keep complete files."""
     suffix = f"_of_{len(names)}.{extension(workload)}"
     have = _train_sizes(backend)
     other = sorted(n for n in have if NAME.match(n.rsplit("/", 1)[-1]) and not n.endswith(suffix))
@@ -297,6 +314,7 @@ def _prepare(backend, data_dir: Path, workload, names, lengths) -> None:
     _check_space(backend, data_dir, workload, names, lengths, have)
     for folder in sorted({n.rsplit("/", 1)[0] for n in names}):
         backend.make_prefix(folder)
+    return have
 
 
 def generate(workload, data_dir, num_files: int, processes: int | None = None, seed: int | None = None,
@@ -306,19 +324,19 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
     `progress(done_files, done_bytes, written_bytes, kept_files)` is called as files complete (rank 0
     only under MPI): files kept from an earlier run count as done, never as written.
     """
-    global _JOB
+    global _JOB, _LISTED
     if num_files <= 0:
         raise SuiteError(f"files: expected a positive integer, got {num_files}")
-    data_dir, seed = Path(data_dir), workload.seed if seed is None else seed
+    data_dir, seed = as_location(data_dir), workload.seed if seed is None else seed
+    REQUESTS.reset()                # the object-storage requests of this generation only
     world = mpi_world()
     comm, rank, size = world or (None, 0, 1)
     processes = processes or (1 if world else os.cpu_count() or 1)
     backend = for_workload(workload, data_dir)
-    refuse_target(backend, data_dir)
-    check_space_bound(backend, data_dir, workload, num_files)
-    check_data_dir(backend, data_dir)
+    _check_target(comm, rank, backend, data_dir, workload, num_files)
     names, lengths = file_names(workload, num_files), record_lengths(workload, num_files, seed)
-    _prepare_once(comm, rank, backend, data_dir, workload, names, lengths)
+    _LISTED = _prepare_once(comm, rank, backend, data_dir, workload, names, lengths)
+    _REQUESTS.clear()
     _JOB = (workload, names, lengths, seed, f"{socket.gethostname()}.{os.getpid()}", backend)
     started, t0 = datetime.now(timezone.utc), time.perf_counter()
     done = {"files": 0, "bytes": 0, "written": 0, "bytes_written": 0}
@@ -339,19 +357,45 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
     except SuiteError as exc:
         error = exc
     totals = _totals(comm, done, error)
-    log = _log(workload, seed, num_files, totals, time.perf_counter() - t0, processes, size, comm is not None,
-               started, extra)
+    duration = time.perf_counter() - t0
+    requests = _requests(comm)
+    if hasattr(backend, "preflight"):      # object storage: the endpoint, bucket, library, the requests
+        from suite.storage.backend.s3stats import summary
+        extra = {**(extra or {}), "storage": {**backend.evidence(), "requests": summary(requests)}}
+    log = _log(workload, seed, num_files, totals, duration, processes, size, comm is not None, started, extra)
     if rank == 0:
         try:
-            suite_files.write_json(data_dir / LOG_NAME, log, schema="generation_log")
+            meta.write_json(backend, LOG_NAME, log, schema="generation_log")
         except OSError as exc:
             raise SuiteError(f"{data_dir / LOG_NAME}: cannot write: {exc.strerror or exc}") from None
     return log
 
 
+def _check_target(comm, rank: int, backend, data_dir, workload, num_files: int) -> None:
+    """The refusals before anything is written: every rank its own (POSIX: each host's mount), or,
+    on object storage (one bucket for all), rank 0 alone, its answer broadcast: one listing, not one
+    per rank."""
+    shared = hasattr(backend, "preflight")
+    problem = None
+    if rank == 0 or not shared:
+        try:
+            refuse_target(backend, data_dir)
+            check_space_bound(backend, data_dir, workload, num_files)
+            check_data_dir(backend, data_dir, refused=True)
+        except SuiteError as exc:
+            if comm is None or not shared:
+                raise
+            problem = str(exc)
+    if comm is not None and shared:
+        problem = comm.bcast(problem, root=0)
+        if problem:
+            raise SuiteError(problem)
+
+
 def _write_eval(workload, data_dir: Path, seed: int, rank: int, size: int, processes: int) -> None:
     """dataset.num_files_eval > 0: DLIO's eval files, D/valid/img_<i>_of_<M>.<ext> (seed + 1)."""
-    global _JOB
+    global _JOB, _LISTED
+    _LISTED = None     # valid/ was not listed: each file's size is asked
     m = int(workload.config.get("dataset", {}).get("num_files_eval") or 0)
     if m:
         names = file_names(workload, m, top="valid")
@@ -361,16 +405,26 @@ def _write_eval(workload, data_dir: Path, seed: int, rank: int, size: int, proce
 
 def _prepare_once(comm, rank: int, backend, data_dir: Path, workload, names, lengths) -> None:
     """Rank 0 prepares the directory (space, stale files); every rank learns whether it could."""
-    problem = None
+    problem, have = None, None
     if rank == 0:
         try:
-            _prepare(backend, data_dir, workload, names, lengths)
+            have = _prepare(backend, data_dir, workload, names, lengths)
         except SuiteError as exc:
             problem = str(exc)
     if comm:
-        problem = comm.bcast(problem, root=0)
+        problem, have = comm.bcast((problem, have), root=0)
     if problem:
         raise SuiteError(problem)
+    return have
+
+
+def _requests(comm) -> dict:
+    """The object-storage requests of this run: this process's, its workers', every rank's (merged)."""
+    mine = merge_requests([*_REQUESTS, REQUESTS.take()])
+    _REQUESTS.clear()
+    if comm:
+        return merge_requests(comm.allgather(mine))
+    return mine
 
 
 def _totals(comm, done: dict, error) -> dict:

@@ -1,5 +1,6 @@
 """Which backend a workload's storage uses: storage.storage_type (the workload file, or
---param storage.storage_type=...) names it; the root is the dataset or checkpoint directory."""
+--param storage.storage_type=...) names it; the root is the dataset or checkpoint directory, or an
+object-storage location s3://bucket/prefix (which implies storage_type object)."""
 
 from suite.errors import SuiteError
 from suite.storage.backend.base import Backend
@@ -7,11 +8,46 @@ from suite.storage.backend.base import Backend
 POSIX_TYPES = ("local_fs", "parallel_fs", "posix", "local")
 OBJECT_TYPES = ("s3", "object")
 DEFAULT_TYPE = "local_fs"
+SCHEMES = ("s3",)
+
+
+def is_object_location(root) -> bool:
+    """True for s3://...; SuiteError (exit 2) for any other URL scheme (never a local dir named 'x:')."""
+    text = str(root)
+    scheme, sep, _ = text.partition("://")
+    if not sep:
+        return False
+    if scheme.lower() not in SCHEMES:
+        raise SuiteError(f"data location: expected a local path or s3://bucket/prefix, got {text!r} "
+                         f"(the scheme {scheme!r} is not supported)")
+    return True
+
+
+def location(text: str):
+    """argparse type of --data-dir/--checkpoint-folder: a Path, or an ObjectLocation for s3://
+    (argparse's one-line usage error, exit 2, for another scheme: never a local directory named 'x:')."""
+    import argparse
+
+    try:
+        return as_location(text)
+    except SuiteError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def backend_for(storage_type: str | None, root) -> Backend:
-    """The backend of `storage_type` rooted at `root`; SuiteError (exit 2) for object storage and unknown types."""
+    """The backend of `storage_type` rooted at `root`; an s3:// root is object storage whatever the type."""
+    if is_object_location(root):
+        kind = storage_type if storage_type in OBJECT_TYPES else "object"
+        from suite.storage.backend.s3 import S3Backend
+
+        return S3Backend(root, kind)
     kind = check_storage_type(storage_type)
+    if kind in OBJECT_TYPES:
+        if str(root) in ("", "."):
+            from suite.storage.backend.s3 import S3Backend
+            return S3Backend("", kind)      # a rank's backend: names are full s3:// URLs
+        raise SuiteError(f"storage.storage_type {kind}: expected the data location as s3://bucket/prefix, "
+                         f"got the local path {str(root)!r}")
     from suite.storage.backend.posix import PosixBackend
 
     return PosixBackend(root, kind)
@@ -20,11 +56,8 @@ def backend_for(storage_type: str | None, root) -> Backend:
 def check_storage_type(storage_type: str | None) -> str:
     """The storage type, when a backend implements it; else the one-line SuiteError (exit 2)."""
     kind = storage_type or DEFAULT_TYPE
-    if kind in POSIX_TYPES:
+    if kind in POSIX_TYPES or kind in OBJECT_TYPES:
         return kind
-    if kind in OBJECT_TYPES:
-        raise SuiteError(f"storage.storage_type: expected one of {', '.join(POSIX_TYPES)}, got {kind}: "
-                         f"object storage is not implemented yet")
     raise SuiteError(f"storage.storage_type: expected one of {', '.join(POSIX_TYPES + OBJECT_TYPES)}, got {kind!r}")
 
 
@@ -36,3 +69,46 @@ def storage_type_of(workload) -> str:
 
 def for_workload(workload, root) -> Backend:
     return backend_for(storage_type_of(workload), root)
+
+
+class ObjectLocation:
+    """An s3:// location that callers join names to as to a Path (`loc / "train"`); str() is the URL.
+    Not a str and not path-like: Path(loc) and open(loc) raise TypeError, so no local file is ever made
+    under an object location (a directory named 's3:' was what `suite datagen` used to make)."""
+
+    __slots__ = ("url",)
+
+    def __init__(self, url: str):
+        self.url = str(url).rstrip("/")
+
+    def __str__(self) -> str:
+        return self.url
+
+    def __repr__(self) -> str:
+        return f"ObjectLocation({self.url!r})"
+
+    def __eq__(self, other) -> bool:
+        return str(other) == self.url if isinstance(other, (str, ObjectLocation)) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.url)
+
+    def __truediv__(self, name) -> "ObjectLocation":
+        return ObjectLocation(f"{self.url}/{str(name).strip('/')}")
+
+    @property
+    def name(self) -> str:
+        return self.url.rsplit("/", 1)[-1]
+
+
+def as_location(root):
+    """Path(root) for a local path, ObjectLocation for s3:// (SuiteError for another scheme)."""
+    from pathlib import Path
+
+    if isinstance(root, ObjectLocation):
+        return root
+    if is_object_location(root):
+        from suite.storage.backend.s3io import split_url
+        split_url(str(root))
+        return ObjectLocation(str(root))
+    return Path(root)

@@ -20,10 +20,25 @@ LAYOUT_KEYS = ("workload", "mode", "processes", "miniature", "checkpoint_bytes",
 
 
 def path(folder: Path) -> Path:
-    return Path(folder) / NAME
+    return folder / NAME if _is_object(folder) else Path(folder) / NAME
+
+
+def _is_object(folder) -> bool:
+    from suite.storage.backend.select import ObjectLocation
+
+    return isinstance(folder, ObjectLocation)
+
+
+def _backend(folder):
+    from suite.storage.backend.select import backend_for
+
+    return backend_for("object", folder)
 
 
 def remove(folder: Path) -> None:
+    if _is_object(folder):          # object storage: through the backend (a DELETE)
+        _backend(folder).remove(NAME)
+        return
     try:
         path(folder).unlink()
     except FileNotFoundError:
@@ -31,16 +46,33 @@ def remove(folder: Path) -> None:
 
 
 def write(folder: Path, doc: dict) -> None:
+    if _is_object(folder):
+        from suite.storage.backend import meta
+        meta.write_json(_backend(folder), NAME, {"schema_version": 1, **doc}, schema=SCHEMA)
+        return
     files.write_json(path(folder), {"schema_version": 1, **doc}, schema=SCHEMA)
+
+
+def _load(folder, layout: dict) -> dict:
+    """The manifest's document (local: the guarded JSON loader; object storage: one bounded GET)."""
+    p = path(folder)
+    missing = SuiteError(f"{p}: expected the manifest a complete write phase leaves (suite run --workload "
+                         f"{layout['workload']} --checkpoints-read 0 ... first), got none")
+    if _is_object(folder):
+        from suite.storage.backend import meta
+        backend = _backend(folder)
+        if not meta.exists(backend, NAME):
+            raise missing
+        return meta.load_json(backend, NAME, schema=SCHEMA)
+    if not p.is_file():
+        raise missing
+    return files.load_json(p, schema=SCHEMA)
 
 
 def for_read(folder: Path, layout: dict, checkpoints: int, results_dir: Path) -> dict:
     """The write's manifest, checked against this read's layout; SuiteError (exit 2) otherwise."""
     p = path(folder)
-    if not p.is_file():
-        raise SuiteError(f"{p}: expected the manifest a complete write phase leaves (suite run --workload "
-                         f"{layout['workload']} --checkpoints-read 0 ... first), got none")
-    doc = files.load_json(p, schema=SCHEMA)
+    doc = _load(folder, layout)
     for key in LAYOUT_KEYS:
         if doc[key] != layout[key]:
             raise SuiteError(f"{p}: {key}: expected {layout[key]!r} (this read's layout), got {doc[key]!r}: the "

@@ -73,6 +73,9 @@ def worker(plan_path: str) -> int:
             raise RunError(f"mpiexec: expected {plan['processes']} ranks, got {comm.Get_size()}")
         record = _run(comm, plan, rank, host, barrier)
         files.write_json(run_dir / "ranks" / f"rank-{rank}.json", record, schema=RANK_SCHEMA, indent=None)
+        if str(plan["checkpoint_dir"]).startswith("s3://"):       # object storage: this rank's requests
+            from suite.storage.run.objectstore import write_rank
+            write_rank(run_dir, rank)
         barrier(comm)
     except Exception as exc:  # noqa: BLE001 - one line for the CLI, a bug's traceback to mpiexec.log
         fail(comm, run_dir, rank, exc)
@@ -107,7 +110,7 @@ def _run(comm, plan: dict, rank: int, host: str, barrier) -> dict:
                 else:
                     read_shard(backend, f"{folder}/{name}", size, chunk)
         except OSError as exc:
-            where = checkpoint_dir(plan["checkpoint_dir"], k)
+            where = backend.locate(folder)
             raise RunError(f"{where}: checkpoint {phase}: {exc.strerror or exc}") from None
         t1 = time.time()
         nbytes = sum(size for _, size in shards)

@@ -25,7 +25,7 @@ from suite.errors import RuleError, SuiteError
 from suite.harness import enforced, mpi, resultsdir
 from suite.harness.enforced import Series
 from suite.rules import rulesets
-from suite.storage.backend.select import backend_for
+from suite.storage.backend.select import ObjectLocation, as_location, backend_for
 from suite.storage.checkpoint import manifest, results
 from suite.storage.checkpoint.rank import PLAN_SCHEMA, checkpoint_dir
 from suite.storage.run.prepare import DEFAULT_RUNS, parse_hosts, say
@@ -50,6 +50,7 @@ class Options:
     hostfile: str | None = None
     allow_no_cache_drop: bool = False
     no_cache_drop: bool = False
+    miniature: bool | None = None       # None: the miniature exactly when no data_dir (the CLI's rule)
 
 
 @dataclass
@@ -94,7 +95,7 @@ def prepare(opts: Options) -> Prepared:
         from suite.enforce.cgroup import check_limit
         check_limit(opts.memory_limit)
     phase, count = phase_counts(opts, doc)
-    miniature = opts.data_dir is None
+    miniature = opts.data_dir is None if opts.miniature is None else opts.miniature
     ckpt = model.from_workload(doc, opts.accelerators, opts.mode, miniature)
     hosts = parse_hosts(opts)
     need = closed_processes(doc)
@@ -113,10 +114,14 @@ def prepare(opts: Options) -> Prepared:
                          f"are applied here only; multi-host checkpointing is not built yet), got {','.join(hosts)}")
     if opts.no_cache_drop and opts.division != "open":
         raise RuleError(f"--no-cache-drop: expected --division open, got --division {opts.division}")
-    folder = Path(opts.data_dir or Path("results") / "checkpoint-data" / f"{opts.workload}-miniature").resolve()
+    folder = as_location(opts.data_dir or Path("results") / "checkpoint-data" / f"{opts.workload}-miniature")
+    folder = folder if isinstance(folder, ObjectLocation) else folder.resolve()
     results_dir = Path(opts.results_dir or resultsdir.default(results_name(opts, phase)))
     resultsdir.check(results_dir)       # claimed (suite.harness.enforced) once every refusal is passed
-    output.outside(results_dir, "--results-dir", [folder])     # never inside (or holding) the checkpoint data
+    if isinstance(folder, ObjectLocation):      # credentials, bucket, endpoint: one line before any run
+        storage(folder).preflight()
+    else:
+        output.outside(results_dir, "--results-dir", [folder])     # never inside (or holding) the checkpoint data
     if phase == "write":
         refuse_folder(folder)
         check_space(folder, ckpt.total_bytes * count)
@@ -127,14 +132,20 @@ def prepare(opts: Options) -> Prepared:
                     opts.runs or DEFAULT_RUNS, written_by, uuid.uuid4().hex)
 
 
+def storage(folder):
+    """The checkpoint folder's backend: a local directory, or object storage for s3://."""
+    return backend_for("object" if isinstance(folder, ObjectLocation) else "local_fs", folder)
+
+
 def refuse_folder(folder: Path) -> None:
     """Before anything is written: never the root, a file, a device or kernel path, nor a directory
     holding anything but what a write phase leaves (global_epoch1_step<k>/, the manifest)."""
-    real = Path(os.path.realpath(folder))
-    if real == Path(os.sep) or any(real == Path(d) or Path(d) in real.parents for d in ("/dev", "/proc", "/sys")):
+    real = Path(os.path.realpath(folder)) if not isinstance(folder, ObjectLocation) else None
+    if real is not None and (real == Path(os.sep) or any(real == Path(d) or Path(d) in real.parents
+                                                           for d in ("/dev", "/proc", "/sys"))):
         raise SuiteError(f"--data-dir {folder}: expected a checkpoint directory, got {real}")
     try:
-        top = backend_for("local_fs", folder).list("", recursive=False)
+        top = storage(folder).list("", recursive=False)
     except FileNotFoundError:
         top = []
     except NotADirectoryError:
@@ -149,8 +160,10 @@ def refuse_folder(folder: Path) -> None:
 
 def check_space(folder: Path, need: int) -> None:
     """Refuse a write phase the file system cannot hold (each run rewrites the same checkpoints)."""
-    backend = backend_for("local_fs", folder)
+    backend = storage(folder)
     free = backend.free_bytes()
+    if free is None:            # object storage: no bound known
+        return
     try:
         old = sum(e.size_bytes for e in backend.list("") if e.name.startswith("global_epoch1_step")
                   and e.name.count("/") == 1 and e.size_bytes > 0)
@@ -203,7 +216,7 @@ class Checkpointing:
     def prepare(self) -> Series:
         opts = self.opts
         self.prep = prepare(opts)
-        clear = backend_for("local_fs", self.prep.folder).clear_cache       # the checkpoint storage's cache
+        clear = storage(self.prep.folder).clear_cache       # the checkpoint storage's cache
         enforced.refuse_without_clear(clear, opts.division, opts.allow_no_cache_drop)
         return Series(name=results_name(opts, self.prep.phase), results_dir=opts.results_dir, runs=self.prep.runs,
                       clear_cache=None if opts.no_cache_drop else clear,
@@ -213,7 +226,7 @@ class Checkpointing:
         prep = self.prep
         prep.results_dir = Path(results_dir).resolve()
         if prep.phase == "write":
-            backend_for("local_fs", prep.folder).make_prefix("")
+            storage(prep.folder).make_prefix("")
             manifest.remove(prep.folder)           # a read finds one only after this write completes
         announce(prep)
 
@@ -271,7 +284,7 @@ def run_once(prep: Prepared, k: int, drop) -> dict:
     opts = prep.opts
     run_dir = prep.results_dir / f"run-{k}"
     run_dir.mkdir(parents=True, exist_ok=True)
-    resident = resident_bytes(prep) if prep.phase == "read" else None
+    resident = resident_bytes(prep) if prep.phase == "read" and not isinstance(prep.folder, ObjectLocation) else None
     plan = _plan(prep, run_dir)
     files.write_json(run_dir / "plan.json", plan, schema=PLAN_SCHEMA, indent=None)
     argv = (mpi.mpiexec_argv(opts.accelerators, hostfile=opts.hostfile, hosts=prep.hosts if opts.hosts else None)
@@ -284,6 +297,10 @@ def run_once(prep: Prepared, k: int, drop) -> dict:
     ranks = results.load_ranks(run_dir, opts.accelerators) if status == "complete" else []
     doc = _doc(prep, k, plan, ranks, status, error, start, time.time())
     doc["enforcement"] = {"cache_drop": drop.to_dict(), "memory_limit": evidence, "resident_bytes_before_read": resident}
+    if isinstance(prep.folder, ObjectLocation):
+        from suite.storage.run.objectstore import record
+        where = storage(prep.folder).evidence()
+        doc["object_storage"] = record(where, run_dir, opts.accelerators, drop, part_size_bytes=where["part_size_bytes"])
     if evidence and evidence.get("applied_bytes"):
         doc["host_memory_bytes"] = evidence["applied_bytes"]
     results.write_run(run_dir, doc, ranks)

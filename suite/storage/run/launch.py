@@ -36,6 +36,9 @@ def run(opts: Options, judge=None) -> int:
         if _across_hosts(opts):
             raise SuiteError("--engine dlio: expected one host (the DLIO engine does not span hosts yet), "
                              "got --hosts/--hostfile with several")
+        if opts.data_dir and "://" in str(opts.data_dir):
+            raise SuiteError(f"--engine dlio: expected a local --data-dir (the DLIO engine reads files), "
+                             f"got {opts.data_dir}")
         runner = dlio.runner(opts)
     cluster = connect_hosts(opts)       # across hosts: every host probed, or refused, before anything starts
     training = Training(opts, cluster, runner)
@@ -81,6 +84,9 @@ def cache_clear(opts: Options, cluster, prep: Prepared):
     if cluster:
         return cluster.drop_caches
     clear = for_workload(prep.workload, prep.data_dir).clear_cache
+    from suite.storage.run.objectstore import is_object
+    if is_object(prep):         # no page cache of the objects on the client to measure (mincore)
+        return clear
     return lambda: ResidencyChecked(clear(), prep.files)
 
 
@@ -199,6 +205,13 @@ def run_cgroup(prep: Prepared, k: int, run_dir: Path):
     return enforced.memory_cgroup(prep.memory_limit, k)
 
 
+def _rank_storage_type(prep: Prepared) -> str:
+    """What the ranks' backend is: object storage for s3:// data, else the workload's."""
+    from suite.storage.run.objectstore import is_object
+
+    return "object" if is_object(prep) else storage_type_of(prep.workload)
+
+
 def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
     from suite.storage.run.accelerator import ComputeModel
 
@@ -222,7 +235,8 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
         prefetch_size=wl.prefetch_size, transfer_size_bytes=wl.transfer_size_bytes, odirect=wl.odirect,
         seed=wl.seed + 1000 * (k - 1), file_shuffle=wl.file_shuffle != "off", sample_shuffle=wl.sample_shuffle != "off",
         files=[list(f) for f in prep.files], checkpoint_bytes=wl.checkpoint_model_size_bytes or 0,
-        checkpoint_dir=ckpt_dir, delay_per_file_s=prep.opts.read_delay_s, storage_type=storage_type_of(wl))
+        checkpoint_dir=ckpt_dir, delay_per_file_s=prep.opts.read_delay_s,
+        storage_type=_rank_storage_type(prep))
     plan_path = run_dir / "plan.json"
     plan.check_files()
     files.write_json(plan_path, plan.to_dict(), schema="plan", indent=None)

@@ -125,7 +125,15 @@ def check_inputs(opts: Options) -> None:
         resultsdir.check(opts.results_dir)
     params = workloads.parse_params(opts.params)
     workload = workloads.resolve(opts.workload, opts.accelerator_type, params)
-    check_storage_type(storage_type_of(workload))      # object storage: refused before the cache-drop probe
+    from suite.storage.backend.select import OBJECT_TYPES, is_object_location
+
+    kind = check_storage_type(storage_type_of(workload))
+    object_data = False
+    if opts.data_dir:       # any other URL scheme: one line, exit 2 (never a local directory named 'x:')
+        object_data = is_object_location(opts.data_dir)
+    if kind in OBJECT_TYPES and not object_data:       # refused before the cache-drop probe
+        raise SuiteError(f"storage.storage_type {kind}: expected --data-dir s3://bucket/prefix, got "
+                         f"{opts.data_dir or 'no --data-dir (the local miniature)'}")
     ruleset = opts.ruleset or datasize.default_ruleset(workload)
     if opts.division == "closed" and ruleset in workload.rulesets:
         check_closed_params(workload, params, ruleset)
@@ -133,7 +141,7 @@ def check_inputs(opts: Options) -> None:
     if opts.memory_limit is not None:      # refused before the results dir is claimed (each host's MemTotal: hosts.py)
         from suite.enforce.cgroup import check_limit
         check_limit(opts.memory_limit, None if len(hosts) <= 1 else 2**63)
-    if opts.results_dir and opts.data_dir:   # the dataset is evidence: results never inside it (nor holding it)
+    if opts.results_dir and opts.data_dir and not object_data:   # the dataset is evidence: results never inside it
         output.outside(opts.results_dir, "--results-dir", [opts.data_dir])
 
 
@@ -177,8 +185,13 @@ def prepare(opts: Options, cluster=None) -> Prepared:
         data_dir = miniature_data_dir(workload, required_files)
     else:
         required_files = required.num_files
-        data_dir = Path(data_folder)
-        if not data_dir.is_dir():
+        from suite.storage.backend.select import ObjectLocation, as_location, for_workload
+        data_dir = as_location(data_folder)
+        if isinstance(data_dir, ObjectLocation):       # credentials, bucket, endpoint: one line before any run
+            from suite.storage.backend.s3stats import REQUESTS
+            REQUESTS.reset()                           # this invocation's requests: its one listing
+            for_workload(workload, data_dir).preflight()
+        elif not data_dir.is_dir():
             raise SuiteError(f"--data-dir {data_dir}: expected a directory with the dataset, got "
                              f"{'nothing' if not data_dir.exists() else 'a file'}")
     results_dir = Path(opts.results_dir or resultsdir.default(results_name(workload, opts.accelerators)))
@@ -287,7 +300,7 @@ def scan_dataset(data_dir: Path, workload) -> tuple[list, str, int, dict]:
     from suite.storage import datagen
     from suite.storage.backend.select import for_workload
 
-    backend = for_workload(workload, data_dir)     # storage.storage_type s3: refused here, exit 2
+    backend = for_workload(workload, data_dir)     # an s3:// data_dir: the S3 backend
     scan = datagen.scan(data_dir, workload)
     if scan.problems:
         more = f" (+{len(scan.problems) - 1} more)" if len(scan.problems) > 1 else ""

@@ -51,7 +51,10 @@ def write_checkpoint(plan: RunPlan, run_start: float, run_index_name: str) -> di
     then removed (the evidence is the timed write; do not fill the disk run after run)."""
     from suite.storage.backend.select import backend_for
 
-    backend = backend_for(plan.storage_type, plan.checkpoint_dir)
+    from suite.storage.backend.select import OBJECT_TYPES, is_object_location
+
+    local = plan.storage_type in OBJECT_TYPES and not is_object_location(plan.checkpoint_dir)
+    backend = backend_for("local_fs" if local else plan.storage_type, plan.checkpoint_dir)
     try:
         backend.make_prefix("")
     except OSError as exc:
@@ -97,6 +100,9 @@ def worker(plan_path: str) -> int:
     try:
         record = _run(comm, plan, host, out)
         files.write_json(run_dir / "steps" / f"rank-{rank}.json", record.to_dict(), schema="steps")
+        if plan.storage_type in ("object", "s3"):
+            from suite.storage.run.objectstore import write_rank
+            write_rank(run_dir, rank)
         barrier(comm)
     except Exception as exc:  # noqa: BLE001 - one line for the CLI, the traceback (bugs) to mpiexec.log
         fail(comm, run_dir, rank, exc)

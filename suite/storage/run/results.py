@@ -43,6 +43,9 @@ def collect(prep, k: int, run_dir: Path, start: float, end: float, status: str, 
             reasons.append(f"placement: {misplaced}")
     doc = results_doc(prep, k, (start, end), status, error, epochs, metric, checkpoint, reasons,
                       {**enforcement, **fs_separation(prep, run_dir)})
+    from suite.storage.run import objectstore
+    if objectstore.is_object(prep):
+        doc["object_storage"] = objectstore.evidence(prep, run_dir, drop)
     if status == "complete":
         write_dlio_files(prep, run_dir, (start, end), metric, epochs, checkpoint)
     files.write_json(run_dir / "results.json", doc, schema="results")

@@ -30,8 +30,13 @@ def probe(workload, data_dir, results_dir) -> dict:
     """The evidence of both sides, when probed, and whether they are separate."""
     from suite.storage.backend.select import backend_for, for_workload
 
-    data = _side(for_workload(workload, Path(data_dir)), "data")
+    from suite.storage.backend.select import as_location
+
+    location = as_location(data_dir)
+    data = _side(for_workload(workload, location), "data")
     results = _side(backend_for("local_fs", Path(results_dir)), "results")
+    if data["device_id"] is None and str(location).startswith("s3://"):    # object storage: no file system here
+        data = {**data, "real_path": str(location), "device_id": "s3", "fs_type": "s3", "mount_point": str(location)}
     return {"schema_version": 1, "probed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "data": data, "results": results, "separate": data["device_id"] != results["device_id"]}
 

@@ -1,5 +1,6 @@
 """storage.storage_type (the workload file, or --param) selects the backend: POSIX types the POSIX
-backend; object storage a one-line refusal (exit 2) until its backend exists."""
+backend; object storage (s3, object) the S3 backend, which takes an s3://bucket/prefix location only:
+a local path with an object type, or a URL of another scheme, is a one-line refusal (exit 2)."""
 
 import pytest
 
@@ -7,6 +8,7 @@ from suite import cli
 from suite.errors import SuiteError
 from suite.storage import workloads
 from suite.storage.backend.posix import PosixBackend
+from suite.storage.backend.s3 import S3Backend
 from suite.storage.backend.select import backend_for, check_storage_type, for_workload, storage_type_of
 
 
@@ -16,14 +18,23 @@ def test_posix_types_select_the_posix_backend(tmp_path, kind):
     assert isinstance(b, PosixBackend) and b.root == str(tmp_path) and b.storage_type == (kind or "local_fs")
 
 
+@pytest.mark.parametrize("kind", ["s3", "object", None, "local_fs"])
+def test_an_s3_location_selects_the_s3_backend(kind):
+    b = backend_for(kind, "s3://bench/u3")
+    assert isinstance(b, S3Backend) and (b.bucket, b.prefix) == ("bench", "u3")
+    assert b.storage_type == (kind if kind in ("s3", "object") else "object")
+
+
 @pytest.mark.parametrize("kind", ["s3", "object"])
-def test_object_storage_is_refused_in_one_line(tmp_path, kind):
+def test_object_storage_on_a_local_path_is_refused_in_one_line(tmp_path, kind):
     with pytest.raises(SuiteError) as err:
         backend_for(kind, tmp_path)
-    assert str(err.value) == (f"storage.storage_type: expected one of local_fs, parallel_fs, posix, local, got {kind}: "
-                              "object storage is not implemented yet")
+    assert str(err.value) == (f"storage.storage_type {kind}: expected the data location as s3://bucket/prefix, "
+                              f"got the local path {str(tmp_path)!r}")
     with pytest.raises(SuiteError):
         check_storage_type("nfs4")
+    with pytest.raises(SuiteError, match="the scheme 'gs' is not supported"):
+        backend_for(kind, "gs://b/p")
 
 
 @pytest.mark.parametrize("command", ["run", "datagen"])
@@ -32,8 +43,8 @@ def test_the_workload_parameter_is_refused_before_anything_is_written(tmp_path, 
     argv += ["--accelerators", "1", "--results-dir", str(tmp_path / "r")] if command == "run" else ["--files", "2"]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
-    assert "storage.storage_type: expected one of local_fs" in err and "object storage is not implemented yet" in err
-    assert err.count("\n") == 1 and not (tmp_path / "d").exists()
+    assert "storage.storage_type s3: expected" in err and "s3://bucket/prefix" in err
+    assert err.count("\n") == 1 and not (tmp_path / "d").exists() and not (tmp_path / "r").exists()
 
 
 def test_the_workload_file_names_the_type():
@@ -41,5 +52,7 @@ def test_the_workload_file_names_the_type():
     assert storage_type_of(unet) == "local_fs"                 # workloads/unet3d.yaml
     assert storage_type_of(workloads.resolve("unet3d", "h100", {"storage.storage_type": "parallel_fs"})) == "parallel_fs"
     assert for_workload(unet, "/d").storage_type == "local_fs"
-    with pytest.raises(SuiteError, match="object storage is not implemented yet"):
+    with pytest.raises(SuiteError, match="expected the data location as s3://bucket/prefix"):
         for_workload(workloads.resolve("unet3d", "h100", {"storage.storage_type": "s3"}), "/d")
+    assert isinstance(for_workload(workloads.resolve("unet3d", "h100", {"storage.storage_type": "object"}),
+                                   "s3://b/p"), S3Backend)

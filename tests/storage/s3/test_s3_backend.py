@@ -1,0 +1,104 @@
+"""The S3 backend against the real local server (versitygw): names, listings, reads, multipart
+writes, request counts; the location parser under Hypothesis."""
+
+import argparse
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from suite.errors import SuiteError
+from suite.storage.backend import s3io
+from suite.storage.backend.s3stats import REQUESTS
+from suite.storage.backend.select import ObjectLocation, as_location, backend_for, location
+
+
+def test_a_write_is_invisible_until_commit_and_multipart_above_the_part_size(bucket, monkeypatch):
+    monkeypatch.setattr(s3io, "PART_BYTES", 5 * 1024 * 1024)
+    b = backend_for(None, f"s3://{bucket}/pre")
+    data = bytes(range(256)) * (12 * 4096)           # 12 MiB: parts 5 + 5 + 2
+    REQUESTS.reset()
+    with b.create("train/big.bin") as w:
+        w.write(data)
+        w.patch(10, b"XY")
+        with pytest.raises(FileNotFoundError):
+            b.size("train/big.bin")
+        w.commit()
+    taken = REQUESTS.take()["counts"]
+    assert taken["MPU"] == 2 and taken["PUT"] == 3         # create + complete; three parts
+    want = data[:10] + b"XY" + data[12:]
+    with b.open_read("train/big.bin") as h:              # sequential: one streamed GET
+        buf, got, off = bytearray(1 << 20), bytearray(), 0
+        while n := h.readinto_at(h.key, [buf], off):
+            got += buf[:n]
+            off += n
+    assert bytes(got) == want and REQUESTS.take()["counts"]["GET"] == 1
+    with b.open_read(f"s3://{bucket}/pre/train/big.bin", sequential=False) as h:   # a full URL, root ""
+        assert h.read_at(4, 8) == want[8:12] and h.read_at(10, len(want) - 4) == want[-4:]
+    assert REQUESTS.take()["counts"]["GET"] == 2          # two ranged GETs
+
+
+def test_listing_sizes_prefixes_and_a_missing_prefix(bucket):
+    b = backend_for("object", f"s3://{bucket}/p")
+    for name, size in (("train/a/1.npz", 3), ("train/b.npz", 5), ("generation_log.json", 2)):
+        with b.create(name) as w:
+            w.write(b"x" * size)
+            w.commit()
+    assert [(e.name, e.size_bytes) for e in b.list("train")] == [("train/a/1.npz", 3), ("train/b.npz", 5)]
+    assert [(e.name, e.is_prefix) for e in b.list("", recursive=False)] == [("generation_log.json", False),
+                                                                            ("train", True)]
+    with pytest.raises(FileNotFoundError):
+        b.list("valid")
+    b.remove("train/b.npz")
+    b.remove("train/b.npz")                               # absent: no error
+    assert b.locate("train/a/1.npz") == f"s3://{bucket}/p/train/a/1.npz"
+
+
+def test_an_aborted_write_leaves_nothing(bucket, monkeypatch):
+    monkeypatch.setattr(s3io, "PART_BYTES", 5 * 1024 * 1024)
+    b = backend_for(None, f"s3://{bucket}")
+    with pytest.raises(RuntimeError):
+        with b.create("half.bin") as w:
+            w.write(b"y" * (11 * 1024 * 1024))             # a multipart upload begun
+            raise RuntimeError("interrupted")
+    with pytest.raises(FileNotFoundError):
+        b.list("")
+    import boto3
+    assert not boto3.session.Session().client("s3").list_multipart_uploads(Bucket=bucket).get("Uploads")
+
+
+def test_the_evidence_names_the_endpoint_host_and_no_key(bucket, s3_server):
+    ev = backend_for(None, f"s3://{bucket}/x").evidence()
+    assert ev["endpoint_host"].startswith("127.0.0.1:") and ev["bucket"] == bucket and ev["prefix"] == "x"
+    assert ev["library"]["name"] == "boto3" and ev["library"]["version"]
+    text = repr(ev)
+    assert s3_server["env"]["AWS_SECRET_ACCESS_KEY"] not in text and s3_server["env"]["AWS_ACCESS_KEY_ID"] not in text
+
+
+def test_other_schemes_are_refused_and_local_paths_stay_paths():
+    assert isinstance(location("s3://b/p/"), ObjectLocation) and location("s3://b/p/") == "s3://b/p"
+    assert location("rel/dir") == Path("rel/dir")
+    for bad in ("ftp://b/p", "file:///tmp/x", "gs://b", "s3://", "s3://user:pw@b/p", "s3://b/p?x=1"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            location(bad)
+    with pytest.raises(TypeError):
+        Path(as_location("s3://b/p"))                      # never a local file under an s3 location
+    assert as_location("s3://b/p") / "train" == "s3://b/p/train"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_any_location_text_is_a_path_an_object_location_or_one_line_refusal(text):
+    try:
+        got = as_location(text)
+    except SuiteError as exc:
+        assert "\n" not in str(exc) or "\n" in text
+        return
+    except ValueError:          # a NUL in a path: pathlib's own refusal (argparse reports it)
+        assert "\x00" in text
+        return
+    if isinstance(got, ObjectLocation):
+        assert got.startswith("s3://") and s3io.split_url(got)[0]
+    else:
+        assert isinstance(got, Path) and "://" not in text
