@@ -22,6 +22,37 @@ class Checked:
 
 
 @dataclass(frozen=True)
+class Samples:
+    """One figure of one result, as `suite compare` needs it: the per-run values the rules count
+    (warm-up runs left out, as the rules do), each run's per-epoch values (the epochs the rules
+    count; empty where a kind has no epochs) and each run's first-epoch-to-later ratio (None where
+    not measured). `higher_is_better`: throughput yes, a latency or a duration no."""
+
+    name: str                                  # e.g. au_percentage, samples_per_second
+    label: str                                 # how a table heads it: "AU %", "samples/s"
+    higher_is_better: bool
+    per_run: tuple[float, ...]
+    per_epoch: tuple[tuple[float, ...], ...] = ()
+    first_to_later: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One result's figures for `suite compare`: what it is (`identity`: the fields two results must
+    share to be compared: workload, accelerator, dataset size, ruleset, division, scale factor ...;
+    None where unknown), its system's description (flat dotted keys -> text) and its figures."""
+
+    path: Path
+    kind: str
+    label: str
+    identity: dict
+    system: dict
+    figures: tuple[Samples, ...]
+    notes: tuple[str, ...] = ()                # what was left out and why (a warm-up run, runs without numbers)
+    when: str | None = None                    # the result's start time (ISO 8601, UTC), for a series
+
+
+@dataclass(frozen=True)
 class Kind:
     """One benchmark kind. The callables import their implementation when called, so building the
     command line stays instant.
@@ -57,3 +88,4 @@ class Kind:
     sweeps: bool = False                             # suite sweep and suite sizing offer its workloads
     result_files: tuple[str, ...] = ()               # names that mark a directory as one of its results
     checks_trees: bool = True                        # its check takes a whole tree (else one result per call)
+    measured: Callable[[Path], list[Measured]] | None = None   # suite compare: every result under a path, its figures
