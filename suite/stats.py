@@ -129,3 +129,19 @@ def ratio_interval(a, b, level: float) -> Interval:
     df = (sa + sb) ** 2 / ((sa * sa / (len(la) - 1) if sa else 0.0) + (sb * sb / (len(lb) - 1) if sb else 0.0))
     half = t_quantile(0.5 + level / 2.0, df) * se
     return Interval(est, math.exp(mb - ma - half), math.exp(mb - ma + half), df, level)
+
+
+def sequential_verdict(values, threshold: float, level: float, looks: int, min_n: int = 2) -> bool | None:
+    """The sweep's sequential test: is the mean of `values` (per-epoch AU so far) clearly at or above
+    `threshold` (True), clearly below (False), or not yet clear (None)? A t interval at a
+    Bonferroni-adjusted level (1 - (1 - level) / looks: the test may be asked `looks` times, so the
+    chance of a wrong early stop stays within 1 - level over all of them); never before `min_n` values."""
+    vals = [v for v in values if math.isfinite(v)]
+    if len(vals) < max(2, min_n):
+        return None
+    iv = mean_interval(vals, 1.0 - (1.0 - level) / max(1, looks))
+    if iv.low is not None and iv.low >= threshold:
+        return True
+    if iv.high is not None and iv.high < threshold:
+        return False
+    return None

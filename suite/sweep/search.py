@@ -21,6 +21,8 @@ from suite.harness import resultsdir
 from suite.sweep import result
 
 CONFIRM_RUNS = 5            # runs_required of the rules: the confirmed answer is a submittable benchmark
+SEQUENTIAL_LEVEL = 0.95    # find-max's probes: stop once AU vs the threshold is clear at this confidence
+SEQUENTIAL_MIN_EPOCHS = 2  # never decide on fewer epochs (the first one alone says least)
 CONFIRM_ATTEMPTS = 3        # step down at most this many times when the confirmation misses the threshold
 
 
@@ -42,6 +44,8 @@ class SweepOptions:
     ruleset: str | None = None
     params: list = field(default_factory=list)
     allow_no_cache_drop: bool = False
+    sequential: bool = True               # find-max: stop a probe's run once AU vs the threshold is clear
+    level: float = SEQUENTIAL_LEVEL       # the sequential test's confidence (over all its looks)
 
 
 def say(*parts) -> None:
@@ -94,14 +98,26 @@ class Sweep:
 
     # ------------------------------------------------------------------ runs
 
-    def run_options(self, n: int, results_dir: Path, runs: int, ceiling: bool):
+    @property
+    def sequential(self) -> dict | None:
+        """sweep.json's `sequential` (and what a probe's plan carries): None when probes run in full."""
+        if not (self.opts.find_max and self.opts.sequential):
+            return None
+        return {"level": self.opts.level, "min_epochs": SEQUENTIAL_MIN_EPOCHS}
+
+    def run_options(self, n: int, results_dir: Path, runs: int, ceiling: bool, probe: bool = False):
+        """One `suite run`'s options; a find-max probe (storage or ceiling, never the confirmation)
+        stops once its AU against the threshold is clear (sequential testing, suite.stats)."""
         from suite.storage.run.prepare import Options
 
         o = self.opts
+        stop = None
+        if probe and self.sequential:
+            stop = {"threshold_percentage": self.threshold, **self.sequential}
         return Options(workload=o.workload, accelerators=n, accelerator_type=o.accelerator_type,
                        data_dir=o.data_dir, results_dir=str(results_dir), runs=runs, memory_limit=o.memory_limit,
                        division="open" if ceiling else o.division, ruleset=o.ruleset, params=list(o.params),
-                       allow_no_cache_drop=o.allow_no_cache_drop, no_cache_drop=ceiling)
+                       allow_no_cache_drop=o.allow_no_cache_drop, no_cache_drop=ceiling, stop_when_clear=stop)
 
     def measure(self, n: int, kind: str, runs: int) -> dict:
         """One `suite run` at N into N<n>-<kind>[-k]/; its point (with an error when it failed)."""
@@ -120,7 +136,7 @@ class Sweep:
             say(f"sweep: N={n} ceiling: {nbytes / 1024**3:.2f} GiB pre-read into the page cache in {secs:.1f} s")
         say(f"sweep: N={n} {kind}: {runs} run(s) -> {rdir}")
         try:
-            launch.run(self.run_options(n, rdir, runs, kind == "ceiling"))
+            launch.run(self.run_options(n, rdir, runs, kind == "ceiling", probe=kind != "confirm"))
         except RunError as exc:                # a run that failed (OOM, a rank died): recorded, the sweep goes on
             if "interrupted" in str(exc):      # SIGINT/SIGTERM: the user stops the sweep, not one point
                 self.save()
@@ -211,6 +227,7 @@ class Sweep:
             "au_threshold_percentage": self.threshold, "batch_size": wl.batch_size,
             "record_length_bytes": wl.record_length_bytes, "computation_time_s": wl.computation_time_s,
             "demand_mib_per_second_per_accelerator": demand,
+            "sequential": self.sequential,
             "ceiling": self.opts.ceiling, "ceiling_note": result.CEILING_NOTE if self.opts.ceiling else None,
             "points": points, "knee": result.knee(points), "probes": self.probes,
             "confirmations": self.confirmations, "max_accelerators": self.answer,

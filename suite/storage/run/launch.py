@@ -222,7 +222,8 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
         prefetch_size=wl.prefetch_size, transfer_size_bytes=wl.transfer_size_bytes, odirect=wl.odirect,
         seed=wl.seed + 1000 * (k - 1), file_shuffle=wl.file_shuffle != "off", sample_shuffle=wl.sample_shuffle != "off",
         files=[list(f) for f in prep.files], checkpoint_bytes=wl.checkpoint_model_size_bytes or 0,
-        checkpoint_dir=ckpt_dir, delay_per_file_s=prep.opts.read_delay_s, storage_type=storage_type_of(wl))
+        checkpoint_dir=ckpt_dir, delay_per_file_s=prep.opts.read_delay_s, storage_type=storage_type_of(wl),
+        stop_when_clear=prep.opts.stop_when_clear)
     plan_path = run_dir / "plan.json"
     plan.check_files()
     files.write_json(plan_path, plan.to_dict(), schema="plan", indent=None)
