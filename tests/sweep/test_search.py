@@ -135,3 +135,22 @@ def test_a_checkpointing_workload_is_not_a_sweep_choice(run_cli, tmp_path):
         code, out, err = run_cli(command[0], "--workload", "llama3-8b", *command[1:])
         assert code == 2 and "invalid choice: 'llama3-8b'" in err and "'resnet50'" in err
         assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.timeout(240)
+def test_find_max_probes_stop_once_clear_and_the_confirmation_runs_in_full(run_cli, tiny_data, tmp_path):
+    """Four epochs a run, the threshold at 50 %: a probe's AU (~90 % or more) is clearly above it
+    after a few epochs, so the probe stops early (sequential test); the confirmation runs all four."""
+    out = tmp_path / "sweep"
+    argv = [a if a != "train.epochs=2" else "train.epochs=4" for a in tiny_args(tmp_path)]
+    code, stdout, err = run_cli("sweep", "--workload", "resnet50", "--find-max", "--max-accelerators", 1,
+                                "--data-dir", tiny_data, "--results-dir", out, "--division", "open", *argv)
+    assert code == 0, err
+    doc = result.load(out)
+    assert doc["sequential"] == {"level": 0.95, "min_epochs": 2}
+    probe = files.load_json(out / doc["probes"][0]["results_dir"] / "run-1" / "results.json", schema="results")
+    assert 2 <= len(probe["epochs"]) < 4 and probe["status"] == "complete"
+    for k in range(1, 6):
+        run = files.load_json(out / "N1-confirm" / f"run-{k}" / "results.json", schema="results")
+        assert len(run["epochs"]) == 4
+    assert doc["max_accelerators"]["confirmed"]
