@@ -131,17 +131,40 @@ def ratio_interval(a, b, level: float) -> Interval:
     return Interval(est, math.exp(mb - ma - half), math.exp(mb - ma + half), df, level)
 
 
-def sequential_verdict(values, threshold: float, level: float, looks: int, min_n: int = 2) -> bool | None:
-    """The sweep's sequential test: is the mean of `values` (per-epoch AU so far) clearly at or above
-    `threshold` (True), clearly below (False), or not yet clear (None)? A t interval at a
-    Bonferroni-adjusted level (1 - (1 - level) / looks: the test may be asked `looks` times, so the
-    chance of a wrong early stop stays within 1 - level over all of them); never before `min_n` values."""
+
+def sequential_verdict(values, threshold: float, level: float, looks: int, epochs: int = 2,
+                       min_epochs: int = 2, min_values: int = 4) -> bool | None:
+    """The sweep's sequential test: is the mean of `values` (per-interval AU of the epochs so far)
+    clearly at or above `threshold` (True), clearly below (False), or not yet clear (None)?
+
+    A t interval at a Bonferroni-adjusted level, 1 - (1 - level) / looks (the test is asked up to
+    `looks` times, so the chance of any wrong early stop stays within 1 - level). Never on fewer
+    than `min_values` values. Asymmetric on purpose: "at or above" may come after the first epoch
+    (find-max confirms its answer with full runs, which catch a wrong one), "below" only after
+    `min_epochs` epochs (a wrong miss would lower the answer unseen, and a first epoch is often
+    slower than the rest)."""
     vals = [v for v in values if math.isfinite(v)]
-    if len(vals) < max(2, min_n):
+    if len(vals) < max(2, min_values):
         return None
     iv = mean_interval(vals, 1.0 - (1.0 - level) / max(1, looks))
     if iv.low is not None and iv.low >= threshold:
         return True
-    if iv.high is not None and iv.high < threshold:
+    if iv.high is not None and iv.high < threshold and epochs >= min_epochs:
         return False
     return None
+
+
+
+def interval_au(step_ends_s, step_compute_s, intervals: int = 8) -> list[tuple[float, float]]:
+    """An epoch's steps after the first (DLIO's AU leaves it out) in up to `intervals` runs of
+    consecutive steps (a short tail joins the last): (compute seconds, wall seconds) of each, the
+    wall time from the end of the step before. The sweep sums them over ranks: AU = 100 x compute / wall."""
+    n = len(step_compute_s)
+    if n < 2:
+        return []
+    size = max(1, -(-(n - 1) // intervals))
+    bounds = list(range(1, n, size)) + [n]
+    if len(bounds) > 2 and bounds[-1] - bounds[-2] < size:
+        del bounds[-2]
+    return [(math.fsum(step_compute_s[lo:hi]), step_ends_s[hi - 1] - step_ends_s[lo - 1])
+            for lo, hi in zip(bounds, bounds[1:])]

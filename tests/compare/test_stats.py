@@ -35,10 +35,19 @@ def test_one_value_a_side_has_no_interval_and_equal_values_a_point():
 
 
 def test_sequential_verdict():
-    assert stats.sequential_verdict([99.8, 99.7, 99.9], 90.0, 0.95, looks=4) is True
-    assert stats.sequential_verdict([60.1, 60.4, 59.9], 90.0, 0.95, looks=4) is False
-    assert stats.sequential_verdict([91.0, 89.0, 90.5], 90.0, 0.95, looks=4) is None
-    assert stats.sequential_verdict([99.0], 90.0, 0.95, looks=4) is None          # never on one epoch
+    v = stats.sequential_verdict
+    assert v([99.8, 99.7, 99.9, 99.8], 90.0, 0.95, looks=4, epochs=1) is True       # "meets" after one epoch
+    assert v([60.1, 60.4, 59.9, 60.2], 90.0, 0.95, looks=4, epochs=1) is None       # "misses" waits for two
+    assert v([60.1, 60.4, 59.9, 60.2], 90.0, 0.95, looks=4, epochs=2) is False
+    assert v([91.0, 89.0, 90.5, 89.5], 90.0, 0.95, looks=4, epochs=3) is None
+    assert v([99.0, 99.0, 99.0], 90.0, 0.95, looks=4, epochs=3) is None            # too few values
+
+
+def test_interval_au_splits_the_steps_after_the_first():
+    ends = [float(i) for i in range(1, 13)]          # 12 steps of 1 s, 0.5 s of compute each
+    parts = stats.interval_au(ends, [0.5] * 12, intervals=8)
+    assert [w for _, w in parts] == [2.0, 2.0, 2.0, 2.0, 3.0]     # 11 steps: 4 x 2 and a tail of 3
+    assert sum(c for c, _ in parts) == 5.5 and stats.interval_au([1.0], [0.5]) == []
 
 
 positive = st.floats(min_value=1e-6, max_value=1e12, allow_nan=False, allow_infinity=False)
@@ -58,4 +67,4 @@ def test_ratio_interval_holds_its_estimate(a, b, level):
 @given(st.lists(st.floats(min_value=-1e6, max_value=1e6), min_size=0, max_size=10), st.floats(0, 100),
        st.integers(1, 10))
 def test_sequential_verdict_never_fails(values, threshold, looks):
-    assert stats.sequential_verdict(values, threshold, 0.95, looks) in (True, False, None)
+    assert stats.sequential_verdict(values, threshold, 0.95, looks, epochs=looks) in (True, False, None)

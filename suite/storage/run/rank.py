@@ -137,24 +137,26 @@ def _run(comm, plan: RunPlan, host: str, out) -> RankSteps:
 
 
 def _clear(comm, plan: RunPlan, e: RankEpoch, aus: list, out) -> bool:
-    """suite sweep's sequential test after an epoch: the epoch's AU (mean over ranks, as the run's
-    figures take it) joins `aus`; rank 0 decides whether AU against the threshold is clear yet
-    (suite.stats.sequential_verdict) and every rank follows its answer."""
+    """suite sweep's sequential test after an epoch: the epoch's per-interval AU (its steps after the
+    first in up to 8 runs, compute and wall time summed over ranks) joins `aus`; rank 0 decides
+    whether AU against the threshold is clear yet (suite.stats.sequential_verdict) and every rank
+    follows its answer."""
     from suite import stats
-    from suite.storage import metrics
 
-    mine = metrics.epoch_au_from_steps(e.step_start_s, e.step_end_s, e.step_compute_s) if e.step_end_s else 0.0
-    aus.append(comm.allreduce(mine) / comm.Get_size())
+    mine = stats.interval_au(e.step_end_s, e.step_compute_s)
+    every = comm.gather(mine, root=0)
     stop = None
     if comm.Get_rank() == 0:
         s = plan.stop_when_clear
-        verdict = stats.sequential_verdict(aus, s["threshold_percentage"], s["level"],
-                                           looks=plan.epochs - s["min_epochs"] + 1, min_n=s["min_epochs"])
+        k = min(len(x) for x in every)
+        aus += [100.0 * sum(x[i][0] for x in every) / max(sum(x[i][1] for x in every), 1e-12) for i in range(k)]
+        verdict = stats.sequential_verdict(aus, s["threshold_percentage"], s["level"], looks=plan.epochs - 1,
+                                           epochs=e.epoch, min_epochs=s["min_epochs"])
         stop = verdict is not None
         if stop:
-            out(f"Stopping after epoch {len(aus)} of {plan.epochs}: AU {sum(aus) / len(aus):.2f}% is clearly "
-                f"{'at or above' if verdict else 'below'} {s['threshold_percentage']:g}% (sequential test, "
-                f"level {s['level']:g})")
+            out(f"Stopping after epoch {e.epoch} of {plan.epochs}: AU over {len(aus)} intervals "
+                f"{sum(aus) / len(aus):.2f}% is clearly {'at or above' if verdict else 'below'} "
+                f"{s['threshold_percentage']:g}% (sequential test, level {s['level']:g})")
     return bool(comm.bcast(stop, root=0))
 
 
