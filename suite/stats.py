@@ -139,20 +139,17 @@ def sequential_verdict(values, threshold: float, level: float, looks: int, epoch
 
     A t interval at a Bonferroni-adjusted level, 1 - (1 - level) / looks (the test is asked up to
     `looks` times, so the chance of any wrong early stop stays within 1 - level). Never on fewer
-    than `min_values` values. Asymmetric on purpose: "at or above" may come after the first epoch
-    (find-max confirms its answer with full runs, which catch a wrong one), "below" only after
-    `min_epochs` epochs (a wrong miss would lower the answer unseen, and a first epoch is often
-    slower than the rest)."""
+    than `min_values` values nor before `min_epochs` epochs (two: a first epoch is often slower
+    than the rest, and the sweep reports first against later epochs per point)."""
     vals = [v for v in values if math.isfinite(v)]
-    if len(vals) < max(2, min_values):
+    if len(vals) < max(2, min_values) or epochs < min_epochs:
         return None
     iv = mean_interval(vals, 1.0 - (1.0 - level) / max(1, looks))
     if iv.low is not None and iv.low >= threshold:
         return True
-    if iv.high is not None and iv.high < threshold and epochs >= min_epochs:
+    if iv.high is not None and iv.high < threshold:
         return False
     return None
-
 
 
 def interval_au(step_ends_s, step_compute_s, intervals: int = 8) -> list[tuple[float, float]]:

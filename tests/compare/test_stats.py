@@ -36,8 +36,8 @@ def test_one_value_a_side_has_no_interval_and_equal_values_a_point():
 
 def test_sequential_verdict():
     v = stats.sequential_verdict
-    assert v([99.8, 99.7, 99.9, 99.8], 90.0, 0.95, looks=4, epochs=1) is True       # "meets" after one epoch
-    assert v([60.1, 60.4, 59.9, 60.2], 90.0, 0.95, looks=4, epochs=1) is None       # "misses" waits for two
+    assert v([99.8, 99.7, 99.9, 99.8], 90.0, 0.95, looks=4, epochs=2) is True
+    assert v([99.8, 99.7, 99.9, 99.8], 90.0, 0.95, looks=4, epochs=1) is None       # never before two epochs
     assert v([60.1, 60.4, 59.9, 60.2], 90.0, 0.95, looks=4, epochs=2) is False
     assert v([91.0, 89.0, 90.5, 89.5], 90.0, 0.95, looks=4, epochs=3) is None
     assert v([99.0, 99.0, 99.0], 90.0, 0.95, looks=4, epochs=3) is None            # too few values
