@@ -17,13 +17,16 @@ MAX_SYSTEM_KEYS = 400        # a description's keys shown (a hostile one could h
 
 
 def measured(path: Path) -> list[Measured]:
-    from suite.kinds.training import storage_dir
+    """Every benchmark under `path` (a run's summary.json, results.json or per_epoch_stats.json
+    stands for its directory, as for `suite metrics`)."""
+    from suite.check import layout
     from suite.report import aggregate
 
-    summary = aggregate.summarise(storage_dir(Path(path)))
-    from suite.check import layout
-
-    benches = {str(b.path): b for b in layout.discover(storage_dir(Path(path)))}
+    path = Path(path)
+    if path.name in ("summary.json", "results.json", "per_epoch_stats.json") and not path.is_dir():
+        path = path.parent
+    summary = aggregate.summarise(path)
+    benches = {str(b.path): b for b in layout.discover(path)}
     return [one(b, benches.get(b["path"])) for b in summary["benchmarks"]]
 
 
