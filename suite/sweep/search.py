@@ -52,9 +52,12 @@ def say(*parts) -> None:
     print(*parts, flush=True)
 
 
-def find_max(probe, start: int, limit: int) -> int:
+def find_max(probe, start: int, limit: int, guess=None) -> int:
     """The largest N in 1..limit with probe(N, phase) true, assuming it holds up to some N and
-    fails past it: doubling from `start`, then bisection. 0 when even N = 1 fails."""
+    fails past it: doubling from `start`, then bisection. 0 when even N = 1 fails. `guess(good,
+    bad)`, when given, picks the next N between them from what the probes measured (the sweep:
+    AU interpolated to the threshold); it is kept at least a quarter of the gap from either end,
+    so the gap still shrinks by a quarter or more per probe."""
     good, bad = 0, None
     n = max(1, min(start, limit))
     while True:
@@ -68,6 +71,10 @@ def find_max(probe, start: int, limit: int) -> int:
             break
     while bad - good > 1:
         mid = (good + bad) // 2
+        if guess is not None and bad - good > 3:
+            q = (bad - good) // 4
+            g = guess(good, bad)
+            mid = mid if g is None else min(max(g, good + q), bad - q)
         if probe(mid, "bisection"):
             good = mid
         else:
@@ -183,6 +190,15 @@ class Sweep:
         self.save()
         return entry
 
+    def guess(self, good: int, bad: int) -> int | None:
+        """The N where the AU measured at `good` and `bad` crosses the threshold (linear between the
+        two): earlier probes' knowledge for the next one. None without both AUs."""
+        au = [(self.points.get(n) or {}).get("storage") or {} for n in (good, bad)]
+        a, b = (x.get("au_percentage") for x in au)
+        if good < 1 or a is None or b is None or not a > self.threshold > b:
+            return None
+        return round(good + (a - self.threshold) / (a - b) * (bad - good))
+
     def probe(self, n: int, phase: str) -> bool:
         entry = self.point(n)
         s = entry["storage"]
@@ -289,7 +305,7 @@ def sweep_all(sweep: Sweep, opts: SweepOptions) -> dict:
            else f"N = {', '.join(map(str, opts.accelerators))}")
         + (", with the page-cache ceiling" if opts.ceiling else "") + f" -> {sweep.dir}")
     if opts.find_max:
-        best = find_max(sweep.probe, opts.start, opts.max_accelerators)
+        best = find_max(sweep.probe, opts.start, opts.max_accelerators, sweep.guess if opts.sequential else None)
         say(f"sweep: the probes say N={best}; confirming with {opts.confirm_runs} runs")
         sweep.confirm(best)
     else:

@@ -154,3 +154,24 @@ def test_find_max_probes_stop_once_clear_and_the_confirmation_runs_in_full(run_c
         run = files.load_json(out / "N1-confirm" / f"run-{k}" / "results.json", schema="results")
         assert len(run["epochs"]) == 4
     assert doc["max_accelerators"]["confirmed"]
+
+
+def test_find_max_with_a_guess_keeps_a_quarter_from_either_end():
+    """AU falls linearly from 100 at N=0 by 0.2 per accelerator: the threshold 90 is crossed at 50.
+    The guess interpolates the AU at the bracket's ends; the answer is the bisection's, in fewer probes."""
+    au = {}
+
+    def probe(n, phase):
+        au[n] = 100 - 0.2 * n
+        return au[n] >= 90
+
+    def guess(good, bad):
+        return round(good + (au[good] - 90) / (au[good] - au[bad]) * (bad - good))
+
+    probes, plain = recorder(50)
+    assert find_max(plain, 1, 64) == 50
+    assert find_max(probe, 1, 64, guess) == 50
+    assert len(au) < len(probes)
+    seen = []
+    assert find_max(lambda n, ph: seen.append(n) or n <= 50, 1, 64, lambda g, b: g + 1) == 50   # a poor guess
+    assert len(seen) <= 14
