@@ -37,6 +37,18 @@ def add_parser(sub) -> None:
     p.add_argument("--figure", metavar="F", help="the figure the many-results table is sorted by "
                                                  "(default samples_per_second, else the kind's first)")
     p.add_argument("--level", type=level, default=0.95, help="confidence level of the intervals (default 0.95)")
+    p.add_argument("--only", action="append", type=only, metavar="FIELD=VALUE", default=[],
+                   help="keep the results whose FIELD (workload, accelerator, dataset_size, ruleset, division, "
+                        "scale_factor) is VALUE, e.g. workload=unet3d (repeatable): every org's unet3d in a tree")
+
+
+def only(text: str) -> tuple[str, str]:
+    from suite.compare.comparable import NAMES
+
+    key, sep, value = text.partition("=")
+    if not sep or key not in NAMES:
+        raise argparse.ArgumentTypeError(f"expected FIELD=VALUE with FIELD one of {', '.join(NAMES)}, got {text!r}")
+    return key, value
 
 
 def gather(paths) -> list:
@@ -61,7 +73,7 @@ def gather(paths) -> list:
 def run(args) -> int:
     from suite.compare import analysis, comparable, render
 
-    results = gather(args.paths)
+    results = [r for r in gather(args.paths) if all(str(r.identity.get(k)) == v for k, v in args.only)]
     if len(results) < 2:
         raise ResultError(f"{args.paths[0]}: results: expected at least two to compare, got {len(results)}")
     differences = comparable.check(results, args.allow_different)

@@ -140,3 +140,37 @@ def test_many_results_sorted_and_the_page_in_headless_chromium(run_cli, fixtures
     assert_real_screenshot(shot)
     assert "CONSOLE" not in log and 'data-broken="0"' in dom and f'data-images="{len(paths)}"' in dom
     assert "Systems side by side" in dom
+
+
+def test_every_orgs_unet3d_in_a_tree_sorted(run_cli, fixtures_dir):
+    tree = fixtures_dir / "mlperf-storage-v1.0"
+    code, out, err = run_cli("compare", tree, "--only", "workload=unet3d", "--only", "accelerator=h100")
+    assert code == 2 and "dataset size: expected" in err and len(err.strip().splitlines()) == 1
+    code, out, err = run_cli("compare", tree, "--only", "workload=unet3d", "--only", "accelerator=h100",
+                             "--allow-different", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert {r["identity"]["workload"] for r in doc["results"]} == {"unet3d"} and len(doc["results"]) >= 3
+    means = [r["mean"] for r in doc["ranking"]]
+    assert means == sorted(means, reverse=True)
+    code, _, err = run_cli("compare", tree, "--only", "colour=red")
+    assert code == 2 and "expected FIELD=VALUE with FIELD one of workload" in err
+
+
+def test_a_hostile_system_description_is_shown_escaped(run_cli, fixtures_dir, tmp_path):
+    """Control characters and a deep nesting in a systems/*.json: shown escaped and cut, never raw."""
+    for name in ("Micron_9550_Gen5_Performance_NVMe", "Micron_9400_Gen4_Performance_NVMe"):
+        shutil.copytree(fixtures_dir / V1.format(name), tmp_path / "Micron" / "results" / name / "resnet50" / "h100")
+    deep = "x"
+    for _ in range(200):
+        deep = {"d": deep}
+    (tmp_path / "Micron" / "systems").mkdir()
+    (tmp_path / "Micron" / "systems" / "Micron_9550_Gen5_Performance_NVMe.json").write_text(
+        json.dumps({"name": "evil\x1b[31m\x07 | *md*", "deep": deep}))
+    a, b = (tmp_path / "Micron" / "results" / n / "resnet50" / "h100" for n in
+            ("Micron_9550_Gen5_Performance_NVMe", "Micron_9400_Gen4_Performance_NVMe"))
+    for form in ("text", "markdown", "json"):
+        code, out, err = run_cli("compare", a, b, "--allow-different", "--format", form)
+        assert code == 0, err
+        assert "\x1b" not in out and "\x07" not in out
+    assert "(nested too deep to show)" in out
