@@ -78,11 +78,31 @@ def t_quantile(p: float, df: float) -> float:
 
 
 def mean_var(values) -> tuple[float, float]:
-    """Mean and sample variance (n - 1); the variance is 0 for one value."""
+    """Mean and sample variance (n - 1); the variance is 0 for one value. Scaled by the largest
+    magnitude first, so values near the float limit neither overflow nor lose the variance (a
+    variance past the float limit is inf)."""
     vals = list(values)
     n = len(vals)
-    m = math.fsum(vals) / n
-    return m, (math.fsum((v - m) ** 2 for v in vals) / (n - 1) if n > 1 else 0.0)
+    scale = max(abs(v) for v in vals) or 1.0
+    z = [v / scale for v in vals]
+    m = math.fsum(z) / n
+    var = math.fsum((x - m) ** 2 for x in z) / (n - 1) if n > 1 else 0.0
+    return m * scale, (var * scale * scale if var == 0.0 or scale < 1e154 else _big(var, scale))
+
+
+def _big(var: float, scale: float) -> float:
+    try:
+        return var * scale * scale
+    except OverflowError:
+        return math.inf
+
+
+def mean(values) -> float:
+    return mean_var(values)[0]
+
+
+def _exp(x: float) -> float:
+    return math.exp(x) if x < 709.0 else math.inf
 
 
 def cv_percent(values) -> float | None:
@@ -91,7 +111,9 @@ def cv_percent(values) -> float | None:
     if len(vals) < 2:
         return None
     m, v = mean_var(vals)
-    return None if m == 0 else 100.0 * math.sqrt(v) / abs(m)
+    if m == 0 or not math.isfinite(v):
+        return None
+    return 100.0 * (math.sqrt(v) / abs(m))
 
 
 @dataclass(frozen=True)
@@ -119,7 +141,7 @@ def ratio_interval(a, b, level: float) -> Interval:
     la, lb = [math.log(x) for x in a], [math.log(x) for x in b]
     ma, va = mean_var(la)
     mb, vb = mean_var(lb)
-    est = math.exp(mb - ma)
+    est = _exp(mb - ma)
     if len(la) < 2 or len(lb) < 2:
         return Interval(est, None, None, None, level)
     sa, sb = va / len(la), vb / len(lb)
@@ -128,7 +150,7 @@ def ratio_interval(a, b, level: float) -> Interval:
         return Interval(est, est, est, math.inf, level)
     df = (sa + sb) ** 2 / ((sa * sa / (len(la) - 1) if sa else 0.0) + (sb * sb / (len(lb) - 1) if sb else 0.0))
     half = t_quantile(0.5 + level / 2.0, df) * se
-    return Interval(est, math.exp(mb - ma - half), math.exp(mb - ma + half), df, level)
+    return Interval(est, _exp(mb - ma - half), _exp(mb - ma + half), df, level)
 
 
 

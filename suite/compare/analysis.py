@@ -11,7 +11,6 @@ result, beside the comparison, never folded into it.
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass
 
 from suite import stats
@@ -47,13 +46,15 @@ def values(s: Samples, per_epoch: bool) -> list[float]:
     return [x for x in vals if isinstance(x, float | int) and math.isfinite(x) and x > 0]
 
 
-def compare_figure(a: Samples, b: Samples, level: float) -> Comparison:
+def compare_figure(a: Samples, b: Samples, level: float) -> Comparison | None:
     few = min(len(a.per_run), len(b.per_run)) < MIN_RUNS
     per_epoch = few and len(values(a, True)) >= 2 and len(values(b, True)) >= 2
     va, vb = values(a, per_epoch), values(b, per_epoch)
     if not va or not vb:
         va, vb = values(a, False), values(b, False)
         per_epoch = False
+    if not va or not vb:                  # no positive finite value on a side: nothing to compare
+        return None
     iv = stats.ratio_interval(va, vb, level)
     if per_epoch:
         basis = (f"per epoch ({len(va)} vs {len(vb)} epochs of {len(a.per_run)} vs {len(b.per_run)} runs; "
@@ -61,7 +62,7 @@ def compare_figure(a: Samples, b: Samples, level: float) -> Comparison:
     else:
         basis = f"per run ({len(va)} vs {len(vb)})"
     return Comparison(
-        figure=a.name, label=a.label, a_mean=statistics.fmean(va), b_mean=statistics.fmean(vb), ratio=iv.estimate,
+        figure=a.name, label=a.label, a_mean=stats.mean(va), b_mean=stats.mean(vb), ratio=iv.estimate,
         low=iv.low, high=iv.high, level=level, basis=basis, verdict=verdict(iv, a.higher_is_better),
         a_cv_percent=stats.cv_percent(va), b_cv_percent=stats.cv_percent(vb),
         a_first_to_later=_mean(a.first_to_later), b_first_to_later=_mean(b.first_to_later))
@@ -79,13 +80,14 @@ def verdict(iv: stats.Interval, higher_is_better: bool) -> str:
 
 def _mean(xs) -> float | None:
     xs = [x for x in xs if x is not None and math.isfinite(x)]
-    return statistics.fmean(xs) if xs else None
+    return stats.mean(xs) if xs else None
 
 
 def compare(a: Measured, b: Measured, level: float) -> list[Comparison]:
-    """Every figure the two results both have, in A's order."""
+    """Every figure the two results both have (with a positive value on each side), in A's order."""
     theirs = {f.name: f for f in b.figures}
-    return [compare_figure(f, theirs[f.name], level) for f in a.figures if f.name in theirs]
+    found = [compare_figure(f, theirs[f.name], level) for f in a.figures if f.name in theirs]
+    return [c for c in found if c is not None]
 
 
 def figure_names(results: list[Measured]) -> list[str]:

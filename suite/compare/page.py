@@ -9,6 +9,7 @@ import io
 import math
 from pathlib import Path
 
+from suite import stats
 from suite.compare import render
 
 DPI = 100
@@ -65,7 +66,7 @@ def across_plot(doc: dict, results) -> bytes:
     for x, i in enumerate(order):
         s = next(f for f in results[i].figures if f.name == name)
         vals = [v for v in s.per_run if math.isfinite(v)]
-        ax.bar([x], [sum(vals) / len(vals)], color="#2f6db5", alpha=0.35, width=0.6)
+        ax.bar([x], [stats.mean(vals) if vals else 0.0], color="#2f6db5", alpha=0.35, width=0.6)
         ax.plot([x] * len(vals), vals, "o", color="#2f6db5", markersize=4)
     labels = [f"{render.comparable.letter(i + 1)}" + (f"\n{results[i].when[:16]}" if dated else "") for i in order]
     ax.set_xticks(range(len(order)), [terminal(label) for label in labels], fontsize=8)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from suite import stats
 from suite.compare import analysis, comparable
 from suite.kinds.base import Measured
 
@@ -27,7 +28,7 @@ def build(results: list[Measured], level: float, figure: str | None, differences
         c = pairs[i - 2]["figures"] if i > 1 else None
         mine = next((x for x in c if x["figure"] == chosen), None) if c else None
         ranking.append({"result": comparable.letter(i), "label": r.label, "when": r.when,
-                        "mean": sum(f.per_run) / len(f.per_run), "runs": len(f.per_run),
+                        "mean": stats.mean(f.per_run), "runs": len(f.per_run),
                         "ratio": mine["ratio"] if mine else 1.0, "low": mine["low"] if mine else None,
                         "high": mine["high"] if mine else None, "verdict": mine["verdict"] if mine else "baseline"})
     higher = next(s for s in base.figures if s.name == chosen).higher_is_better
