@@ -23,6 +23,7 @@ from suite.sweep import result
 CONFIRM_RUNS = 5            # runs_required of the rules: the confirmed answer is a submittable benchmark
 SEQUENTIAL_LEVEL = 0.95    # find-max's probes: stop once AU vs the threshold is clear at this confidence
 SEQUENTIAL_MIN_EPOCHS = 2  # never decide on fewer epochs (the first one alone says least)
+GUESS_BAND_POINTS = 10.0   # interpolate AU only when the failing end is within this many points of the threshold
 CONFIRM_ATTEMPTS = 3        # step down at most this many times when the confirmation misses the threshold
 
 
@@ -56,8 +57,8 @@ def find_max(probe, start: int, limit: int, guess=None) -> int:
     """The largest N in 1..limit with probe(N, phase) true, assuming it holds up to some N and
     fails past it: doubling from `start`, then bisection. 0 when even N = 1 fails. `guess(good,
     bad)`, when given, picks the next N between them from what the probes measured (the sweep:
-    AU interpolated to the threshold); it is kept at least a quarter of the gap from either end,
-    so the gap still shrinks by a quarter or more per probe."""
+    AU interpolated to the threshold; None: halve); it is kept at least a third of the gap from
+    either end, so the gap still shrinks by a third or more per probe."""
     good, bad = 0, None
     n = max(1, min(start, limit))
     while True:
@@ -72,7 +73,7 @@ def find_max(probe, start: int, limit: int, guess=None) -> int:
     while bad - good > 1:
         mid = (good + bad) // 2
         if guess is not None and bad - good > 3:
-            q = (bad - good) // 4
+            q = (bad - good) // 3
             g = guess(good, bad)
             mid = mid if g is None else min(max(g, good + q), bad - q)
         if probe(mid, "bisection"):
@@ -196,6 +197,8 @@ class Sweep:
         au = [(self.points.get(n) or {}).get("storage") or {} for n in (good, bad)]
         a, b = (x.get("au_percentage") for x in au)
         if good < 1 or a is None or b is None or not a > self.threshold > b:
+            return None
+        if b < self.threshold - GUESS_BAND_POINTS:     # a cliff (one step per epoch, a failed run): halve
             return None
         return round(good + (a - self.threshold) / (a - b) * (bad - good))
 
