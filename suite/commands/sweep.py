@@ -29,6 +29,11 @@ def add_parser(sub) -> None:
     p.add_argument("--ruleset", type=rulesets.argtype(), default=None, metavar="RULESET")
     p.add_argument("--param", action="append", metavar="KEY=VALUE", help="workload override (repeatable)")
     p.add_argument("--allow-no-cache-drop", action="store_true", help="as for suite run (non-compliant)")
+    p.add_argument("--full-probes", action="store_true",
+                   help="--find-max: run every probe's epochs (default: a probe stops once its AU against the "
+                        "threshold is clear, a sequential test; the confirmation always runs in full)")
+    p.add_argument("--level", type=_level, default=0.95,
+                   help="--find-max: the sequential test's confidence over all its looks (default 0.95)")
 
 
 def run(args) -> int:
@@ -47,4 +52,10 @@ def run(args) -> int:
         find_max=args.find_max, ceiling=args.ceiling, data_dir=args.data_dir, results_dir=args.results_dir,
         runs=args.runs, start=args.start, max_accelerators=args.max_accelerators, memory_limit=args.memory_limit,
         division=args.division, ruleset=args.ruleset, params=args.param or [],
-        allow_no_cache_drop=args.allow_no_cache_drop))
+        allow_no_cache_drop=args.allow_no_cache_drop, sequential=not args.full_probes, level=args.level))
+
+
+def _level(text: str) -> float:
+    from suite.commands.compare import level
+
+    return level(text)

@@ -22,6 +22,37 @@ class Checked:
 
 
 @dataclass(frozen=True)
+class Samples:
+    """One figure of one result, as `suite compare` needs it: the per-run values the rules count
+    (warm-up runs left out, as the rules do), each run's per-epoch values (the epochs the rules
+    count; empty where a kind has no epochs) and each run's first-epoch-to-later ratio (None where
+    not measured). `higher_is_better`: throughput yes, a latency or a duration no."""
+
+    name: str                                  # e.g. au_percentage, samples_per_second
+    label: str                                 # how a table heads it: "AU %", "samples/s"
+    higher_is_better: bool
+    per_run: tuple[float, ...]
+    per_epoch: tuple[tuple[float, ...], ...] = ()
+    first_to_later: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One result's figures for `suite compare`: what it is (`identity`: the fields two results must
+    share to be compared: workload, accelerator, dataset size, ruleset, division, scale factor ...;
+    None where unknown), its system's description (flat dotted keys -> text) and its figures."""
+
+    path: Path
+    kind: str
+    label: str
+    identity: dict
+    system: dict
+    figures: tuple[Samples, ...]
+    notes: tuple[str, ...] = ()                # what was left out and why (a warm-up run, runs without numbers)
+    when: str | None = None                    # the result's start time (ISO 8601, UTC), for a series
+
+
+@dataclass(frozen=True)
 class Kind:
     """One benchmark kind. The callables import their implementation when called, so building the
     command line stays instant.
@@ -60,3 +91,4 @@ class Kind:
     datagen: Callable[[object], int] | None = None   # suite datagen (args) for a kind with its own data (vector_database)
     whole_tree: bool = False                         # its check reads the tree around PATH itself and hands other
                                                      # kinds' folders to `args.for_result` (published v3.0 trees)
+    measured: Callable[[Path], list[Measured]] | None = None   # suite compare: every result under a path, its figures

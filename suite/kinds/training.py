@@ -175,8 +175,14 @@ def listing() -> str:
     return text.workloads_table([workloads.resolve(n, a) for n in workloads.names() for a in workloads.accelerators(n)])
 
 
+def measured(path: Path):
+    from suite.kinds import training_figures
+
+    return training_figures.measured(path)
+
+
 KIND = Kind(
-    name="training", run=run, recognises=lambda path: True, result_files=STORAGE_FILES, check=check_storage, metrics=metrics,
+    name="training", measured=measured, run=run, recognises=lambda path: True, result_files=STORAGE_FILES, check=check_storage, metrics=metrics,
     report_page=report_page, datasize=datasize, listing=listing, add_run_arguments=add_run_arguments, sweeps=True,
     workload_schema=workloads.SCHEMAS[workloads.TRAINING],
     run_options=(*STORAGE_RUN_OPTIONS, "param", "launcher", "accelerator_type", "debug_read_delay"),

@@ -134,6 +134,23 @@ def build_storage(summary: dict, check) -> Page:
     return page
 
 
+SPREAD_RULE = "replicability-within-5-percent"   # the rules' run-to-run stability limit (rules/v1.0/common.yaml)
+
+
+def _spread(b: dict) -> list:
+    """The run-to-run spread: coefficient of variation (sample stdev / mean) of the runs' samples/s
+    and AU (suite.stats, as `suite compare` computes it); nothing with fewer than 2 runs."""
+    from suite.stats import cv_percent
+
+    runs = [r for r in b["runs"] if r["samples_per_second"] is not None and r["status"] == "complete"]
+    cv = cv_percent([r["samples_per_second"] for r in runs])
+    if cv is None:
+        return []
+    au = cv_percent([r["au_mean_percentage"] for r in runs if r["au_mean_percentage"] is not None])
+    return [("Run-to-run spread", f"CV {cv:.2f} %",
+             f"samples/s over {len(runs)} runs (sample stdev / mean)" + (f"; AU CV {au:.2f} %" if au is not None else ""))]
+
+
 def _headline(b: dict, sid: str, verdict=None) -> Section:
     """The headline numbers, under suite check's verdict (a number is never shown without it)."""
     hostnames = sorted({h for r in b["runs"] for h in r["hosts"]})
@@ -159,7 +176,11 @@ def _headline(b: dict, sid: str, verdict=None) -> Section:
          f"± {o['published']['au_stdev_percentage']:.2f} over runs"),
         ("Accelerators / hosts", f"{o['num_accelerators']} / {o['num_hosts']}",
          ", ".join(o["hostnames"]) or ""),
+        *_spread(b),
     ]))
+    spread = [f for f in (verdict[1] if verdict else []) if f["rule_id"] == SPREAD_RULE]
+    for f in spread:     # the rules' stability limit, as suite check found it: a finding beside the spread
+        head.blocks.append(Verdict("open", f"finding {f['rule_id']} ({f['severity']}): {f['message']}"))
     c = b["claimed"]
     if c and c["samples_per_second"] is not None:
         diff = o["samples_per_second"] - c["samples_per_second"]

@@ -37,6 +37,8 @@ class RunPlan:
     checkpoint_dir: str | None = None
     delay_per_file_s: float = 0.0
     storage_type: str = "local_fs"  # the rank's storage backend: backend_for(storage_type, "") reads `files`
+    stop_when_clear: dict | None = None  # suite sweep's probes: {threshold_percentage, level, min_epochs}: stop
+    #                                      once the epochs' AU is clearly above or below (suite.stats.sequential_verdict)
 
     def to_dict(self) -> dict:
         return asdict(self)

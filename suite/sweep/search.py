@@ -21,6 +21,9 @@ from suite.harness import resultsdir
 from suite.sweep import result
 
 CONFIRM_RUNS = 5            # runs_required of the rules: the confirmed answer is a submittable benchmark
+SEQUENTIAL_LEVEL = 0.95    # find-max's probes: stop once AU vs the threshold is clear at this confidence
+SEQUENTIAL_MIN_EPOCHS = 2  # never decide on fewer epochs (the first one alone says least)
+GUESS_BAND_POINTS = 10.0   # interpolate AU only when the failing end is within this many points of the threshold
 CONFIRM_ATTEMPTS = 3        # step down at most this many times when the confirmation misses the threshold
 
 
@@ -42,15 +45,20 @@ class SweepOptions:
     ruleset: str | None = None
     params: list = field(default_factory=list)
     allow_no_cache_drop: bool = False
+    sequential: bool = True               # find-max: stop a probe's run once AU vs the threshold is clear
+    level: float = SEQUENTIAL_LEVEL       # the sequential test's confidence (over all its looks)
 
 
 def say(*parts) -> None:
     print(*parts, flush=True)
 
 
-def find_max(probe, start: int, limit: int) -> int:
+def find_max(probe, start: int, limit: int, guess=None) -> int:
     """The largest N in 1..limit with probe(N, phase) true, assuming it holds up to some N and
-    fails past it: doubling from `start`, then bisection. 0 when even N = 1 fails."""
+    fails past it: doubling from `start`, then bisection. 0 when even N = 1 fails. `guess(good,
+    bad)`, when given, picks the next N between them from what the probes measured (the sweep:
+    AU interpolated to the threshold; None: halve); it is kept at least a third of the gap from
+    either end, so the gap still shrinks by a third or more per probe."""
     good, bad = 0, None
     n = max(1, min(start, limit))
     while True:
@@ -64,6 +72,10 @@ def find_max(probe, start: int, limit: int) -> int:
             break
     while bad - good > 1:
         mid = (good + bad) // 2
+        if guess is not None and bad - good > 3:
+            q = (bad - good) // 3
+            g = guess(good, bad)
+            mid = mid if g is None else min(max(g, good + q), bad - q)
         if probe(mid, "bisection"):
             good = mid
         else:
@@ -94,14 +106,26 @@ class Sweep:
 
     # ------------------------------------------------------------------ runs
 
-    def run_options(self, n: int, results_dir: Path, runs: int, ceiling: bool):
+    @property
+    def sequential(self) -> dict | None:
+        """sweep.json's `sequential` (and what a probe's plan carries): None when probes run in full."""
+        if not (self.opts.find_max and self.opts.sequential):
+            return None
+        return {"level": self.opts.level, "min_epochs": SEQUENTIAL_MIN_EPOCHS}
+
+    def run_options(self, n: int, results_dir: Path, runs: int, ceiling: bool, probe: bool = False):
+        """One `suite run`'s options; a find-max probe (storage or ceiling, never the confirmation)
+        stops once its AU against the threshold is clear (sequential testing, suite.stats)."""
         from suite.storage.run.prepare import Options
 
         o = self.opts
+        stop = None
+        if probe and self.sequential:
+            stop = {"threshold_percentage": self.threshold, **self.sequential}
         return Options(workload=o.workload, accelerators=n, accelerator_type=o.accelerator_type,
                        data_dir=o.data_dir, results_dir=str(results_dir), runs=runs, memory_limit=o.memory_limit,
                        division="open" if ceiling else o.division, ruleset=o.ruleset, params=list(o.params),
-                       allow_no_cache_drop=o.allow_no_cache_drop, no_cache_drop=ceiling)
+                       allow_no_cache_drop=o.allow_no_cache_drop, no_cache_drop=ceiling, stop_when_clear=stop)
 
     def measure(self, n: int, kind: str, runs: int) -> dict:
         """One `suite run` at N into N<n>-<kind>[-k]/; its point (with an error when it failed)."""
@@ -120,7 +144,7 @@ class Sweep:
             say(f"sweep: N={n} ceiling: {nbytes / 1024**3:.2f} GiB pre-read into the page cache in {secs:.1f} s")
         say(f"sweep: N={n} {kind}: {runs} run(s) -> {rdir}")
         try:
-            launch.run(self.run_options(n, rdir, runs, kind == "ceiling"))
+            launch.run(self.run_options(n, rdir, runs, kind == "ceiling", probe=kind != "confirm"))
         except RunError as exc:                # a run that failed (OOM, a rank died): recorded, the sweep goes on
             if "interrupted" in str(exc):      # SIGINT/SIGTERM: the user stops the sweep, not one point
                 self.save()
@@ -167,6 +191,17 @@ class Sweep:
         self.save()
         return entry
 
+    def guess(self, good: int, bad: int) -> int | None:
+        """The N where the AU measured at `good` and `bad` crosses the threshold (linear between the
+        two): earlier probes' knowledge for the next one. None without both AUs."""
+        au = [(self.points.get(n) or {}).get("storage") or {} for n in (good, bad)]
+        a, b = (x.get("au_percentage") for x in au)
+        if good < 1 or a is None or b is None or not a > self.threshold > b:
+            return None
+        if b < self.threshold - GUESS_BAND_POINTS:     # a cliff (one step per epoch, a failed run): halve
+            return None
+        return round(good + (a - self.threshold) / (a - b) * (bad - good))
+
     def probe(self, n: int, phase: str) -> bool:
         entry = self.point(n)
         s = entry["storage"]
@@ -211,6 +246,7 @@ class Sweep:
             "au_threshold_percentage": self.threshold, "batch_size": wl.batch_size,
             "record_length_bytes": wl.record_length_bytes, "computation_time_s": wl.computation_time_s,
             "demand_mib_per_second_per_accelerator": demand,
+            "sequential": self.sequential,
             "ceiling": self.opts.ceiling, "ceiling_note": result.CEILING_NOTE if self.opts.ceiling else None,
             "points": points, "knee": result.knee(points), "probes": self.probes,
             "confirmations": self.confirmations, "max_accelerators": self.answer,
@@ -272,7 +308,7 @@ def sweep_all(sweep: Sweep, opts: SweepOptions) -> dict:
            else f"N = {', '.join(map(str, opts.accelerators))}")
         + (", with the page-cache ceiling" if opts.ceiling else "") + f" -> {sweep.dir}")
     if opts.find_max:
-        best = find_max(sweep.probe, opts.start, opts.max_accelerators)
+        best = find_max(sweep.probe, opts.start, opts.max_accelerators, sweep.guess if opts.sequential else None)
         say(f"sweep: the probes say N={best}; confirming with {opts.confirm_runs} runs")
         sweep.confirm(best)
     else:

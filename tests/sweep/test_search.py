@@ -135,3 +135,43 @@ def test_a_checkpointing_workload_is_not_a_sweep_choice(run_cli, tmp_path):
         code, out, err = run_cli(command[0], "--workload", "llama3-8b", *command[1:])
         assert code == 2 and "invalid choice: 'llama3-8b'" in err and "'resnet50'" in err
         assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.timeout(240)
+def test_find_max_probes_stop_once_clear_and_the_confirmation_runs_in_full(run_cli, tiny_data, tmp_path):
+    """Four epochs a run, the threshold at 50 %: a probe's AU (~90 % or more) is clearly above it
+    after a few epochs, so the probe stops early (sequential test); the confirmation runs all four."""
+    out = tmp_path / "sweep"
+    argv = [a if a != "train.epochs=2" else "train.epochs=4" for a in tiny_args(tmp_path)]
+    code, stdout, err = run_cli("sweep", "--workload", "resnet50", "--find-max", "--max-accelerators", 1,
+                                "--data-dir", tiny_data, "--results-dir", out, "--division", "open", *argv)
+    assert code == 0, err
+    doc = result.load(out)
+    assert doc["sequential"] == {"level": 0.95, "min_epochs": 2}
+    probe = files.load_json(out / doc["probes"][0]["results_dir"] / "run-1" / "results.json", schema="results")
+    assert 2 <= len(probe["epochs"]) < 4 and probe["status"] == "complete"
+    for k in range(1, 6):
+        run = files.load_json(out / "N1-confirm" / f"run-{k}" / "results.json", schema="results")
+        assert len(run["epochs"]) == 4
+    assert doc["max_accelerators"]["confirmed"]
+
+
+def test_find_max_with_a_guess_keeps_a_third_from_either_end():
+    """AU falls linearly from 100 at N=0 by 0.2 per accelerator: the threshold 90 is crossed at 50.
+    The guess interpolates the AU at the bracket's ends; the answer is the bisection's, in fewer probes."""
+    au = {}
+
+    def probe(n, phase):
+        au[n] = 100 - 0.2 * n
+        return au[n] >= 90
+
+    def guess(good, bad):
+        return round(good + (au[good] - 90) / (au[good] - au[bad]) * (bad - good))
+
+    probes, plain = recorder(50)
+    assert find_max(plain, 1, 64) == 50
+    assert find_max(probe, 1, 64, guess) == 50
+    assert len(au) < len(probes)
+    seen = []
+    assert find_max(lambda n, ph: seen.append(n) or n <= 50, 1, 64, lambda g, b: g + 1) == 50   # a poor guess
+    assert len(seen) <= 13

@@ -236,7 +236,7 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
         seed=wl.seed + 1000 * (k - 1), file_shuffle=wl.file_shuffle != "off", sample_shuffle=wl.sample_shuffle != "off",
         files=[list(f) for f in prep.files], checkpoint_bytes=wl.checkpoint_model_size_bytes or 0,
         checkpoint_dir=ckpt_dir, delay_per_file_s=prep.opts.read_delay_s,
-        storage_type=_rank_storage_type(prep))
+        storage_type=_rank_storage_type(prep), stop_when_clear=prep.opts.stop_when_clear)
     plan_path = run_dir / "plan.json"
     plan.check_files()
     files.write_json(plan_path, plan.to_dict(), schema="plan", indent=None)

@@ -37,6 +37,7 @@ class Options:
     allow_no_cache_drop: bool = False
     no_cache_drop: bool = False        # open division only: measure from the page cache
     read_delay_s: float = 0.0          # benchmarks only; makes the run non-compliant
+    stop_when_clear: dict | None = None  # suite sweep's probes: stop once AU vs the threshold is clear (RunPlan)
     launcher: str | None = None        # --launcher: how to reach the hosts (ssh when None; suite.storage.run.hosts)
     engine: str = "suite"              # suite (our ranks) or dlio (the reference code: storage/run/dlio.py)
 

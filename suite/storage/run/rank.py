@@ -129,14 +129,41 @@ def _run(comm, plan: RunPlan, host: str, out) -> RankSteps:
     barrier(comm)
     run_start = comm.bcast(time.time() if rank == 0 else None, root=0)
     record = RankSteps(rank=rank, hostname=host, run_start_unix_s=run_start)
+    aus: list[float] = []
     for epoch in range(1, plan.epochs + 1):
         record.epochs.append(_epoch(comm, plan, reader, model, epoch, run_start, out))
+        if plan.stop_when_clear and epoch < plan.epochs and _clear(comm, plan, record.epochs[-1], aus, out):
+            break
     barrier(comm)
     if rank == 0 and plan.checkpoint_bytes and plan.checkpoint_dir:
         out(f"Starting checkpoint: {plan.checkpoint_bytes} bytes to {plan.checkpoint_dir}")
         record.checkpoint = write_checkpoint(plan, run_start, Path(plan.run_dir).name)
         out(f"Ending checkpoint: {record.checkpoint['duration_s']:.2f} s")
     return record
+
+
+def _clear(comm, plan: RunPlan, e: RankEpoch, aus: list, out) -> bool:
+    """suite sweep's sequential test after an epoch: the epoch's per-interval AU (its steps after the
+    first in up to 8 runs, compute and wall time summed over ranks) joins `aus`; rank 0 decides
+    whether AU against the threshold is clear yet (suite.stats.sequential_verdict) and every rank
+    follows its answer."""
+    from suite import stats
+
+    mine = stats.interval_au(e.step_end_s, e.step_compute_s)
+    every = comm.gather(mine, root=0)
+    stop = None
+    if comm.Get_rank() == 0:
+        s = plan.stop_when_clear
+        k = min(len(x) for x in every)
+        aus += [100.0 * sum(x[i][0] for x in every) / max(sum(x[i][1] for x in every), 1e-12) for i in range(k)]
+        verdict = stats.sequential_verdict(aus, s["threshold_percentage"], s["level"], looks=plan.epochs - 1,
+                                           epochs=e.epoch, min_epochs=s["min_epochs"])
+        stop = verdict is not None
+        if stop:
+            out(f"Stopping after epoch {e.epoch} of {plan.epochs}: AU over {len(aus)} intervals "
+                f"{sum(aus) / len(aus):.2f}% is clearly {'at or above' if verdict else 'below'} "
+                f"{s['threshold_percentage']:g}% (sequential test, level {s['level']:g})")
+    return bool(comm.bcast(stop, root=0))
 
 
 def _epoch(comm, plan: RunPlan, reader, model, epoch: int, run_start: float, out) -> RankEpoch:
