@@ -242,6 +242,7 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
     for h in (prep.cluster.hosts[1:] if prep.cluster else []):     # DLIO: every host's configs/
         write_configs(run_dir.parent / h.hostname, wl, prep.params, len(prep.files), str(prep.data_dir), cdir)
     argv = mpi.python_module("suite.storage.run.rank", plan_path)
+    prep.commands[k] = mpiexec_argv(prep) + argv
     start = time.time()
     say(f"[run {k}/{runs}] {n} rank(s), {wl.epochs} epoch(s) of {steps} step(s), "
         f"computation_time {wl.computation_time_s} s -> {run_dir}")

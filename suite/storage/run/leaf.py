@@ -125,4 +125,19 @@ def write_steps(prep) -> None:
     if prep.generated:
         gen = make(model_dir(prep) / "datagen")
         write_metadata(prep, "datagen", gen, {"datagen": prep.generated})
+        write_datagen_config(prep, gen)
         provenance.write_pointer(gen)
+
+
+def write_datagen_config(prep, gen: Path) -> None:
+    """The datagen leaf's dlio_config/overrides.yaml and fs_separation.json, as a published datagen
+    leaf has them (generate_data=True, train=False: what readers take as a generation log)."""
+    from suite.storage.run import separation
+
+    wl = prep.workload
+    lines = [f"workload={wl.dlio_name}", "++workload.workflow.generate_data=True", "++workload.workflow.train=False",
+             f"++workload.dataset.num_files_train={prep.generated['num_files']}",
+             f"++workload.dataset.data_folder={prep.data_dir}"]
+    files.write_atomic(gen / "dlio_config" / "overrides.yaml", "".join(f"- {line}\n" for line in lines))
+    if prep.fs_separation is not None:
+        separation.write(gen, separation.probe(wl, prep.data_dir, prep.results_dir))

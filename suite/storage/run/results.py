@@ -57,7 +57,15 @@ def write_metadata(prep, run_dir: Path, doc: dict) -> None:
     if getattr(prep, "leaves", None) is not None and leaf.timestamped(prep.ruleset):
         leaf.write_metadata(prep, "run", Path(run_dir), {
             "runtime": doc["duration_s"], "invocation_start_time": doc["start"], "run_index": doc["run_index"],
-            "warmup": doc["warmup"], "status": doc["status"]})
+            "warmup": doc["warmup"], "status": doc["status"], "executed_command": _executed(prep, run_dir, doc)})
+
+
+def _executed(prep, run_dir: Path, doc: dict) -> str:
+    """The command the run executed: DLIO's (its engine record), else mpiexec and our ranks."""
+    import shlex
+
+    argv = (doc.get("engine") or {}).get("argv") or getattr(prep, "commands", {}).get(doc["run_index"]) or []
+    return shlex.join(str(a) for a in argv)
 
 
 def load_ranks(run_dir: Path, n: int) -> list[RankSteps]:
