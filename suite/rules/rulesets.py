@@ -20,7 +20,9 @@ MLPerf Storage round missing a constant -> RuleError naming the file, at load ti
 
     rulesets.names()            -> ("v0.5", "v1.0", "v2.0"): the MLPerf Storage rounds, in order
     rulesets.get("v2.0")        -> Ruleset (typed: .datasize.min_steps, .runs.warmup, .submission, ...)
-    rulesets.default()          -> the round a command takes when none is named (v1.0)
+    rulesets.default()          -> the round a new run takes when none is named (v3.0)
+    rulesets.base()             -> the round its `extends` chain starts from (v1.0): what a result
+                                   without any round's hints is read as
     rulesets.covering("checkpointing") -> the rounds with rules for that benchmark, in order
     rulesets.submission_names() -> the rounds `suite submission init` offers
     rulesets.argtype("auto")    -> an argparse type= for --ruleset (reads rules/ when parsing, not at --help)
@@ -149,6 +151,15 @@ def default(benchmark: str = MLPERF, rules_root: Path | None = None) -> Ruleset:
         raise RuleError(f"{base_of(rules_root)}: */{FILE} default: expected exactly one {benchmark} ruleset "
                         f"with default: true, got {len(marked)}")
     return marked[0]
+
+
+def base(benchmark: str = MLPERF, rules_root: Path | None = None) -> Ruleset:
+    """The first round of the default's `extends` chain (v1.0): results carrying no newer round's
+    detection hints are read as it (a default for new runs says nothing of old results)."""
+    rs = default(benchmark, rules_root)
+    while rs.extends:
+        rs = get(rs.extends, rules_root)
+    return rs
 
 
 def covering(benchmark: str, rules_root: Path | None = None) -> tuple[str, ...]:

@@ -57,7 +57,7 @@ def run(args) -> int:
         from suite.submission import create
         with output.interruptible():
             lines = create.init(args.dir, args.org, args.division, args.system,
-                                args.ruleset or rulesets.default().name, args.data_dir)
+                                args.ruleset or _init_default(), args.data_dir)
     else:
         root = open_tree(args.dir).root
         with output.locked(root, f"suite submission {args.action}"), output.interruptible():
@@ -65,6 +65,13 @@ def run(args) -> int:
     for line in lines:
         print(terminal(line))
     return ExitCode.OK
+
+
+def _init_default() -> str:
+    """The round `init` makes without --ruleset: the default when it offers submissions, else the base
+    round (v1.0) as before v3.0 became the default for runs."""
+    rs = rulesets.default()
+    return rs.name if rs.submission and rs.submission.create else rulesets.base().name
 
 
 def _change(args) -> list[str]:

@@ -157,7 +157,7 @@ def prepare(opts: Options, cluster=None) -> Prepared:
     miniature = data_folder is None
     memory_limit = opts.memory_limit
     if miniature and memory_limit is None:
-        memory_limit = MINIATURE_MEMORY_BYTES
+        memory_limit = workload.miniature_memory_bytes or MINIATURE_MEMORY_BYTES
     if cluster is not None:
         import dataclasses
         host_memory = cluster.total_memory_bytes
