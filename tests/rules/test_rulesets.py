@@ -165,3 +165,11 @@ def test_v3_extends_v2_six_runs_first_a_warmup_fs_separation():
     assert v2_ids <= {r.id for r in engine.load("v3.0", "closed", "unet3d").rules}
     assert closed.params["runs_required"] == 5 and closed.params["warmup_runs"] == 1
     assert "reader.odirect" in engine.load("v3.0", "closed", "unet3d").params["workload_closed_params"]
+
+
+def test_a_run_without_ruleset_takes_v3_where_the_workload_has_it_else_v1():
+    """v3.0 is the default for new runs; h100/a100 workloads (no v3.0) keep v1.0, as before."""
+    assert datasize.default_ruleset(workloads.resolve("retinanet", "b200")) == "v3.0"
+    assert datasize.default_ruleset(workloads.resolve("unet3d", "b200")) == "v3.0"
+    assert datasize.default_ruleset(workloads.resolve("unet3d", "h100")) == "v1.0"
+    assert datasize.default_ruleset(workloads.resolve("unet3d", "v100")) == "v0.5"
