@@ -66,7 +66,7 @@ class Training:
         return Series(name=results_name(prep.workload, self.opts.accelerators), results_dir=self.opts.results_dir,
                       runs=prep.runs, clear_cache=cache_clear(self.opts, self.cluster, prep),
                       write_run_set=lambda results: write_run_set(prep, results), started=self.started,
-                      run_dir=lambda k: prep.leaves.get(k),
+                      run_dir=lambda k: evidence_dir(prep, k),
                       gap_shorter_than_run=rulesets.get(prep.ruleset).runs.gap_shorter_than_run,
                       closed=self.opts.division == "closed")
 
@@ -79,6 +79,13 @@ class Training:
 
     def run_once(self, k: int, drop) -> dict:
         return self.runner(self.prep, k, self.prep.runs, drop)
+
+
+def evidence_dir(prep: Prepared, k: int) -> Path | None:
+    """Where run k's results.json is (its provenance goes beside it): the run's directory, across
+    hosts its rank-0 host's (DLIO's multi-host shape keeps the run directory to the hosts' dirs)."""
+    where = prep.leaves.get(k)
+    return where / prep.cluster.hosts[0].hostname if where is not None and prep.cluster else where
 
 
 def cache_clear(opts: Options, cluster, prep: Prepared):
