@@ -68,10 +68,10 @@ def run(args) -> int:
 
 
 def _init_default() -> str:
-    """The round `init` makes without --ruleset: the default when it offers submissions, else the base
-    round (v1.0) as before v3.0 became the default for runs."""
-    rs = rulesets.default()
-    return rs.name if rs.submission and rs.submission.create else rulesets.base().name
+    """The round `init` makes without --ruleset: the base round (v1.0), as before v3.0 became the
+    default for runs (a run without --ruleset on h100/a100 is still a v1.0 run; a v3.0 tree is asked
+    for by name)."""
+    return rulesets.base().name
 
 
 def _change(args) -> list[str]:
