@@ -119,7 +119,7 @@ def _detected(runs: list) -> tuple[str, str]:
         old_keys = bool(keys and summaries and all(not any(k in s for k in keys) for s in summaries))
         if no_accel or old_keys:
             return name, f"workload name without accelerator / {name} summary keys"
-    default = rulesets.default().name
+    default = rulesets.base().name
     return default, f"default ({default} summary keys or none)"
 
 

@@ -48,7 +48,9 @@ WARMUP_NAME = re.compile(r"warm[-_]?up", re.I)
 RANK_OUTPUT = re.compile(r"^(\d+)_output\.json$")
 RANK_STEPS = re.compile(r"^rank-(\d+)\.json$")
 HOST_MARKERS = ("summary.json", "per_epoch_stats.json", "results.json")
-CONFIG_DIRS = ("configs", ".hydra")     # .hydra: DLIO run directly (Hydra's default output_subdir), e.g. its datagen
+CONFIG_DIRS = ("configs", ".hydra", "dlio_config")     # .hydra: DLIO run directly (Hydra's default output_subdir),
+#                                                       e.g. its datagen; dlio_config: v3.0's leaves (mlpstorage's output_subdir)
+RANK0_PER_EPOCH = "0_per_epoch_stats.json"    # v3.0's leaves: rank 0's per_epoch_stats
 
 
 @dataclass
@@ -173,7 +175,8 @@ def _load_host(d: Path, walker: _Walker, loader: _Loader) -> Host:
     def doc(path: Path, want: type, what: str, kind: str = "json"):
         return loader.typed(loader.load(path, sink, kind), want, path, sink, what)
 
-    for key, name in (("summary", "summary.json"), ("per_epoch", "per_epoch_stats.json"), ("results", "results.json")):
+    per_epoch = RANK0_PER_EPOCH if RANK0_PER_EPOCH in names and "per_epoch_stats.json" not in names else "per_epoch_stats.json"
+    for key, name in (("summary", "summary.json"), ("per_epoch", per_epoch), ("results", "results.json")):
         if name in names:
             host.files[key] = d / name
             setattr(host, key, doc(d / name, dict, name))

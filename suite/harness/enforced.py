@@ -16,13 +16,14 @@ import os
 import signal
 import sys
 import threading
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from suite import files
 from suite.errors import RuleError, RunError, SuiteError
-from suite.harness import resultsdir
+from suite.harness import provenance, resultsdir
 from suite.harness.mpi import Interrupted
 
 CGROUP_PREFIX = "suite-run-"        # + <owner pid>-<run>: enforce.remove_stale finds a killed run's by it
@@ -58,6 +59,10 @@ class Series:
     #                                                .error, .to_dict()); None: --no-cache-drop (SkippedDrop)
     write_run_set: Callable[[list], None]          # the runs so far, however the series ended
     started: Callable[[Path], None] = field(default=lambda path: None)   # the dir claimed, before run 1
+    run_dir: Callable[[int], Path | None] | None = None   # run k's directory (default R/run-<k>): provenance goes there
+    gap_shorter_than_run: bool = False     # v3.0: each gap between runs (the clear included) shorter than the run before
+    closed: bool = True                    # a broken gap rule stops the series (closed) or is recorded (open)
+    provenance: dict | None = None         # the code image of this invocation (set by run(), before run 1)
 
 
 def run(kind) -> tuple[Series, list[dict]]:
@@ -73,10 +78,15 @@ def run(kind) -> tuple[Series, list[dict]]:
     refused = False
     try:
         series.started(series.results_dir)
+        series.provenance = provenance.for_run()
+        timing = _Timing()
         with signals_interrupt():       # SIGINT/SIGTERM: the ranks stopped, the run recorded interrupted
             for k in range(1, series.runs + 1):
-                result = kind.run_once(k, clear(series, k))
+                drop = timing.between(series, k, clear(series, k))
+                result = kind.run_once(k, drop)
+                timing.ended()
                 results.append(result)
+                record_provenance(series, k)
                 if result["status"] == "interrupted":
                     raise RunError(f"{Path(series.results_dir) / f'run-{k}'}: {result['error']}; "
                                    f"results.json marks the run interrupted")
@@ -101,6 +111,59 @@ def run(kind) -> tuple[Series, list[dict]]:
         else:
             _finish(series, results, sys.exc_info()[1])
     return series, results
+
+
+class _Timing:
+    """The series' clock: each run's duration (run_once, as the harness sees it) and the gap before
+    the next (from the end of one run to the start of the next: its cache clear included)."""
+
+    def __init__(self):
+        self.last_start = self.last_end = None
+
+    def between(self, series: Series, k: int, drop):
+        """The drop evidence with the measured gap (GapRecorded); refused (RuleError) when the series
+        demands gaps shorter than the run before and this one is not."""
+        now = time.time()
+        gap = duration = problem = None
+        if self.last_end is not None:
+            gap, duration = now - self.last_end, self.last_end - self.last_start
+            if series.gap_shorter_than_run and gap >= duration:
+                problem = (f"run {k}: gap between runs: expected shorter than run {k - 1} ({duration:.3f} s), got "
+                           f"{gap:.3f} s (the cache clear took {getattr(drop, 'duration_s', 0.0):.3f} s)")
+                if series.closed:
+                    raise RuleError(f"{series.results_dir}: {problem}; the series breaks the back-to-back rule")
+        self.last_start = time.time()
+        return drop if gap is None else GapRecorded(drop, gap, duration, problem)
+
+    def ended(self) -> None:
+        self.last_end = time.time()
+
+
+class GapRecorded:
+    """A cache clear's evidence with the gap before the run beside it (results.json's cache_drop)."""
+
+    def __init__(self, drop, gap_s: float | None, previous_run_s: float | None, problem: str | None = None):
+        self.drop, self.gap_s, self.previous_run_s, self.gap_problem = drop, gap_s, previous_run_s, problem
+
+    def __getattr__(self, name):
+        return getattr(self.drop, name)
+
+    def to_dict(self) -> dict:
+        out = self.drop.to_dict()
+        if self.gap_s is not None:
+            out.update(gap_since_previous_run_s=round(self.gap_s, 6), previous_run_duration_s=round(self.previous_run_s, 6))
+        return out
+
+
+def record_provenance(series: Series, k: int) -> None:
+    """Run k's code image: `.mlps-code-image` (one line, md5-tree-v2:<hash>) and provenance.json in its
+    directory (the kind's run_dir(k), else R/run-<k>), when the run made one."""
+    where = series.run_dir(k) if series.run_dir else Path(series.results_dir) / f"run-{k}"
+    if where is None or not Path(where).is_dir():
+        return
+    provenance.write_pointer(where)
+    files.write_json(Path(where) / provenance.RECORD_FILE, {"schema_version": 1, **series.provenance},
+                     schema="code-image")
 
 
 def _finish(series: Series, results: list[dict], ended_by: BaseException | None) -> None:

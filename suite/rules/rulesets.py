@@ -9,6 +9,7 @@ a new round is a new folder whose ruleset.yaml `extends:` the previous one and o
     workloads: [unet3d, resnet50, cosmoflow]
     runs: {count: 5, warmup: 1}   # v3.0: warmup_in_series: true (suite run makes the warm-up first)
     fs_separation: true           # v3.0: data and results on different file systems
+    leaves: timestamped           # v3.0: R/training/<model>/{datasize,datagen,run}/<YYYYMMDD_HHMMSS>/
     datasize: {min_steps: 500, memory_multiple: 5, formula: files}
     submission: {create: true, division_dirs: {...}, org_dirs: [...], system_format: yaml, ...}
     detection: {warmup_run: true}  # how `suite check` tells this round's results apart
@@ -19,7 +20,9 @@ MLPerf Storage round missing a constant -> RuleError naming the file, at load ti
 
     rulesets.names()            -> ("v0.5", "v1.0", "v2.0"): the MLPerf Storage rounds, in order
     rulesets.get("v2.0")        -> Ruleset (typed: .datasize.min_steps, .runs.warmup, .submission, ...)
-    rulesets.default()          -> the round a command takes when none is named (v1.0)
+    rulesets.default()          -> the round a new run takes when none is named (v3.0)
+    rulesets.base()             -> the round its `extends` chain starts from (v1.0): what a result
+                                   without any round's hints is read as
     rulesets.covering("checkpointing") -> the rounds with rules for that benchmark, in order
     rulesets.submission_names() -> the rounds `suite submission init` offers
     rulesets.argtype("auto")    -> an argparse type= for --ruleset (reads rules/ when parsing, not at --help)
@@ -53,6 +56,7 @@ class Runs:
     count: int                   # measured runs per benchmark
     warmup: int                  # warm-up runs before them
     warmup_in_series: bool = False   # suite run makes them, first in its series (v3.0): warmup + count runs
+    gap_shorter_than_run: bool = False   # v3.0: each gap between runs is shorter than the run before it
 
     @property
     def series(self) -> int:
@@ -104,6 +108,7 @@ class Ruleset:
     submission: Submission | None
     detection: Detection
     fs_separation: bool = False  # data and results on different file systems (v3.0: fs_separation.json)
+    leaves: str = "numbered"     # R/run-<k>/, or timestamped (v3.0): R/training/<model>/run/<YYYYMMDD_HHMMSS>/
 
     def params(self) -> dict:
         """The rule params this round's constants give its rule files (the one source of them)."""
@@ -146,6 +151,15 @@ def default(benchmark: str = MLPERF, rules_root: Path | None = None) -> Ruleset:
         raise RuleError(f"{base_of(rules_root)}: */{FILE} default: expected exactly one {benchmark} ruleset "
                         f"with default: true, got {len(marked)}")
     return marked[0]
+
+
+def base(benchmark: str = MLPERF, rules_root: Path | None = None) -> Ruleset:
+    """The first round of the default's `extends` chain (v1.0): results carrying no newer round's
+    detection hints are read as it (a default for new runs says nothing of old results)."""
+    rs = default(benchmark, rules_root)
+    while rs.extends:
+        rs = get(rs.extends, rules_root)
+    return rs
 
 
 def covering(benchmark: str, rules_root: Path | None = None) -> tuple[str, ...]:
@@ -233,11 +247,13 @@ def _record(name: str, doc: dict, path: Path) -> Ruleset:
         name=name, benchmark=doc["benchmark"], path=path, extends=doc.get("extends"),
         description=doc.get("description", ""), default=bool(doc.get("default")),
         covers=tuple(doc.get("covers") or ()), workloads=tuple(doc.get("workloads") or ()),
-        runs=Runs(runs["count"], runs["warmup"], bool(runs.get("warmup_in_series"))) if runs else None,
+        runs=Runs(runs["count"], runs["warmup"], bool(runs.get("warmup_in_series")),
+                  bool(runs.get("gap_shorter_than_run"))) if runs else None,
         datasize=Datasize(size["min_steps"], size["memory_multiple"], size["formula"]) if size else None,
         submission=Submission(bool(sub.get("create", True)), dict(sub["division_dirs"]), tuple(sub["org_dirs"]),
                               sub["system_format"], sub["system_schema"], sub["benchmark_dir"]) if sub else None,
         detection=Detection(bool(det.get("warmup_run")), bool(det.get("workload_without_accelerator")),
                             tuple(det.get("summary_keys_absent") or ()), dict(det.get("implied_accelerator") or {})),
         fs_separation=bool(doc.get("fs_separation")),
+        leaves=doc.get("leaves") or "numbered",
     )

@@ -40,9 +40,12 @@ class Datasize:
 
 
 def default_ruleset(workload) -> str:
-    """The default ruleset (rulesets.default()) when the workload has it, else its newest."""
-    name = rulesets.default().name
-    return name if name in workload.rulesets else workload.rulesets[-1]
+    """The default ruleset (rulesets.default(), v3.0) when the workload has it; else the base round
+    (v1.0, what a run without --ruleset was before v3.0) when it has that; else its newest."""
+    for name in (rulesets.default().name, rulesets.base().name):
+        if name in workload.rulesets:
+            return name
+    return workload.rulesets[-1]
 
 
 def compute(workload, num_accelerators: int, client_hosts: int, host_memory_bytes: int,

@@ -121,10 +121,11 @@ def config(workload, num_files_train: int, data_folder: str) -> dict:
     }}
 
 
-def write_configs(run_dir, workload, params, num_files_train, data_folder) -> None:
+def write_configs(run_dir, workload, params, num_files_train, data_folder, name: str = "configs") -> None:
+    """<run>/configs/ (DLIO 1.x/2.x's Hydra folder as we write it), or `name` (v3.0: dlio_config)."""
     import yaml
 
-    cdir = os.path.join(run_dir, "configs")
+    cdir = os.path.join(run_dir, name)
     files.write_atomic(os.path.join(cdir, "config.yaml"),
                        yaml.safe_dump(config(workload, num_files_train, data_folder), sort_keys=False))
     files.write_atomic(os.path.join(cdir, "overrides.yaml"),

@@ -185,6 +185,7 @@ class Workload:
     num_subfolders_train: int
     data_folder: str
     config: dict = field(compare=False, repr=False)  # the merged DLIO-style config
+    miniature_memory_bytes: int | None = None        # the miniature's memory cgroup (suite run without --data-dir)
 
     @property
     def dlio_name(self) -> str:
@@ -233,11 +234,17 @@ def resolve(name: str, accelerator: str, params: dict[str, object] | None = None
         file_shuffle=rd.get("file_shuffle", "seed"), sample_shuffle=rd.get("sample_shuffle", "seed"),
         seed=rd.get("seed", 100), epochs=tr.get("epochs", 1), computation_time_s=tr["computation_time"],
         total_training_steps=tr.get("total_training_steps"),
-        checkpoint_model_size_bytes=ck.get("model_size"), checkpoint_after_epoch=ck.get("checkpoint_after_epoch"),
+        checkpoint_model_size_bytes=ck.get("model_size") if _checkpoints(accels[accelerator]) else None,
+        checkpoint_after_epoch=ck.get("checkpoint_after_epoch"),
         au_threshold=config["metric"]["au"], num_files_train=ds.get("num_files_train"),
         num_subfolders_train=ds.get("num_subfolders_train", 0), data_folder=ds.get("data_folder", f"data/{name}/"),
-        config=config,
+        config=config, miniature_memory_bytes=(doc.get("miniature") or {}).get("memory_limit"),
     )
+
+
+def _checkpoints(block: dict) -> bool:
+    """The accelerator's config writes the end-of-training checkpoint (DLIO's workflow.checkpoint)."""
+    return bool((block.get("workflow") or {}).get("checkpoint", True))
 
 
 @lru_cache(maxsize=None)

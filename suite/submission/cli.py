@@ -54,7 +54,7 @@ def run(args) -> int:
     from suite.report.escape import terminal
     from suite.submission.layout import open_tree
 
-    if args.action == "init" and (args.ruleset or rulesets.default().name) == "v3.0":
+    if args.action == "init" and (args.ruleset or _init_default()) == "v3.0":
         from suite.submission import v3           # the published v3.0 layout (timestamped leaves, code pool)
         with output.interruptible():
             lines = v3.init(args.dir, args.org, args.division, args.system, args.data_dir)
@@ -62,7 +62,7 @@ def run(args) -> int:
         from suite.submission import create
         with output.interruptible():
             lines = create.init(args.dir, args.org, args.division, args.system,
-                                args.ruleset or rulesets.default().name, args.data_dir)
+                                args.ruleset or _init_default(), args.data_dir)
     else:
         root = open_tree(args.dir).root
         with output.locked(root, f"suite submission {args.action}"), output.interruptible():
@@ -70,6 +70,13 @@ def run(args) -> int:
     for line in lines:
         print(terminal(line))
     return ExitCode.OK
+
+
+def _init_default() -> str:
+    """The round `init` makes without --ruleset: the base round (v1.0), as before v3.0 became the
+    default for runs (a run without --ruleset on h100/a100 is still a v1.0 run; a v3.0 tree is asked
+    for by name)."""
+    return rulesets.base().name
 
 
 def _change(args) -> list[str]:

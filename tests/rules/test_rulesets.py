@@ -16,7 +16,8 @@ from suite.storage import datasize, workloads
 def test_the_shipped_rulesets_in_round_order():
     assert rulesets.names() == ("v0.5", "v1.0", "v2.0", "v3.0")   # v3.0: issue 25
     assert rulesets.names("tpcx-ai") == ("tpcx-ai",)
-    assert rulesets.default().name == "v1.0"
+    assert rulesets.default().name == "v3.0"            # issue 25: v3.0 is the default for new runs
+    assert rulesets.base().name == "v1.0"               # results without a newer round's hints are v1.0's
     assert rulesets.covering("checkpointing") == ("v2.0",)
     assert rulesets.submission_names() == ("v1.0", "v2.0", "v3.0")   # v3.0: issue 26
 
@@ -145,7 +146,8 @@ def test_the_run_count_constants_left_in_code_agree_with_the_rulesets():
 
 def test_v3_extends_v2_six_runs_first_a_warmup_fs_separation():
     """MLPerf Storage v3.0: v2.0's constants and rule layers, five measured runs after one warm-up
-    that suite run makes (a series of six), data and results apart; the default stays v1.0 for now."""
+    that suite run makes (a series of six), data and results apart, timestamped leaves, gaps shorter
+    than a run; the default for new runs."""
     from suite.rules import engine
 
     v2, v3 = rulesets.get("v2.0"), rulesets.get("v3.0")
@@ -154,10 +156,20 @@ def test_v3_extends_v2_six_runs_first_a_warmup_fs_separation():
     assert (v2.runs.warmup_in_series, v2.runs.series, v2.fs_separation) == (False, 5, False)
     assert v3.fs_separation is True and v3.datasize == v2.datasize
     assert v3.submission.system_schema == "system-v3.0" and v3.submission.create is True   # issue 26
-    assert not v3.detection.any and rulesets.default().name == "v1.0"
+    assert not v3.detection.any and rulesets.default().name == "v3.0" and v3.default and not rulesets.get("v1.0").default
+    assert (v3.leaves, v2.leaves, v3.runs.gap_shorter_than_run, v2.runs.gap_shorter_than_run) == (
+        "timestamped", "numbered", True, False)
     assert "v3.0" in rulesets.names() and rulesets.names()[-1] == "v3.0"
     closed = engine.load("v3.0", "closed", "retinanet")
     v2_ids = {r.id for r in engine.load("v2.0", "closed", "unet3d").rules}
     assert v2_ids <= {r.id for r in engine.load("v3.0", "closed", "unet3d").rules}
     assert closed.params["runs_required"] == 5 and closed.params["warmup_runs"] == 1
     assert "reader.odirect" in engine.load("v3.0", "closed", "unet3d").params["workload_closed_params"]
+
+
+def test_a_run_without_ruleset_takes_v3_where_the_workload_has_it_else_v1():
+    """v3.0 is the default for new runs; h100/a100 workloads (no v3.0) keep v1.0, as before."""
+    assert datasize.default_ruleset(workloads.resolve("retinanet", "b200")) == "v3.0"
+    assert datasize.default_ruleset(workloads.resolve("unet3d", "b200")) == "v3.0"
+    assert datasize.default_ruleset(workloads.resolve("unet3d", "h100")) == "v1.0"
+    assert datasize.default_ruleset(workloads.resolve("unet3d", "v100")) == "v0.5"

@@ -81,7 +81,9 @@ def overrides(prep, run_dir: Path) -> list[str]:
         out.append(f"++workload.checkpoint.checkpoint_folder={(prep.results_dir / folder).resolve()}")
     skip = {"dataset.data_folder", "dataset.num_files_train", "checkpoint.checkpoint_folder"}
     out += [f"++workload.{key}={hydra_value(v)}" for key, v in sorted(prep.params.items()) if key not in skip]
-    return out + [f"hydra.run.dir={run_dir}", "hydra.output_subdir=configs"]
+    from suite.storage.run import leaf
+
+    return out + [f"hydra.run.dir={run_dir}", f"hydra.output_subdir={leaf.config_dir_name(prep)}"]
 
 
 def environment(venv: Path) -> dict:
@@ -102,8 +104,9 @@ def mpiexec_argv(prep, venv: Path, eng) -> list[str]:
 
 
 def _run_once(prep, k: int, runs: int, drop, eng, venv: Path) -> dict:
-    run_dir = (prep.results_dir / f"run-{k}").resolve()
-    run_dir.mkdir(parents=True, exist_ok=True)
+    from suite.storage.run import leaf
+
+    run_dir = leaf.run_dir(prep, k)
     argv = mpiexec_argv(prep, venv, eng) + overrides(prep, run_dir)
     enforced.say(f"[run {k}/{runs}] DLIO {eng.version}: {prep.opts.accelerators} rank(s) -> {run_dir}")
     cgroup = enforced.memory_cgroup(prep.memory_limit, k)

@@ -99,6 +99,8 @@ def collect(prep, k: int, run_dir: Path, times: tuple, status: str, error, drop,
                                "bytes_read: estimated from the samples read x the mean bytes per sample on disk"]}
     doc["versions"]["dlio"] = engine["version"]
     files.write_json(run_dir / "results.json", doc, schema="results")
+    from suite.storage.run.results import write_metadata
+    write_metadata(prep, run_dir, doc)
     return doc
 
 

@@ -63,17 +63,32 @@ class Training:
     def prepare(self) -> Series:
         from suite.storage.run.results import write_run_set
 
+        from suite.rules import rulesets
+
         prep = self.prep = prepare(self.opts, self.cluster)
         return Series(name=results_name(prep.workload, self.opts.accelerators), results_dir=self.opts.results_dir,
                       runs=prep.runs, clear_cache=cache_clear(self.opts, self.cluster, prep),
-                      write_run_set=lambda results: write_run_set(prep, results), started=self.started)
+                      write_run_set=lambda results: write_run_set(prep, results), started=self.started,
+                      run_dir=lambda k: evidence_dir(prep, k),
+                      gap_shorter_than_run=rulesets.get(prep.ruleset).runs.gap_shorter_than_run,
+                      closed=self.opts.division == "closed")
 
     def started(self, results_dir: Path) -> None:
+        from suite.storage.run import leaf
+
         self.prep.results_dir = results_dir
         announce(self.prep)
+        leaf.write_steps(self.prep)
 
     def run_once(self, k: int, drop) -> dict:
         return self.runner(self.prep, k, self.prep.runs, drop)
+
+
+def evidence_dir(prep: Prepared, k: int) -> Path | None:
+    """Where run k's results.json is (its provenance goes beside it): the run's directory, across
+    hosts its rank-0 host's (DLIO's multi-host shape keeps the run directory to the hosts' dirs)."""
+    where = prep.leaves.get(k)
+    return where / prep.cluster.hosts[0].hostname if where is not None and prep.cluster else where
 
 
 def cache_clear(opts: Options, cluster, prep: Prepared):
@@ -216,7 +231,9 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
     from suite.storage.run.accelerator import ComputeModel
 
     wl, opts = prep.workload, prep.opts
-    run_dir = (prep.results_dir / f"run-{k}").resolve()
+    from suite.storage.run import leaf
+
+    run_dir = leaf.run_dir(prep, k)
     if prep.cluster:       # DLIO's multi-host shape: run-<k>/<rank-0 host>/ has the outputs, each host its configs/
         run_dir = run_dir / prep.cluster.hosts[0].hostname
     (run_dir / "steps").mkdir(parents=True, exist_ok=True)
@@ -241,10 +258,12 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
     plan.check_files()
     files.write_json(plan_path, plan.to_dict(), schema="plan", indent=None)
     from suite.storage.dlio_output import write_configs
-    write_configs(run_dir, wl, prep.params, len(prep.files), str(prep.data_dir))
+    cdir = leaf.config_dir_name(prep)
+    write_configs(run_dir, wl, prep.params, len(prep.files), str(prep.data_dir), cdir)
     for h in (prep.cluster.hosts[1:] if prep.cluster else []):     # DLIO: every host's configs/
-        write_configs(run_dir.parent / h.hostname, wl, prep.params, len(prep.files), str(prep.data_dir))
+        write_configs(run_dir.parent / h.hostname, wl, prep.params, len(prep.files), str(prep.data_dir), cdir)
     argv = mpi.python_module("suite.storage.run.rank", plan_path)
+    prep.commands[k] = mpiexec_argv(prep) + argv
     start = time.time()
     say(f"[run {k}/{runs}] {n} rank(s), {wl.epochs} epoch(s) of {steps} step(s), "
         f"computation_time {wl.computation_time_s} s -> {run_dir}")

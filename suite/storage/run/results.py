@@ -49,7 +49,26 @@ def collect(prep, k: int, run_dir: Path, start: float, end: float, status: str, 
     if status == "complete":
         write_dlio_files(prep, run_dir, (start, end), metric, epochs, checkpoint)
     files.write_json(run_dir / "results.json", doc, schema="results")
+    write_metadata(prep, run_dir, doc)
     return doc
+
+
+def write_metadata(prep, run_dir: Path, doc: dict) -> None:
+    """A v3.0 leaf's training_<ts>_metadata.json (the executed command, the parameters, the runtime)."""
+    from suite.storage.run import leaf
+
+    if getattr(prep, "leaves", None) is not None and leaf.timestamped(prep.ruleset):
+        leaf.write_metadata(prep, "run", Path(run_dir), {
+            "runtime": doc["duration_s"], "invocation_start_time": doc["start"], "run_index": doc["run_index"],
+            "warmup": doc["warmup"], "status": doc["status"], "executed_command": _executed(prep, run_dir, doc)})
+
+
+def _executed(prep, run_dir: Path, doc: dict) -> str:
+    """The command the run executed: DLIO's (its engine record), else mpiexec and our ranks."""
+    import shlex
+
+    argv = (doc.get("engine") or {}).get("argv") or getattr(prep, "commands", {}).get(doc["run_index"]) or []
+    return shlex.join(str(a) for a in argv)
 
 
 def load_ranks(run_dir: Path, n: int) -> list[RankSteps]:
@@ -86,6 +105,8 @@ def compliance_reasons(prep, status: str, error, drop, metric, memory_evidence) 
     reasons = list(prep.reasons)
     if not drop.succeeded:
         reasons.append(f"cache drop before the run failed: {drop.error}")
+    if getattr(drop, "gap_problem", None):
+        reasons.append(drop.gap_problem)
     if status != "complete":
         reasons.append(f"run {status}: {error}")
     if metric and metric[metrics.AU_MEETS] != "success":
@@ -147,7 +168,8 @@ def write_dlio_files(prep, run_dir: Path, times: tuple, metric: dict, epochs: li
         host_cpu_count=[h.cpu_count for h in hosts] if hosts else os.cpu_count(), epochs=len(epochs),
         data_size_per_host_bytes=data_size_hint(len(prep.files), wl, len(prep.hosts))), schema="dlio-summary")
     ep_objs = [_EpochTimes(e["epoch"], e["start_s"], e["end_s"]) for e in epochs]
-    files.write_json(run_dir / "per_epoch_stats.json", per_epoch_stats(ep_objs, checkpoint, start),
+    from suite.storage.run import leaf
+    files.write_json(run_dir / leaf.per_epoch_name(prep), per_epoch_stats(ep_objs, checkpoint, start),
                      schema="per-epoch-stats")
     block = metrics.metric_block(n, metric)
     with open(run_dir / "dlio.log", "a", encoding="utf-8") as f:
@@ -173,7 +195,10 @@ def _mpi_version() -> str:
 
 def _results_path(prep, k: int) -> str:
     """run-<k>/results.json; across hosts run-<k>/<rank-0 host>/results.json (DLIO's multi-host shape)."""
-    return f"run-{k}/{prep.cluster.hosts[0].hostname}/results.json" if prep.cluster else f"run-{k}/results.json"
+    from suite.storage.run import leaf
+
+    where = leaf.relative(prep, k) if hasattr(prep, "leaves") else f"run-{k}"
+    return f"{where}/{prep.cluster.hosts[0].hostname}/results.json" if prep.cluster else f"{where}/results.json"
 
 
 def fs_separation(prep, run_dir: Path) -> dict:

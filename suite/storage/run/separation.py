@@ -37,8 +37,21 @@ def probe(workload, data_dir, results_dir) -> dict:
     results = _side(backend_for("local_fs", Path(results_dir)), "results")
     if data["device_id"] is None and str(location).startswith("s3://"):    # object storage: no file system here
         data = {**data, "real_path": str(location), "device_id": "s3", "fs_type": "s3", "mount_point": str(location)}
-    return {"schema_version": 1, "probed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "data": data, "results": results, "separate": data["device_id"] != results["device_id"]}
+    separate = data["device_id"] != results["device_id"]
+    now = datetime.now(timezone.utc)
+    return {"schema_version": 1, "probed_at": now.isoformat(timespec="seconds"),
+            "data": data, "results": results, "separate": separate, **_published(data, results, separate, now)}
+
+
+def _published(data: dict, results: dict, separate: bool, now) -> dict:
+    """The keys mlpstorage's v3.0 fs_separation.json has (published leaves), so its tools read ours:
+    method (ours: the device ids of a stat), the paths and real paths, same_filesystem, who probed."""
+    import socket
+
+    return {"version": 1, "method": "stat_st_dev", "data_or_chkpt_path": data["path"],
+            "results_path": results["path"], "data_or_chkpt_realpath": data["real_path"],
+            "results_realpath": results["real_path"], "same_filesystem": not separate,
+            "probed_by_rank": 0, "probed_by_host": socket.gethostname()}
 
 
 def refuse(doc: dict, division: str, miniature: bool) -> str | None:

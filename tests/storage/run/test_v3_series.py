@@ -11,6 +11,11 @@ import pytest
 from suite import files
 from suite.storage import datagen, workloads
 
+def leaves(res, model="retinanet") -> list:
+    """The run leaves of a v3.0 series, R/training/<model>/run/<YYYYMMDD_HHMMSS>/, in run order."""
+    return sorted((res / "training" / model / "run").iterdir())
+
+
 FAST = ["--param", "train.epochs=1", "--param", "train.computation_time=0.001", "--param", "reader.read_threads=2"]
 
 
@@ -36,11 +41,12 @@ def test_retinanet_b200_miniature_series_six_runs_warmup_left_out(run_cli, tmp_p
     assert code == 1, err            # a miniature is never compliant
     assert "miniature dataset: generating 779 jpeg files" in out and "[run 6/6]" in out and "[run 7/" not in out
     assert "after 1 warm-up run(s) left out" in out
-    docs = [files.load_json(res / f"run-{k}" / "results.json", schema="results") for k in range(1, 7)]
+    assert len(leaves(res)) == 6
+    docs = [files.load_json(d / "results.json", schema="results") for d in leaves(res)]
     assert [d["warmup"] for d in docs] == [True] + [False] * 5
     assert all(d["status"] == "complete" and d["ruleset"] == "v3.0" and d["miniature"] for d in docs)
-    for k, d in enumerate(docs, 1):
-        fs = json.loads((res / f"run-{k}" / "fs_separation.json").read_text())
+    for leaf, d in zip(leaves(res), docs):
+        fs = json.loads((leaf / "fs_separation.json").read_text())
         assert fs["separate"] is True and fs["results"]["fs_type"] == "tmpfs"
         assert fs["results"]["real_path"] == os.path.realpath(res) and fs["data"]["mount_point"] != fs["results"]["mount_point"]
         assert fs["data"]["device_id"] != fs["results"]["device_id"] and fs["probed_at"]
@@ -81,9 +87,9 @@ def test_open_division_records_a_shared_file_system_and_goes_on(run_cli, tmp_pat
                              "--ruleset", "v3.0", "--data-dir", data, "--results-dir", res, "--division", "open",
                              "--runs", 1, *FAST)
     assert code == 1, err
-    docs = [files.load_json(res / f"run-{k}" / "results.json", schema="results") for k in (1, 2)]
+    docs = [files.load_json(d / "results.json", schema="results") for d in leaves(res)]
     assert [d["warmup"] for d in docs] == [True, False]        # --runs 1: one measured run after the warm-up
-    fs = json.loads((res / "run-2" / "fs_separation.json").read_text())
+    fs = json.loads((leaves(res)[1] / "fs_separation.json").read_text())
     assert fs["separate"] is False and fs["data"]["device_id"] == fs["results"]["device_id"]
     assert any("file systems: expected different ones" in r for r in docs[1]["compliance"]["reasons"])
 
@@ -110,8 +116,8 @@ def test_unet3d_b200_miniature_series_six_runs(run_cli, tmp_path, monkeypatch):
                              *FAST, "--param", "dataset.record_length=1000000", "--param", "dataset.record_length_stdev=0",
                              "--param", f"checkpoint.checkpoint_folder={tmp_path / 'ck'}")
     assert code == 1, err
-    docs = [files.load_json(tmp_path / "R" / f"run-{k}" / "results.json", schema="results") for k in range(1, 7)]
-    assert [d["warmup"] for d in docs] == [True] + [False] * 5 and not (tmp_path / "R" / "run-7").exists()
+    docs = [files.load_json(d / "results.json", schema="results") for d in leaves(tmp_path / "R", "unet3d")]
+    assert [d["warmup"] for d in docs] == [True] + [False] * 5 and len(docs) == 6
     assert {d["dlio_workload"] for d in docs} == {"unet3d_b200"}
     run_set = files.load_json(tmp_path / "R" / "run_set.json", schema="run-set")
     assert run_set["overall"]["num_benchmark_runs"] == 5 and run_set["complete"] is True

@@ -1,0 +1,139 @@
+"""Provenance of a run: which code ran (an md5 tree hash, MLPerf Storage v3.0's "md5-tree-v2"),
+the tool's name and version, the git commit when there is one, and when it was captured.
+
+    image = provenance.code_image(root)      # {"hash", "algorithm", "captured_at", "tool", ...}
+    provenance.code_files(root)              # [(relative POSIX path, Path)]: exactly what is hashed
+    provenance.pointer(image)                # "md5-tree-v2:<32 hex>" (a leaf's .mlps-code-image line)
+    provenance.for_run()                     # the image of the code running now (cached per process)
+
+md5-tree-v2, as mlcommons/storage's submission checker defines it (facts, not code, taken from
+its code_checksum module and constants): walk ROOT without following links; leave out every
+entry whose POSIX path relative to ROOT (a directory's with a trailing "/") starts with one of
+EXCLUDED_PREFIXES, every directory whose name ends in ".egg-info", every file whose name matches
+one of EXCLUDED_NAMES (fnmatch), and every symbolic link; sort what is left by its relative path's
+UTF-8 bytes; one md5 over, per file, its relative path's UTF-8 bytes and then its bytes. "v2" is
+v1 with the IDE, agent and test directories added to the prefixes.
+
+Which ROOT a run hashes (for_run): the installed `suite` package directory, the code that ran.
+In a checkout its data/rules and data/workloads are links to the repository's rules/ and
+workloads/, which the algorithm leaves out; the git commit (and whether the work tree had
+changes: `git_dirty`) covers them there. A code pool copies code_files(root) and nothing else,
+so the copy hashes to the same value.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import subprocess
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+
+from suite.errors import SuiteError
+
+ALGORITHM = "md5-tree-v2"
+TOOL = "suite"
+POINTER_FILE = ".mlps-code-image"
+RECORD_FILE = "provenance.json"            # a run's code image in full (schema code-image), beside the pointer
+EXCLUDED_PREFIXES = (".git/", ".idea/", ".vscode/", ".claude/", ".agent/", ".agents/", ".roo/", ".planning/",
+                     ".gsd-tmp/", "__pycache__/", ".pytest_cache/", ".venv/", "node_modules/", "build/", "dist/",
+                     ".tox/", "test/", "tests/")
+EXCLUDED_NAMES = ("*.pyc", "*.pyo", ".DS_Store", "Thumbs.db")
+CHUNK_BYTES = 64 * 1024
+GIT_TIMEOUT_S = 5
+
+
+def _excluded(rel: str) -> bool:
+    return any(rel.startswith(p) for p in EXCLUDED_PREFIXES)
+
+
+def code_files(root) -> list[tuple[str, Path]]:
+    """The files md5-tree-v2 hashes under `root`, in hashing order: [(relative POSIX path, path)]."""
+    root = Path(root)
+    if not root.is_dir():
+        raise SuiteError(f"{root}: code image: expected a directory of code, got "
+                         f"{'nothing' if not root.exists() else 'a file'}")
+    found = []
+    for top, dirs, names in os.walk(root, followlinks=False):
+        here = Path(top)
+        rel_top = here.relative_to(root).as_posix()
+        prefix = "" if rel_top == "." else rel_top + "/"
+        dirs[:] = [d for d in dirs if not d.endswith(".egg-info") and not _excluded(f"{prefix}{d}/")
+                   and not (here / d).is_symlink()]
+        for name in names:
+            rel = prefix + name
+            if _excluded(rel) or any(fnmatch.fnmatch(name, p) for p in EXCLUDED_NAMES) or (here / name).is_symlink():
+                continue
+            found.append((rel, here / name))
+    return sorted(found, key=lambda e: e[0].encode("utf-8"))
+
+
+def tree_md5(root) -> tuple[str, int]:
+    """(md5-tree-v2 hex digest of `root`, how many files it covers)."""
+    entries = code_files(root)
+    md5 = hashlib.md5()
+    for rel, path in entries:
+        md5.update(rel.encode("utf-8"))
+        try:
+            with open(path, "rb") as f:
+                while chunk := f.read(CHUNK_BYTES):
+                    md5.update(chunk)
+        except OSError as exc:
+            raise SuiteError(f"{path}: code image: cannot read: {exc.strerror or exc}") from None
+    return md5.hexdigest(), len(entries)
+
+
+def git_commit(root) -> tuple[str | None, bool | None]:
+    """(HEAD's sha, whether the work tree has changes) of the checkout holding `root`; (None, None)
+    when it is not in one, or git is not there."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              timeout=GIT_TIMEOUT_S, check=False)
+    try:
+        head = git("rev-parse", "HEAD")
+        if head.returncode != 0:
+            return None, None
+        status = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+    sha = head.stdout.strip()
+    return (sha if len(sha) == 40 else None), (bool(status.stdout.strip()) if status.returncode == 0 else None)
+
+
+def code_image(root) -> dict:
+    """`root`'s code image: the hash and what a `.code-hash.json` records (hash, algorithm,
+    captured_at, the tool and its version, git_sha) plus the file count and git_dirty."""
+    from suite import __version__
+
+    digest, n = tree_md5(root)
+    sha, dirty = git_commit(root)
+    return {"hash": digest, "algorithm": ALGORITHM, "files": n,
+            "captured_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "tool": TOOL, "tool_version": __version__, "git_sha": sha, "git_dirty": dirty}
+
+
+def pointer(image: dict) -> str:
+    """A leaf's .mlps-code-image line: `md5-tree-v2:<32 hex>`."""
+    return f"{image['algorithm']}:{image['hash']}"
+
+
+def package_root() -> Path:
+    """The `suite` package directory: the code a run runs."""
+    return Path(__file__).resolve().parent.parent
+
+
+@lru_cache(maxsize=1)
+def for_run() -> dict:
+    """The image of the code running in this process (hashed once per process)."""
+    return code_image(package_root())
+
+
+def write_pointer(leaf_dir) -> dict:
+    """The run's code image, and its `.mlps-code-image` in `leaf_dir` (one line)."""
+    from suite import files
+
+    image = for_run()
+    files.write_atomic(Path(leaf_dir) / POINTER_FILE, pointer(image) + "\n")
+    return image
