@@ -123,7 +123,11 @@ def _ruleset_of(ph: Phase, ruleset: str, covering: tuple[str, ...]) -> str:
     if ruleset != "auto":
         return ruleset
     named = next((d.get("ruleset") for _, d in ph.runs if d.get("ruleset") in covering), None)
-    return named or covering[-1]
+    if named:
+        return named
+    from suite.storage.checkpoint import leaf           # a v3.0 leaf (YYYYMMDD_HHMMSS) by its name
+
+    return covering[-1] if leaf.STAMP.match(ph.path.name) else covering[0]
 
 
 def tree_scope(root: Path, phases: list[Phase]) -> Scope:
@@ -194,6 +198,7 @@ def benchmark_scope(ph: Phase, set_items: list | None = None) -> Scope:
         "checkpoints": counts.pop() if len(counts) == 1 else (None if not counts else sorted(counts)),
         "fsync": all(d["fsync"] for d in docs) if docs else None,
         "run_set.mismatches": list(set_items or []),
+        "leaf.missing": leaf_missing(ph.path),
     }
     src = ph.path / RUN_SET
     sources = {k: (src, k) for k in facts}
@@ -212,8 +217,48 @@ def run_scope(path: Path, doc: dict, derived: "ckpt_figures.Derived | None" = No
     facts = {"phase": doc["phase"], "status": doc["status"], "cache_drop.succeeded": bool(drop.get("succeeded")),
              "resident_fraction": (resident / total if total else 0.0) if resident is not None else None,
              "figures.rank_records": derived.rank_items if derived else [],
-             "figures.mismatches": derived.items if derived else []}
+             "figures.mismatches": derived.items if derived else [], **handoff_facts(doc)}
     return Scope("run", path, facts, {"cache_drop.succeeded": (path, "enforcement.cache_drop.succeeded"),
                                       "resident_fraction": (path, "enforcement.resident_bytes_before_read"),
                                       "figures.rank_records": (path.parent / "ranks", "rank-<r>.json"),
-                                      "figures.mismatches": (path, "checkpoints, metric")})
+                                      "figures.mismatches": (path, "checkpoints, metric"),
+                                      "handoff.recorded": (path, "handoff"),
+                                      "handoff.within_window": (path, "handoff.gap_s"),
+                                      "handoff.cleared": (path, "handoff.cache_clear.succeeded")})
+
+
+def handoff_facts(doc: dict) -> dict:
+    """A v3.0 read's handoff (suite.storage.checkpoint.handoff): recorded, the gap, the 3x rule's clear."""
+    h = doc.get("handoff")
+    if not isinstance(h, dict):
+        return {"handoff.recorded": False, "handoff.within_window": None, "handoff.gap_s": None,
+                "handoff.clear_required": None, "handoff.cleared": None}
+    clear = h.get("cache_clear") or {}
+    gap, window = h.get("gap_s"), h.get("window_s")
+    within = None if gap is None or window is None else 0 <= gap <= window     # re-derived, not taken from the file
+    return {"handoff.recorded": True, "handoff.within_window": within, "handoff.gap_s": gap,
+            "handoff.clear_required": h.get("clear_required"),
+            "handoff.cleared": bool(clear.get("performed") and clear.get("succeeded"))}
+
+
+LEAF_FILES = ("summary.json", "checkpointing_{ts}_metadata.json", "checkpointing_{ts}_timeseries.json",
+              "collector-staging/cluster_info.json", "fs_separation.json", "dlio_config/config.yaml",
+              "dlio_config/hydra.yaml", "dlio_config/overrides.yaml", "0_per_epoch_stats.json")
+
+
+def leaf_missing(path: Path) -> list[str]:
+    """What of a v3.0 leaf's published files a phase directory named YYYYMMDD_HHMMSS lacks (others: [])."""
+    from suite.storage.checkpoint import leaf
+
+    if not leaf.STAMP.match(path.name):
+        return []
+    out = [n.format(ts=path.name) for n in LEAF_FILES if not (path / n.format(ts=path.name)).is_file()]
+    ts = path / f"checkpointing_{path.name}_timeseries.json"
+    if ts.is_file():
+        try:
+            if not files.load_json(ts, schema="checkpoint-timeseries", error=ResultError, root=path,
+                                   limit=leaf.MAX_LEAF_FILE_BYTES)["num_samples"]:
+                out.append(f"{ts.name}: samples")
+        except ResultError as exc:
+            out.append(str(exc))
+    return out
