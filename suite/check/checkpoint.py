@@ -99,8 +99,10 @@ def check(path, ruleset: str = "auto"):
         derived = {doc["run"]: ckpt_figures.run(p.parent, doc) for p, doc in ph.runs if doc["status"] == "complete"}
         set_items, statement = ckpt_figures.run_set(ph.path / RUN_SET, ph.run_set, ph.runs, derived)
         found = evaluate(rs, "benchmark", benchmark_scope(ph, set_items), root)
+        writes = [w for w in phases if w.run_set["phase"] == "write"]
         for p, doc in ph.runs:
-            found += evaluate(rs, "run", run_scope(p, doc, derived.get(doc["run"])), root)
+            w = written_by(doc, writes) if doc["phase"] == "read" else None
+            found += evaluate(rs, "run", run_scope(p, doc, derived.get(doc["run"]), _end(w) if w else None), root)
         statement += [s for d in derived.values() for s in d.statement]
         verdict = findings.verdict(found, division)
         compliant = verdict == "closed" or (verdict == "open" and division == "open")
@@ -209,7 +211,10 @@ def benchmark_scope(ph: Phase, set_items: list | None = None) -> Scope:
     return Scope("benchmark", ph.path, facts, sources)
 
 
-def run_scope(path: Path, doc: dict, derived: "ckpt_figures.Derived | None" = None) -> Scope:
+def run_scope(path: Path, doc: dict, derived: "ckpt_figures.Derived | None" = None,
+              write_end: float | None = None) -> Scope:
+    """One run's facts; `write_end`: for a read, the end of the write its written_by names (the
+    handoff's gap is re-derived from it and the read's start, never taken from the record)."""
     enf = doc["enforcement"]
     drop = enf.get("cache_drop") or {}
     resident = enf.get("resident_bytes_before_read")
@@ -217,25 +222,31 @@ def run_scope(path: Path, doc: dict, derived: "ckpt_figures.Derived | None" = No
     facts = {"phase": doc["phase"], "status": doc["status"], "cache_drop.succeeded": bool(drop.get("succeeded")),
              "resident_fraction": (resident / total if total else 0.0) if resident is not None else None,
              "figures.rank_records": derived.rank_items if derived else [],
-             "figures.mismatches": derived.items if derived else [], **handoff_facts(doc)}
+             "figures.mismatches": derived.items if derived else [], **handoff_facts(doc, write_end)}
     return Scope("run", path, facts, {"cache_drop.succeeded": (path, "enforcement.cache_drop.succeeded"),
                                       "resident_fraction": (path, "enforcement.resident_bytes_before_read"),
                                       "figures.rank_records": (path.parent / "ranks", "rank-<r>.json"),
                                       "figures.mismatches": (path, "checkpoints, metric"),
                                       "handoff.recorded": (path, "handoff"),
-                                      "handoff.within_window": (path, "handoff.gap_s"),
+                                      "handoff.within_window": (path, "start_unix_s - the write's end_unix_s"),
                                       "handoff.cleared": (path, "handoff.cache_clear.succeeded")})
 
 
-def handoff_facts(doc: dict) -> dict:
-    """A v3.0 read's handoff (suite.storage.checkpoint.handoff): recorded, the gap, the 3x rule's clear."""
+def handoff_facts(doc: dict, write_end: float | None = None) -> dict:
+    """A v3.0 read's handoff (suite.storage.checkpoint.handoff): recorded, the gap (re-derived: the read
+    run's start - the end of the write this tree holds, else the record's own two times), the clear."""
     h = doc.get("handoff")
     if not isinstance(h, dict):
         return {"handoff.recorded": False, "handoff.within_window": None, "handoff.gap_s": None,
                 "handoff.clear_required": None, "handoff.cleared": None}
     clear = h.get("cache_clear") or {}
-    gap, window = h.get("gap_s"), h.get("window_s")
-    within = None if gap is None or window is None else 0 <= gap <= window     # re-derived, not taken from the file
+    from suite.storage.checkpoint.handoff import WINDOW_S
+
+    end = write_end if write_end is not None else h.get("write_end_unix_s")
+    start = doc["start_unix_s"] if write_end is not None else h.get("read_start_unix_s")
+    ok = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (end, start))
+    gap = start - end if ok else None
+    within = None if gap is None else 0 <= gap <= WINDOW_S        # the rule's 30 s, not the record's window_s
     return {"handoff.recorded": True, "handoff.within_window": within, "handoff.gap_s": gap,
             "handoff.clear_required": h.get("clear_required"),
             "handoff.cleared": bool(clear.get("performed") and clear.get("succeeded"))}

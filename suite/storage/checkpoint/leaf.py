@@ -176,7 +176,8 @@ def read(leaf) -> dict:
     k = "save" if phase == "write" else "load"
     start, end = _time(s.get("start"), sp, "start"), _time(s.get("end"), sp, "end")
     ck = (meta or {}).get("parameters", {}).get("checkpoint", {})
-    out = {"path": str(leaf), "phase": phase, "model": (meta or {}).get("model") or s.get("model"),
+    out = {"path": str(leaf), "phase": phase, "model": (meta or {}).get("model") or (leaf.parent.name if leaf.parent.parent.name == "checkpointing"
+                                                                      else s.get("model")),
            "processes": (meta or {}).get("num_processes", s["num_accelerators"]),
            "checkpoints": ck.get(f"num_checkpoints_{phase}"), "start_unix_s": start, "end_unix_s": end,
            "duration_s": end - start, "throughput_gib_s": _number(m, f"{k}_checkpoint_io_mean_GB_per_second", sp),

@@ -163,7 +163,9 @@ def _run_phase(kind: Phase, doc: dict) -> list[dict]:
     leaf.decorate(prep.results_dir, first, results.load_ranks(run_dir, opts.accelerators), leaf.overrides_of(first),
                   list(sys.argv), sampler)
     separation.write(prep.results_dir, separation.probe(doc, prep.folder, prep.results_dir))
-    ckrun.summarise(prep, done)
+    m = (done[-1].get("metric") or {}).get(prep.phase) or {}
+    say(f"{prep.phase} leaf: {prep.results_dir}: {m.get('duration_mean_s', 0):.3f} s per checkpoint, "
+        f"{m.get('throughput_mean_gib_s', 0):.3f} GiB/s" + ("; MINIATURE, not valid for submission" if prep.ckpt.miniature else ""))
     return done
 
 
