@@ -80,16 +80,29 @@ class Phase(ckrun.Checkpointing):
         opts = self.opts
         self.prep = ckrun.prepare(opts)
         backend_clear = backend_for("local_fs", self.prep.folder).clear_cache
-        if self.probe:
-            enforced.refuse_without_clear(backend_clear, opts.division, opts.allow_no_cache_drop)
         clear = backend_clear
-        if self.prep.phase == "read":
-            if self.handoff is None:
-                self.handoff = _handoff(self.prep)
-            clear = lambda: self.handoff.clear(backend_clear)    # noqa: E731 - the clear, with its evidence
+        if self.prep.phase == "write" and self.probe:
+            enforced.refuse_without_clear(backend_clear, opts.division, opts.allow_no_cache_drop)
+        if self.prep.phase == "read":       # no probe: the handoff's clear is the first, its evidence intact
+            self.handoff = self.handoff or _handoff(self.prep)
+            clear = self._handoff_clear(backend_clear)
         return Series(name=ckrun.results_name(opts, self.prep.phase), results_dir=opts.results_dir,
                       runs=self.prep.runs, clear_cache=None if opts.no_cache_drop else clear,
                       write_run_set=self.write_run_set, started=self.started)
+
+    def _handoff_clear(self, backend_clear):
+        """The read's clear through the handoff; closed without permission: refused (the claimed leaf
+        is abandoned by the harness, as a failed probe would have been refused before it)."""
+        opts = self.opts
+
+        def clear():
+            drop = self.handoff.clear(backend_clear)
+            if not drop.succeeded and opts.division == "closed" and not opts.allow_no_cache_drop:
+                raise RuleError(f"cache drop: expected permission to clear the cache before the read (closed "
+                                f"division, Rules.md 4.3.1), got {drop.error} (use --allow-no-cache-drop or "
+                                f"--division open; either makes the run non-compliant)")
+            return drop
+        return clear
 
     def run_once(self, k: int, drop) -> dict:
         doc = ckrun.run_once(self.prep, k, drop)
