@@ -24,7 +24,7 @@ def add_run_arguments(p) -> None:
                         "fraction (llama3-8b only)")
     g.add_argument("--checkpoints-write", type=count, default=None, metavar="N",
                    help="checkpoints to write per run (the reference's 10); the write phase passes "
-                        "--checkpoints-read 0")
+                        "--checkpoints-read 0 (--ruleset v3.0 without either: write then read in one invocation)")
     g.add_argument("--checkpoints-read", type=count, default=None, metavar="N",
                    help="checkpoints to read back per run (10), after a cache drop; the read phase passes "
                         "--checkpoints-write 0 and its own --results-dir")
