@@ -135,10 +135,17 @@ def summarise(doc: dict) -> dict:
         first, last = samples[0], samples[-1]
 
         def sectors(s, key):
-            return sum(d.get(key, 0) for d in s.get("diskstats") or [] if isinstance(d, dict))
+            disks = s.get("diskstats") if isinstance(s, dict) else None
+            return sum(d[key] for d in disks if isinstance(d, dict) and type(d.get(key)) is int) \
+                if isinstance(disks, list) else 0
         out[host] = {"samples": len(samples), "first": first.get("timestamp"), "last": last.get("timestamp"),
                      "sectors_written": sectors(last, "sectors_written") - sectors(first, "sectors_written"),
                      "sectors_read": sectors(last, "sectors_read") - sectors(first, "sectors_read"),
-                     "cached_kib_first": (first.get("meminfo") or {}).get("Cached"),
-                     "cached_kib_last": (last.get("meminfo") or {}).get("Cached")}
+                     "cached_kib_first": _cached(first), "cached_kib_last": _cached(last)}
     return out
+
+
+def _cached(sample: dict):
+    m = sample.get("meminfo")
+    v = m.get("Cached") if isinstance(m, dict) else None
+    return v if type(v) is int else None

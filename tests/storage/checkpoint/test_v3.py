@@ -150,3 +150,16 @@ def test_timeseries_parsers_take_proc_text():
         time.sleep(0.2)
     doc = s.doc()
     assert doc["num_samples"] >= 3 and doc["collection_interval_seconds"] == 0.05
+
+
+_json = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8)),
+                     lambda c: st.one_of(st.lists(c, max_size=4), st.dictionaries(st.text(max_size=12), c, max_size=4)),
+                     max_leaves=20)
+
+
+@settings(max_examples=60, deadline=None)
+@given(samples=st.lists(st.dictionaries(st.sampled_from(["timestamp", "diskstats", "meminfo", "x"]), _json),
+                        min_size=1, max_size=4))
+def test_timeseries_summary_takes_any_samples(samples):
+    out = timeseries.summarise({"samples_by_host": {"h": samples}})
+    assert set(out["h"]) >= {"samples", "sectors_written", "cached_kib_first"}
