@@ -229,6 +229,7 @@ def run_scope(path: Path, doc: dict, derived: "ckpt_figures.Derived | None" = No
                                       "figures.mismatches": (path, "checkpoints, metric"),
                                       "handoff.recorded": (path, "handoff"),
                                       "handoff.within_window": (path, "start_unix_s - the write's end_unix_s"),
+                                      "handoff.gap_s": (path, "handoff: start_unix_s - the write's end_unix_s (s)"),
                                       "handoff.cleared": (path, "handoff.cache_clear.succeeded")})
 
 
