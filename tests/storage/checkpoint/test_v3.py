@@ -163,3 +163,10 @@ _json = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(
 def test_timeseries_summary_takes_any_samples(samples):
     out = timeseries.summarise({"samples_by_host": {"h": samples}})
     assert set(out["h"]) >= {"samples", "sectors_written", "cached_kib_first"}
+
+
+def test_metrics_show_the_handoff_of_a_v3_read(run_cli):
+    code, out, err = run_cli("metrics", DATA / "checkpoint" / "v3-llama3-8b-miniature" / "R")
+    assert code == 0, err
+    assert ("handoff: read started 0.459 s after the write ended (window 30 s); cache clear required (3x rule ratio "
+            "0.0077), done: 193451520 -> 0 bytes of the checkpoint files cached") in out
