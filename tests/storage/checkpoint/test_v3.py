@@ -52,7 +52,10 @@ def test_one_invocation_writes_then_reads_with_the_handoff_recorded(combined):
     assert h["clear_required"] and h["ratio"] < 3 and h["client_memory_bytes"] == 1 << 30   # the cgroup's 1 GiB
     c = h["cache_clear"]
     assert c["performed"] and c["succeeded"] and c["method"].endswith("drop_caches") and "under 3x" in c["reason"]
-    assert c["resident_bytes_before"] > 0 and c["resident_bytes_after"] < c["resident_bytes_before"]
+    # what of the checkpoint files was cached before the clear (the write's pages, unless another process on a
+    # shared machine dropped the cache meanwhile) and after it (next to nothing: the rule allows 1%)
+    assert c["resident_bytes_after"] <= c["resident_bytes_before"] <= h["checkpoint_bytes_per_client"]
+    assert c["resident_bytes_after"] <= 0.01 * h["checkpoint_bytes_per_client"]
     assert set(c["meminfo_before_kib"]) == set(c["meminfo_after_kib"]) >= {"MemTotal", "Cached", "Dirty"}
     assert 0 <= h["gap_s"] < 30 and h["within_window"] and h["window_s"] == 30
     assert f"the read started {h['gap_s']:.3f} s after the write ended (within the 30 s window)" in out
