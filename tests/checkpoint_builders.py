@@ -168,3 +168,60 @@ CASES = {
     "checkpoint-figures-recomputed": _rank_edit,
     "checkpoint-closed-processes": edit_set("W", lambda d: d.update(processes=16)),
 }
+
+
+# --------------------------------------------------------------------------- v3.0 (rules/v3.0/checkpointing*.yaml)
+
+
+def checkpoint_tree_v3(tmp: Path) -> Path:
+    """ck3/checkpointing/llama3-8b/{write leaf, read leaf}: the real v3.0 miniature pair `suite run
+    --workload llama3-8b --accelerators 8 --ruleset v3.0` made (tests/data/checkpoint/v3-llama3-8b-miniature)."""
+    import shutil
+
+    from tests.paths import DATA
+
+    root = tmp / "ck3"
+    shutil.copytree(DATA / "checkpoint" / "v3-llama3-8b-miniature" / "R", root)
+    return root
+
+
+def v3_leaf(root: Path, phase_name: str) -> Path:
+    """The leaf of `phase_name` (write | read) under root/checkpointing/llama3-8b/."""
+    for d in sorted((root / "checkpointing" / "llama3-8b").iterdir()):
+        if json.loads((d / "checkpoint_run_set.json").read_text())["phase"] == phase_name:
+            return d
+    raise AssertionError(f"no {phase_name} leaf under {root}")
+
+
+def edit_v3(phase_name: str, fn, what: str = "run-1/results.json"):
+    def edit(root):
+        path = v3_leaf(root, phase_name) / what
+        doc = json.loads(path.read_text())
+        fn(doc)
+        path.write_text(json.dumps(doc))
+    return edit
+
+
+def _v3_subset_16(root):
+    edit_v3("write", lambda d: d.update(mode="subset", processes=16), "checkpoint_run_set.json")(root)
+
+
+def _v3_no_timeseries(root):
+    leaf = v3_leaf(root, "write")
+    (leaf / f"checkpointing_{leaf.name}_timeseries.json").unlink()
+
+
+def _v3_late_read(root):
+    """The write 40 s earlier than it was: the read started more than 30 s after the write's end."""
+    def shift(d):
+        d.update(start_unix_s=d["start_unix_s"] - 40, end_unix_s=d["end_unix_s"] - 40)
+    edit_v3("write", shift)(root)
+
+
+CASES_V3 = {
+    "checkpoint-subset-8-processes": _v3_subset_16,
+    "checkpoint-leaf-files": _v3_no_timeseries,
+    "checkpoint-handoff-recorded": edit_v3("read", lambda d: d.pop("handoff")),
+    "checkpoint-read-window": _v3_late_read,
+    "checkpoint-cache-clear-3x": edit_v3("read", lambda d: d["handoff"]["cache_clear"].update(succeeded=False)),
+}

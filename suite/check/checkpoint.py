@@ -99,8 +99,10 @@ def check(path, ruleset: str = "auto"):
         derived = {doc["run"]: ckpt_figures.run(p.parent, doc) for p, doc in ph.runs if doc["status"] == "complete"}
         set_items, statement = ckpt_figures.run_set(ph.path / RUN_SET, ph.run_set, ph.runs, derived)
         found = evaluate(rs, "benchmark", benchmark_scope(ph, set_items), root)
+        writes = [w for w in phases if w.run_set["phase"] == "write"]
         for p, doc in ph.runs:
-            found += evaluate(rs, "run", run_scope(p, doc, derived.get(doc["run"])), root)
+            w = written_by(doc, writes) if doc["phase"] == "read" else None
+            found += evaluate(rs, "run", run_scope(p, doc, derived.get(doc["run"]), _end(w) if w else None), root)
         statement += [s for d in derived.values() for s in d.statement]
         verdict = findings.verdict(found, division)
         compliant = verdict == "closed" or (verdict == "open" and division == "open")
@@ -123,7 +125,11 @@ def _ruleset_of(ph: Phase, ruleset: str, covering: tuple[str, ...]) -> str:
     if ruleset != "auto":
         return ruleset
     named = next((d.get("ruleset") for _, d in ph.runs if d.get("ruleset") in covering), None)
-    return named or covering[-1]
+    if named:
+        return named
+    from suite.storage.checkpoint import leaf           # a v3.0 leaf (YYYYMMDD_HHMMSS) by its name
+
+    return covering[-1] if leaf.STAMP.match(ph.path.name) else covering[0]
 
 
 def tree_scope(root: Path, phases: list[Phase]) -> Scope:
@@ -194,6 +200,7 @@ def benchmark_scope(ph: Phase, set_items: list | None = None) -> Scope:
         "checkpoints": counts.pop() if len(counts) == 1 else (None if not counts else sorted(counts)),
         "fsync": all(d["fsync"] for d in docs) if docs else None,
         "run_set.mismatches": list(set_items or []),
+        "leaf.missing": leaf_missing(ph.path),
     }
     src = ph.path / RUN_SET
     sources = {k: (src, k) for k in facts}
@@ -204,7 +211,10 @@ def benchmark_scope(ph: Phase, set_items: list | None = None) -> Scope:
     return Scope("benchmark", ph.path, facts, sources)
 
 
-def run_scope(path: Path, doc: dict, derived: "ckpt_figures.Derived | None" = None) -> Scope:
+def run_scope(path: Path, doc: dict, derived: "ckpt_figures.Derived | None" = None,
+              write_end: float | None = None) -> Scope:
+    """One run's facts; `write_end`: for a read, the end of the write its written_by names (the
+    handoff's gap is re-derived from it and the read's start, never taken from the record)."""
     enf = doc["enforcement"]
     drop = enf.get("cache_drop") or {}
     resident = enf.get("resident_bytes_before_read")
@@ -212,8 +222,55 @@ def run_scope(path: Path, doc: dict, derived: "ckpt_figures.Derived | None" = No
     facts = {"phase": doc["phase"], "status": doc["status"], "cache_drop.succeeded": bool(drop.get("succeeded")),
              "resident_fraction": (resident / total if total else 0.0) if resident is not None else None,
              "figures.rank_records": derived.rank_items if derived else [],
-             "figures.mismatches": derived.items if derived else []}
+             "figures.mismatches": derived.items if derived else [], **handoff_facts(doc, write_end)}
     return Scope("run", path, facts, {"cache_drop.succeeded": (path, "enforcement.cache_drop.succeeded"),
                                       "resident_fraction": (path, "enforcement.resident_bytes_before_read"),
                                       "figures.rank_records": (path.parent / "ranks", "rank-<r>.json"),
-                                      "figures.mismatches": (path, "checkpoints, metric")})
+                                      "figures.mismatches": (path, "checkpoints, metric"),
+                                      "handoff.recorded": (path, "handoff"),
+                                      "handoff.within_window": (path, "start_unix_s - the write's end_unix_s"),
+                                      "handoff.gap_s": (path, "handoff: start_unix_s - the write's end_unix_s (s)"),
+                                      "handoff.cleared": (path, "handoff.cache_clear.succeeded")})
+
+
+def handoff_facts(doc: dict, write_end: float | None = None) -> dict:
+    """A v3.0 read's handoff (suite.storage.checkpoint.handoff): recorded, the gap (re-derived: the read
+    run's start - the end of the write this tree holds, else the record's own two times), the clear."""
+    h = doc.get("handoff")
+    if not isinstance(h, dict):
+        return {"handoff.recorded": False, "handoff.within_window": None, "handoff.gap_s": None,
+                "handoff.clear_required": None, "handoff.cleared": None}
+    clear = h.get("cache_clear") or {}
+    from suite.storage.checkpoint.handoff import WINDOW_S
+
+    end = write_end if write_end is not None else h.get("write_end_unix_s")
+    start = doc["start_unix_s"] if write_end is not None else h.get("read_start_unix_s")
+    ok = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (end, start))
+    gap = start - end if ok else None
+    within = None if gap is None else 0 <= gap <= WINDOW_S        # the rule's 30 s, not the record's window_s
+    return {"handoff.recorded": True, "handoff.within_window": within, "handoff.gap_s": gap,
+            "handoff.clear_required": h.get("clear_required"),
+            "handoff.cleared": bool(clear.get("performed") and clear.get("succeeded"))}
+
+
+LEAF_FILES = ("summary.json", "checkpointing_{ts}_metadata.json", "checkpointing_{ts}_timeseries.json",
+              "collector-staging/cluster_info.json", "fs_separation.json", "dlio_config/config.yaml",
+              "dlio_config/hydra.yaml", "dlio_config/overrides.yaml", "0_per_epoch_stats.json")
+
+
+def leaf_missing(path: Path) -> list[str]:
+    """What of a v3.0 leaf's published files a phase directory named YYYYMMDD_HHMMSS lacks (others: [])."""
+    from suite.storage.checkpoint import leaf
+
+    if not leaf.STAMP.match(path.name):
+        return []
+    out = [n.format(ts=path.name) for n in LEAF_FILES if not (path / n.format(ts=path.name)).is_file()]
+    ts = path / f"checkpointing_{path.name}_timeseries.json"
+    if ts.is_file():
+        try:
+            if not files.load_json(ts, schema="checkpoint-timeseries", error=ResultError, root=path,
+                                   limit=leaf.MAX_LEAF_FILE_BYTES)["num_samples"]:
+                out.append(f"{ts.name}: samples")
+        except ResultError as exc:
+            out.append(str(exc))
+    return out

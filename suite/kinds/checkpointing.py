@@ -1,5 +1,5 @@
-"""The checkpointing kind: MLPerf Storage v2.0's checkpoint write and read (`benchmark: checkpointing`:
-the llama3 models), run by suite.storage.checkpoint, checked by suite.check (rules/v2.0/checkpointing*),
+"""The checkpointing kind: MLPerf Storage v2.0's and v3.0's checkpoint write and read (`benchmark: checkpointing`:
+the llama3 models), run by suite.storage.checkpoint, checked by suite.check (rules/v{2,3}.0/checkpointing*),
 shown by suite.report.checkpoint_text. Its results: phase directories (suite.check.checkpoint)."""
 
 from __future__ import annotations

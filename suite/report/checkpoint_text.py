@@ -60,7 +60,8 @@ def _phase(ph) -> dict:
                      "rank_min_gib_s": min((x["rank_min_gib_s"] for x in c), default=None),
                      "rank_max_gib_s": max((x["rank_max_gib_s"] for x in c), default=None),
                      "resident_bytes_before_read": doc["enforcement"].get("resident_bytes_before_read"),
-                     "cache_drop": bool((doc["enforcement"].get("cache_drop") or {}).get("succeeded"))})
+                     "cache_drop": bool((doc["enforcement"].get("cache_drop") or {}).get("succeeded")),
+                     "handoff": _handoff(doc)})
         for r in doc["ranks"]:
             v = r.get(f"{which}_gib_s")
             if v is not None:
@@ -73,6 +74,18 @@ def _phase(ph) -> dict:
             "runs": runs, "ranks": ranks, "overall": (overall := results.overall(derived)),
             "claims_differ": sorted(k for k in set(overall) | set(rs["overall"])
                                     if not ckpt_figures.close(rs["overall"].get(k), overall.get(k)))}
+
+
+def _handoff(doc: dict) -> dict | None:
+    """A v3.0 read's handoff as shown: the gap, the 3x rule, what the clear removed (None before v3.0)."""
+    h = doc.get("handoff")
+    if not isinstance(h, dict):
+        return None
+    c = h.get("cache_clear") or {}
+    return {"gap_s": h.get("gap_s"), "window_s": h.get("window_s"), "within_window": h.get("within_window"),
+            "clear_required": h.get("clear_required"), "ratio": h.get("ratio"),
+            "cleared": bool(c.get("performed") and c.get("succeeded")),
+            "resident_bytes_before": c.get("resident_bytes_before"), "resident_bytes_after": c.get("resident_bytes_after")}
 
 
 def _f(v, places=3) -> str:
@@ -95,6 +108,13 @@ def metrics(summary: dict) -> str:
         for r in p["runs"]:
             lines.append(f"  {r['run']:<7} {r['status']:<9} {_f(r['duration_mean_s']):>7} {_f(r['throughput_mean_gib_s']):>8}"
                          f"  {_f(r['rank_min_gib_s'])}..{_f(r['rank_max_gib_s'])}")
+            h = r.get("handoff")
+            if h:
+                lines.append(f"          handoff: read started {_f(h['gap_s'])} s after the write ended (window "
+                             f"{_f(h['window_s'], 0)} s{'' if h['within_window'] else ': BROKEN'}); cache clear "
+                             f"{'required' if h['clear_required'] else 'not required'} (3x rule ratio {_f(h['ratio'], 4)}), "
+                             f"{'done' if h['cleared'] else 'NOT done'}: {h['resident_bytes_before']} -> "
+                             f"{h['resident_bytes_after']} bytes of the checkpoint files cached")
         lines.append("  per rank (its bytes / its time, mean over runs, min..max):")
         for r in p["ranks"]:
             lines.append(f"    rank {r['rank']:<4} {r['hostname']:<12} {_f(r['gib_s_mean'])} GiB/s "

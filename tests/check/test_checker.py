@@ -325,6 +325,9 @@ ROOTS = {"dlio": "bench", "sub": "tree", "ours": "R", "ranks": "bench", "report"
 BASES["ckpt"] = (checkpoint_builders.checkpoint_tree, "auto")
 ROOTS["ckpt"] = "ck"
 CASES.update({rule_id: ("ckpt", edit) for rule_id, edit in checkpoint_builders.CASES.items()})
+BASES["ckpt3"] = (checkpoint_builders.checkpoint_tree_v3, "v3.0")      # rules/v3.0/checkpointing*.yaml
+ROOTS["ckpt3"] = "ck3"
+CASES.update({rule_id: ("ckpt3", edit) for rule_id, edit in checkpoint_builders.CASES_V3.items()})
 
 
 def test_every_rule_id_has_a_passing_and_a_failing_case():

@@ -24,7 +24,7 @@ def add_run_arguments(p) -> None:
                         "fraction (llama3-8b only)")
     g.add_argument("--checkpoints-write", type=count, default=None, metavar="N",
                    help="checkpoints to write per run (the reference's 10); the write phase passes "
-                        "--checkpoints-read 0")
+                        "--checkpoints-read 0 (--ruleset v3.0 without either: write then read in one invocation)")
     g.add_argument("--checkpoints-read", type=count, default=None, metavar="N",
                    help="checkpoints to read back per run (10), after a cache drop; the read phase passes "
                         "--checkpoints-write 0 and its own --results-dir")
@@ -36,22 +36,26 @@ def refuse_for_checkpointing(args) -> None:
     if engine != "suite":    # DLIO 2.0.0 (PyPI, what `suite engine install dlio` builds) has no llama3 checkpointing
         raise SuiteError(f"--engine {engine}: expected suite for {args.workload} (the DLIO release `suite engine "
                          f"install dlio` installs has no LLM checkpointing), got {engine}")
-    covering = rulesets.covering("checkpointing")      # the rounds with checkpointing rules (v2.0)
+    covering = rulesets.covering("checkpointing")      # the rounds with checkpointing rules (v2.0, v3.0)
     if args.ruleset not in (None, *covering):
         raise SuiteError(f"--ruleset: expected {' or '.join(covering)} for {args.workload} (the rulesets with "
                          f"checkpointing rules), got {args.ruleset}")
 
 
 def run(args) -> int:
-    from suite.storage.checkpoint import run as checkpoint_run
+    """One invocation: v3.0 and later through suite.storage.checkpoint.v3 (write and read in one
+    invocation, leaves), earlier rounds one phase through suite.storage.checkpoint.run."""
+    from suite.storage.checkpoint import run as checkpoint_run, v3
 
     refuse_for_checkpointing(args)
-    return checkpoint_run.run(checkpoint_run.Options(
+    opts = checkpoint_run.Options(
         workload=args.workload, accelerators=args.accelerators, mode=args.mode,
         checkpoints_write=args.checkpoints_write, checkpoints_read=args.checkpoints_read,
         data_dir=args.data_dir, results_dir=args.results_dir, runs=args.runs, memory_limit=args.memory_limit,
         division=args.division, hosts=args.hosts.split(",") if args.hosts else None, hostfile=args.hostfile,
-        allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop))
+        allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop,
+        ruleset=checkpoint_run.ruleset(args.ruleset))
+    return v3.run(opts) if v3.applies(opts.ruleset) else checkpoint_run.run(opts)
 
 
 def sizing(workload: str, processes: int, mode: str, hosts: int, host_memory: int | None) -> dict:

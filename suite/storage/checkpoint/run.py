@@ -51,6 +51,7 @@ class Options:
     allow_no_cache_drop: bool = False
     no_cache_drop: bool = False
     miniature: bool | None = None       # None: the miniature exactly when no data_dir (the CLI's rule)
+    ruleset: str | None = None       # --ruleset; None: see ruleset()
 
 
 @dataclass
@@ -245,16 +246,20 @@ def fsync(prep: Prepared) -> bool:
     return bool(prep.doc["checkpoint"]["fsync"])
 
 
-def ruleset() -> str:
-    """The round checkpointing results are held to: the newest whose ruleset.yaml covers it (v2.0)."""
-    return rulesets.covering("checkpointing")[-1]
+def ruleset(name: str | None = None) -> str:
+    """The round a checkpointing run is held to: --ruleset when given, else the default round when it
+    covers checkpointing, else the first round that does (v2.0: one phase per invocation, 5 runs)."""
+    if name:
+        return name
+    default = rulesets.default()
+    return default.name if "checkpointing" in default.covers else rulesets.covering("checkpointing")[0]
 
 
 def announce(prep: Prepared) -> None:
     c = prep.ckpt
     p = c.parallelism
     say(f"suite run: {prep.opts.workload} checkpoint {prep.phase}, {prep.opts.accelerators} processes on "
-        f"{len(prep.hosts)} host(s), mode {prep.opts.mode}, {prep.opts.division} division, ruleset {ruleset()}"
+        f"{len(prep.hosts)} host(s), mode {prep.opts.mode}, {prep.opts.division} division, ruleset {ruleset(prep.opts.ruleset)}"
         + (", MINIATURE (not valid for submission)" if c.miniature else ""))
     say(f"  layout: TP {p.tensor} x PP {p.pipeline} x DP {p.data}, ZeRO {p.zero_stage}; {c.total_bytes / 2**30:.3f} GiB "
         f"in {c.files_per_checkpoint} files per checkpoint; {prep.count} checkpoint(s) per run, {prep.runs} run(s)")
@@ -329,7 +334,7 @@ def _doc(prep: Prepared, k: int, plan: dict, ranks: list, status: str, error, st
 
     opts, p = prep.opts, prep.ckpt.parallelism
     return {"schema_version": 1, "kind": "checkpointing", "workload": opts.workload, "phase": prep.phase,
-            "mode": opts.mode, "division": opts.division, "ruleset": ruleset(), "miniature": prep.ckpt.miniature,
+            "mode": opts.mode, "division": opts.division, "ruleset": ruleset(opts.ruleset), "miniature": prep.ckpt.miniature,
             "run": k, "processes": opts.accelerators, "hosts": prep.hosts,
             "processes_per_host": _per_host(ranks, prep.hosts),
             "parallelism": {"tensor": p.tensor, "pipeline": p.pipeline, "data": p.data, "zero_stage": p.zero_stage},

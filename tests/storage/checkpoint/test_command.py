@@ -47,7 +47,7 @@ def test_the_dlio_engine_is_refused_for_checkpointing_not_silently_replaced(run_
 
 
 def test_options_the_checkpoint_runner_does_not_use_are_refused(run_cli, tmp_path):
-    for extra, needle in ((["--ruleset", "v1.0"], "--ruleset: expected v2.0 for llama3-8b"),
+    for extra, needle in ((["--ruleset", "v1.0"], "--ruleset: expected v2.0 or v3.0 for llama3-8b"),
                           (["--launcher", "/bin/true"], "--launcher: expected only with a training workload")):
         code, out, err = run_cli("run", "--workload", "llama3-8b", "--accelerators", 8, "--checkpoints-read", 0,
                                  "--results-dir", tmp_path / "r", *extra)

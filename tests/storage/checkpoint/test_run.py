@@ -24,7 +24,7 @@ def suite(cwd, *argv):
 
 
 def run(cwd, *argv):
-    return suite(cwd, "run", "--workload", "llama3-8b", "--memory-limit", "1GiB", *argv)
+    return suite(cwd, "run", "--workload", "llama3-8b", "--ruleset", "v2.0", "--memory-limit", "1GiB", *argv)
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +160,7 @@ def test_a_read_where_the_cache_cannot_be_dropped_is_refused_in_closed(tmp_path)
         assert code == 0, err
         for p in [tmp, *tmp.rglob("*")]:
             os.chmod(p, 0o777 if p.is_dir() else 0o644)
-        base = ["run", "--workload", "llama3-8b", "--accelerators", 8, "--checkpoints-write", 0,
+        base = ["run", "--workload", "llama3-8b", "--ruleset", "v2.0", "--accelerators", 8, "--checkpoints-write", 0,
                 "--checkpoints-read", 2, "--runs", 1]
         closed = as_nobody(base + ["--results-dir", tmp / "R"], tmp)
         assert closed.returncode == 2 and "cache drop: expected permission" in closed.stderr, closed.stderr
