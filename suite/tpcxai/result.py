@@ -45,6 +45,10 @@ def conclude(run) -> None:
     if missed:
         ids = ", ".join(run.quality[n]["rule_id"] for n in missed)
         reasons.append(f"quality threshold(s) missed ({ids}): the run is invalid")
+    flat = sorted(n for n, q in run.quality.items() if q.get("beats_constant") is False)
+    if flat:
+        reasons.append(f"use case(s) {','.join(map(str, flat))} do not beat the best constant predictor "
+                       "on the scoring split (tpcxai-beats-constant): the run is invalid")
     unscored = sorted(n for n in run.use_cases if n not in run.quality and n not in run.failed)
     if unscored and run.status == "complete":
         reasons.append(f"use case(s) {','.join(map(str, unscored))} have no quality value")
@@ -141,7 +145,7 @@ def to_doc(run) -> dict:
     return {
         "schema_version": SCHEMA_VERSION, "kind": "tpcx-ai-run", "kit_version": KIT_MODE,
         "status": run.status, "valid": run.status == "complete" and not run.failed
-        and all(q["passed"] for q in run.quality.values()),
+        and all(q["passed"] and q.get("beats_constant", True) for q in run.quality.values()),
         "started_at": run.started_at, "scale_factor": opts.scale_factor, "streams": opts.streams,
         "seed": opts.seed, "processes": opts.processes, "launcher": opts.launcher,
         "use_cases": sorted(run.use_cases), "data_dir": str(opts.data_dir),

@@ -165,6 +165,9 @@ def test_use_case_passes_and_a_constant_fails(runs, splits, number):
     assert len(joined) == len(truth)
     value = metric(joined["label"], joined["prediction"])
     assert passes(value, threshold, direction), (number, value)
+    from suite.tpcxai import quality
+    best, const = quality.best_constant(spec_of(number)["metric"], joined["label"])
+    assert quality.beats(spec_of(number)["metric"], value, best), (number, value, const, best)
     train_truth = module.truth(spec.MemoryData(splits["training"]))["label"]
     constants = [train_truth.mode()[0], joined["label"].mode()[0]]
     if number == 2:
