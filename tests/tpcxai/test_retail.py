@@ -192,3 +192,21 @@ def test_workload_yaml_names_match_modules():
         assert doc["use_case"] == n and doc["keys"] == mod.KEYS
         assert set(doc["tables"]) <= set(retail.schemas())
         assert {k: doc["params"][k] for k in mod.DEFAULTS} == mod.DEFAULTS
+
+
+def test_uc08_distinct_rows_weighted_give_the_same_model(splits):
+    import scipy.sparse as sp
+    from xgboost import XGBClassifier
+
+    view = spec.MemoryData(splits["training"])
+    ids, x = uc08.features(view, uc08.departments_of(view))
+    y = (np.asarray(x[:, 0].todense()).ravel() > 3).astype(int)  # a label that follows the rows
+    first, inverse, counts = uc08.unique_rows(x, y)
+    assert len(first) < x.shape[0] and counts.sum() == x.shape[0]
+    assert (x[first][inverse] != x).nnz == 0 and np.array_equal(y[first][inverse], y)
+    stored_zero = sp.csr_matrix((np.array([0.0], np.float32), [0], [0, 1, 1]), shape=(2, 2))
+    assert len(uc08.unique_rows(stored_zero)[0]) == 2  # a stored 0 is not an absent entry
+    kw = dict(n_estimators=3, tree_method="hist", objective="binary:logistic", n_jobs=1, random_state=0)
+    full = XGBClassifier(**kw).fit(x, y).predict_proba(x)
+    weighted = XGBClassifier(**kw).fit(x[first], y[first], sample_weight=counts).predict_proba(x)
+    assert (full.argmax(1) == weighted.argmax(1)).all() and np.abs(full - weighted).max() < 1e-5
