@@ -320,20 +320,23 @@ def _tpcxai_compliance(a) -> Section:
 
 def _tpcxai_headline(data, result, title: str, assessment=None) -> Section:
     sf = f"{result.scale_factor:g}"
+    name = assessment.metric_name(result.scale_factor) if assessment is not None else f"AIUCpm@{sf}"
     head = Section("headline", title)
     head.blocks.append(Text(f"{data.doc['kind']}, kit {data.doc['kit_version']}, {result.streams} throughput "
                             f"streams; {data.path}"))
     note = assessment.note() if assessment is not None else ""
     if note:
-        head.blocks.append(Verdict(assessment.verdict, f"AIUCpm@{sf}{note}"))
+        head.blocks.append(Verdict(assessment.verdict, f"{name}{note}"))
+    if assessment is not None and assessment.substitutes:
+        head.blocks.append(Text(assessment.substitutes_line()))
     if result.complete:
         value = f"{result.aiucpm_published:.2f}" + (f" — {assessment.label()}" if note else "")
-        figs = [(f"AIUCpm@{sf}", value, f"kit value {result.aiucpm:.3f}")]
+        figs = [(name, value, f"kit value {result.aiucpm:.3f}")]
         if result.price_per_aiucpm is not None:
             figs.append(("Price-performance", f"{result.price_per_aiucpm:,.2f} {result.currency or ''}/AIUCpm",
                          f"{result.total_price:,.0f} {result.currency or ''} / {result.aiucpm_published:.2f}"))
     else:
-        figs = [(f"AIUCpm@{sf}", "none", result.why_incomplete("this result").split(": ", 1)[1])]
+        figs = [(name, "none", result.why_incomplete("this result").split(": ", 1)[1])]
     avail = data.doc.get("availability_date") or "not stated"
     figs.append(("Availability", avail, f"total price {result.total_price:,.0f} {result.currency or ''}"
                  if result.total_price else ""))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import ResultError, expected_got
-from suite.tpcxai import metric
+from suite.tpcxai import metric, naming
 
 RESULT_FILE = "tpcxai-result.json"
 SCHEMA = "tpcxai-result"
@@ -153,6 +153,8 @@ def to_doc(run) -> dict:
         "generation": run.generation, "loads": run.loads, "stream_runs": run.streams,
         "use_case_results": _per_use_case(run), "quality": quality,
         "metric": run.metric, "reasons": list(run.reasons),
+        "substitutes": naming.records(run.use_cases),
+        "metric_name": naming.metric_name(opts.scale_factor, naming.records(run.use_cases)),
         "libraries": library_versions(), "host": host_facts(),
         "code": code_hashes(opts.registry, sorted(run.use_cases)),
     }
