@@ -36,9 +36,25 @@ def test_metrics_check_and_report_carry_the_qualified_name(tmp_path, capsys):
     page = (tmp_path / "page" / "index.html").read_text()
     for text in (outputs["metrics"], outputs["check"], page):
         assert "AIUCpm-sub@0.01" in text and "UC05 TF-IDF + MLP" in text and "UC02" not in text
+    assert "suite check: NOT VALID" in page                                   # check's verdict on the page
+    jobs = page[page.index("Per-job times</h2>"):]
+    jobs = jobs[:jobs.index("</table>")]
+    head, body = jobs.split("</thead>")
+    assert all(row.count("<td") == head.count("<th>") == 4 for row in body.split("</tr>")[:-1])
+    assert "Remark: UC9 scored perfectly" in page   # the fixture (before issue 29's leak fixes): UC09 accuracy 1.0
     as_json = json.loads(outputs["check --format"])
     assert as_json["metric_name"] == "AIUCpm-sub@0.01" and as_json["substitutes"][0]["use_case"] == 5
     doc["substitutes"] = []
     (run / "tpcxai-result.json").write_text(json.dumps(doc))
     cli.main(["metrics", str(run)])
     assert "AIUCpm@0.01" in capsys.readouterr().out
+
+
+def test_an_imperfect_score_gets_no_remark():
+    from suite.report import content
+    from suite.tpcxai import fdr, result
+
+    doc = json.loads(TPCX.read_text())
+    doc["quality"]["uc9"]["value"] = 0.97
+    text = str(content._tpcxai_use_cases(fdr.from_doc(result.fdr_doc(doc), "x")).blocks)
+    assert "perfect" not in text and "accuracy_score 0.97" in text
