@@ -49,7 +49,7 @@ def check(path: Path, args) -> Checked:
         verdict, findings, doc, statements = tpcxai_check.assess(path)
         from suite.tpcxai import naming
 
-        a = Assessment(verdict, findings, statements, naming.substitutes_of(doc))
+        a = Assessment(verdict, findings, statements, naming.substitutes_of(doc), naming.disclosures_of(doc))
         aiucpm = (doc.get("metric") or {}).get("aiucpm")
     else:
         from suite.kinds import training
@@ -63,12 +63,12 @@ def check(path: Path, args) -> Checked:
         out = files.dump_json({"kind": "tpcx-ai", "path": str(path), "verdict": a.verdict, "compliant": a.compliant,
                                "publishable": a.verdict == "valid", "aiucpm": aiucpm,
                                "metric_name": a.metric_name(doc.get("scale_factor")),
-                               "substitutes": a.substitutes,
+                               "substitutes": a.substitutes, "disclosures": a.disclosures,
                                "findings": [f.to_dict() for f in a.findings], "rederived": a.statements}, indent=2)
     else:
         lines = [f"suite check {path}", "", f"{a.label():<8} TPCx-AI SF {doc.get('scale_factor')}, "
                  f"{doc.get('streams')} streams, {a.metric_name(doc.get('scale_factor'))} {aiucpm}{a.note()}"]
-        lines += [f"  {a.substitutes_line()}"] if a.substitutes else []
+        lines += [f"  {note}" for note in a.notes()]
         lines += [f"  {f.effect:<7} {f.severity:<7} {f.message}" for f in a.findings]
         lines += rederived_lines(a.statements)
         lines += ["", f"verdict: {a.label()} ({'compliant' if a.compliant else 'not compliant'}"
@@ -108,6 +108,7 @@ def metrics(path: Path, form: str) -> int:
         doc = {"kind": data.doc["kind"], "source": str(data.path), "kit_version": data.doc["kit_version"],
                "published": data.published, **result.to_dict(), "verdict": a.verdict, "verdict_note": a.note(),
                "metric_name": a.metric_name(result.scale_factor), "substitutes": a.substitutes,
+               "disclosures": a.disclosures,
                "findings": [f.to_dict() for f in a.findings], "rederived": a.statements}
         print(files.dump_json(doc, indent=2), end="")
     else:

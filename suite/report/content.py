@@ -327,8 +327,8 @@ def _tpcxai_headline(data, result, title: str, assessment=None) -> Section:
     note = assessment.note() if assessment is not None else ""
     if note:
         head.blocks.append(Verdict(assessment.verdict, f"{name}{note}"))
-    if assessment is not None and assessment.substitutes:
-        head.blocks.append(Text(assessment.substitutes_line()))
+    for line in assessment.notes() if assessment is not None else []:
+        head.blocks.append(Text(line))
     if result.complete:
         value = f"{result.aiucpm_published:.2f}" + (f" — {assessment.label()}" if note else "")
         figs = [(name, value, f"kit value {result.aiucpm:.3f}")]

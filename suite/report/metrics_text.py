@@ -17,7 +17,7 @@ def tpcxai(fdr, result, assessment=None) -> str:
     if assessment is not None:
         shown = f"{result.aiucpm_published:.2f}" if result.complete else "none"
         head.append(f"{name} {shown}{assessment.note() or ' — ' + assessment.label()}")
-        head += [assessment.substitutes_line()] if assessment.substitutes else []
+        head += assessment.notes()
         head += [f"  {f.effect:<7} {f.message}" for f in assessment.findings]
     n_train = 10 - len(result.missing.get("training_s", []))
     rows = [

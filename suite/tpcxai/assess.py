@@ -30,6 +30,11 @@ class Assessment:
     findings: list = field(default_factory=list)
     statements: list = field(default_factory=list)
     substitutes: list = field(default_factory=list)   # naming.records: use cases whose model is not the kit's
+    disclosures: list = field(default_factory=list)   # naming.disclosures_of: other differences (the load)
+
+    def notes(self) -> list[str]:
+        """The lines every output shows under the metric: the substitutes, then the disclosures."""
+        return ([self.substitutes_line()] if self.substitutes else []) + list(self.disclosures)
 
     def metric_name(self, sf) -> str:
         """AIUCpm@SF, or AIUCpm-sub@SF when a use case's model is a substitute."""
@@ -84,7 +89,7 @@ def is_run(path) -> bool:
 def of_path(path, data=None) -> Assessment:
     if is_run(path):
         v, findings, doc, statements = check.assess(path)
-        return Assessment(v, findings, statements, naming.substitutes_of(doc))
+        return Assessment(v, findings, statements, naming.substitutes_of(doc), naming.disclosures_of(doc))
     if data is None:
         from suite.tpcxai import fdr
 

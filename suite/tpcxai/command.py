@@ -98,6 +98,7 @@ def summary(r, path) -> str:
                      f"TPST {m['tpst_s']:.3f} s, TTT {m['ttt_s']:.3f} s)"
                      + ("" if m["publishable"] else "; not publishable (SF < 1)"))
         lines += [f"  {naming.substitutes_line(subs)}"] if subs else []
+        lines.append(f"  {naming.LOAD_DIFFERS}")
     for reason in r.reasons:
         lines.append(f"  no AIUCpm: {reason}" if not r.metric else f"  note: {reason}")
     return "\n".join(lines)

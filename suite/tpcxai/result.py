@@ -153,7 +153,7 @@ def to_doc(run) -> dict:
         "generation": run.generation, "loads": run.loads, "stream_runs": run.streams,
         "use_case_results": _per_use_case(run), "quality": quality,
         "metric": run.metric, "reasons": list(run.reasons),
-        "substitutes": naming.records(run.use_cases),
+        "substitutes": naming.records(run.use_cases), "disclosures": [naming.LOAD_DIFFERS],
         "metric_name": naming.metric_name(opts.scale_factor, naming.records(run.use_cases)),
         "libraries": library_versions(), "host": host_facts(),
         "code": code_hashes(opts.registry, sorted(run.use_cases)),

@@ -44,6 +44,9 @@ def test_metrics_check_and_report_carry_the_qualified_name(tmp_path, capsys):
     assert "Remark: UC9 scored perfectly" in page   # the fixture (before issue 29's leak fixes): UC09 accuracy 1.0
     as_json = json.loads(outputs["check --format"])
     assert as_json["metric_name"] == "AIUCpm-sub@0.01" and as_json["substitutes"][0]["use_case"] == 5
+    for text in (outputs["metrics"], outputs["check"], page.replace("&#x27;", "'")):
+        assert "load differs from the kit's" in text                       # the load disclosed everywhere
+    assert as_json["disclosures"] and "copy" in as_json["disclosures"][0]
     doc["substitutes"] = []
     (run / "tpcxai-result.json").write_text(json.dumps(doc))
     cli.main(["metrics", str(run)])
