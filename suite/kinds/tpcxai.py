@@ -47,7 +47,9 @@ def check(path: Path, args) -> Checked:
         raise SuiteError(f"--ruleset: expected none for a TPCx-AI result (rules/tpcx-ai/), got {args.ruleset}")
     if tpcxai_check.is_result(path):
         verdict, findings, doc, statements = tpcxai_check.assess(path)
-        a = Assessment(verdict, findings, statements)
+        from suite.tpcxai import naming
+
+        a = Assessment(verdict, findings, statements, naming.substitutes_of(doc), naming.disclosures_of(doc))
         aiucpm = (doc.get("metric") or {}).get("aiucpm")
     else:
         from suite.kinds import training
@@ -60,10 +62,13 @@ def check(path: Path, args) -> Checked:
     if args.format == "json":
         out = files.dump_json({"kind": "tpcx-ai", "path": str(path), "verdict": a.verdict, "compliant": a.compliant,
                                "publishable": a.verdict == "valid", "aiucpm": aiucpm,
+                               "metric_name": a.metric_name(doc.get("scale_factor")),
+                               "substitutes": a.substitutes, "disclosures": a.disclosures,
                                "findings": [f.to_dict() for f in a.findings], "rederived": a.statements}, indent=2)
     else:
         lines = [f"suite check {path}", "", f"{a.label():<8} TPCx-AI SF {doc.get('scale_factor')}, "
-                 f"{doc.get('streams')} streams, AIUCpm {aiucpm}{a.note()}"]
+                 f"{doc.get('streams')} streams, {a.metric_name(doc.get('scale_factor'))} {aiucpm}{a.note()}"]
+        lines += [f"  {note}" for note in a.notes()]
         lines += [f"  {f.effect:<7} {f.severity:<7} {f.message}" for f in a.findings]
         lines += rederived_lines(a.statements)
         lines += ["", f"verdict: {a.label()} ({'compliant' if a.compliant else 'not compliant'}"
@@ -102,6 +107,8 @@ def metrics(path: Path, form: str) -> int:
     if form == "json":
         doc = {"kind": data.doc["kind"], "source": str(data.path), "kit_version": data.doc["kit_version"],
                "published": data.published, **result.to_dict(), "verdict": a.verdict, "verdict_note": a.note(),
+               "metric_name": a.metric_name(result.scale_factor), "substitutes": a.substitutes,
+               "disclosures": a.disclosures,
                "findings": [f.to_dict() for f in a.findings], "rederived": a.statements}
         print(files.dump_json(doc, indent=2), end="")
     else:

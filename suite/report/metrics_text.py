@@ -11,11 +11,13 @@ def tpcxai(fdr, result, assessment=None) -> str:
     """The TPCx-AI figures: phase times, AIUCpm@SF, $/AIUCpm@SF, and the published figures beside them.
     With an assessment (suite.tpcxai.assess) the headline carries its verdict, and its findings follow."""
     sf = f"{result.scale_factor:g}"
+    name = assessment.metric_name(result.scale_factor) if assessment is not None else f"AIUCpm@{sf}"
     head = [f"TPCx-AI  {fdr.doc.get('sponsor', '')}  SF {sf}  streams {result.streams}  "
             f"kit {fdr.doc.get('kit_version')}  ({fdr.path})".replace("    ", "  ")]
     if assessment is not None:
         shown = f"{result.aiucpm_published:.2f}" if result.complete else "none"
-        head.append(f"AIUCpm@{sf} {shown}{assessment.note() or ' — ' + assessment.label()}")
+        head.append(f"{name} {shown}{assessment.note() or ' — ' + assessment.label()}")
+        head += assessment.notes()
         head += [f"  {f.effect:<7} {f.message}" for f in assessment.findings]
     n_train = 10 - len(result.missing.get("training_s", []))
     rows = [
@@ -28,12 +30,12 @@ def tpcxai(fdr, result, assessment=None) -> str:
          f"{result.throughput_elapsed_s:.3f} s / ({result.streams} streams x 10)"],
     ]
     if result.complete:
-        rows.append([f"AIUCpm@{sf}", f"{result.aiucpm_published:.2f}", f"published to 2 decimals from the kit value {result.aiucpm:.3f}"])
+        rows.append([name, f"{result.aiucpm_published:.2f}", f"published to 2 decimals from the kit value {result.aiucpm:.3f}"])
         if result.price_per_aiucpm is not None:
-            rows.append([f"$/AIUCpm@{sf}", money(result.price_per_aiucpm, result.currency),
+            rows.append([f"$/{name}", money(result.price_per_aiucpm, result.currency),
                          f"{money(result.total_price, result.currency)} / {result.aiucpm_published:.2f}"])
     else:
-        rows.append([f"AIUCpm@{sf}", "none", "needs all 10 use cases in every power phase"])
+        rows.append([name, "none", "needs all 10 use cases in every power phase"])
     published = fdr.published
     if published and result.complete:
         if "aiucpm" in published:

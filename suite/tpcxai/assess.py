@@ -18,7 +18,7 @@ from pathlib import Path
 from suite.rules import engine as rules
 from suite.rules.evaluate import evaluate
 from suite.rules.engine import Scope
-from suite.tpcxai import check, metric, rederive, result
+from suite.tpcxai import check, metric, naming, rederive, result
 
 FDR_RULE_FILES = ("fdr.yaml",)
 NOTE_FINDINGS = 2
@@ -29,6 +29,19 @@ class Assessment:
     verdict: str
     findings: list = field(default_factory=list)
     statements: list = field(default_factory=list)
+    substitutes: list = field(default_factory=list)   # naming.records: use cases whose model is not the kit's
+    disclosures: list = field(default_factory=list)   # naming.disclosures_of: other differences (the load)
+
+    def notes(self) -> list[str]:
+        """The lines every output shows under the metric: the substitutes, then the disclosures."""
+        return ([self.substitutes_line()] if self.substitutes else []) + list(self.disclosures)
+
+    def metric_name(self, sf) -> str:
+        """AIUCpm@SF, or AIUCpm-sub@SF when a use case's model is a substitute."""
+        return naming.metric_name(sf, self.substitutes)
+
+    def substitutes_line(self) -> str:
+        return naming.substitutes_line(self.substitutes)
 
     def note(self) -> str:
         """What follows a headline figure: nothing when valid, else the verdict and why."""
@@ -75,8 +88,8 @@ def is_run(path) -> bool:
 
 def of_path(path, data=None) -> Assessment:
     if is_run(path):
-        v, findings, _doc, statements = check.assess(path)
-        return Assessment(v, findings, statements)
+        v, findings, doc, statements = check.assess(path)
+        return Assessment(v, findings, statements, naming.substitutes_of(doc), naming.disclosures_of(doc))
     if data is None:
         from suite.tpcxai import fdr
 

@@ -20,6 +20,7 @@ rules/facts.yaml). Every failure is a suite.rules.findings.Finding (effect inval
   tpcxai-jobs-in-phase       jobs inside their phases, durations end - start, phases in sequence
   tpcxai-figures-rederived   every metric component and use-case time re-derived from the jobs
   tpcxai-sizes-match-sf      generation and load rows agree, and match the generator's sizing at the SF
+  tpcxai-beats-constant      each scored model beats the best constant predictor on the scoring split
   tpcxai-result-valid        the result's own verdict (valid, recorded failed thresholds) is kept
   tpcxai-sf-publishable      SF >= 1 (effect open: an SF < 1 result is a test, not publishable)
 The re-derivations are suite/tpcxai/rederive.py's; `assess` adds what was re-derived (statements).
@@ -73,11 +74,31 @@ def scope(doc: dict, path: str, thresholds: dict, rederived=None) -> Scope:
     facts = {"status": doc.get("status"), "streams": doc.get("streams"), "scale_factor": doc.get("scale_factor"),
              "use_cases.problems": _use_cases(doc), "streams.problems": _streams(doc),
              "phases.problems": _phases(doc), "times.problems": _times(doc), "aiucpm.problems": _aiucpm(doc, path),
+             "constant.problems": _constants(doc),
              **rederived.problems}
     quality = doc.get("quality") if isinstance(doc.get("quality"), dict) else {}
     limits = {f"uc{n}": {"metric": th.metric, "op": th.op, "value": th.value} for n, th in thresholds.items()}
     sources = {f"quality.uc{n}": (path, f"quality.uc{n}.value") for n in thresholds}
     return Scope("run", path, facts, sources, {"quality": (quality, path), "thresholds": (limits, THRESHOLDS)})
+
+
+def _constants(doc) -> list[Item]:
+    """Scored use cases whose value is not strictly better than the best constant's (both recorded)."""
+    from suite.tpcxai.quality import beats
+
+    out = []
+    quality = doc.get("quality") if isinstance(doc.get("quality"), dict) else {}
+    for key, q in sorted(quality.items()):
+        if not isinstance(q, dict) or q.get("metric") in (None, "none") or q.get("value") is None:
+            continue
+        const = q.get("constant")
+        field = f"quality.{key}.constant"
+        if not isinstance(const, dict) or not isinstance(const.get("value"), (int, float)):
+            out.append(_p(field, "the best constant predictor's value", "not recorded"))
+        elif not isinstance(q["value"], (int, float)) or not beats(q["metric"], q["value"], const["value"]):
+            out.append(_p(f"quality.{key}.value", f"better than the constant {const.get('prediction')!r}'s "
+                          f"{q['metric']} {const['value']:.4g}", q["value"], "the model does not beat a constant"))
+    return out
 
 
 def _use_cases(doc) -> list[Item]:

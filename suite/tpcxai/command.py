@@ -79,10 +79,13 @@ def run(args, registry=None, launcher: str = "exec") -> int:
         raise r.fatal
     if r.status != "complete":
         return 130
-    return ExitCode.OK if not r.failed and all(q["passed"] for q in r.quality.values()) else ExitCode.FAILED
+    return ExitCode.OK if not r.failed and all(q["passed"] and q.get("beats_constant", True)
+                                               for q in r.quality.values()) else ExitCode.FAILED
 
 
 def summary(r, path) -> str:
+    from suite.tpcxai import naming
+
     lines = [f"tpcx-ai: {r.status}, SF {r.options.scale_factor:g}, {r.options.streams} streams, "
              f"use cases {','.join(map(str, sorted(r.use_cases)))}; wrote {path}"]
     for p in r.phases:
@@ -90,9 +93,12 @@ def summary(r, path) -> str:
         lines.append(f"  {p['name']:<11} {shown}")
     if r.metric:
         m = r.metric
-        lines.append(f"  AIUCpm@{m['scale_factor']:g} = {m['aiucpm']:.3f} (TLD {m['tld_s']:.3f} s, TPTT {m['tptt_s']:.3f} s, "
+        subs = naming.records(r.use_cases)
+        lines.append(f"  {naming.metric_name(m['scale_factor'], subs)} = {m['aiucpm']:.3f} (TLD {m['tld_s']:.3f} s, TPTT {m['tptt_s']:.3f} s, "
                      f"TPST {m['tpst_s']:.3f} s, TTT {m['ttt_s']:.3f} s)"
                      + ("" if m["publishable"] else "; not publishable (SF < 1)"))
+        lines += [f"  {naming.substitutes_line(subs)}"] if subs else []
+        lines.append(f"  {naming.LOAD_DIFFERS}")
     for reason in r.reasons:
         lines.append(f"  no AIUCpm: {reason}" if not r.metric else f"  note: {reason}")
     return "\n".join(lines)

@@ -24,6 +24,11 @@ PHASE_ORDER = ("generation", "load", "training", "serving_1", "serving_2", "scor
 STAGE = {"training": "train", "serving_1": "serve", "serving_2": "serve", "scoring": "score", "throughput": "serve"}
 
 
+def _plain(value):
+    """A constant prediction as JSON has it (numpy scalars to Python)."""
+    return value.item() if hasattr(value, "item") else value
+
+
 @dataclass
 class Options:
     scale_factor: float
@@ -220,14 +225,20 @@ class Driver:
             try:
                 truth = pd.read_parquet(out / "truth.parquet")
                 pred = pd.read_parquet(out / "predictions.parquet")
-                entry["value"] = quality.score(uc.metric, truth, pred, uc.keys, where)
+                entry["value"], const_value, const = quality.score_with_constant(uc.metric, truth, pred, uc.keys, where)
                 entry["passed"] = th.passes(entry["value"])
+                entry["constant"] = {"value": const_value, "prediction": _plain(const)}
+                entry["beats_constant"] = quality.beats(uc.metric, entry["value"], const_value)
             except (SuiteError, OSError, ValueError) as exc:
                 entry["passed"] = False
                 self.run.errors.append(f"{where}: {str(exc).splitlines()[0]}")
             shown = "no value" if entry["value"] is None else f"{entry['value']:.4f}"
+            const = entry.get("constant")
+            versus = "" if const is None else (
+                f"; {'beats' if entry['beats_constant'] else 'does NOT beat'} the best constant "
+                f"{const['prediction']!r} ({const['value']:.4f})")
             self.say(f"scoring: uc{n:02d} {uc.metric} = {shown} ({th.describe()}): "
-                     f"{'pass' if entry['passed'] else 'FAIL'} ({th.id})")
+                     f"{'pass' if entry['passed'] else 'FAIL'} ({th.id}){versus}")
         self.run.quality[n] = entry
 
     def do_throughput(self) -> None:

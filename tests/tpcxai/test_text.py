@@ -162,6 +162,9 @@ def test_use_case_passes_and_a_constant_fails(number, splits, fitted):
     for constant in constants:
         const_value = _metric(metric, label, np.full(len(label), constant))
         assert not _passes(number, const_value), (metric, constant, const_value)
+    from suite.tpcxai import quality
+    best, const = quality.best_constant(metric, label)
+    assert quality.beats(metric, value, best), (metric, value, const, best)  # tpcxai-beats-constant
 
 
 @pytest.mark.parametrize("number", [4, 5, 7])

@@ -57,6 +57,7 @@ DEPARTMENTS = (
 TRIP_TYPES = (3, 4, 5, 6, 7, 8, 9, 12, 14, 15) + tuple(range(18, 45)) + (999,)
 RARE_TRIP = 14  # the kit drops it from UC08 (too few samples)
 RETURN_TRIP = 999
+TRIP_MIX = (0.4, 0.6)  # share of a trip type's department mix that is the common background
 SERIES_CORE = 8  # departments every store_dept lists (UC03's well-counted, widely spread series)
 
 
@@ -189,7 +190,7 @@ def _population_trips(seed):
     for t in range(nt):  # 38 trip types: a small loop over the population, not over rows
         k = r.integers(2, 6)
         core[t, r.choice(nd, size=k, replace=False)] = r.dirichlet(np.full(k, 2.0))
-    mix = r.uniform(0.25, 0.45, (nt, 1))
+    mix = r.uniform(*TRIP_MIX, (nt, 1))
     pref = (1 - mix) * core + mix * pop[None, :]
     weekday = np.ones((nt, 7)) + 4.0 * r.dirichlet(np.full(7, 0.3), size=nt)
     weekday /= weekday.sum(axis=1, keepdims=True)

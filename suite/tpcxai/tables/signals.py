@@ -7,7 +7,7 @@ these minimums so that a tiny SF (0.01) still trains and scores meaningfully:
   table                   training minimum           serving / scoring minimum
   financial_account       200 accounts               50 accounts
   financial_transactions  20 000                     4 000
-  failures                200 disks x 30 days        60 disks x 30 days
+  failures                200 disks x 30 days        1800 disks x 1 snapshot
   customer_images         10 identities, 5 each      3 images per identity
   conversation_audio      100 clips (the kit's)      40 clips
 
@@ -16,9 +16,12 @@ Mechanisms (shared by all splits, so a model trained on one predicts the others)
   over-represents positives as the kit's scoring data does), then its amount-to-limit ratio and
   hour of day are drawn from the class's distribution: fraud moves large shares of the account's
   limit, mostly at night; both distributions overlap (noise). `transaction_limit` is per account.
-- failures: each disk reports SMART raw counters (smart_5/10/184/187/188/197/198) once a day
-  for `days` consecutive days; 8 % of disks fail (50 % in scoring), on their last day
-  (`failure` = 1 that day, as Backblaze data). Before failing, some of a disk's counters ramp up
+- failures: in training each disk reports SMART raw counters (smart_5/10/184/187/188/197/198)
+  once a day for `days` consecutive days; 8 % of disks fail (50 % in scoring), drawn from the
+  chunk's stream, on their last day (`failure` = 1 that day, as Backblaze data); a healthy disk's
+  series ends on the collection's last day, common to all. Serving and scoring hold one daily
+  snapshot per disk (a failing disk's on its failure day) at a random date, so neither a row's
+  place in its disk's series, its date nor its serial number tells its label (tests). Before failing, some of a disk's counters ramp up
   exponentially over its last one to three days (mostly one); every disk may carry background
   counts and slow drift, and a fifth of failing disks degrade only weakly (noise).
 - images and audio: see `signals_media` (vocabulary pronunciations and face prototypes come
@@ -54,11 +57,14 @@ def plan(sf: float, split: str) -> dict:
     """Row counts and chunk sizes of each table: a function of (sf, split) only."""
     d = spec.row_drivers(sf)
     identities = int(math.ceil(d["face_identities"]))
-    days = max(30, int(round(d["failure_samples_per_disk"])))
+    # training: a daily series per disk (UC06 trains on failing drives' last days); serving and
+    # scoring: one snapshot per disk, so no row's position in its disk's series tells its label
+    days = max(30, int(round(d["failure_samples_per_disk"]))) if split == "training" else 1
     p = {
         "accounts": _count(d["financial_accounts"], split, 200, 50),
         "transactions": _count(d["financial_transactions"], split, 20_000, 4_000),
-        "disks": _count(d["disks"], split, 200, 60),
+        "disks": _count(d["disks"], split, 200, 60) if split == "training"
+        else _count(d["failures"], split, 1, 1800),
         "days": days,
         "disks_per_chunk": max(1, TX_CHUNK // days),
         "weeks": int(d["weeks"]),
@@ -153,9 +159,11 @@ def failures(p: dict, split: str, seed: int, chunk: int) -> dict:
     nd, days = min(p["disks_per_chunk"], p["disks"] - first), p["days"]
     g = spec.rng(seed, NAME, split, "chunk", chunk, "failures")
     disk = np.arange(first, first + nd)
-    fails = np.modf((disk + 1) * 0.6180339887498949)[0] < FAIL_SHARE[split]
+    fails = g.random(nd) < FAIL_SHARE[split]  # from the chunk's stream: no formula of the serial
     model = g.integers(0, len(_MODELS), nd)
-    start = _EPOCH_DAY + g.integers(0, 365, nd)
+    # every series ends on the collection's last day, a failing disk's on its failure day
+    end = _EPOCH_DAY + 364 + days - np.where(fails | (days == 1), g.integers(0, 365, nd), 0)
+    start = end - (days - 1)
     row_disk = np.repeat(np.arange(nd), days)
     t = np.tile(np.arange(days), nd)
     to_end = (days - 1 - t).astype(np.float64)
@@ -215,14 +223,14 @@ def generate(sf: float, split: str, seed: int, chunk: int) -> dict:
 
 
 def images(p: dict, split: str, seed: int, chunk: int) -> dict:
-    """Columns of one chunk of customer_images: identities in turn, new pose/light/noise."""
+    """Columns of one chunk of customer_images: identities shuffled in the chunk, new pose/light/noise."""
     import numpy as np
 
     first = chunk * IMAGE_CHUNK
     n = min(IMAGE_CHUNK, p["images"] - first)
     g = spec.rng(seed, NAME, split, "chunk", chunk, "customer_images")
     ids = np.arange(first, first + n, dtype=np.int64)
-    identity = ids % p["identities"]
+    identity = g.permutation(ids % p["identities"])  # balanced, in an order the ids do not tell
     needed, index = np.unique(identity, return_inverse=True)
     pixels = media.render_faces(media.face_prototypes(seed, needed), index, g)
     return {"image_id": ids, "img_filename": [f"{split}_{i:08d}.pgm" for i in ids],

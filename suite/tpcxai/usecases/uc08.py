@@ -69,6 +69,44 @@ def _per_department(rows, cols, values, n_rows, n_cols):
     return x
 
 
+def unique_rows(x, labels=None):
+    """(first, inverse, counts) of the distinct rows of CSR `x` (with their label, if given):
+    x[first] are the distinct rows, x[first][inverse] is x again, counts how often each occurs.
+
+    Vectorised: two independent 64-bit hashes of each row's (column, value bits) entries, summed
+    per row (order-free), plus the label; np.unique over the pairs. An explicitly stored 0 hashes
+    unlike an absent entry (XGBoost reads a stored 0 as a value and an absent one as missing)."""
+    import numpy as np
+
+    x = x.tocsr()
+    n = x.shape[0]
+    cols = x.indices.astype(np.uint64) + np.uint64(1)
+    bits = np.ascontiguousarray(x.data, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    keys = []
+    with np.errstate(over="ignore"):
+        for a, b, c in ((0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9),
+                        (0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53)):
+            v = (cols * np.uint64(a)) ^ (bits * np.uint64(b))
+            v ^= v >> np.uint64(29)
+            v *= np.uint64(c)
+            h = _row_sums(v, x.indptr)
+            if labels is not None:
+                h += (np.asarray(labels).astype(np.uint64) + np.uint64(1)) * np.uint64(c ^ a)
+            keys.append(h)
+    pairs = np.stack(keys, axis=1)
+    _, first, inverse, counts = np.unique(pairs, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    return first, inverse.ravel(), counts
+
+
+def _row_sums(v, indptr):
+    """Per-row wrap-around sums of uint64 values in CSR order (empty rows give 0)."""
+    import numpy as np
+
+    csum = np.concatenate([np.zeros(1, np.uint64), np.cumsum(v, dtype=np.uint64)])
+    with np.errstate(over="ignore"):
+        return csum[indptr[1:]] - csum[indptr[:-1]]
+
+
 def _n_jobs():
     import os
 
@@ -95,7 +133,11 @@ def train(data, params, seed):
     classes, y = np.unique(trip[keep], return_inverse=True)
     clf = XGBClassifier(n_estimators=p["n_estimators"], tree_method=p["tree_method"], objective=p["objective"],
                         max_bin=p["max_bin"], n_jobs=_n_jobs(), random_state=seed)
-    clf.fit(x[np.flatnonzero(keep)], y)
+    # identical baskets with the same trip type train once, weighted by their count: the same
+    # gradient and hessian sums, so the same trees (issue 29: predictions agree), ~20 % fewer rows
+    x = x[np.flatnonzero(keep)]
+    first, _, counts = unique_rows(x, y)
+    clf.fit(x[first], y[first], sample_weight=counts.astype(np.float32))
     return {"departments": departments, "classes": classes, "model": clf}
 
 
@@ -107,7 +149,8 @@ def serve(model, data, params):
 
     order_ids, x = features(data, model["departments"])
     model["model"].set_params(n_jobs=_n_jobs())
-    pred = model["model"].predict(x)
+    first, inverse, _ = unique_rows(x)  # each distinct basket predicted once
+    pred = model["model"].predict(x[first])[inverse] if x.shape[0] else model["model"].predict(x)
     return pd.DataFrame({"o_order_id": order_ids, "prediction": model["classes"][pred].astype("int32")})
 
 
