@@ -37,6 +37,9 @@ ALLOWED = {  # (module under suite/storage, call): why it is not dataset or chec
     ("dlio_output.py", "open"): "/proc/cpuinfo for DLIO's system description",
     ("workloads.py", "glob"): "the workload YAML files shipped with the package",
     ("run/leaf.py", "iterdir"): "the names of the v3.0 leaves in the results directory (the next one is later)",
+    ("checkpoint/leaf.py", "iterdir"): "the v3.0 timestamp leaves of checkpointing/<model>/ in the results directory",
+    ("checkpoint/leaf.py", "glob"): "the ranks' error files of run-1/errors/ in the results directory",
+    ("checkpoint/timeseries.py", "open"): "/proc files (diskstats, vmstat, meminfo, loadavg) sampled for the timeseries",
 }
 
 
