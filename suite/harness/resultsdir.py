@@ -43,7 +43,7 @@ def check(path, option: str = OPTION) -> None:
     parent = next((p for p in (path, *path.parents) if p.exists()), Path("."))
     if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
         raise SuiteError(f"{where}: expected a writable location, got {parent} "
-                         f"({'not a directory' if not parent.is_dir() else 'not writable'})")
+                         f"({'a file, not a directory' if not parent.is_dir() else 'not writable'})")
 
 
 def claim(given, name: str, option: str = OPTION) -> Path:

@@ -89,7 +89,8 @@ def test_the_default_is_results_name_time(tmp_path, monkeypatch):
 @pytest.mark.parametrize("what", ["file", "non-empty"])
 @pytest.mark.parametrize("argv", [
     ["run", "--workload", "unet3d", "--accelerators", "1", "--division", "open", "--no-cache-drop"],
-    ["run", "--workload", "llama3-8b", "--accelerators", "8", "--checkpoints-read", "0"],
+    # v2.0's layout: R is the run's own dir (v3.0 writes a new R/checkpointing/<model>/<ts>/ leaf beside others)
+    ["run", "--workload", "llama3-8b", "--accelerators", "8", "--checkpoints-read", "0", "--ruleset", "v2.0"],
     ["run", "--workload", "tpcx-ai", "--scale-factor", "0.01"],
     ["sweep", "--workload", "unet3d", "--accelerators", "1"],
 ], ids=["training", "checkpointing", "tpcx-ai", "sweep"])
