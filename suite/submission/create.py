@@ -18,8 +18,9 @@ def _dump(doc: dict, ext: str) -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 
-def init(root: Path, org: str, division: str, system: str, ruleset: str, data_dir: Path | None) -> list[str]:
-    """Make the tree (or add a system to an existing one of the same org/division/ruleset)."""
+def tree_for_init(root, org: str, division: str, system: str, ruleset: str) -> tuple[Tree, Path]:
+    """The tree `init` adds a system to (an existing one of the same org/division/ruleset, or a new one
+    at an empty or new `root`) and the system file it will write (refused when it exists)."""
     check_name("org", org)
     check_name("system", system)
     root = Path(root)
@@ -36,6 +37,12 @@ def init(root: Path, org: str, division: str, system: str, ruleset: str, data_di
     target = tree.system_file(system)
     if target.exists() or target.is_symlink():
         raise SuiteError(expected_got(target, "file", "a new system description", "an existing file"))
+    return tree, target
+
+
+def init(root: Path, org: str, division: str, system: str, ruleset: str, data_dir: Path | None) -> list[str]:
+    """Make the tree (or add a system to an existing one of the same org/division/ruleset)."""
+    tree, target = tree_for_init(root, org, division, system, ruleset)
     facts = host.read(data_dir or root)
     doc = sysdesc.build(ruleset, facts, system)
     problems = files.schema_errors(doc, tree.layout.system_schema)

@@ -31,8 +31,8 @@ import suite
 from suite import __version__, files, output
 from suite.check import v3load, v3pool
 from suite.errors import SuiteError, expected_got
-from suite.submission import host
-from suite.submission.layout import MARKER, Tree, check_name, marker_doc, open_tree
+from suite.submission import create, host
+from suite.submission.layout import MARKER, check_name, marker_doc, open_tree
 
 RULESET = "v3.0"
 POOL_FILE = ".mlps-image-pool"
@@ -84,22 +84,8 @@ def todos(doc) -> list[str]:
 
 
 def init(root: Path, org: str, division: str, system: str, data_dir: Path | None) -> list[str]:
-    check_name("org", org)
-    check_name("system", system)
+    tree, target = create.tree_for_init(root, org, division, system, RULESET)
     root = Path(root)
-    if (root / MARKER).is_file():
-        tree = open_tree(root)
-        for key, want in (("org", org), ("division", division), ("ruleset", RULESET)):
-            if getattr(tree, key) != want:
-                raise SuiteError(expected_got(root / MARKER, key, f"{want!r} (as given)", repr(getattr(tree, key))))
-    elif root.exists() and (not root.is_dir() or any(root.iterdir())):
-        raise SuiteError(expected_got(root, "DIR", "a new or empty directory, or a submission tree",
-                                      "a file" if not root.is_dir() else "a non-empty directory without " + MARKER))
-    else:
-        tree = Tree(root=root, ruleset=RULESET, division=division, org=org)
-    target = tree.system_file(system)
-    if target.exists() or target.is_symlink():
-        raise SuiteError(expected_got(target, "file", "a new system description", "an existing file"))
     doc = system_doc(host.read(data_dir or root), system)
     problems = files.schema_errors(doc, "system-v3.0")
     if problems:                                   # our own output breaking the schema is a bug
