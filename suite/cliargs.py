@@ -63,10 +63,11 @@ def non_negative_float(text: str) -> float:
     return value
 
 
-def engine_arg(p) -> None:
-    p.add_argument("--engine", choices=["suite", "dlio"], default="suite",
+def engine_arg(p, also=()) -> None:
+    p.add_argument("--engine", choices=["suite", "dlio", *also], default="suite",
                    help="suite (default: our runner) or dlio (the reference code, installed by "
-                        "`suite engine install dlio`), under the same enforcement")
+                        "`suite engine install dlio`), under the same enforcement"
+                        + ("; tpcx-ai: local (= suite) or dask (a dask.distributed cluster, --scheduler)" if also else ""))
 
 
 def workload_args(p, names) -> None:
