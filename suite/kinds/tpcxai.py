@@ -20,7 +20,7 @@ def run(args) -> int:
     from suite.tpcxai import command
 
     if args.engine not in ("suite", "local", "dask"):
-        raise SuiteError(f"--engine {args.engine}: expected local or dask for tpcx-ai (DLIO runs the storage workloads)")
+        raise SuiteError(f"--engine {args.engine}: expected suite for tpcx-ai (= local) or dask (DLIO runs the storage workloads)")
     return command.run(args)
 
 
