@@ -56,9 +56,9 @@ class Cluster:
             self.address = self._local.scheduler_address
         try:
             self.client = distributed.Client(self.address, timeout=CONNECT_TIMEOUT_S)
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:
             self.close()
-            raise SuiteError(f"--scheduler: expected a reachable dask scheduler, got {scheduler!r}: "
+            raise SuiteError(f"--scheduler: expected a reachable dask scheduler address, got {scheduler!r}: "
                              f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
         if not self.client.scheduler_info(n_workers=-1)["workers"]:
             self.close()

@@ -78,3 +78,15 @@ def test_engine_options_refused_where_they_do_not_apply(run_cli):
     assert code == 2 and "--scheduler: expected only with --engine dask" in err
     code, _, err = run_cli("run", "--workload", "unet3d", "--engine", "dask")
     assert code == 2 and "--engine dask: expected suite or dlio for unet3d" in err
+
+
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:1", "nonsense::", "http://example.invalid"])
+def test_a_bad_or_unreachable_scheduler_is_one_line_exit_2(run_cli, monkeypatch, tmp_path, address):
+    from suite.tpcxai import engine_dask
+
+    monkeypatch.setattr(engine_dask, "CONNECT_TIMEOUT_S", 2)
+    code, _, err = run_cli("run", "--workload", "tpcx-ai", "--scale-factor", "0.01", "--use-cases", "1", "--streams", "1",
+                           "--engine", "dask", "--scheduler", address, "--results-dir", str(tmp_path / "r"))
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "--scheduler: expected a reachable dask scheduler address" in err and address in err
+    assert not (tmp_path / "r").exists()
