@@ -6,6 +6,7 @@ engine's overhead on one box. Prints each run's phase times
 and quality figures and whether the quality figures are identical; --json FILE keeps them.
 
     python benchmarks/tpcxai_dask.py --scale-factor 0.1 --streams 2 [--use-cases 1,3] [--no-netns]
+    python benchmarks/tpcxai_dask.py --dispatch-only      # a job's session + future round trip
 """
 
 import argparse
@@ -50,6 +51,32 @@ def netns(args, base: Path) -> dict:
         subprocess.run([*sh, "down", prefix], env=env)
 
 
+def dispatch(n: int = 20) -> dict:
+    """What --engine dask adds to each job: a client session + one future's round trip (median of n),
+    against a bare `python -c pass` (the exec start both engines pay)."""
+    import statistics
+
+    from distributed import Client, LocalCluster
+
+    def noop():
+        return 1
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40) as c:
+        rt = []
+        for _ in range(n):
+            t = time.perf_counter()
+            with Client(c.scheduler_address, timeout=30) as cl:
+                cl.submit(noop, pure=False).result()
+            rt.append(time.perf_counter() - t)
+    bare = []
+    for _ in range(5):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        bare.append(time.perf_counter() - t)
+    return {"session_future_median_s": round(statistics.median(rt), 3), "min_s": round(min(rt), 3),
+            "max_s": round(max(rt), 3), "python_start_median_s": round(statistics.median(bare), 3)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale-factor", type=float, default=0.1)
@@ -59,7 +86,11 @@ def main() -> int:
     ap.add_argument("--no-netns", action="store_true", help="skip the two-namespace-host run")
     ap.add_argument("--no-local-cluster", action="store_true", help="skip the LocalCluster run")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--dispatch-only", action="store_true", help="only the per-job session + future round trip")
     args = ap.parse_args()
+    if args.dispatch_only:
+        print(json.dumps(dispatch()))
+        return 0
     with tempfile.TemporaryDirectory(prefix="tpcxai-dask-") as tmp:
         base = Path(tmp)
         runs = [one("local", args, base)]
