@@ -316,6 +316,7 @@ class Driver:
             _restore_sigterm(previous)
             if self.cluster is not None:
                 self.run.engine["placements"] = list(self.launcher.placements)
+                self.run.engine["partitions"] = self.cluster.partitions
                 self.cluster.close()
             for root in (self.res, self.data / generate.RAW, *(self.data / s for s in ("training", "serving", "scoring"))):
                 _sweep_temporaries(root)

@@ -10,7 +10,8 @@ The same pipeline as the local engine, its work placed on a dask.distributed clu
 - each timed job (a use case's train / serve / score stage) opens its own client session, is one
   future, and runs `python -m suite.tpcxai.job` on the worker that took it (the stage fits on one
   worker; UC08 and UC10 are NOT yet on xgboost.dask / dask-ml: docs/tpcx-ai.md says so);
-- the result records the engine, the scheduler and each worker's host, threads and memory.
+- the result records the engine, the scheduler, each worker's host, threads and memory, the host
+  each job ran on and each loaded table's partitions (row groups).
 Without --scheduler a LocalCluster of two single-threaded worker processes is started and closed.
 The workers must see the data and results directories at the same paths (a shared file system).
 """
@@ -48,6 +49,7 @@ class Cluster:
     def __init__(self, scheduler: str | None = None, local_workers: int = LOCAL_WORKERS):
         distributed = require()
         self._local = None
+        self.partitions: dict = {}      # {split: {table: parquet row groups = generated chunks}}
         if scheduler:
             self.address = scheduler
         else:
@@ -132,6 +134,7 @@ def load_split(cluster: Cluster, data_dir: Path, split: str, schemas: dict):
             if not p.is_file():
                 raise load.DataError(f"{p}: data: expected a generated chunk file, got no such file")
         futures = cluster.client.map(_read_chunk, [str(p) for p in paths], [schema] * len(paths), pure=False)
+        cluster.partitions.setdefault(split, {})[name] = max(len(order), 1)
         path = load.parquet_path(data_dir, split, name)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.tmp")

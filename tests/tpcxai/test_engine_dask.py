@@ -64,6 +64,8 @@ def test_generation_is_byte_identical_and_load_has_one_row_group_per_chunk(runs)
             assert (a / generate.part_name(c)).read_bytes() == (b / generate.part_name(c)).read_bytes()
         meta = pq.ParquetFile(tmp / "dask" / "data" / split / "toy_points.parquet").metadata
         assert meta.num_row_groups == len(chunks) > (split == "training")
+        doc = json.loads((tmp / "dask" / "res" / "tpcxai-result.json").read_text())
+        assert doc["engine"]["partitions"][split]["toy_points"] == len(chunks)
         local = pq.read_table(tmp / "local" / "data" / split / "toy_points.parquet")
         assert pq.read_table(tmp / "dask" / "data" / split / "toy_points.parquet").equals(local)
 
