@@ -63,11 +63,12 @@ def non_negative_float(text: str) -> float:
     return value
 
 
-def engine_arg(p) -> None:
-    p.add_argument("--engine", choices=["suite", "dlio", "diskann", "milvus"], default="suite",
+def engine_arg(p, also=()) -> None:
+    p.add_argument("--engine", choices=["suite", "dlio", "diskann", "milvus", *also], default="suite",
                    help="suite (default: our runner) or dlio (the reference code, installed by "
                         "`suite engine install dlio`), under the same enforcement; vector_database "
-                        "workloads: diskann (embedded, the default) or milvus")
+                        "workloads: diskann (embedded, the default) or milvus"
+                        + ("; tpcx-ai: local (= suite) or dask (a dask.distributed cluster, --scheduler)" if also else ""))
 
 
 def workload_args(p, names) -> None:

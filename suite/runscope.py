@@ -12,6 +12,7 @@ counts as given when its value differs from the parser's default (`scope_default
 from suite.errors import SuiteError
 from suite.kinds import registry
 
+TPCXAI_ENGINES = ("local", "dask")            # tpcx-ai's --engine values (suite/tpcxai/engine_dask.py)
 SUITE_ENGINE_ONLY = ("debug_read_delay",)     # benchmarks' service-time knob: our reader has it, DLIO does not
 
 
@@ -41,6 +42,9 @@ def refuse_unused(args, command: str = "run") -> None:
             users = " or ".join(registry.described(registry.get(name)) for name in kinds)
             raise SuiteError(f"--{dest.replace('_', '-')}: expected only with {users}, "
                              f"got {_shown(value)} with {args.workload}")
+    if getattr(args, "engine", "suite") in TPCXAI_ENGINES and k != "tpcx-ai":
+        raise SuiteError(f"--engine {args.engine}: expected suite or dlio for {args.workload} "
+                         f"(local and dask are tpcx-ai's engines)")
     if getattr(args, "engine", "suite") != "suite":
         for dest in SUITE_ENGINE_ONLY:
             if getattr(args, dest, None) != defaults.get(dest):

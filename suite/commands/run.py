@@ -15,7 +15,7 @@ def add_parser(sub) -> None:
                                       "storage: docs/object-storage.md); omitted: the embedded miniature, "
                                       "generated on first use under ./results/data")
     p.add_argument("--results-dir", help="default ./results/<workload>_<accel>-<N>acc-<UTC time>")
-    engine_arg(p)
+    engine_arg(p, also=("local", "dask"))      # local, dask: tpcx-ai's engines (runscope refuses them elsewhere)
     for kind in registry.KINDS:
         if kind.add_run_arguments is not None:
             kind.add_run_arguments(p)

@@ -19,8 +19,8 @@ def add_run_arguments(p) -> None:
 def run(args) -> int:
     from suite.tpcxai import command
 
-    if args.engine != "suite":
-        raise SuiteError(f"--engine {args.engine}: expected suite for tpcx-ai (DLIO runs the storage workloads)")
+    if args.engine not in ("suite", "local", "dask"):
+        raise SuiteError(f"--engine {args.engine}: expected suite for tpcx-ai (= local) or dask (DLIO runs the storage workloads)")
     return command.run(args)
 
 
@@ -143,4 +143,4 @@ KIND = Kind(
     name="tpcx-ai", run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
     listing=listing, add_run_arguments=add_run_arguments, workload_schema="tpcxai-workload",
     result_files=("tpcxai-result.json",), checks_trees=False,
-    run_options=("scale_factor", "streams", "use_cases", "processes", "seed"))
+    run_options=("scale_factor", "streams", "use_cases", "processes", "seed", "scheduler"))

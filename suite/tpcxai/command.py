@@ -41,6 +41,14 @@ def add_run_arguments(p) -> None:
     g.add_argument("--use-cases", type=use_case_list, help="a subset such as 1,3,8 (no AIUCpm; default all ten)")
     g.add_argument("--processes", type=int, default=None, help="generator processes (default: the CPU count)")
     g.add_argument("--seed", type=int, default=0, help="data and training seed (default 0)")
+    g.add_argument("--scheduler", metavar="ADDRESS", help="--engine dask: an existing scheduler such as "
+                   "tcp://10.0.0.1:8786 (default: a LocalCluster of 2 worker processes)")
+
+
+def engine(args) -> str:
+    """--engine for tpcx-ai: local (this machine; the parser's default `suite` means local) or dask."""
+    value = getattr(args, "engine", "suite")
+    return "local" if value == "suite" else value
 
 
 def run(args, registry=None, launcher: str = "exec") -> int:
@@ -54,6 +62,8 @@ def run(args, registry=None, launcher: str = "exec") -> int:
         raise SuiteError(f"--processes: expected a positive number of generator processes, got {args.processes}")
     if not 0 <= args.seed < 2**32:
         raise SuiteError(f"--seed: expected an integer 0..2^32-1, got {args.seed}")
+    if getattr(args, "scheduler", None) and engine(args) != "dask":
+        raise SuiteError(f"--scheduler: expected only with --engine dask, got --engine {args.engine}")
     if args.results_dir:
         resultsdir.check(args.results_dir)
     if args.data_dir and Path(args.data_dir).exists() and not Path(args.data_dir).is_dir():
@@ -64,7 +74,8 @@ def run(args, registry=None, launcher: str = "exec") -> int:
         opts = driver.Options(scale_factor=args.scale_factor, data_dir=data_dir, results_dir=results_dir,
                               streams=args.streams, use_cases=args.use_cases,
                               processes=args.processes or os.cpu_count() or 1, seed=args.seed,
-                              launcher=launcher, **({"registry": registry} if registry is not None else {}))
+                              launcher=launcher, engine=engine(args),
+                              scheduler=getattr(args, "scheduler", None), **({"registry": registry} if registry is not None else {}))
         d = driver.Driver(opts)          # bad input fails here, before anything is written
     except BaseException:
         resultsdir.abandon(results_dir)

@@ -41,6 +41,8 @@ class Options:
     registry: Registry = field(default_factory=Registry)
     launcher: str = "exec"
     out: object = print
+    engine: str = "local"                          # local | dask (engine_dask.py)
+    scheduler: str | None = None                   # dask: an existing scheduler; None: a LocalCluster
 
 
 @dataclass
@@ -77,6 +79,7 @@ class Run:
     metric: dict | None = None
     reasons: list = field(default_factory=list)    # why there is no (publishable) AIUCpm
     fatal: Exception | None = None                 # a SuiteError that stopped the run (bad data)
+    engine: dict = field(default_factory=lambda: {"name": "local"})   # dask: scheduler, workers
 
 
 def check_options(opts: Options) -> tuple[dict, dict, list]:
@@ -119,6 +122,13 @@ class Driver:
         self.opts = opts
         self.run = Run(opts, ucs, ths, perms, started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         self.launcher = Launcher(opts.launcher)
+        self.cluster = None
+        if opts.engine == "dask":
+            from suite.tpcxai import engine_dask
+
+            self.cluster = engine_dask.Cluster(opts.scheduler)
+            self.launcher = engine_dask.DaskLauncher(self.cluster)
+            self.run.engine = self.cluster.record()
         self.data = Path(opts.data_dir)
         self.res = Path(opts.results_dir)
 
@@ -147,7 +157,13 @@ class Driver:
                          f"{rows / max(elapsed, 1e-9):,.0f} rows/s, {nbytes / 1e6 / max(elapsed, 1e-9):.1f} MB/s")
 
         reg = self.opts.registry
-        stats = generate.generate(reg, self.opts.scale_factor, self.opts.seed, self.data, self.opts.processes, progress)
+        executor = None
+        if self.cluster is not None:
+            from suite.tpcxai import engine_dask
+
+            executor = engine_dask.generate_on(self.cluster)
+        stats = generate.generate(reg, self.opts.scale_factor, self.opts.seed, self.data, self.opts.processes, progress,
+                                  executor=executor)
         # what a checker re-derives the scale factor from: the groups' sizing and each table's rows
         self.run.generation = {**stats.to_dict(), "scale_factor": self.opts.scale_factor, "seed": self.opts.seed,
                                "groups": [m for m in reg.group_modules if m not in reg.missing_groups()],
@@ -158,7 +174,12 @@ class Driver:
         for g in self.opts.registry.groups():
             schemas.update(g.schemas())
         start = self.launcher.now()
-        stats = load.load_split(self.data, split, schemas)
+        if self.cluster is not None:
+            from suite.tpcxai import engine_dask
+
+            stats = engine_dask.load_split(self.cluster, self.data, split, schemas)
+        else:
+            stats = load.load_split(self.data, split, schemas)
         end = self.launcher.now()
         if phase:
             self.run.jobs.append(JobRecord(phase, None, round(start, 3), round(end, 3), "ok"))
@@ -293,6 +314,10 @@ class Driver:
             self.run.reasons.append(f"stopped: {exc}")
         finally:
             _restore_sigterm(previous)
+            if self.cluster is not None:
+                self.run.engine["placements"] = list(self.launcher.placements)
+                self.run.engine["partitions"] = self.cluster.partitions
+                self.cluster.close()
             for root in (self.res, self.data / generate.RAW, *(self.data / s for s in ("training", "serving", "scoring"))):
                 _sweep_temporaries(root)
         from suite.tpcxai import result

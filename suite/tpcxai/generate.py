@@ -151,7 +151,8 @@ def _clear(raw: Path) -> None:
         shutil.rmtree(raw)
 
 
-def generate(registry, sf: float, seed: int, data_dir: Path, processes: int, progress=None) -> GenerationStats:
+def generate(registry, sf: float, seed: int, data_dir: Path, processes: int, progress=None,
+             executor=None) -> GenerationStats:
     """Generate every installed table group's three splits into data_dir/raw with P processes."""
     modules = [m for m in registry.group_modules if m not in registry.missing_groups()]
     groups = list(zip(modules, registry.groups()))
@@ -163,7 +164,9 @@ def generate(registry, sf: float, seed: int, data_dir: Path, processes: int, pro
     tasks = plan(groups, sf, seed, data_dir, registry.paths)
     stats = GenerationStats()
     start = time.perf_counter()
-    if processes <= 1:
+    if executor is not None:        # the Dask engine: executor(tasks) yields the chunks' results
+        _collect(executor(tasks), stats, len(tasks), progress, start)
+    elif processes <= 1:
         _collect(map(chunk_task, tasks), stats, len(tasks), progress, start)
     else:
         _parallel(tasks, processes, stats, progress, start)

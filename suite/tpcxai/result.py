@@ -157,6 +157,7 @@ def to_doc(run) -> dict:
         "metric_name": naming.metric_name(opts.scale_factor, naming.records(run.use_cases)),
         "libraries": library_versions(), "host": host_facts(),
         "code": code_hashes(opts.registry, sorted(run.use_cases)),
+        "engine": run.engine,
     }
 
 
