@@ -70,7 +70,7 @@ def test_write_then_read_runs_eight_ranks_in_a_cgroup_with_a_real_drop(pair):
     # the drop worked: next to nothing of the 10 checkpoints cached when the read starts (drop_caches may
     # leave a few pages a CPU's LRU batch still holds; the rule allows 1%)
     resident = [d["enforcement"]["resident_bytes_before_read"] for d in reads]
-    assert all(r <= 0.001 * ck.total_bytes * 10 for r in resident), resident
+    assert all(r <= 0.01 * ck.total_bytes * 10 for r in resident), resident
     # issue 24 (class 3): the read names its write by id and a relative path, never an absolute one
     write_id = files.load_json(tmp / "W" / "checkpoint_run_set.json")["phase_id"]
     assert all(d["written_by"]["results_dir"] == "../W" and d["written_by"]["write_id"] == write_id for d in reads)
