@@ -34,7 +34,8 @@ def op_percentiles(prefix: str, values_s: list) -> dict:
 
 
 def rank_doc(run, cache, params, seed: int, rank: int, miniature: bool) -> dict:
-    """The rank's results document. Function of ~60 lines: the published keys, then the suite's."""
+    """The rank's results document. (Past 60 lines: one literal of the published keys, then the suite's, kept
+    together so the two key sets are read side by side.)"""
     recs = run.records
     elapsed = run.elapsed_s
     tokens = sum(r.tokens for r in recs)
