@@ -8,6 +8,7 @@ rank_failure() read those. The DLIO engine passes its own log, relay, environmen
 
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -16,6 +17,7 @@ import sys
 import threading
 from pathlib import Path
 
+from suite import files
 from suite.errors import RunError, SuiteError
 
 ROOT = Path(__file__).resolve().parent.parent.parent     # the directory holding the `suite` package
@@ -39,7 +41,7 @@ def mpiexec_argv(ranks: int, *, hosts: list | None = None, hostfile: str | None 
         exe = str(beside) if beside.exists() else shutil.which("mpiexec")
         if not exe:
             raise SuiteError("mpiexec: expected the mpich wheel's mpiexec beside python, got none (pip install mpich)")
-    argv = [str(exe), "-n", str(ranks)]
+    argv = [str(exe), "-print-all-exitcodes", "-n", str(ranks)]     # the codes: rank_failure()
     if host_args is not None:
         return argv + list(host_args)
     if hostfile:
@@ -82,21 +84,97 @@ def launch(argv, run_dir: Path, start_in_cgroup, *, log_name: str = "mpiexec.log
         raise RunError(f"{argv[0]}: cannot start: {exc.strerror}") from None
     relay = threading.Thread(target=relay or _relay, args=(proc.stdout, log), daemon=True)
     relay.start()
+    watch = DeathWatch(run_dir)
+    watch.start()
     try:
         rc = proc.wait()
     except Interrupted:
         stop(proc, run_dir)
         raise
     finally:
+        watch.finish(write=proc.returncode not in (None, 0))
         relay.join(timeout=10)
         log.close()
     return rc
 
 
+class DeathWatch(threading.Thread):
+    """The order in which this host's ranks exited, and how, while mpiexec runs: mpiexec SIGKILLs
+    the other ranks as soon as one dies and then names whichever it likes (rank 0, mostly), so the
+    first to go is learnt here, from a pidfd per rank (ranks/rank-<r>.pid) that turns readable when
+    the rank exits, in an epoll set (whose ready list keeps the order, also of two deaths that happen
+    between two looks); its exit status is read from /proc while it is a zombie, when that is in time.
+    finish() writes ranks/exits.txt ("<rank> <status or ?>" a line, first first) for rank_failure()."""
+
+    def __init__(self, run_dir: Path):
+        super().__init__(daemon=True)
+        self.run_dir = run_dir
+        self.exits: list[tuple[int, str]] = []
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        poller, fds, seen = select.epoll(), {}, set()
+        here = socket.gethostname()
+        try:
+            while not self._done.is_set():
+                for r, pid in self._new_ranks(seen, here):
+                    try:
+                        fd = os.pidfd_open(pid)
+                    except OSError:          # gone already (or no pidfds here): the order is unknown
+                        continue
+                    fds[fd] = (r, pid)
+                    poller.register(fd, select.EPOLLIN)
+                for fd, _ in poller.poll(0.02):     # epoll: the ready list is in the order they turned ready
+                    r, pid = fds.pop(fd)
+                    self.exits.append((r, _zombie_status(pid)))
+                    poller.unregister(fd)
+                    os.close(fd)
+        finally:
+            for fd in fds:
+                os.close(fd)
+            poller.close()
+
+    def _new_ranks(self, seen: set, here: str):
+        try:
+            names = os.listdir(self.run_dir / "ranks")
+        except OSError:
+            return
+        for name in names:
+            if name.startswith("rank-") and name.endswith(".pid") and name not in seen:
+                try:
+                    host, pid = (self.run_dir / "ranks" / name).read_text().split()
+                    rank = int(name[5:-4])
+                except (OSError, ValueError):
+                    continue
+                seen.add(name)
+                if host == here:
+                    yield rank, int(pid)
+
+    def finish(self, write: bool) -> None:
+        self._done.set()
+        self.join(timeout=2)
+        if write and self.exits and (self.run_dir / "ranks").is_dir():
+            text = "".join(f"{r} {how}\n" for r, how in self.exits)
+            files.write_atomic(self.run_dir / "ranks" / "exits.txt", text)
+
+
+def _zombie_status(pid: int) -> str:
+    """"signal N" / "exit N" of a rank that is a zombie still (field 52 of /proc/<pid>/stat), else "?"."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] != "Z" or len(fields) < 50:
+            return "?"
+        status = int(fields[-1])
+    except (OSError, ValueError):
+        return "?"
+    return f"signal {status & 0x7f}" if status & 0x7f else f"exit {status >> 8}"
+
+
 def _relay(stream, log) -> None:
     """Ranks' stdout to ours; mpiexec's own banners (a rank's bad termination) to mpiexec.log."""
     for raw in iter(stream.readline, b""):
-        if raw.startswith((b"=", b"YOUR APPLICATION", b"This typically refers", b"Please see the FAQ")) \
+        if raw.startswith((b"=", b"[mpiexec@", b"YOUR APPLICATION", b"This typically refers", b"Please see the FAQ")) \
                 or b"TERMINATION" in raw:
             log.write(raw)
             log.flush()
@@ -143,23 +221,76 @@ def rank_places(run_dir: Path) -> dict[int, tuple[str, int]]:
 
 
 def rank_failure(run_dir: Path, rc: int) -> str:
-    """One line: what failed and where, from the ranks' error files or mpiexec's report."""
+    """One line: what failed and where, from the ranks' error files, else the first rank that exited
+    without finishing (ranks/exits.txt, ranks/rank-<r>.done), else mpiexec's report."""
     errs = sorted((run_dir / "errors").glob("rank-*.txt"))
     if errs:
         first = errs[0]
         return f"{first.stem}: {first.read_text().strip().splitlines()[0]}"
-    text = (run_dir / "mpiexec.log").read_text(errors="replace") if (run_dir / "mpiexec.log").exists() else ""
+    log = run_dir / "mpiexec.log"
+    text = log.read_text(errors="replace") if log.exists() else ""
     pid = re.search(r"PID (\d+) RUNNING AT (\S+)", text)
     code = re.search(r"EXIT CODE: (\d+)", text)
-    places = {v: k for k, v in rank_places(run_dir).items()}
+    places = rank_places(run_dir)
+    first = _first_dead(run_dir, text, len(places))
+    if first is not None and first[0] in places:
+        rank, how = first
+        host, rpid = places[rank]
+        if how == "?":
+            how = "exit status unknown"
+        else:
+            number = int(how.split()[1])
+            how = f"exit code {number}" if how.startswith("exit") else f"killed by {_signame(number)}"
+        return f"rank {rank} (pid {rpid} on {host}) died first: {how}; see {log}"
     if pid:
-        rank = places.get((pid.group(2), int(pid.group(1))))
+        by_place = {v: k for k, v in places.items()}
+        rank = by_place.get((pid.group(2), int(pid.group(1))))
         if rank is None:    # mpiexec names the host as given to it; the rank wrote its own hostname
-            rank = next((r for (h, p), r in places.items() if p == int(pid.group(1))), None)
+            rank = next((r for (h, p), r in by_place.items() if p == int(pid.group(1))), None)
         who = f"rank {rank}" if rank is not None else "a rank"
         how = f"exit code {code.group(1)}" if code else "abnormal exit"
         if code and int(code.group(1)) in (9, 15, 6, 11):
             how += f" ({signal.Signals(int(code.group(1))).name})"
-        return f"{who} (pid {pid.group(1)} on {pid.group(2)}) died: {how}; see {run_dir / 'mpiexec.log'}"
+        return f"{who} (pid {pid.group(1)} on {pid.group(2)}) died: {how}; see {log}"
     how = f"exit code {rc}" + (f" ({signal.Signals(rc).name})" if rc in (6, 9, 11, 15) else "")
-    return f"a rank or mpiexec died: {how}; see {run_dir / 'mpiexec.log'}"
+    return f"a rank or mpiexec died: {how}; see {log}"
+
+
+def _first_dead(run_dir: Path, text: str, ranks: int) -> tuple[int, str] | None:
+    """(rank, how) of the first rank in ranks/exits.txt that has no ranks/rank-<r>.done, its status
+    from /proc or else mpiexec's list. A rank that left cleanly (exit 0) without finishing reacted
+    to a peer's death (a killed rank's sockets close before its pidfd turns readable): the first
+    that exited otherwise is the one named, when there is one."""
+    try:
+        lines = (run_dir / "ranks" / "exits.txt").read_text().splitlines()
+    except OSError:
+        return None
+    dead = []
+    for line in lines:
+        rank, _, how = line.partition(" ")
+        if rank.isdigit() and not (run_dir / "ranks" / f"rank-{rank}.done").exists():
+            dead.append((int(rank), how if how != "?" else _reported_status(text, int(rank), ranks)))
+    return next((d for d in dead if d[1] != "exit 0"), dead[0] if dead else None)
+
+
+def _reported_status(text: str, rank: int, ranks: int) -> str:
+    """"exit N" / "signal N" of RANK from mpiexec's -print-all-exitcodes line, when all ranks ran on
+    one host (the list is per host, in its local order), else "?". mpiexec gives a signal's number as
+    the code: 6, 9, 11 and 15 are read as SIGABRT, SIGKILL, SIGSEGV and SIGTERM, as a shell's 128+N."""
+    found = re.search(r"Exit codes: \[[^\]]+\] ([\d,]+)\s*$", text, re.M)
+    if not found:
+        return "?"
+    codes = found.group(1).split(",")
+    if len(codes) != ranks or rank >= len(codes):
+        return "?"
+    code = int(codes[rank])
+    if code in (6, 9, 11, 15) or code > 128:
+        return f"signal {code % 128}"
+    return f"exit {code}"
+
+
+def _signame(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

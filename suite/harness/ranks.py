@@ -2,6 +2,8 @@
 suite.storage.run.rank, checkpointing's suite.storage.checkpoint.rank) meets its peers and fails
 the same way."""
 
+import os
+import socket
 import sys
 import time
 from pathlib import Path
@@ -30,3 +32,15 @@ def fail(comm, run_dir: Path, rank: int, exc: Exception) -> None:
         traceback.print_exc()
     print(f"rank {rank}: error: {message}", file=sys.stderr, flush=True)
     comm.Abort(1)
+
+
+def started(run_dir: Path, rank: int) -> None:
+    """ranks/rank-<r>.pid: this rank's host and pid (stop() kills stragglers by it; the launcher's
+    death watch learns from it which rank died first)."""
+    (run_dir / "ranks").mkdir(parents=True, exist_ok=True)
+    files.write_atomic(run_dir / "ranks" / f"rank-{rank}.pid", f"{socket.gethostname()} {os.getpid()}\n")
+
+
+def finished(run_dir: Path, rank: int) -> None:
+    """ranks/rank-<r>.done: this rank got to its end; a rank that exits without it died."""
+    files.write_atomic(run_dir / "ranks" / f"rank-{rank}.done", "")

@@ -11,8 +11,6 @@ The ranks start together (a barrier). Errors: one line in <suite dir>/errors/ran
 from __future__ import annotations
 
 import argparse
-import os
-import socket
 import sys
 import threading
 import time
@@ -96,14 +94,13 @@ def trial(a, rank: int, comm, barrier) -> dict:
 def main(argv=None) -> int:
     from mpi4py import MPI
 
-    from suite.harness.ranks import barrier, fail
+    from suite.harness.ranks import barrier, fail, finished, started
 
     a = parser().parse_args(argv)
     comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
     suite_dir = Path(a.suite_dir)
-    (suite_dir / "ranks").mkdir(parents=True, exist_ok=True)
-    files.write_atomic(suite_dir / "ranks" / f"rank-{rank}.pid", f"{socket.gethostname()} {os.getpid()}\n")
+    started(suite_dir, rank)
     try:
         result = trial(a, rank, comm, barrier)
         out = Path(a.rank_output_base) / f"rank_{rank}"
@@ -114,6 +111,7 @@ def main(argv=None) -> int:
               f"storage read {s['cache_stats']['tier_storage_read_bandwidth_gbps']:.3f} GiB/s, write "
               f"{s['cache_stats']['tier_storage_write_bandwidth_gbps']:.3f} GiB/s", flush=True)
         barrier(comm)
+        finished(suite_dir, rank)
     except Exception as exc:  # noqa: BLE001 - one line for the CLI, a bug's traceback to the stderr log
         if isinstance(exc, OSError) and not isinstance(exc, RunError):
             exc = RunError(f"{exc.filename or a.rank_cache_base}: {exc.strerror or exc}")

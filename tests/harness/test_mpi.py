@@ -1,6 +1,10 @@
 """suite.harness.mpi: mpiexec's argv from plain values, and one line on a rank that died."""
 
+import os
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -11,11 +15,11 @@ from suite.harness import mpi
 
 def test_mpiexec_argv_from_plain_values(tmp_path):
     exe = tmp_path / "bin" / "mpiexec"
-    assert mpi.mpiexec_argv(2, exe=exe) == [str(exe), "-n", "2"]
-    assert mpi.mpiexec_argv(4, hosts=["a", "b"], exe=exe) == [str(exe), "-n", "4", "-hosts", "a,b"]
-    assert mpi.mpiexec_argv(4, hostfile="hf", hosts=["a"], exe=exe) == [str(exe), "-n", "4", "-f", "hf"]
+    assert mpi.mpiexec_argv(2, exe=exe) == [str(exe), "-print-all-exitcodes", "-n", "2"]
+    assert mpi.mpiexec_argv(4, hosts=["a", "b"], exe=exe) == [str(exe), "-print-all-exitcodes", "-n", "4", "-hosts", "a,b"]
+    assert mpi.mpiexec_argv(4, hostfile="hf", hosts=["a"], exe=exe) == [str(exe), "-print-all-exitcodes", "-n", "4", "-f", "hf"]
     assert mpi.mpiexec_argv(4, host_args=["-launcher", "ssh", "-hosts", "a:2,b:2"], hostfile="hf",
-                            exe=exe) == [str(exe), "-n", "4", "-launcher", "ssh", "-hosts", "a:2,b:2"]
+                            exe=exe) == [str(exe), "-print-all-exitcodes", "-n", "4", "-launcher", "ssh", "-hosts", "a:2,b:2"]
 
 
 def test_the_default_mpiexec_is_the_wheels_beside_python():
@@ -55,3 +59,61 @@ def test_the_ranks_import_this_suite(monkeypatch):
 
     root = str(Path(suite.__file__).resolve().parent.parent)
     assert env["PYTHONPATH"].split(":")[0] == root and "/elsewhere" in env["PYTHONPATH"].split(":")
+
+
+SLEEPER = """
+import os, sys, time
+from pathlib import Path
+from suite.harness.ranks import finished, started
+run_dir, rank = Path(sys.argv[1]), int(os.environ["PMI_RANK"])
+started(run_dir, rank)
+if rank == int(sys.argv[2]):
+    finished(run_dir, rank)
+    sys.exit(0)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("victim,sig,done", [(1, signal.SIGKILL, None), (0, signal.SIGSEGV, None),
+                                             (2, signal.SIGTERM, 0)])
+def test_the_first_rank_to_die_is_named_not_the_one_mpiexec_cleaned_up(tmp_path, victim, sig, done):
+    """mpiexec SIGKILLs the other ranks once one dies and names rank 0 in its report: the line names
+    the rank that died first and how, also when another rank had finished cleanly before it."""
+    if not (Path(sys.executable).parent / "mpiexec").exists():
+        pytest.skip("no mpich wheel beside this python")
+    script = tmp_path / "sleeper.py"
+    script.write_text(SLEEPER)
+    argv = mpi.mpiexec_argv(3) + [sys.executable, str(script), str(tmp_path), str(-1 if done is None else done)]
+
+    def kill_when_started():
+        pidfile = tmp_path / "ranks" / f"rank-{victim}.pid"
+        for _ in range(600):
+            if pidfile.exists() and len(list((tmp_path / "ranks").glob("*.pid"))) == 3:
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)
+        os.kill(int(pidfile.read_text().split()[1]), sig)
+
+    threading.Thread(target=kill_when_started, daemon=True).start()
+    rc = mpi.launch(argv, tmp_path, None)
+    assert rc != 0
+    line = mpi.rank_failure(tmp_path, rc)
+    assert line.startswith(f"rank {victim} (pid ") and f"died first: killed by {sig.name}" in line, line
+
+
+def test_a_rank_that_left_cleanly_without_finishing_is_not_blamed(tmp_path):
+    """A killed rank's sockets close before its pidfd turns readable, so a peer may leave first
+    (exit 0, no .done): the line names the rank that exited otherwise; a finished rank never."""
+    ranks = tmp_path / "ranks"
+    ranks.mkdir()
+    for r in range(3):
+        (ranks / f"rank-{r}.pid").write_text(f"h {100 + r}\n")
+    (ranks / "rank-2.done").write_text("")
+    (ranks / "exits.txt").write_text("2 signal 9\n0 exit 0\n1 signal 9\n")
+    assert mpi.rank_failure(tmp_path, 1).startswith("rank 1 (pid 101 on h) died first: killed by SIGKILL; see ")
+    (ranks / "exits.txt").write_text("0 ?\n1 ?\n")
+    (tmp_path / "mpiexec.log").write_text("=   PID 100 RUNNING AT h\n=   EXIT CODE: 9\n"
+                                          "[mpiexec@h] Exit codes: [h] 9,11,0\n")
+    assert mpi.rank_failure(tmp_path, 1).startswith("rank 0 (pid 100 on h) died first: killed by SIGKILL")
+    (tmp_path / "mpiexec.log").write_text("[mpiexec@h] Exit codes: [h] 0,11,0\n")
+    assert "rank 1 (pid 101 on h) died first: killed by SIGSEGV" in mpi.rank_failure(tmp_path, 1)

@@ -59,15 +59,14 @@ def read_shard(backend, name: str, nbytes: int, buf: memoryview) -> int:
 def worker(plan_path: str) -> int:
     from mpi4py import MPI
 
-    from suite.harness.ranks import barrier, fail
+    from suite.harness.ranks import barrier, fail, finished, started
 
     comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
     plan = files.load_json(Path(plan_path), schema=PLAN_SCHEMA)
     run_dir = Path(plan["run_dir"])
     host = socket.gethostname()
-    (run_dir / "ranks").mkdir(parents=True, exist_ok=True)
-    files.write_atomic(run_dir / "ranks" / f"rank-{rank}.pid", f"{host} {os.getpid()}\n")
+    started(run_dir, rank)
     try:
         if comm.Get_size() != plan["processes"]:
             raise RunError(f"mpiexec: expected {plan['processes']} ranks, got {comm.Get_size()}")
@@ -77,6 +76,7 @@ def worker(plan_path: str) -> int:
             from suite.storage.run.objectstore import write_rank
             write_rank(run_dir, rank)
         barrier(comm)
+        finished(run_dir, rank)
     except Exception as exc:  # noqa: BLE001 - one line for the CLI, a bug's traceback to mpiexec.log
         fail(comm, run_dir, rank, exc)
         return 1

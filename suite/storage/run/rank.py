@@ -15,7 +15,7 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import RunError
-from suite.harness.ranks import barrier, fail
+from suite.harness.ranks import barrier, fail, finished, started
 from suite.storage.records import PLAN_MAX_BYTES, RankEpoch, RankSteps, RunPlan
 
 
@@ -87,8 +87,7 @@ def worker(plan_path: str) -> int:
     plan = RunPlan.from_dict(files.load_json(Path(plan_path), schema="plan", limit=PLAN_MAX_BYTES))
     run_dir = Path(plan.run_dir)
     host = socket.gethostname()
-    (run_dir / "ranks").mkdir(parents=True, exist_ok=True)
-    files.write_atomic(run_dir / "ranks" / f"rank-{rank}.pid", f"{host} {os.getpid()}\n")
+    started(run_dir, rank)
     log = open(run_dir / "dlio.log", "a", encoding="utf-8") if rank == 0 else None
 
     def out(line: str) -> None:
@@ -104,6 +103,7 @@ def worker(plan_path: str) -> int:
             from suite.storage.run.objectstore import write_rank
             write_rank(run_dir, rank)
         barrier(comm)
+        finished(run_dir, rank)
     except Exception as exc:  # noqa: BLE001 - one line for the CLI, the traceback (bugs) to mpiexec.log
         fail(comm, run_dir, rank, exc)
         return 1
