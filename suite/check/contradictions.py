@@ -2,6 +2,11 @@
 never more lenient than it), a complete run that read nothing, a cache drop recorded as succeeded
 while the same record shows the page cache not dropped or the dataset still resident.
 
+The page-cache counters (/proc/meminfo "Cached" before and after) are system-wide: other processes'
+writes during the sync, tmpfs and another host's drop on a shared kernel move them, so a counter that
+did not fall contradicts a drop only where no sample of the dataset's own pages (mincore, recorded
+beside the drop) shows the dataset evicted; that sample, when present, decides.
+
 Facts: results.self_verdict, results.zero_reads, results.cache_drop_contradiction (one item each).
 """
 
@@ -73,23 +78,32 @@ def cache_drop(r: dict, path) -> list[Item]:
             drops.append((f"enforcement.hosts[{name}].cache_drop", h.get("cache_drop")))
     ds = r.get("dataset") if isinstance(r.get("dataset"), dict) else {}
     total = ds.get("total_bytes")
+    evicted = _evicted(enf.get("cache_drop"))
     out = []
     for where, d in drops:
         if isinstance(d, dict) and d.get("succeeded") is True:
-            why = _contradiction(d, total)
+            why = _contradiction(d, total, evicted or _evicted(d))
             if why:
                 out.append(Item(why, path, where, "a succeeded drop the record does not contradict",
                                 expected_given=True))
     return out
 
 
-def _contradiction(d: dict, total) -> str | None:
+def _evicted(d) -> bool:
+    """A sample of the dataset's pages, taken right after the drop, shows it evicted."""
+    if not isinstance(d, dict):
+        return False
+    frac, n = d.get("dataset_resident_fraction_after"), d.get("dataset_residency_sample_files")
+    return is_number(frac) and is_number(n) and n > 0 and 0 <= frac <= RESIDENT_FRACTION
+
+
+def _contradiction(d: dict, total, evicted: bool) -> str | None:
     if d.get("attempted") is False:
         return "succeeded without being attempted"
     if d.get("error"):
         return f"succeeded with an error: {d['error']}"
     before, after = d.get("cached_bytes_before"), d.get("cached_bytes_after")
-    if is_number(before) and is_number(after) and before > 0 and after >= before:
+    if is_number(before) and is_number(after) and before > 0 and after >= before and not evicted:
         return f"page cache {after} bytes after the drop, {before} before: nothing was dropped"
     for key in RESIDENT_KEYS:
         v = d.get(key)

@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 from suite import files
@@ -86,6 +87,7 @@ def launch(argv, run_dir: Path, start_in_cgroup, *, log_name: str = "mpiexec.log
     relay.start()
     watch = DeathWatch(run_dir)
     watch.start()
+    segments = _shm_segments()
     try:
         rc = proc.wait()
     except Interrupted:
@@ -95,7 +97,50 @@ def launch(argv, run_dir: Path, start_in_cgroup, *, log_name: str = "mpiexec.log
         watch.finish(write=proc.returncode not in (None, 0))
         relay.join(timeout=10)
         log.close()
+        if proc.returncode != 0:
+            remove_orphan_segments(segments)
     return rc
+
+
+SHM = Path("/dev/shm")
+
+
+def _shm_segments() -> set[str]:
+    try:
+        return {n for n in os.listdir(SHM) if n.startswith("mpich_shm_")}
+    except OSError:
+        return set()
+
+
+def remove_orphan_segments(before: set[str], settle_s: float = 0.2) -> list[str]:
+    """MPICH's shared-memory segments (/dev/shm/mpich_shm_*, ~2 MiB each) outlive ranks that were
+    killed: remove those that appeared during this run and that no process maps, twice looked at
+    settle_s apart (a segment another run is making now is mapped within that); returns their names."""
+    orphans = _unmapped(_shm_segments() - before)
+    if orphans:
+        time.sleep(settle_s)
+        orphans = _unmapped(orphans)
+    gone = []
+    for name in sorted(orphans):
+        try:
+            (SHM / name).unlink()
+            gone.append(name)
+        except OSError:
+            pass
+    return gone
+
+
+def _unmapped(names: set[str]) -> set[str]:
+    if not names:
+        return set()
+    mapped = set()
+    for maps in Path("/proc").glob("[0-9]*/maps"):
+        try:
+            text = maps.read_text()
+        except OSError:
+            continue
+        mapped |= {n for n in names if n in text}
+    return names - mapped
 
 
 class DeathWatch(threading.Thread):

@@ -117,3 +117,44 @@ def test_a_rank_that_left_cleanly_without_finishing_is_not_blamed(tmp_path):
     assert mpi.rank_failure(tmp_path, 1).startswith("rank 0 (pid 100 on h) died first: killed by SIGKILL")
     (tmp_path / "mpiexec.log").write_text("[mpiexec@h] Exit codes: [h] 0,11,0\n")
     assert "rank 1 (pid 101 on h) died first: killed by SIGSEGV" in mpi.rank_failure(tmp_path, 1)
+
+
+def test_a_killed_runs_shared_memory_segments_are_removed(tmp_path):
+    """MPICH leaves /dev/shm/mpich_shm_* behind when its ranks are SIGKILLed: a failed launch removes
+    the ones it made that nobody maps, and leaves alone those made before it."""
+    if not (Path(sys.executable).parent / "mpiexec").exists():
+        pytest.skip("no mpich wheel beside this python")
+    script = tmp_path / "mpi_sleeper.py"
+    script.write_text("import os, sys, time\nfrom pathlib import Path\nfrom mpi4py import MPI\n"
+                      "from suite.harness.ranks import started\n"
+                      "started(Path(sys.argv[1]), MPI.COMM_WORLD.Get_rank())\nMPI.COMM_WORLD.Barrier()\n"
+                      "time.sleep(60)\n")
+    planted = Path("/dev/shm") / f"mpich_shm_planted{os.getpid()}_0"
+    planted.write_bytes(b"x")
+    try:
+        def kill_when_started():
+            pidfile = tmp_path / "ranks" / "rank-1.pid"
+            for _ in range(600):
+                if pidfile.exists() and (tmp_path / "ranks" / "rank-0.pid").exists():
+                    break
+                time.sleep(0.05)
+            time.sleep(0.5)
+            os.kill(int(pidfile.read_text().split()[1]), signal.SIGKILL)
+
+        before = {p.name for p in Path("/dev/shm").glob("mpich_shm_*")}
+        threading.Thread(target=kill_when_started, daemon=True).start()
+        assert mpi.launch(mpi.mpiexec_argv(2) + [sys.executable, str(script), str(tmp_path)], tmp_path, None) != 0
+        after = {p.name for p in Path("/dev/shm").glob("mpich_shm_*")}
+        assert planted.exists() and not {n for n in after - before if not _mapped(n)}
+    finally:
+        planted.unlink()
+
+
+def _mapped(name: str) -> bool:
+    for maps in Path("/proc").glob("[0-9]*/maps"):
+        try:
+            if name in maps.read_text():
+                return True
+        except OSError:
+            pass
+    return False

@@ -96,8 +96,8 @@ def cache_clear(opts: Options, cluster, prep: Prepared):
     (suite.storage.backend: POSIX drops this host's page cache); None with --no-cache-drop."""
     if opts.no_cache_drop:
         return None
-    if cluster:
-        return cluster.drop_caches
+    if cluster:      # the dataset's residency sampled on this host (the first; one kernel's view)
+        return lambda: ResidencyChecked(cluster.drop_caches(), prep.files)
     clear = for_workload(prep.workload, prep.data_dir).clear_cache
     from suite.storage.run.objectstore import is_object
     if is_object(prep):         # no page cache of the objects on the client to measure (mincore)
