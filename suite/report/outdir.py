@@ -36,7 +36,7 @@ def _refuse(out: Path, force: bool) -> None:
                                        "(--force replaces it whole)", f"a directory holding {len(names)} other entries"))
 
 
-class _Terminated(Exception):
+class _Terminated(BaseException):        # not an Exception: no `except Exception` in the report swallows it
     pass
 
 
@@ -53,10 +53,13 @@ def report_dir(out: Path, force: bool = False):
     old_term = signal.signal(signal.SIGTERM, _on_term)  # before the temp dir exists: no window to leak it
     tmp = None
     try:
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})   # made and named as one step
         try:
             tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.report-", dir=parent))
         except OSError as exc:
             raise ResultError(expected_got(out, "--out", "a directory we can create", exc.strerror or exc)) from None
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         yield tmp
         (tmp / MARKER).write_text("a report written by `suite report`; the next report replaces this directory\n")
         os.chmod(tmp, 0o755)
@@ -66,9 +69,13 @@ def report_dir(out: Path, force: bool = False):
     except _Terminated:
         raise KeyboardInterrupt from None
     finally:
-        signal.signal(signal.SIGTERM, old_term)
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})   # a second SIGTERM waits for the cleanup
+        try:
+            signal.signal(signal.SIGTERM, old_term)
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _swap(tmp: Path, out: Path) -> None:
