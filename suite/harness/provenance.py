@@ -6,13 +6,7 @@ the tool's name and version, the git commit when there is one, and when it was c
     provenance.pointer(image)                # "md5-tree-v2:<32 hex>" (a leaf's .mlps-code-image line)
     provenance.for_run()                     # the image of the code running now (cached per process)
 
-md5-tree-v2, as mlcommons/storage's submission checker defines it (facts, not code, taken from
-its code_checksum module and constants): walk ROOT without following links; leave out every
-entry whose POSIX path relative to ROOT (a directory's with a trailing "/") starts with one of
-EXCLUDED_PREFIXES, every directory whose name ends in ".egg-info", every file whose name matches
-one of EXCLUDED_NAMES (fnmatch), and every symbolic link; sort what is left by its relative path's
-UTF-8 bytes; one md5 over, per file, its relative path's UTF-8 bytes and then its bytes. "v2" is
-v1 with the IDE, agent and test directories added to the prefixes.
+md5-tree-v2 itself: suite.codetree (the walker the v3.0 code pool and its checker use too).
 
 Which ROOT a run hashes (for_run): the installed `suite` package directory, the code that ran.
 In a checkout its data/rules and data/workloads are links to the repository's rules/ and
@@ -23,66 +17,19 @@ so the copy hashes to the same value.
 
 from __future__ import annotations
 
-import fnmatch
-import hashlib
-import os
 import subprocess
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 
-from suite.errors import SuiteError
+from suite import codetree
+from suite.codetree import ALGORITHM
 
-ALGORITHM = "md5-tree-v2"
 TOOL = "suite"
 POINTER_FILE = ".mlps-code-image"
 RECORD_FILE = "provenance.json"            # a run's code image in full (schema code-image), beside the pointer
-EXCLUDED_PREFIXES = (".git/", ".idea/", ".vscode/", ".claude/", ".agent/", ".agents/", ".roo/", ".planning/",
-                     ".gsd-tmp/", "__pycache__/", ".pytest_cache/", ".venv/", "node_modules/", "build/", "dist/",
-                     ".tox/", "test/", "tests/")
-EXCLUDED_NAMES = ("*.pyc", "*.pyo", ".DS_Store", "Thumbs.db")
-CHUNK_BYTES = 64 * 1024
 GIT_TIMEOUT_S = 5
-
-
-def _excluded(rel: str) -> bool:
-    return any(rel.startswith(p) for p in EXCLUDED_PREFIXES)
-
-
-def code_files(root) -> list[tuple[str, Path]]:
-    """The files md5-tree-v2 hashes under `root`, in hashing order: [(relative POSIX path, path)]."""
-    root = Path(root)
-    if not root.is_dir():
-        raise SuiteError(f"{root}: code image: expected a directory of code, got "
-                         f"{'nothing' if not root.exists() else 'a file'}")
-    found = []
-    for top, dirs, names in os.walk(root, followlinks=False):
-        here = Path(top)
-        rel_top = here.relative_to(root).as_posix()
-        prefix = "" if rel_top == "." else rel_top + "/"
-        dirs[:] = [d for d in dirs if not d.endswith(".egg-info") and not _excluded(f"{prefix}{d}/")
-                   and not (here / d).is_symlink()]
-        for name in names:
-            rel = prefix + name
-            if _excluded(rel) or any(fnmatch.fnmatch(name, p) for p in EXCLUDED_NAMES) or (here / name).is_symlink():
-                continue
-            found.append((rel, here / name))
-    return sorted(found, key=lambda e: e[0].encode("utf-8"))
-
-
-def tree_md5(root) -> tuple[str, int]:
-    """(md5-tree-v2 hex digest of `root`, how many files it covers)."""
-    entries = code_files(root)
-    md5 = hashlib.md5()
-    for rel, path in entries:
-        md5.update(rel.encode("utf-8"))
-        try:
-            with open(path, "rb") as f:
-                while chunk := f.read(CHUNK_BYTES):
-                    md5.update(chunk)
-        except OSError as exc:
-            raise SuiteError(f"{path}: code image: cannot read: {exc.strerror or exc}") from None
-    return md5.hexdigest(), len(entries)
+code_files, tree_md5 = codetree.code_files, codetree.tree_md5
 
 
 def git_commit(root) -> tuple[str | None, bool | None]:

@@ -118,7 +118,7 @@ def write_image(pool: Path) -> str:
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         for rel, src in v3pool.code_files(pkg):
-            dst = tmp / "suite" / rel.decode("utf-8", "surrogateescape")
+            dst = tmp / "suite" / rel
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dst)
         digest = v3pool.tree_md5(tmp)
