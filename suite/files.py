@@ -9,6 +9,7 @@
 """
 
 import errno
+import hashlib
 import json
 import math
 import os
@@ -277,3 +278,12 @@ def write_json(path: Path, doc, schema: str, indent: int | None = 4) -> None:
     if problems:  # our own output breaking our schema is a bug, not user error
         raise ValueError(f"{path}: refusing to write, schema {schema}: {problems[0]}")
     write_atomic(path, dump_json(doc, indent))
+
+
+def sha256(path: Path, block_bytes: int = 1 << 22) -> str:
+    """The sha256 hex digest of a file's bytes, read in blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(block_bytes), b""):
+            h.update(block)
+    return h.hexdigest()

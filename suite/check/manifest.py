@@ -10,7 +10,6 @@ or extra file, and one for a manifest that cannot be read. No manifest: no findi
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from pathlib import Path
@@ -36,12 +35,7 @@ MAX_LINES = 200_000                      # the walker's bound on a tree's entrie
 MAX_FINDINGS = 50                        # per rule; the rest counted in one more finding
 
 
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+sha256 = files.sha256      # the one file digest (suite.files)
 
 
 def _walk(root: Path):

@@ -12,7 +12,7 @@ import socket
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from suite.storage.backend.posix import unescape_mountinfo
+from suite.storage.backend.posix import mountinfo_entries
 
 MAX_READ = 4 * 1024 * 1024  # /proc/cpuinfo of a 512-core host is ~1 MiB
 
@@ -103,16 +103,10 @@ def mount_of(path: Path, proc: Path = Path("/proc")) -> Mount | None:
         return None
     target = os.path.realpath(path)
     best = None
-    for line in text.splitlines():
-        left, sep, right = line.partition(" - ")
-        a, b = left.split(), right.split()
-        if not sep or len(a) < 6 or len(b) < 2:
-            continue
-        point = unescape_mountinfo(a[4])
+    for _, point, fs_type, source, opts in mountinfo_entries(text):
         inside = target == point or target.startswith(point.rstrip("/") + "/")
         if inside and (best is None or len(point) >= len(best[0])):
-            opts = a[5].split(",") + [o for o in (b[2].split(",") if len(b) > 2 else []) if o]
-            best = (point, b[0], unescape_mountinfo(b[1]), sorted(set(opts)))
+            best = (point, fs_type, source, sorted(set(opts)))
     if best is None:
         return None
     try:

@@ -237,6 +237,18 @@ def unescape_mountinfo(field: str) -> str:
     return "".join(out)
 
 
+def mountinfo_entries(text: str):
+    """(device "major:minor", mount point, fs type, source, [options]) of each well-formed line of
+    a /proc/<pid>/mountinfo text, the point and source unescaped."""
+    for line in text.splitlines():
+        left, sep, right = line.partition(" - ")
+        a, b = left.split(), right.split()
+        if not sep or len(a) < 6 or len(b) < 2:
+            continue
+        opts = a[5].split(",") + [o for o in (b[2].split(",") if len(b) > 2 else []) if o]
+        yield a[2], unescape_mountinfo(a[4]), b[0], unescape_mountinfo(b[1]), opts
+
+
 def mount_of(real: str, major: int, minor: int, mountinfo: str = MOUNTINFO) -> tuple[str, str, str] | None:
     """(mount point, fs type, source) of the mount holding `real`: the longest mount point above it,
     preferring mounts of its device (major:minor); None when mountinfo is unreadable."""
@@ -246,15 +258,10 @@ def mount_of(real: str, major: int, minor: int, mountinfo: str = MOUNTINFO) -> t
     except OSError:
         return None
     best, dev = None, f"{major}:{minor}"
-    for line in text.splitlines():
-        left, sep, right = line.partition(" - ")
-        a, b = left.split(), right.split()
-        if not sep or len(a) < 5 or len(b) < 2:
-            continue
-        point = unescape_mountinfo(a[4])
+    for device, point, fs_type, source, _ in mountinfo_entries(text):
         if not (real == point or real.startswith(point.rstrip("/") + "/")):
             continue
-        key = (a[2] == dev, len(point))
+        key = (device == dev, len(point))
         if best is None or key >= best[0]:
-            best = (key, (point, b[0], unescape_mountinfo(b[1])))
+            best = (key, (point, fs_type, source))
     return best[1] if best else None
