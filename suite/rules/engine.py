@@ -3,6 +3,7 @@
 A rule file:
     schema_version: 1
     extends: [v1.0/common.yaml]        # other rule files (relative to rules/), loaded first
+    layer: kind                        # optional: another kind's rules (kv_cache.yaml), loaded by name, no workload layer
     params: {runs_required: 5}         # values rules refer to; later layers override earlier ones
     rules:
       - id: structure-run-count        # stable kebab-case id, unique over the assembled set
@@ -45,7 +46,8 @@ SCOPES = ("tree", "benchmark", "run", "host")
 RULE_KEYS = {"id", "applies_to", "field", "op", "value", "when", "severity", "effect", "message", "explain",
              "guideline", "required"}
 REQUIRED_KEYS = ("id", "applies_to", "field", "op", "severity", "effect", "message")
-FILE_KEYS = {"schema_version", "description", "extends", "params", "rules"}
+FILE_KEYS = {"schema_version", "description", "extends", "params", "rules", "layer"}
+FILE_LAYERS = ("kind",)   # `layer: kind`: another kind's rule file, loaded by name by that kind, never a workload layer
 VALUE_KEYS = {"fact", "param", "params", "value", "rel", "abs", "of", "say"}
 WORDS_KEYS = ("of", "say")     # none_equal's words: "12 of 16 <of> <say>" (hosts / report 0 GiB memory)
 ID_RE = re.compile(r"^(?:[a-z0-9]+(?:-[a-z0-9]+)*"          # our own: stable kebab-case
@@ -172,14 +174,19 @@ def rules_dir() -> Path:
 
 LAYERS = ("common", "closed", "open")
 NOT_RULES = (rulesets.FILE,)      # a folder's ruleset.yaml holds its constants, not rules
-KIND_FILES = ("kv_cache", "vector_database")   # other kinds' rule files, loaded by name (suite.kvcache.check, suite.vectordb.check): no workload layer
 
 
 def workload_layers(ruleset: str) -> list[str]:
-    """The workload names with a layer of their own in `ruleset` (<workload>.yaml)."""
+    """The workload names with a layer of their own in `ruleset` (<workload>.yaml): every rule file
+    there but common/closed/open, ruleset.yaml and another kind's file (`layer: kind`)."""
     d = rules_dir() / ruleset
     return sorted(p.stem for p in d.glob("*.yaml") if p.stem not in LAYERS and p.name not in NOT_RULES
-                  and p.stem not in KIND_FILES)
+                  and not _kind_file(p))
+
+
+def _kind_file(path: Path) -> bool:
+    doc = _read(str(path), path.stat().st_mtime_ns)
+    return isinstance(doc, dict) and doc.get("layer") == "kind"
 
 
 def seeded_params(ruleset: str) -> dict:
@@ -229,6 +236,8 @@ def _load_file(rel: str, chain: tuple[str, ...], seen: dict[str, dict]) -> list[
     unknown = set(doc) - FILE_KEYS
     if unknown:
         raise RuleError(f"{path}: unknown key {', '.join(sorted(unknown))}; expected one of {', '.join(sorted(FILE_KEYS))}")
+    if "layer" in doc and doc["layer"] not in FILE_LAYERS:
+        raise RuleError(f"{path}: layer: expected one of {', '.join(FILE_LAYERS)}, got {doc['layer']!r}")
     rule_list = doc.get("rules")
     for i, r in enumerate(rule_list if isinstance(rule_list, list) else []):
         if isinstance(r, dict):   # shape problems first: these messages name the rule id

@@ -310,3 +310,20 @@ def test_evaluate_names_each_problem_items_field_and_note():
     found = evaluate(rs, "run", Scope("run", "r/a.json", {"p.problems": [Item(3, None, "k", None, note="n",
                                                                              expected_given=True)]}))
     assert [f.message for f in found] == ["r/a.json: k: expected None, got 3; n (x-one)"]
+
+
+def test_another_kinds_rule_file_is_no_workload_layer(rule_tree):
+    """`layer: kind` marks a rule file its kind loads by name (v3.0's kv_cache.yaml): never a
+    workload layer; any other layer value is a load error naming the file."""
+    rule_tree("vX/common.yaml", {"schema_version": 1, "rules": [GOOD]})
+    rule_tree("vX/unet3d.yaml", {"schema_version": 1, "rules": []})
+    rule_tree("vX/kv_cache.yaml", {"schema_version": 1, "layer": "kind", "rules": []})
+    assert rules.workload_layers("vX") == ["unet3d"]
+    rule_tree("vX/bad.yaml", {"schema_version": 1, "layer": "galaxy", "rules": []})
+    with pytest.raises(RuleError, match=r"bad.yaml: layer: expected one of kind, got 'galaxy'"):
+        rules._load_file("vX/bad.yaml", (), {})
+
+
+def test_v3_kinds_rule_files_are_marked():
+    assert (rules.rules_dir() / "v3.0" / "kv_cache.yaml").is_file()
+    assert not {"kv_cache", "vector_database"} & set(rules.workload_layers("v3.0"))
