@@ -28,6 +28,9 @@ def add_run_arguments(p) -> None:
     g.add_argument("--checkpoints-read", type=count, default=None, metavar="N",
                    help="checkpoints to read back per run (10), after a cache drop; the read phase passes "
                         "--checkpoints-write 0 and its own --results-dir")
+    g.add_argument("--miniature", action="store_true",
+                   help="the miniature checkpoint (a few MiB per rank, not valid for submission) at --data-dir, "
+                        "e.g. an s3:// bucket; without --data-dir the miniature is the default")
 
 
 def refuse_for_checkpointing(args) -> None:
@@ -54,7 +57,7 @@ def run(args) -> int:
         data_dir=args.data_dir, results_dir=args.results_dir, runs=args.runs, memory_limit=args.memory_limit,
         division=args.division, hosts=args.hosts.split(",") if args.hosts else None, hostfile=args.hostfile,
         allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop,
-        ruleset=checkpoint_run.ruleset(args.ruleset))
+        ruleset=checkpoint_run.ruleset(args.ruleset), miniature=True if args.miniature else None)
     return v3.run(opts) if v3.applies(opts.ruleset) else checkpoint_run.run(opts)
 
 

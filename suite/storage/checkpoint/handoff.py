@@ -94,7 +94,8 @@ class Handoff:
         self.evidence = {"required": self.required, "reason": self.reason(), "performed": bool(d.get("attempted")),
                          "succeeded": bool(d.get("succeeded")), "method": d.get("method"), "error": d.get("error"),
                          "started_unix_s": t0, "duration_s": d.get("duration_s"),
-                         "what": f"the page cache of this client (the checkpoint files: {len(self.files)})",
+                         "what": f"the page cache of this client (the checkpoint files: {len(self.files)})" if self.files
+                         else "the page cache of this client (the checkpoint is objects: none of it cached as files)",
                          "meminfo_before_kib": before_mem, "meminfo_after_kib": after_mem,
                          "resident_bytes_before": before_res, "resident_bytes_after": after_res}
         return drop

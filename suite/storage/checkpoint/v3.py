@@ -115,11 +115,14 @@ class Phase(ckrun.Checkpointing):
 
 
 def _handoff(prep) -> "handoff_mod.Handoff":
-    """What the read will clear and why: its files, the bytes each client wrote, a client's memory."""
+    """What the read will clear and why: its files, the bytes each client wrote, a client's memory.
+    On object storage no file of the checkpoint is in this client's page cache to measure: no files."""
+    from suite.storage.backend.select import ObjectLocation
     from suite.storage.checkpoint.rank import checkpoint_dir
 
-    paths = [checkpoint_dir(prep.folder, k) / s.name for k in range(1, prep.count + 1)
-             for r in range(prep.opts.accelerators) for s in prep.ckpt.rank_shards(r)]
+    paths = [] if isinstance(prep.folder, ObjectLocation) else [
+        checkpoint_dir(prep.folder, k) / s.name for k in range(1, prep.count + 1)
+        for r in range(prep.opts.accelerators) for s in prep.ckpt.rank_shards(r)]
     written = (prep.written_by or {}).get("checkpoints", prep.count) * prep.ckpt.total_bytes
     return handoff_mod.Handoff(paths, written // max(len(prep.hosts), 1),
                                handoff_mod.client_memory_bytes(prep.opts.memory_limit))
