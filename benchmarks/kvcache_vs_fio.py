@@ -1,16 +1,28 @@
 #!/usr/bin/env python3
 """The kv_cache storage tier's write and read rates against fio with the same file sizes and fsync pattern.
 
-    python benchmarks/kvcache_vs_fio.py [--dir DIR] [--jobs 4] [--files-per-job 2] [--file-size 256MiB] [--repeat 2]
+    python benchmarks/kvcache_vs_fio.py [--dir DIR] [--jobs 4] [--files-per-job 2] [--file-size 256MiB]
+                                        [--repeat 3] [--warmup 1] [--processes] [--wall]
 
 Ours: suite.kvcache.tier.StorageTier, what each rank of `suite run --workload kv-cache` writes and reads
-with: J threads, each writing its files whole (one KV entry a file) in 1 MiB writes from the rank's
-pre-generated pattern (each 4 KiB block stamped), fsync before close; then, after a page-cache drop,
-reading each back whole (posix_fadvise DONTNEED first, 1 MiB reads). Rate = all bytes / wall time.
-fio: `--numjobs=J --nrfiles=F --filesize=S --bs=1m --ioengine=psync --rw=write --fsync_on_close=1 --fallocate=none
---file_service_type=sequential`, then after a drop `--rw=read --invalidate=1 --fadvise_hint=0`; rate = bw_bytes
-(group_reporting). Order alternates per repeat. Prints the ratio ours/fio per phase and the load
-average. Needs root for the cache drops. Everything written is removed.
+with: J threads of one process (a rank's users are threads), each writing its files whole (one KV entry
+a file) from the rank's pre-generated pattern (each 4 KiB block stamped) in the tier's WRITE_CHUNK
+writes, fsync before close; then each reading its files back whole in READ_CHUNK reads into one
+preallocated buffer, after posix_fadvise(DONTNEED) on the file. Rate = all bytes / the phase's wall time.
+
+fio, the same in every respect the comparison is about:
+- write: `--thread --numjobs=J --nrfiles=F --filesize=S --bs=<WRITE_CHUNK> --ioengine=psync --rw=write
+  --fsync_on_close=1 --fallocate=none --file_service_type=sequential` (J threads of one process, unless
+  --processes: fio's default fork);
+- read: the SAME files ours wrote (one fio job per thread of ours, `--filename=` its files), `--bs=<READ_CHUNK>
+  --rw=read --invalidate=1` (fio's invalidate is posix_fadvise(DONTNEED) on each file as it opens it, the
+  tier's drop) `--fadvise_hint=0` (no readahead hint: the tier gives none), so both read the same blocks
+  of the same layout after the same page-cache treatment;
+- rate: fio's `bw_bytes` (group_reporting), or with --wall all bytes / the fio process's wall time.
+A page-cache drop (root) before every phase. The order ours/fio alternates per repeat, and the first
+--warmup repeats are not counted (the first writes after a while run slower here, whoever makes them).
+Prints each repeat, then the median ratio ours/fio of write and of read, and the load average.
+Everything written is removed.
 """
 
 import argparse
@@ -32,7 +44,6 @@ from suite import sizes  # noqa: E402
 from suite.enforce import cache  # noqa: E402
 
 GIB = 1 << 30
-WALL = False          # --wall: fio's rate as bytes / the wall time of the fio process (as ours is measured)
 
 
 def drop() -> None:
@@ -41,98 +52,138 @@ def drop() -> None:
         sys.exit(f"kvcache_vs_fio: cache drop: {d.error} (run as root)")
 
 
-def ours(folder: Path, jobs: int, per_job: int, size: int) -> tuple[float, float]:
-    """(write GiB/s, read GiB/s) of the storage tier."""
-    import numpy as np
+class Ours:
+    """The storage tier on FOLDER: J threads, F entries each."""
 
-    from suite.kvcache.tier import WRITE_CHUNK, Pattern, StorageTier
-    from suite.storage.backend.select import backend_for
+    def __init__(self, folder: Path, jobs: int, per_job: int, size: int):
+        from suite.kvcache.tier import Pattern, StorageTier
+        from suite.storage.backend.select import backend_for
 
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    stop = threading.Event()
-    tier = StorageTier(backend_for("local_fs", folder), Pattern(42), 42, stop)
-    keys = [[f"job{j}_entry{k}" for k in range(per_job)] for j in range(jobs)]
+        self.folder, self.size = folder, size
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        self.tier = StorageTier(backend_for("local_fs", folder), Pattern(42), 42, threading.Event())
+        self.keys = [[f"job{j}_entry{k}" for k in range(per_job)] for j in range(jobs)]
 
-    def phase(work) -> float:
-        threads = [threading.Thread(target=work, args=(ks,)) for ks in keys]
+    def files(self) -> list[list[str]]:
+        return [[str(self.folder / self.tier.file(k)) for k in ks] for ks in self.keys]
+
+    def phase(self, work) -> float:
+        threads = [threading.Thread(target=work, args=(ks,)) for ks in self.keys]
         t0 = time.perf_counter()
         for th in threads:
             th.start()
         for th in threads:
             th.join()
-        return jobs * per_job * size / GIB / (time.perf_counter() - t0)
+        return sum(map(len, self.keys)) * self.size / GIB / (time.perf_counter() - t0)
 
-    def write(ks):
-        chunk = np.empty(WRITE_CHUNK, dtype=np.uint8)
-        for k in ks:
-            tier.write(k, size, chunk)
+    def write(self) -> float:
+        import numpy as np
 
-    def read(ks):
-        for k in ks:
-            tier.read(k, size)
+        from suite.kvcache.tier import WRITE_CHUNK
 
-    w = phase(write)
-    drop()
-    r = phase(read)
-    shutil.rmtree(folder, ignore_errors=True)
-    return w, r
+        def work(ks):
+            chunk = np.empty(WRITE_CHUNK, dtype=np.uint8)
+            for k in ks:
+                self.tier.write(k, self.size, chunk)
+        return self.phase(work)
+
+    def read(self) -> float:
+        def work(ks):
+            for k in ks:
+                self.tier.read(k, self.size)
+        return self.phase(work)
 
 
-def fio(folder: Path, jobs: int, per_job: int, size: int) -> tuple[float, float]:
+def fio_run(args: list, key: str, nbytes: int, wall: bool) -> float:
+    t0 = time.perf_counter()
+    out = subprocess.run(["fio", "--output-format=json", "--group_reporting", *args],
+                         capture_output=True, text=True, check=True).stdout
+    seconds = time.perf_counter() - t0
+    got = json.loads(out[out.index("{"):])["jobs"][0][key]
+    if got["io_bytes"] != nbytes:
+        sys.exit(f"kvcache_vs_fio: fio {key}: expected {nbytes} bytes, got {got['io_bytes']}")
+    return nbytes / GIB / seconds if wall else got["bw_bytes"] / GIB
+
+
+def fio_write(folder: Path, jobs: int, per_job: int, size: int, a) -> float:
+    from suite.kvcache.tier import WRITE_CHUNK
+
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    base = ["fio", "--name=kv", f"--directory={folder}", f"--numjobs={jobs}", f"--nrfiles={per_job}",
-            f"--filesize={size}", f"--size={size * per_job}", "--bs=1m", "--ioengine=psync",
-            "--file_service_type=sequential", "--group_reporting", "--output-format=json"]
+    try:
+        return fio_run([*([] if a.processes else ["--thread"]), "--name=kv", f"--directory={folder}",
+                        f"--numjobs={jobs}", f"--nrfiles={per_job}", f"--filesize={size}", f"--size={size * per_job}",
+                        f"--bs={WRITE_CHUNK}", "--ioengine=psync", "--file_service_type=sequential", "--rw=write",
+                        "--fsync_on_close=1", "--fallocate=none"], "write", jobs * per_job * size, a.wall)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
-    def run(extra, key) -> float:
-        t0 = time.perf_counter()
-        out = subprocess.run(base + extra, capture_output=True, text=True, check=True).stdout
-        wall = time.perf_counter() - t0
-        reported = json.loads(out[out.index("{"):])["jobs"][0][key]["bw_bytes"] / GIB
-        return reported if not WALL else jobs * per_job * size / GIB / wall
 
-    w = run(["--rw=write", "--fsync_on_close=1", "--fallocate=none"], "write")     # no preallocation: as the tier writes
-    drop()
-    r = run(["--rw=read", "--invalidate=1", "--fadvise_hint=0"], "read")     # no hint: as the tier reads
-    shutil.rmtree(folder, ignore_errors=True)
-    return w, r
+def fio_read(files: list[list[str]], size: int, a) -> float:
+    from suite.kvcache.tier import READ_CHUNK
+
+    args = [] if a.processes else ["--thread"]
+    for j, names in enumerate(files):
+        args += [f"--name=kv{j}", "--filename=" + ":".join(names), f"--bs={READ_CHUNK}", "--ioengine=psync",
+                 "--file_service_type=sequential", "--rw=read", "--invalidate=1", "--fadvise_hint=0"]
+    return fio_run(args, "read", sum(map(len, files)) * size, a.wall)
+
+
+def one_repeat(root: Path, k: int, size: int, a) -> dict:
+    """{phase: (ours GiB/s, fio GiB/s)} of one repeat, ours first on even repeats."""
+    first = k % 2 == 0
+    ours = Ours(root / "ours", a.jobs, a.files_per_job, size)
+    try:
+        w = {}
+        for who in (("ours", "fio") if first else ("fio", "ours")):
+            drop()
+            w[who] = ours.write() if who == "ours" else fio_write(root / "fio", a.jobs, a.files_per_job, size, a)
+        r = {}
+        for who in (("ours", "fio") if first else ("fio", "ours")):
+            drop()
+            r[who] = ours.read() if who == "ours" else fio_read(ours.files(), size, a)
+    finally:
+        shutil.rmtree(root / "ours", ignore_errors=True)
+    return {"write": (w["ours"], w["fio"]), "read": (r["ours"], r["fio"])}
 
 
 def main() -> int:
-    p = argparse.ArgumentParser()
-    p.add_argument("--dir", default=None)
-    p.add_argument("--jobs", type=int, default=4)
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--dir", default=None, help="a folder on the file system under test (default: /var/tmp)")
+    p.add_argument("--jobs", type=int, default=4, help="threads of ours, fio jobs")
     p.add_argument("--files-per-job", type=int, default=2)
-    p.add_argument("--file-size", default="256MiB")
-    p.add_argument("--repeat", type=int, default=2)
+    p.add_argument("--file-size", default="256MiB", help="one KV entry's file")
+    p.add_argument("--repeat", type=int, default=3, help="counted repeats")
+    p.add_argument("--warmup", type=int, default=1, help="repeats run first and not counted")
+    p.add_argument("--processes", action="store_true", help="fio's jobs as processes (its default), not threads")
     p.add_argument("--wall", action="store_true", help="fio's rate from its process's wall time, not its bw_bytes")
     a = p.parse_args()
-    global WALL
-    WALL = a.wall
     if not shutil.which("fio"):
         sys.exit("kvcache_vs_fio: fio not found")
     size = sizes.parse_size(a.file_size)
-    root = Path(a.dir or tempfile.mkdtemp(prefix="kvcache-vs-fio-", dir="/var/tmp"))
-    print(f"load average before: {os.getloadavg()[0]:.1f}; {a.jobs} jobs x {a.files_per_job} files x {a.file_size}")
+    root = Path(tempfile.mkdtemp(prefix="kvcache-vs-fio-", dir=a.dir or "/var/tmp"))      # removed at the end
+    loads = [os.getloadavg()[0]]
+    print(f"load average before: {loads[0]:.1f}; {a.jobs} jobs x {a.files_per_job} files x {a.file_size}, "
+          f"fio as {'processes' if a.processes else 'threads'}, fio rate from {'wall time' if a.wall else 'bw_bytes'}")
     ratios = {"write": [], "read": []}
     try:
-        for k in range(a.repeat):
-            order = [("ours", ours), ("fio", fio)] if k % 2 == 0 else [("fio", fio), ("ours", ours)]
-            got = {}
-            for name, fn in order:
-                drop()
-                got[name] = fn(root / name, a.jobs, a.files_per_job, size)
-            for i, ph in enumerate(("write", "read")):
-                ratios[ph].append(got["ours"][i] / got["fio"][i])
-                print(f"repeat {k + 1} {ph}: ours {got['ours'][i]:.3f} GiB/s, fio {got['fio'][i]:.3f} GiB/s, "
-                      f"ratio {ratios[ph][-1]:.2f}")
+        for k in range(a.warmup + a.repeat):
+            got = one_repeat(root, k, size, a)
+            loads.append(os.getloadavg()[0])
+            tag = "warm-up" if k < a.warmup else f"repeat {k - a.warmup + 1}"
+            for ph, (mine, theirs) in got.items():
+                if k >= a.warmup:
+                    ratios[ph].append(mine / theirs)
+                print(f"{tag} {ph}: ours {mine:.3f} GiB/s, fio {theirs:.3f} GiB/s, ratio {mine / theirs:.2f} "
+                      f"({'ours' if k % 2 == 0 else 'fio'} first; load {loads[-1]:.1f})", flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     for ph, rs in ratios.items():
-        print(f"{ph}: median ratio ours/fio {statistics.median(rs):.2f} (range {min(rs):.2f}-{max(rs):.2f})")
-    print(f"load average after: {os.getloadavg()[0]:.1f}")
+        if rs:
+            print(f"{ph}: median ratio ours/fio {statistics.median(rs):.2f} (range {min(rs):.2f}-{max(rs):.2f}, "
+                  f"{len(rs)} repeats)")
+    print(f"load average: median {statistics.median(loads):.1f} (range {min(loads):.1f}-{max(loads):.1f})")
     return 0
 
 
