@@ -70,6 +70,32 @@ def test_published_headline_p95_is_one_ranks_own_p95_not_a_pooled_one():
         - doc["summary"]["cache_stats"]["tier_storage_read_bandwidth_gbps"], rel=1e-12)
 
 
+def test_option_figures_are_means_over_trials_of_sums_over_ranks_and_the_p95_a_max_over_both(tmp_path):
+    """The FarmGPU leaf has one trial per option, so the mean over trials is tested by regrouping its 48
+    real rank files as 3 trials of 16 ranks (ranks 0-15, 16-31, 32-47): each figure is then the mean of
+    the three 16-rank sums (= the published 48-rank sum / 3), the P95 still the largest of all 48."""
+    import shutil
+
+    leaf = tmp_path / "kv_cache" / "llama3.1-70b-instruct" / "run" / "20260709_215001"
+    for r in range(48):
+        src = LEAF / "option_3" / "trial_0" / f"rank_{r}"
+        shutil.copytree(src, leaf / "option_3" / f"trial_{r // 16}" / f"rank_{r % 16}")
+    lf = kvleaf.load(leaf)
+    got = figures.option(lf, 3, expected_ranks=16)
+    claimed = kvleaf.load(LEAF).summary["options"]["3"]
+    for k in ("aggregated_read_bandwidth_gbps", "aggregated_write_bandwidth_gbps",
+              "aggregated_avg_throughput_tokens_per_sec", "aggregated_storage_throughput_tokens_per_sec"):
+        assert got[k] == pytest.approx(claimed[k] / 3, rel=1e-12), k
+        sums = [sum(figures.rank_figures(d, p)[{"aggregated_read_bandwidth_gbps": "read_gibps",
+                                                 "aggregated_write_bandwidth_gbps": "write_gibps",
+                                                 "aggregated_avg_throughput_tokens_per_sec": "avg_tps",
+                                                 "aggregated_storage_throughput_tokens_per_sec": "storage_tps"}[k]]
+                    for (_o, t, _r), (p, d) in lf.ranks.items() if t == trial) for trial in range(3)]
+        assert len(set(sums)) == 3 and got[k] == pytest.approx(sum(sums) / 3, rel=1e-12)   # three distinct sums
+    assert got["aggregated_p95_latency_ms"] == claimed["aggregated_p95_latency_ms"]     # rank 20: trial 1's rank 4
+    assert (got["trial_count"], got["rank_count"], got["partial_failure"]) == (3, 16, False)
+
+
 def test_published_p95_from_the_rank_array_of_the_headline_rank():
     """Rank 20 (the headline P95's) keeps its published per-request storage latency array: its mean, P50,
     P95, P99, P99.9, P99.99 and sum are numpy's over the array's first total_requests entries, in ms; the array holds one
