@@ -2,7 +2,7 @@
 """The kv_cache storage tier's write and read rates against fio with the same file sizes and fsync pattern.
 
     python benchmarks/kvcache_vs_fio.py [--dir DIR] [--jobs 4] [--files-per-job 2] [--file-size 256MiB]
-                                        [--repeat 3] [--warmup 1] [--processes] [--wall]
+                                        [--repeat 4] [--warmup 1] [--processes] [--same-files] [--wall]
 
 Ours: suite.kvcache.tier.StorageTier, what each rank of `suite run --workload kv-cache` writes and reads
 with: J threads of one process (a rank's users are threads), each writing its files whole (one KV entry
@@ -14,13 +14,18 @@ fio, the same in every respect the comparison is about:
 - write: `--thread --numjobs=J --nrfiles=F --filesize=S --bs=<WRITE_CHUNK> --ioengine=psync --rw=write
   --fsync_on_close=1 --fallocate=none --file_service_type=sequential` (J threads of one process, unless
   --processes: fio's default fork);
-- read: the SAME files ours wrote (one fio job per thread of ours, `--filename=` its files), `--bs=<READ_CHUNK>
-  --rw=read --invalidate=1` (fio's invalidate is posix_fadvise(DONTNEED) on each file as it opens it, the
-  tier's drop) `--fadvise_hint=0` (no readahead hint: the tier gives none), so both read the same blocks
-  of the same layout after the same page-cache treatment;
+- read: the files fio wrote in this repeat (as ours reads the files ours wrote; --same-files: the files
+  ours wrote, one fio job per thread of ours, `--filename=` its files: the same blocks of the same
+  layout, but on a virtual disk the second reader of a block may get it from the host's cache, which
+  the guest's drop does not reach), `--bs=<READ_CHUNK> --rw=read --invalidate=1` (fio's invalidate is
+  posix_fadvise(DONTNEED) on each file as it opens it, the tier's drop) `--fadvise_hint=0` (no readahead
+  hint: the tier gives none), so both read after the same page-cache treatment;
 - rate: fio's `bw_bytes` (group_reporting), or with --wall all bytes / the fio process's wall time.
-A page-cache drop (root) before every phase. The order ours/fio alternates per repeat, and the first
---warmup repeats are not counted (the first writes after a while run slower here, whoever makes them).
+A page-cache drop (root) before every phase. The order ours/fio alternates per repeat (on this virtual
+disk the set written last, read by the one going second, may still be in the host's cache, which the
+guest's drop does not reach: the side going first is at a disadvantage, so an even --repeat gives each
+side that place equally often), and the first --warmup repeats are not counted (the first writes after
+a while run slower here, whoever makes them).
 Prints each repeat, then the median ratio ours/fio of write and of read, and the load average.
 Everything written is removed.
 """
@@ -106,45 +111,64 @@ def fio_run(args: list, key: str, nbytes: int, wall: bool) -> float:
     return nbytes / GIB / seconds if wall else got["bw_bytes"] / GIB
 
 
+def fio_job(folder: Path, jobs: int, per_job: int, size: int, bs: int, a) -> list[str]:
+    return [*([] if a.processes else ["--thread"]), "--name=kv", f"--directory={folder}", f"--numjobs={jobs}",
+            f"--nrfiles={per_job}", f"--filesize={size}", f"--size={size * per_job}", f"--bs={bs}",
+            "--ioengine=psync", "--file_service_type=sequential"]
+
+
 def fio_write(folder: Path, jobs: int, per_job: int, size: int, a) -> float:
+    """fio writes its own files into FOLDER (kept for fio_read_own)."""
     from suite.kvcache.tier import WRITE_CHUNK
 
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    try:
-        return fio_run([*([] if a.processes else ["--thread"]), "--name=kv", f"--directory={folder}",
-                        f"--numjobs={jobs}", f"--nrfiles={per_job}", f"--filesize={size}", f"--size={size * per_job}",
-                        f"--bs={WRITE_CHUNK}", "--ioengine=psync", "--file_service_type=sequential", "--rw=write",
-                        "--fsync_on_close=1", "--fallocate=none"], "write", jobs * per_job * size, a.wall)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    return fio_run(fio_job(folder, jobs, per_job, size, WRITE_CHUNK, a)
+                   + ["--rw=write", "--fsync_on_close=1", "--fallocate=none"], "write", jobs * per_job * size, a.wall)
 
 
-def fio_read(files: list[list[str]], size: int, a) -> float:
+READ_FLAGS = ["--rw=read", "--invalidate=1", "--fadvise_hint=0"]
+
+
+def fio_read_own(folder: Path, jobs: int, per_job: int, size: int, a) -> float:
+    """fio reads back the files it wrote (as ours reads the files ours wrote)."""
+    from suite.kvcache.tier import READ_CHUNK
+
+    return fio_run(fio_job(folder, jobs, per_job, size, READ_CHUNK, a) + READ_FLAGS, "read", jobs * per_job * size,
+                   a.wall)
+
+
+def fio_read_same(files: list[list[str]], size: int, a) -> float:
+    """fio reads the files ours wrote (--same-files): one job per thread of ours."""
     from suite.kvcache.tier import READ_CHUNK
 
     args = [] if a.processes else ["--thread"]
     for j, names in enumerate(files):
         args += [f"--name=kv{j}", "--filename=" + ":".join(names), f"--bs={READ_CHUNK}", "--ioengine=psync",
-                 "--file_service_type=sequential", "--rw=read", "--invalidate=1", "--fadvise_hint=0"]
+                 "--file_service_type=sequential", *READ_FLAGS]
     return fio_run(args, "read", sum(map(len, files)) * size, a.wall)
 
 
 def one_repeat(root: Path, k: int, size: int, a) -> dict:
     """{phase: (ours GiB/s, fio GiB/s)} of one repeat, ours first on even repeats."""
-    first = k % 2 == 0
+    order = ("ours", "fio") if k % 2 == 0 else ("fio", "ours")
     ours = Ours(root / "ours", a.jobs, a.files_per_job, size)
     try:
-        w = {}
-        for who in (("ours", "fio") if first else ("fio", "ours")):
+        w, r = {}, {}
+        for who in order:
             drop()
             w[who] = ours.write() if who == "ours" else fio_write(root / "fio", a.jobs, a.files_per_job, size, a)
-        r = {}
-        for who in (("ours", "fio") if first else ("fio", "ours")):
+        for who in order:
             drop()
-            r[who] = ours.read() if who == "ours" else fio_read(ours.files(), size, a)
+            if who == "ours":
+                r[who] = ours.read()
+            elif a.same_files:
+                r[who] = fio_read_same(ours.files(), size, a)
+            else:
+                r[who] = fio_read_own(root / "fio", a.jobs, a.files_per_job, size, a)
     finally:
         shutil.rmtree(root / "ours", ignore_errors=True)
+        shutil.rmtree(root / "fio", ignore_errors=True)
     return {"write": (w["ours"], w["fio"]), "read": (r["ours"], r["fio"])}
 
 
@@ -154,9 +178,11 @@ def main() -> int:
     p.add_argument("--jobs", type=int, default=4, help="threads of ours, fio jobs")
     p.add_argument("--files-per-job", type=int, default=2)
     p.add_argument("--file-size", default="256MiB", help="one KV entry's file")
-    p.add_argument("--repeat", type=int, default=3, help="counted repeats")
+    p.add_argument("--repeat", type=int, default=4, help="counted repeats (even: each side first equally often)")
     p.add_argument("--warmup", type=int, default=1, help="repeats run first and not counted")
     p.add_argument("--processes", action="store_true", help="fio's jobs as processes (its default), not threads")
+    p.add_argument("--same-files", action="store_true",
+                   help="fio reads the files ours wrote (default: each reads back the files it wrote)")
     p.add_argument("--wall", action="store_true", help="fio's rate from its process's wall time, not its bw_bytes")
     a = p.parse_args()
     if not shutil.which("fio"):
