@@ -26,13 +26,16 @@ disk the set written last, read by the one going second, may still be in the hos
 guest's drop does not reach: the side going first is at a disadvantage, so an even --repeat gives each
 side that place equally often), and the first --warmup repeats are not counted (the first writes after
 a while run slower here, whoever makes them).
-Prints each repeat, then the median ratio ours/fio of write and of read, and the load average.
+Prints each repeat, then the median ratio ours/fio of write and of read, and the load average; beside
+them the CPU seconds (user + system, from the OS: this process's for ours, the fio child's rusage)
+per GiB moved, a figure the other helpers' load disturbs less than a rate does.
 Everything written is removed.
 """
 
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -49,6 +52,7 @@ from suite import sizes  # noqa: E402
 from suite.enforce import cache  # noqa: E402
 
 GIB = 1 << 30
+CPU = {}              # the last phase's CPU seconds (user + system) per GiB: "ours" (this process), "fio" (the child)
 
 
 def drop() -> None:
@@ -75,12 +79,15 @@ class Ours:
 
     def phase(self, work) -> float:
         threads = [threading.Thread(target=work, args=(ks,)) for ks in self.keys]
-        t0 = time.perf_counter()
+        gib = sum(map(len, self.keys)) * self.size / GIB
+        c0, t0 = os.times(), time.perf_counter()
         for th in threads:
             th.start()
         for th in threads:
             th.join()
-        return sum(map(len, self.keys)) * self.size / GIB / (time.perf_counter() - t0)
+        seconds, c1 = time.perf_counter() - t0, os.times()
+        CPU["ours"] = (c1.user - c0.user + c1.system - c0.system) / gib
+        return gib / seconds
 
     def write(self) -> float:
         import numpy as np
@@ -101,10 +108,11 @@ class Ours:
 
 
 def fio_run(args: list, key: str, nbytes: int, wall: bool) -> float:
-    t0 = time.perf_counter()
+    r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     out = subprocess.run(["fio", "--output-format=json", "--group_reporting", *args],
                          capture_output=True, text=True, check=True).stdout
-    seconds = time.perf_counter() - t0
+    seconds, r1 = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU["fio"] = (r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) / (nbytes / GIB)   # fio's start-up too
     got = json.loads(out[out.index("{"):])["jobs"][0][key]
     if got["io_bytes"] != nbytes:
         sys.exit(f"kvcache_vs_fio: fio {key}: expected {nbytes} bytes, got {got['io_bytes']}")
@@ -155,9 +163,11 @@ def one_repeat(root: Path, k: int, size: int, a) -> dict:
     ours = Ours(root / "ours", a.jobs, a.files_per_job, size)
     try:
         w, r = {}, {}
+        cpu = {"write": {}, "read": {}}
         for who in order:
             drop()
             w[who] = ours.write() if who == "ours" else fio_write(root / "fio", a.jobs, a.files_per_job, size, a)
+            cpu["write"][who] = CPU[who]
         for who in order:
             drop()
             if who == "ours":
@@ -166,10 +176,11 @@ def one_repeat(root: Path, k: int, size: int, a) -> dict:
                 r[who] = fio_read_same(ours.files(), size, a)
             else:
                 r[who] = fio_read_own(root / "fio", a.jobs, a.files_per_job, size, a)
+            cpu["read"][who] = CPU[who]
     finally:
         shutil.rmtree(root / "ours", ignore_errors=True)
         shutil.rmtree(root / "fio", ignore_errors=True)
-    return {"write": (w["ours"], w["fio"]), "read": (r["ours"], r["fio"])}
+    return {ph: (got["ours"], got["fio"], cpu[ph]["ours"], cpu[ph]["fio"]) for ph, got in (("write", w), ("read", r))}
 
 
 def main() -> int:
@@ -192,23 +203,26 @@ def main() -> int:
     loads = [os.getloadavg()[0]]
     print(f"load average before: {loads[0]:.1f}; {a.jobs} jobs x {a.files_per_job} files x {a.file_size}, "
           f"fio as {'processes' if a.processes else 'threads'}, fio rate from {'wall time' if a.wall else 'bw_bytes'}")
-    ratios = {"write": [], "read": []}
+    ratios, cpus = {"write": [], "read": []}, {"write": [], "read": []}
     try:
         for k in range(a.warmup + a.repeat):
             got = one_repeat(root, k, size, a)
             loads.append(os.getloadavg()[0])
             tag = "warm-up" if k < a.warmup else f"repeat {k - a.warmup + 1}"
-            for ph, (mine, theirs) in got.items():
+            for ph, (mine, theirs, my_cpu, their_cpu) in got.items():
                 if k >= a.warmup:
                     ratios[ph].append(mine / theirs)
-                print(f"{tag} {ph}: ours {mine:.3f} GiB/s, fio {theirs:.3f} GiB/s, ratio {mine / theirs:.2f} "
-                      f"({'ours' if k % 2 == 0 else 'fio'} first; load {loads[-1]:.1f})", flush=True)
+                    cpus[ph].append((my_cpu, their_cpu))
+                print(f"{tag} {ph}: ours {mine:.3f} GiB/s, fio {theirs:.3f} GiB/s, ratio {mine / theirs:.2f}; CPU s/GiB "
+                      f"ours {my_cpu:.3f}, fio {their_cpu:.3f} ({'ours' if k % 2 == 0 else 'fio'} first; "
+                      f"load {loads[-1]:.1f})", flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     for ph, rs in ratios.items():
         if rs:
+            mine, theirs = (statistics.median(c[i] for c in cpus[ph]) for i in (0, 1))
             print(f"{ph}: median ratio ours/fio {statistics.median(rs):.2f} (range {min(rs):.2f}-{max(rs):.2f}, "
-                  f"{len(rs)} repeats)")
+                  f"{len(rs)} repeats); median CPU s/GiB ours {mine:.3f}, fio {theirs:.3f} (fio's start-up included)")
     print(f"load average: median {statistics.median(loads):.1f} (range {min(loads):.1f}-{max(loads):.1f})")
     return 0
 
