@@ -46,7 +46,8 @@ def run(args) -> int:
         seed=None if seed == defaults.get("seed") else seed, memory_limit=args.memory_limit,
         allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop,
         open_params={"model": args.kv_model, "users": args.kv_users, "gpu_mem_gb": args.kv_gpu_mem_gb,
-                     "cpu_mem_gb": args.kv_cpu_mem_gb, "storage_capacity_gb": args.kv_storage_capacity_gb}))
+                     "cpu_mem_gb": args.kv_cpu_mem_gb, "storage_capacity_gb": args.kv_storage_capacity_gb},
+        launcher=getattr(args, "launcher", None)))
 
 
 def leaf_dir(path: Path) -> Path:
@@ -119,5 +120,5 @@ KIND = Kind(
     name="kv_cache", run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
     listing=listing, add_run_arguments=add_run_arguments, workload_schema="kvcache-workload",
     workloads_shown="kv-cache", result_files=("option_1", "option_2", "option_3"), checks_trees=False,
-    run_options=(*RUN_OPTIONS, "accelerators", "division", "hosts", "memory_limit", "allow_no_cache_drop",
+    run_options=(*RUN_OPTIONS, "accelerators", "division", "hosts", "launcher", "memory_limit", "allow_no_cache_drop",
                  "no_cache_drop", "seed"))

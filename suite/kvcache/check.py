@@ -16,6 +16,7 @@ from suite.rules.ops import Item
 
 RULESET = "v3.0"
 RULE_FILES = ("kv_cache.yaml",)
+MAX_LISTED = 10000         # summary.json's missing_files read per option (a hostile list is cut there)
 TABLE = {"--model": "model", "--num-users": "users", "--gpu-mem-gb": "gpu_mem_gb", "--cpu-mem-gb": "cpu_mem_gb",
          "--max-concurrent-allocs": "max_concurrent_allocs"}
 OPEN_MAY_CHANGE = ("--model", "--num-users", "--duration", "--gpu-mem-gb", "--cpu-mem-gb", "--storage-capacity-gb")
@@ -97,6 +98,7 @@ def rank_facts(lf: kvleaf.Leaf, derived: dict, n: int | None) -> dict:
             problems.append(_p(f"option_{o}/trial_{t}", f"rank_0..rank_{n - 1}", [f"rank_{r}" for r in sorted(ranks)][:8]))
     for o in derived.values():
         missing += [_p(m, "a kvcache_results_*.json", "none") for m in o["missing_files"]]
+    missing += listed_missing(lf, {m.field for m in missing})
     for (o, t, r), (path, doc) in sorted(lf.ranks.items()):
         for s in figures.rederive_rank(doc, path):
             if s["status"] == "mismatch":
@@ -115,15 +117,32 @@ def rank_facts(lf: kvleaf.Leaf, derived: dict, n: int | None) -> dict:
             "kvcache.missing_rank_files": missing, "kvcache.failed_trials": failed, "kvcache.cpu_tier_options": cpu_only}
 
 
-def summary_problems(lf: kvleaf.Leaf, derived: dict, complete: bool) -> tuple[list, list]:
-    """(problems, statements): summary.json against the rank files, where every rank file is there."""
+def listed_missing(lf: kvleaf.Leaf, known: set) -> list:
+    """The rank files summary.json itself lists as missing (its options' `missing_files`: the publisher's
+    own record, also where the leaf as copied holds no rank directory of that option), not yet known."""
+    out = []
+    for c in ((lf.summary or {}).get("options") or {}).values():
+        listed = c.get("missing_files") if isinstance(c, dict) else None
+        for m in (listed if isinstance(listed, list) else [])[:MAX_LISTED]:
+            if not isinstance(m, str):
+                continue
+            tail = re.search(r"option_\d+/trial_\d+/rank_\d+$", m.rstrip("/"))
+            name = tail.group(0) if tail else m[-200:]
+            if name not in known:
+                known.add(name)
+                out.append(_p(name, "a kvcache_results_*.json", "none (summary.json lists it missing)"))
+    return out
+
+
+def summary_problems(lf: kvleaf.Leaf, derived: dict, complete: set) -> tuple[list, list]:
+    """(problems, statements): summary.json against the rank files, option by option where every rank
+    file of the option is there (`complete`: those options); the others' figures are not re-derivable."""
     if lf.summary is None:
         return [_p("summary.json", "present (per-option aggregates)", "absent", lf.path)], []
     statements = figures.against_summary(lf, derived)
-    if not complete:
-        for s in statements:
+    for s in statements:
+        if s["figure"].split(".")[1] not in complete:
             s["status"] = "not-rederivable"
-        return [], statements
     return [_p(s["figure"], s["derived"], s["claimed"], lf.path / lf.summary_name) for s in statements
             if s["status"] == "mismatch"], statements
 
@@ -134,7 +153,7 @@ def facts(lf: kvleaf.Leaf) -> tuple[dict, dict, list]:
     n = expected_ranks(lf)
     derived = figures.options(lf, n)
     out = {"kvcache.division": div, **command_facts(lf, doc, div), **rank_facts(lf, derived, n)}
-    complete = not out["kvcache.missing_rank_files"] and bool(lf.ranks)
+    complete = {o for o, d in derived.items() if not d["missing_files"] and any(k[0] == int(o) for k in lf.ranks)}
     out["kvcache.summary_problems"], statements = summary_problems(lf, derived, complete)
     suite = (lf.metadata or {}).get("suite")
     if lf.summary_name is not None:

@@ -114,12 +114,17 @@ def close(a: float, b: float) -> bool:
 
 
 def rederive_rank(doc: dict, where) -> list[dict]:
-    """The rank's summary figures against its own arrays: [{figure, claimed, derived, status}]."""
+    """The rank's summary figures against its own arrays: [{figure, claimed, derived, status}]. The
+    latency array's first `summary.total_requests` entries: a published rank's array may hold more
+    (FarmGPU's rank 20: 279 for 278 requests, the last appended after the summary was computed)."""
     import numpy as np
 
     out = []
     lat = doc.get("storage_latencies")
     if isinstance(lat, list) and lat and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in lat):
+        counted = doc.get("summary", {}).get("total_requests") if isinstance(doc.get("summary"), dict) else None
+        if isinstance(counted, int) and not isinstance(counted, bool) and 0 < counted < len(lat):
+            lat = lat[:counted]      # the reference appends requests that end after its figures were taken
         derived = float(np.percentile(np.asarray(lat, dtype=float) * 1000.0, 95))
         out.append(_status("storage_io_latency_ms.p95", number(doc, ("summary", "storage_io_latency_ms", "p95"), where),
                            derived))

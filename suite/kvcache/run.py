@@ -47,6 +47,7 @@ class Options:
     allow_no_cache_drop: bool = False
     no_cache_drop: bool = False
     open_params: dict | None = None            # --kv-model, --kv-users, ... (open division)
+    launcher: str | None = None                # --launcher: how mpiexec and the host agents reach --hosts
 
 
 def plan(opts: Options, doc: dict) -> tuple[list, bool, list]:
@@ -90,9 +91,21 @@ def delay(opts: Options, doc: dict, miniature: bool) -> float:
     return doc["miniature"]["inter_option_delay_s"] if miniature else doc["closed"]["inter_option_delay_s"]
 
 
-def trial_argv(opts: Options, leaf: Path, cache: Path, suite_dir: Path, o: int, t: int, p, stamp: str) -> list[str]:
-    """mpiexec ... python -m suite.kvcache.rank ... (what the metadata records as the command)."""
-    return mpi.mpiexec_argv(opts.ranks, hosts=opts.hosts) + mpi.python_module(
+def trial_argv(opts: Options, leaf: Path, cache: Path, suite_dir: Path, o: int, t: int, p, stamp: str,
+               cluster=None) -> list[str]:
+    """mpiexec ... python -m suite.kvcache.rank ... (what the metadata records as the command); across
+    hosts (`cluster`, suite.storage.run.hosts) the ranks placed by us, reached through the launcher."""
+    return mpiexec_part(opts, cluster) + rank_argv(leaf, cache, suite_dir, o, t, p, stamp)
+
+
+def mpiexec_part(opts: Options, cluster=None) -> list[str]:
+    if cluster is not None:
+        return mpi.mpiexec_argv(opts.ranks, host_args=cluster.launcher.mpiexec_args() + ["-hosts", cluster.hosts_arg()])
+    return mpi.mpiexec_argv(opts.ranks, hosts=opts.hosts)
+
+
+def rank_argv(leaf: Path, cache: Path, suite_dir: Path, o: int, t: int, p, stamp: str) -> list[str]:
+    return mpi.python_module(
         "suite.kvcache.rank", "--rank-output-base", leaf / f"option_{o}" / f"trial_{t}", "--rank-cache-base", cache,
         "--suite-dir", suite_dir / f"option_{o}_trial_{t}", "--seed-base", p.seed_base, "--option", o,
         "--model", p.model, "--num-users", p.users, "--duration", f"{p.duration_s:g}", "--gpu-mem-gb",
@@ -113,20 +126,25 @@ class KvCache:
         self.leaf: Path | None = None
         self.done: list[dict] = []
         self.started_s = time.time()
+        self.cluster = None                      # suite.storage.run.hosts.Cluster across hosts
 
     def prepare(self) -> Series:
         from suite.storage.backend.select import backend_for
 
         opts = self.opts
-        if opts.memory_limit is not None:
-            from suite.enforce.cgroup import check_limit
-            check_limit(opts.memory_limit)
         if opts.no_cache_drop and opts.division != "open":
             raise RuleError(f"--no-cache-drop: expected --division open, got --division {opts.division}")
         self.separation = separation.probe(None, self.cache, Path(opts.results_dir or "results"))
         self.shared_fs = separation.refuse(self.separation, opts.division, self.miniature)
-        clear = backend_for("local_fs", self.cache).clear_cache
-        enforced.refuse_without_clear(clear, opts.division, opts.allow_no_cache_drop)
+        self.cluster = connect_hosts(opts)
+        if self.cluster is not None:           # probed: each host's cache drop and cgroup refusals are done
+            clear = self.cluster.drop_caches
+        else:
+            if opts.memory_limit is not None:
+                from suite.enforce.cgroup import check_limit
+                check_limit(opts.memory_limit)
+            clear = backend_for("local_fs", self.cache).clear_cache
+            enforced.refuse_without_clear(clear, opts.division, opts.allow_no_cache_drop)
         return Series(name="kv-cache", results_dir=opts.results_dir, runs=len(self.trials),
                       clear_cache=None if opts.no_cache_drop else clear, write_run_set=self.write_leaf,
                       started=self.started)
@@ -150,7 +168,8 @@ class KvCache:
         if o != prev and (wait := delay(self.opts, self.doc, self.miniature)) > 0:
             enforced.say(f"  inter-option delay {wait:g} s")
             time.sleep(wait)
-        argv = trial_argv(self.opts, self.leaf, self.cache, self.leaf / ".suite", o, t, p, self.stamp)
+        ranks = rank_argv(self.leaf, self.cache, self.leaf / ".suite", o, t, p, self.stamp)
+        argv = mpiexec_part(self.opts, self.cluster) + ranks
         base = f"kvcache_opt{o}_trial{t}_{self.stamp}"
         enforced.say(f"[option {o} trial {t + 1}/{sum(1 for x in self.trials if x[0] == o)}] {p.model}, "
                      f"{p.users} users/rank, {p.duration_s:g} s, CPU {p.cpu_mem_gb:g} GB, GPU {p.gpu_mem_gb:g} GB, "
@@ -168,18 +187,27 @@ class KvCache:
             stream.close()
 
         started = time.time()
-        cgroup = enforced.memory_cgroup(self.opts.memory_limit, k)
+        log = str(self.leaf / f"{base}.stderr.log")
         try:
-            status, error, evidence = enforced.enforced(
-                cgroup, lambda start: mpi.launch(argv, suite_dir, start, log_name=str(self.leaf / f"{base}.stderr.log"),
-                                                 relay=relay),
-                lambda rc: mpi.rank_failure(suite_dir, rc))
+            if self.cluster is not None and self.opts.memory_limit:     # each rank joins its host's cgroup
+                cgroup = self.cluster.cgroups(self.opts.memory_limit, enforced.cgroup_name(k), suite_dir / "cgroups")
+                argv = mpiexec_part(self.opts, self.cluster) + cgroup.wrap(ranks)
+                status, error, evidence = enforced.enforced(
+                    cgroup, lambda: mpi.launch(argv, suite_dir, None, log_name=log, relay=relay),
+                    lambda rc: mpi.rank_failure(suite_dir, rc), join=False)
+            else:
+                status, error, evidence = enforced.enforced(
+                    enforced.memory_cgroup(self.opts.memory_limit, k),
+                    lambda start: mpi.launch(argv, suite_dir, start, log_name=log, relay=relay),
+                    lambda rc: mpi.rank_failure(suite_dir, rc))
         finally:
             out_log.close()
         doc = {"option": o, "trial": t, "status": status, "error": error, "cgroup": evidence,
                "cache_drop": drop.to_dict(), "command": shlex.join(map(str, argv)), "params": p.to_dict(),
                "stdout": f"{base}.stdout.log", "stderr": f"{base}.stderr.log", "start_unix_s": started,
                "end_unix_s": time.time()}
+        if self.cluster is not None:
+            doc["hosts"] = self.cluster.evidence(drop, evidence)
         self.done.append(doc)
         return doc
 
@@ -213,6 +241,25 @@ class KvCache:
                       "workload": "kv-cache", "fs_separation": self.separation, "shared_fs": self.shared_fs,
                       "trials": done, "planned_trials": len(self.trials)},
         }
+
+
+def connect_hosts(opts: Options):
+    """hosts.Cluster when the ranks span hosts (--hosts other than this one, or --launcher): each host
+    probed through the launcher (refused: unreachable, uneven ranks in closed, no cache drop, no
+    cgroup for --memory-limit), the ranks placed in host order; else None."""
+    from types import SimpleNamespace
+
+    from suite.storage.run import hosts as hostmod
+
+    names = opts.hosts or [socket.gethostname()]
+    if not hostmod.is_multi(opts, names):
+        return None
+    cluster = hostmod.connect(SimpleNamespace(accelerators=opts.ranks, division=opts.division,
+                                              memory_limit=opts.memory_limit, no_cache_drop=opts.no_cache_drop,
+                                              allow_no_cache_drop=opts.allow_no_cache_drop), names, opts.launcher)
+    enforced.say("hosts: " + ", ".join(f"{h.name} ({h.hostname}: ranks {h.ranks[0]}-{h.ranks[-1]})"
+                                       for h in cluster.hosts) + f" through {cluster.launcher.exe}")
+    return cluster
 
 
 def run(opts: Options) -> int:
