@@ -135,7 +135,7 @@ class KvCache:
         if opts.no_cache_drop and opts.division != "open":
             raise RuleError(f"--no-cache-drop: expected --division open, got --division {opts.division}")
         self.separation = separation.probe(None, self.cache, Path(opts.results_dir or "results"))
-        self.shared_fs = separation.refuse(self.separation, opts.division, self.miniature)
+        self.shared_fs = separation.refuse(self.separation, opts.division, self.miniature, "--cache-dir")
         self.cluster = connect_hosts(opts)
         if self.cluster is not None:           # probed: each host's cache drop and cgroup refusals are done
             clear = self.cluster.drop_caches

@@ -167,3 +167,11 @@ def test_the_leaf_loads_as_a_leaf(closed_leaf):
     _code, leaf = closed_leaf
     lf = kvleaf.load(leaf)
     assert len(lf.ranks) == 6 and len(lf.logs) == 6
+
+
+def test_closed_cache_and_results_on_one_file_system_name_the_cache_dir(tmp_path, run_cli):
+    """Rule 6.4.1 refused up front, in the option the user gave (--cache-dir, not --data-dir); nothing made."""
+    code, _, err = run_cli("run", "--workload", "kv-cache", "--cache-dir", tmp_path / "c", "--results-dir", tmp_path / "r")
+    line = err.strip().splitlines()[-1]
+    assert code == 2 and line.startswith(f"suite run: error: --cache-dir {tmp_path / 'c'} and --results-dir"), err
+    assert "file systems: expected different ones" in line and not (tmp_path / "c").exists()

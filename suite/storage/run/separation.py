@@ -54,13 +54,14 @@ def _published(data: dict, results: dict, separate: bool, now) -> dict:
             "probed_by_rank": 0, "probed_by_host": socket.gethostname()}
 
 
-def refuse(doc: dict, division: str, miniature: bool) -> str | None:
+def refuse(doc: dict, division: str, miniature: bool, option: str = "--data-dir") -> str | None:
     """Closed and full size: RuleError when data and results share a file system. Otherwise the
-    reason the run is not compliant (None when separate)."""
+    reason the run is not compliant (None when separate). `option`: what the user named the data
+    location with (kv_cache: --cache-dir)."""
     if doc["separate"]:
         return None
     d, r = doc["data"], doc["results"]
-    what = (f"--data-dir {d['path']} and --results-dir {r['path']}: file systems: expected different ones "
+    what = (f"{option} {d['path']} and --results-dir {r['path']}: file systems: expected different ones "
             f"(data and results apart), got one ({d['fs_type']} device {d['device_id']} at {d['mount_point']})")
     if division == "closed" and not miniature:
         raise RuleError(what)
