@@ -203,7 +203,7 @@ class S3ReadHandle(ReadHandle):
             raise
         total = response.get("ContentRange", "").rpartition("/")[2]
         self._size = int(total) if total.isdigit() else (int(response["ContentLength"]) if not offset else None)
-        return response["Body"]._raw_stream          # urllib3's response: readinto without a copy
+        return _Stream(response["Body"]._raw_stream)
 
     def readinto_at(self, _key, buffers: list, offset: int) -> int:
         want = sum(len(b) for b in buffers)
@@ -253,6 +253,43 @@ class S3ReadHandle(ReadHandle):
 
     def close(self) -> None:
         self._drop()
+
+
+class _Stream:
+    """A GET's body read straight from the socket into the caller's buffer.
+
+    urllib3's HTTPResponse.readinto is read(n) plus a copy (and http.client's read(n) one more):
+    two copies and a fresh n-byte allocation per chunk. http.client's readinto (under urllib3's
+    response, `_fp`) fills the buffer from the socket directly (BufferedReader hands a large buffer
+    to recv_into) and keeps the Content-Length and chunked framing. A body that ends before its
+    Content-Length is a ConnectionResetError (transient: the caller resumes with a ranged GET), as
+    urllib3's enforce_content_length would have it."""
+
+    __slots__ = ("raw", "fp", "left")
+
+    def __init__(self, raw):
+        self.raw, self.fp = raw, getattr(raw, "_fp", None)
+        self.left = None if self.fp is None else getattr(self.fp, "length", None)
+
+    def readinto(self, view) -> int:
+        if self.fp is None or self.left is None:      # no http.client response under it: urllib3's way
+            return self.raw.readinto(view)
+        if not self.left:
+            return 0
+        n = self.fp.readinto(view)
+        if not n and len(view):
+            raise ConnectionResetError(f"the body ended {self.left} bytes before its Content-Length")
+        self.left -= n
+        return n
+
+    def isclosed(self) -> bool:
+        return self.raw.isclosed()
+
+    def release_conn(self) -> None:
+        self.raw.release_conn()
+
+    def close(self) -> None:
+        self.raw.close()
 
 
 def _fill(body, buffers: list) -> int:

@@ -39,6 +39,33 @@ def test_a_write_is_invisible_until_commit_and_multipart_above_the_part_size(buc
     assert REQUESTS.take()["counts"]["GET"] == 2          # two ranged GETs
 
 
+def test_a_body_cut_mid_stream_resumes_with_a_ranged_get_and_is_counted(bucket, s3_server, monkeypatch):
+    """A real proxy sends half of the first two GETs' bodies and closes: the sequential read (straight
+    from the socket into the buffer) notices the short body and resumes from where it stopped."""
+    from tests.storage.s3.s3_proxy import Throttle
+
+    b = backend_for(None, f"s3://{bucket}/cut")
+    data = bytes(range(251)) * 40000                   # about 10 MB, not a multiple of the buffer
+    with b.create("obj") as w:
+        w.write(data)
+        w.commit()
+    with Throttle(s3_server["env"]["AWS_ENDPOINT_URL"], every=10**9, cut_gets=2) as proxy:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+        s3io._CLIENTS.clear()
+        try:
+            REQUESTS.reset()
+            got, buf, off = bytearray(), bytearray(3 << 20), 0
+            with b.open_read("obj") as h:
+                while n := h.readinto_at(h.key, [buf], off):
+                    got += buf[:n]
+                    off += n
+            taken = REQUESTS.take()
+        finally:
+            s3io._CLIENTS.clear()
+    assert bytes(got) == data and proxy.cut == 2
+    assert taken["counts"]["GET"] == 3 and taken["retries"]["GET"] == 2
+
+
 def test_listing_sizes_prefixes_and_a_missing_prefix(bucket):
     b = backend_for("object", f"s3://{bucket}/p")
     for name, size in (("train/a/1.npz", 3), ("train/b.npz", 5), ("generation_log.json", 2)):
