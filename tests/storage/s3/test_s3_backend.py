@@ -98,7 +98,7 @@ def test_an_aborted_write_leaves_nothing(bucket, monkeypatch):
 def test_the_evidence_names_the_endpoint_host_and_no_key(bucket, s3_server):
     ev = backend_for(None, f"s3://{bucket}/x").evidence()
     assert ev["endpoint_host"].startswith("127.0.0.1:") and ev["bucket"] == bucket and ev["prefix"] == "x"
-    assert ev["library"]["name"] == "boto3" and ev["library"]["version"]
+    assert ev["library"]["name"] == "boto3" and ev["library"]["version"] and ev["library"]["payload_signing"] is False
     text = repr(ev)
     assert s3_server["env"]["AWS_SECRET_ACCESS_KEY"] not in text and s3_server["env"]["AWS_ACCESS_KEY_ID"] not in text
 
