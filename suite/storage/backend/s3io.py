@@ -7,10 +7,9 @@ evidence names the endpoint's host and port only, never a key.
 
 Requests, as a trainer makes them: a sequential read is ONE whole-object GET streamed into the
 caller's buffer (a ranged GET from the offset when the reader jumps); a random read (headers, h5py,
-zip) is a ranged GET of exactly the bytes asked. A listing is ListObjectsV2 pages. A write is held in
-memory up to the part size, then becomes a multipart upload (part 1 held back until commit, so the
-patch window stays writable); commit completes it, abort aborts it: a name never shows half an object.
-Every request goes through `_call`: counted by kind (suite.storage.backend.s3stats), timed, retried
+zip) is a ranged GET of exactly the bytes asked. A listing is ListObjectsV2 pages. Writes (PUT, or a
+multipart upload above the part size): suite.storage.backend.s3write.
+Every request goes through `call`: counted by kind (suite.storage.backend.s3stats), timed, retried
 with exponential backoff on 500/503 (SlowDown), resets and refused connections, each retry counted.
 """
 
@@ -25,7 +24,7 @@ import time
 from urllib.parse import urlsplit
 
 from suite.errors import SuiteError
-from suite.storage.backend.base import PATCH_WINDOW_BYTES, Backend, Entry, ReadHandle, Writer
+from suite.storage.backend.base import ReadHandle
 from suite.storage.backend.s3stats import REQUESTS
 
 SCHEME = "s3://"
@@ -163,7 +162,10 @@ def oserror(exc, what: str, attempts: int = MAX_ATTEMPTS) -> OSError:
 def call(kind: str, what: str, method: str, attempts: int = MAX_ATTEMPTS, **kwargs):
     """One request with its retries: counted, timed, backed off; OSError when it cannot be done."""
     fn = getattr(client(), method)
+    body = kwargs.get("Body")
     for attempt in range(attempts):
+        if hasattr(body, "seek"):
+            body.seek(0)             # a retry sends the body again from its start
         t0 = time.perf_counter()
         try:
             response = fn(**kwargs)
@@ -336,70 +338,3 @@ class _RawObject(io.RawIOBase):
         got = self.handle.readinto_at(None, [buf], self.pos)
         self.pos += got
         return got
-
-
-class S3Writer(Writer):
-    """Buffered to the part size; then a multipart upload, part 1 held back for patch()."""
-
-    def __init__(self, bucket: str, key: str, name: str, what: str, part_bytes: int | None = None):
-        self.bucket, self.key, self.name, self.what = bucket, key, name, what
-        self.part_bytes = part_bytes or PART_BYTES
-        self.buf, self.first, self.parts, self.upload_id, self.done = bytearray(), None, [], None, False
-        self.writev = self._writev
-
-    def _writev(self, buffers: list) -> int:
-        n = 0
-        for b in buffers:
-            self.buf += b
-            n += len(b) if not isinstance(b, memoryview) else b.nbytes
-            while len(self.buf) >= self.part_bytes:
-                part = bytes(self.buf[:self.part_bytes])
-                del self.buf[:self.part_bytes]
-                self._part(part)
-        return n
-
-    def _part(self, data: bytes) -> None:
-        if self.first is None:
-            self.first = bytearray(data)     # part 1: uploaded at commit, after any patch
-            return
-        if self.upload_id is None:
-            self.upload_id = call("MPU", self.what, "create_multipart_upload", Bucket=self.bucket,
-                                  Key=self.key)["UploadId"]
-        number = len(self.parts) + 2
-        etag = call("PUT", self.what, "upload_part", Bucket=self.bucket, Key=self.key, PartNumber=number,
-                    UploadId=self.upload_id, Body=data)["ETag"]
-        self.parts.append({"PartNumber": number, "ETag": etag})
-
-    def patch(self, offset: int, data: bytes) -> None:
-        if offset + len(data) > PATCH_WINDOW_BYTES:
-            raise ValueError(f"patch at byte {offset}: expected within the first {PATCH_WINDOW_BYTES} bytes")
-        target = self.first if self.first is not None else self.buf
-        target[offset:offset + len(data)] = data
-
-    def commit(self) -> None:
-        if self.first is None or (self.upload_id is None and not self.parts and not self.buf):
-            body = self.first + self.buf if self.first is not None else self.buf     # no copy when one part
-            call("PUT", self.what, "put_object", Bucket=self.bucket, Key=self.key, Body=body)
-            self.done = True
-            return
-        if self.upload_id is None:
-            self.upload_id = call("MPU", self.what, "create_multipart_upload", Bucket=self.bucket,
-                                  Key=self.key)["UploadId"]
-        if self.buf:
-            self._part(bytes(self.buf))
-            self.buf = bytearray()
-        etag = call("PUT", self.what, "upload_part", Bucket=self.bucket, Key=self.key, PartNumber=1,
-                    UploadId=self.upload_id, Body=bytes(self.first))["ETag"]
-        parts = [{"PartNumber": 1, "ETag": etag}, *self.parts]
-        call("MPU", self.what, "complete_multipart_upload", Bucket=self.bucket, Key=self.key,
-             UploadId=self.upload_id, MultipartUpload={"Parts": parts})
-        self.done = True
-
-    def abort(self) -> None:
-        if self.upload_id is not None and not self.done:
-            try:
-                call("MPU", self.what, "abort_multipart_upload", attempts=2, Bucket=self.bucket, Key=self.key,
-                     UploadId=self.upload_id)
-            except OSError:
-                pass         # the server is gone: the upload was never completed, so no object shows
-        self.buf, self.first = bytearray(), None
