@@ -3,12 +3,14 @@
     python benchmarks/s3.py [--files 48] [--record-mib 8] [--concurrency 4] [--repeat 3]
 
 1. datagen: `suite datagen --data-dir s3://...` (unet3d npz, --processes C) bytes/s from its generation
-   log, against a plain parallel PUT loop (C threads, boto3 upload_fileobj: multipart above 16 MiB, as
-   our part size) of the same object sizes;
+   log, against a plain parallel PUT loop (C threads, boto3 upload_fileobj with boto3's defaults: multipart
+   above 16 MiB, as our part size) of the same object sizes; and, as a reference only, the same loop with
+   our client's request settings (no payload SHA-256 over http, no CRC32 header);
 2. training read: `suite run --data-dir s3://... --param train.computation_time=0` with C/2 ranks x 2
    read threads (C GETs in flight) read bytes/s (bytes read / epoch time), against a plain parallel
    GET loop over the same objects at the same concurrency: boto3 with C threads, and s3dlio.get_many
-   (max_in_flight=C) where s3dlio is installed;
+   (max_in_flight=C) where s3dlio is installed; each loop after the page cache drop `suite run` makes
+   before its epoch (the server is on this host: warm loops against a cold epoch were not a fair pair);
 3. LIST requests per run with 1 and 8 ranks (results.json object_storage).
 Each ratio is the median of --repeat back-to-back pairs (alternating which goes first).
 """
@@ -28,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))       # this checkout's suite (drop_caches), as the commands it starts
 SCRIPT = REPO / "tools" / "s3-server.sh"
 
 
@@ -55,7 +58,17 @@ def plain_put(client, bucket: str, sizes: list[int], conc: int) -> float:
     return sum(sizes) / (time.perf_counter() - t0)
 
 
+def drop_caches() -> bool:
+    """What `suite run` does before each run (suite.enforce.cache: sync, then 3 to drop_caches): the plain
+    GET loops read the server's files from the same cold page cache as the run's epoch, not warm."""
+    from suite.enforce.cache import drop_caches as drop
+
+    return drop().succeeded
+
+
 def plain_get(client, bucket: str, keys: list[str], conc: int) -> float:
+    drop_caches()
+
     def one(key):
         body = client.get_object(Bucket=bucket, Key=key)["Body"]
         n = 0
@@ -73,6 +86,7 @@ def s3dlio_get(bucket: str, keys: list[str], conc: int) -> float | None:
         import s3dlio
     except ImportError:
         return None
+    drop_caches()
     t0 = time.perf_counter()
     got = s3dlio.get_many([f"s3://{bucket}/{k}" for k in keys], max_in_flight=conc)
     total = sum(len(memoryview(b[1] if isinstance(b, tuple) else b)) for b in got)
@@ -107,10 +121,13 @@ def main() -> int:
             env.update(l.split("=", 1) for l in (tmp / "srv" / "env").read_text().splitlines())
             os.environ.update(env)
             client = boto3.session.Session().client("s3")
+            from botocore.config import Config    # a reference: the plain loop with our client's request settings
+            unsigned = boto3.session.Session().client("s3", config=Config(
+                s3={"payload_signing_enabled": False}, request_checksum_calculation="when_required"))
             rec = int(args.record_mib * 2**20)
             params = ["--param", f"dataset.record_length={rec}", "--param", "dataset.record_length_stdev=0"]
             c = args.concurrency
-            gen, put, read, get, dl = [], [], [], [], []
+            gen, put, put_u, read, get, dl = [], [], [], [], [], []
             for k in range(args.repeat):
                 url = f"s3://bench/d{k}"
                 order = (0, 1) if k % 2 == 0 else (1, 0)
@@ -123,6 +140,7 @@ def main() -> int:
                         sizes = [o["Size"] for o in client.list_objects_v2(Bucket="bench", Prefix=f"d{k}/train/")["Contents"]]
                     else:
                         put.append(plain_put(client, "bench", [rec + 1024] * args.files, c))
+                        put_u.append(plain_put(unsigned, "bench", [rec + 1024] * args.files, c))
                 keys = [o["Key"] for o in client.list_objects_v2(Bucket="bench", Prefix=f"d{k}/train/")["Contents"]]
                 for which in order:
                     if which == 0:
@@ -145,6 +163,8 @@ def main() -> int:
     mb = 1e6
     print(f"datagen {med(gen)/mb:.0f} MB/s vs plain PUT loop {med(put)/mb:.0f} MB/s: ratio {med(gen)/med(put):.2f} "
           f"(pairs: {', '.join(f'{g/p:.2f}' for g, p in zip(gen, put))})")
+    print(f"  (a reference: the plain PUT loop with our client's settings, no payload SHA-256 and no CRC32, "
+          f"{med(put_u)/mb:.0f} MB/s: datagen {med(gen)/med(put_u):.2f} of it)")
     best = max(med(get), med(dl)) if dl else med(get)
     print(f"training read {med(read)/mb:.0f} MB/s vs plain GET loop boto3 {med(get)/mb:.0f} MB/s"
           + (f", s3dlio {med(dl)/mb:.0f} MB/s" if dl else "") + f": ratio to the best {med(read)/best:.2f}")

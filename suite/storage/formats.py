@@ -47,6 +47,22 @@ def crc32c(data, value: int = 0) -> int:
     return _c.crc32c(data, value)
 
 
+_CRC32: list = []
+
+
+def crc32(data, value: int = 0) -> int:
+    """zip's CRC-32 of `data`, continuing from `value`: ISA-L's (carry-less multiply: 0.02 ms per MB here,
+    zlib's 0.25, a third of making an npz file) when the isal wheel is there (the s3 extra), else zlib's.
+    The same number either way."""
+    if not _CRC32:
+        try:
+            from isal.isal_zlib import crc32 as fast
+        except ImportError:
+            fast = zlib.crc32
+        _CRC32.append(fast)
+    return _CRC32[0](data, value)
+
+
 def masked_crc(crc: int) -> int:
     """TFRecord's mask: rotate right by 15 and add 0xa282ead8, modulo 2^32."""
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
@@ -284,11 +300,11 @@ def write_npz(sink: Sink, record_bytes: int, samples: int) -> None:
     x_head, x_data, y = _npz_parts(npz_shape(record_bytes, samples))
     x_size = len(x_head) + x_data
     sink.put(_local_header(b"x.npy", 0, x_size) + x_head)     # CRC patched below
-    crc = zlib.crc32(x_head)
+    crc = crc32(x_head)
     for piece in sink.random(x_data):
-        crc = zlib.crc32(piece, crc)
+        crc = crc32(piece, crc)
     y_offset = 30 + 5 + 20 + x_size
-    y_crc = zlib.crc32(y)
+    y_crc = crc32(y)
     sink.put(_local_header(b"y.npy", y_crc, len(y)) + y)
     cd_offset = y_offset + 30 + 5 + 20 + len(y)
     central = _central(b"x.npy", crc, x_size, 0) + _central(b"y.npy", y_crc, len(y), y_offset)

@@ -7,6 +7,8 @@ import zipfile
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from suite.storage import formats
 from suite.storage.backend.posix import PosixBackend
@@ -319,3 +321,13 @@ def test_sink_survives_many_small_puts_and_big_batches(tmp_path):
     sink.flush()
     out.commit()
     assert path.read_bytes() == bytes(expect) and sink.written == len(expect)
+
+
+@given(st.binary(max_size=4096), st.integers(0, 2**32 - 1))
+@settings(max_examples=200, deadline=None)
+def test_the_zip_crc32_is_zlibs_number_whichever_library_computes_it(data, start):
+    """formats.crc32 (ISA-L's when the isal wheel is there) gives zlib's CRC-32, continued or not."""
+    import zlib
+
+    assert formats.crc32(data) == zlib.crc32(data)
+    assert formats.crc32(memoryview(data), start) == zlib.crc32(data, start)

@@ -12,7 +12,7 @@ import dataclasses
 from datetime import datetime, timezone
 
 from suite.errors import SuiteError
-from suite.storage.backend import s3io
+from suite.storage.backend import s3io, s3write
 from suite.storage.backend.base import Backend, Entry
 from suite.storage.backend.s3stats import summary
 
@@ -90,10 +90,10 @@ class S3Backend(Backend):
         return s3io.S3ReadHandle(name, bucket, key, self._what(bucket, key), sequential)
 
     def create(self, name: str, size_hint: int = 0, fsync: bool = False, atomic: bool = True,
-               temp_tag: str = "") -> s3io.S3Writer:
+               temp_tag: str = "") -> s3write.S3Writer:
         """Always atomic: an object appears only when its upload completes (no temp name needed)."""
         bucket, key = self._where(name)
-        return s3io.S3Writer(bucket, key, name, self._what(bucket, key))
+        return s3write.S3Writer(bucket, key, name, self._what(bucket, key))
 
     def remove(self, name: str) -> None:
         bucket, key = self._where(name)

@@ -7,10 +7,9 @@ evidence names the endpoint's host and port only, never a key.
 
 Requests, as a trainer makes them: a sequential read is ONE whole-object GET streamed into the
 caller's buffer (a ranged GET from the offset when the reader jumps); a random read (headers, h5py,
-zip) is a ranged GET of exactly the bytes asked. A listing is ListObjectsV2 pages. A write is held in
-memory up to the part size, then becomes a multipart upload (part 1 held back until commit, so the
-patch window stays writable); commit completes it, abort aborts it: a name never shows half an object.
-Every request goes through `_call`: counted by kind (suite.storage.backend.s3stats), timed, retried
+zip) is a ranged GET of exactly the bytes asked. A listing is ListObjectsV2 pages. Writes (PUT, or a
+multipart upload above the part size): suite.storage.backend.s3write.
+Every request goes through `call`: counted by kind (suite.storage.backend.s3stats), timed, retried
 with exponential backoff on 500/503 (SlowDown), resets and refused connections, each retry counted.
 """
 
@@ -25,11 +24,15 @@ import time
 from urllib.parse import urlsplit
 
 from suite.errors import SuiteError
-from suite.storage.backend.base import PATCH_WINDOW_BYTES, Backend, Entry, ReadHandle, Writer
+from suite.storage.backend.base import ReadHandle
 from suite.storage.backend.s3stats import REQUESTS
 
 SCHEME = "s3://"
 PART_BYTES = 16 * 1024 * 1024          # multipart above this; the part size (S3's minimum is 5 MiB)
+# No SHA-256 of every body written (botocore signs payloads over plain http unless told not to): the
+# request is signed, the body sent as UNSIGNED-PAYLOAD, as AWS SDKs do over https. That pass is 0.6 ms of
+# client CPU per MB here; a body's integrity rests on TCP (TLS on https) and the files' own CRCs.
+PAYLOAD_SIGNING = False
 MAX_ATTEMPTS = 5                        # one try and 4 retries: 0.05, 0.1, 0.2, 0.4 s (+ jitter)
 BACKOFF_S = 0.05
 RETRY_STATUS = {500, 502, 503, 504}
@@ -62,7 +65,8 @@ def library() -> dict:
     import boto3
     import botocore
 
-    return {"name": "boto3", "version": boto3.__version__, "botocore_version": botocore.__version__}
+    return {"name": "boto3", "version": boto3.__version__, "botocore_version": botocore.__version__,
+            "payload_signing": PAYLOAD_SIGNING}
 
 
 def client():
@@ -97,8 +101,8 @@ def _make_client():
     region = session.region_name or "us-east-1"
     config = Config(region_name=region, retries={"total_max_attempts": 1, "mode": "standard"},  # retries: call()
                     max_pool_connections=64, connect_timeout=5, read_timeout=60, tcp_keepalive=True,
-                    s3={"addressing_style": "path"}, request_checksum_calculation="when_required",
-                    response_checksum_validation="when_required")
+                    s3={"addressing_style": "path", "payload_signing_enabled": PAYLOAD_SIGNING},
+                    request_checksum_calculation="when_required", response_checksum_validation="when_required")
     try:
         return session.client("s3", config=config)
     except Exception as exc:       # botocore's ProfileNotFound, a malformed endpoint URL, ...
@@ -158,7 +162,10 @@ def oserror(exc, what: str, attempts: int = MAX_ATTEMPTS) -> OSError:
 def call(kind: str, what: str, method: str, attempts: int = MAX_ATTEMPTS, **kwargs):
     """One request with its retries: counted, timed, backed off; OSError when it cannot be done."""
     fn = getattr(client(), method)
+    body = kwargs.get("Body")
     for attempt in range(attempts):
+        if hasattr(body, "seek"):
+            body.seek(0)             # a retry sends the body again from its start
         t0 = time.perf_counter()
         try:
             response = fn(**kwargs)
@@ -203,7 +210,7 @@ class S3ReadHandle(ReadHandle):
             raise
         total = response.get("ContentRange", "").rpartition("/")[2]
         self._size = int(total) if total.isdigit() else (int(response["ContentLength"]) if not offset else None)
-        return response["Body"]._raw_stream          # urllib3's response: readinto without a copy
+        return _Stream(response["Body"]._raw_stream)
 
     def readinto_at(self, _key, buffers: list, offset: int) -> int:
         want = sum(len(b) for b in buffers)
@@ -255,6 +262,43 @@ class S3ReadHandle(ReadHandle):
         self._drop()
 
 
+class _Stream:
+    """A GET's body read straight from the socket into the caller's buffer.
+
+    urllib3's HTTPResponse.readinto is read(n) plus a copy (and http.client's read(n) one more):
+    two copies and a fresh n-byte allocation per chunk. http.client's readinto (under urllib3's
+    response, `_fp`) fills the buffer from the socket directly (BufferedReader hands a large buffer
+    to recv_into) and keeps the Content-Length and chunked framing. A body that ends before its
+    Content-Length is a ConnectionResetError (transient: the caller resumes with a ranged GET), as
+    urllib3's enforce_content_length would have it."""
+
+    __slots__ = ("raw", "fp", "left")
+
+    def __init__(self, raw):
+        self.raw, self.fp = raw, getattr(raw, "_fp", None)
+        self.left = None if self.fp is None else getattr(self.fp, "length", None)
+
+    def readinto(self, view) -> int:
+        if self.fp is None or self.left is None:      # no http.client response under it: urllib3's way
+            return self.raw.readinto(view)
+        if not self.left:
+            return 0
+        n = self.fp.readinto(view)
+        if not n and len(view):
+            raise ConnectionResetError(f"the body ended {self.left} bytes before its Content-Length")
+        self.left -= n
+        return n
+
+    def isclosed(self) -> bool:
+        return self.raw.isclosed()
+
+    def release_conn(self) -> None:
+        self.raw.release_conn()
+
+    def close(self) -> None:
+        self.raw.close()
+
+
 def _fill(body, buffers: list) -> int:
     """Read the stream into the buffers until they are full or the body ends."""
     total = 0
@@ -294,70 +338,3 @@ class _RawObject(io.RawIOBase):
         got = self.handle.readinto_at(None, [buf], self.pos)
         self.pos += got
         return got
-
-
-class S3Writer(Writer):
-    """Buffered to the part size; then a multipart upload, part 1 held back for patch()."""
-
-    def __init__(self, bucket: str, key: str, name: str, what: str, part_bytes: int | None = None):
-        self.bucket, self.key, self.name, self.what = bucket, key, name, what
-        self.part_bytes = part_bytes or PART_BYTES
-        self.buf, self.first, self.parts, self.upload_id, self.done = bytearray(), None, [], None, False
-        self.writev = self._writev
-
-    def _writev(self, buffers: list) -> int:
-        n = 0
-        for b in buffers:
-            self.buf += b
-            n += len(b) if not isinstance(b, memoryview) else b.nbytes
-            while len(self.buf) >= self.part_bytes:
-                part = bytes(self.buf[:self.part_bytes])
-                del self.buf[:self.part_bytes]
-                self._part(part)
-        return n
-
-    def _part(self, data: bytes) -> None:
-        if self.first is None:
-            self.first = bytearray(data)     # part 1: uploaded at commit, after any patch
-            return
-        if self.upload_id is None:
-            self.upload_id = call("MPU", self.what, "create_multipart_upload", Bucket=self.bucket,
-                                  Key=self.key)["UploadId"]
-        number = len(self.parts) + 2
-        etag = call("PUT", self.what, "upload_part", Bucket=self.bucket, Key=self.key, PartNumber=number,
-                    UploadId=self.upload_id, Body=data)["ETag"]
-        self.parts.append({"PartNumber": number, "ETag": etag})
-
-    def patch(self, offset: int, data: bytes) -> None:
-        if offset + len(data) > PATCH_WINDOW_BYTES:
-            raise ValueError(f"patch at byte {offset}: expected within the first {PATCH_WINDOW_BYTES} bytes")
-        target = self.first if self.first is not None else self.buf
-        target[offset:offset + len(data)] = data
-
-    def commit(self) -> None:
-        if self.first is None or (self.upload_id is None and not self.parts and not self.buf):
-            body = self.first + self.buf if self.first is not None else self.buf     # no copy when one part
-            call("PUT", self.what, "put_object", Bucket=self.bucket, Key=self.key, Body=body)
-            self.done = True
-            return
-        if self.upload_id is None:
-            self.upload_id = call("MPU", self.what, "create_multipart_upload", Bucket=self.bucket,
-                                  Key=self.key)["UploadId"]
-        if self.buf:
-            self._part(bytes(self.buf))
-            self.buf = bytearray()
-        etag = call("PUT", self.what, "upload_part", Bucket=self.bucket, Key=self.key, PartNumber=1,
-                    UploadId=self.upload_id, Body=bytes(self.first))["ETag"]
-        parts = [{"PartNumber": 1, "ETag": etag}, *self.parts]
-        call("MPU", self.what, "complete_multipart_upload", Bucket=self.bucket, Key=self.key,
-             UploadId=self.upload_id, MultipartUpload={"Parts": parts})
-        self.done = True
-
-    def abort(self) -> None:
-        if self.upload_id is not None and not self.done:
-            try:
-                call("MPU", self.what, "abort_multipart_upload", attempts=2, Bucket=self.bucket, Key=self.key,
-                     UploadId=self.upload_id)
-            except OSError:
-                pass         # the server is gone: the upload was never completed, so no object shows
-        self.buf, self.first = bytearray(), None

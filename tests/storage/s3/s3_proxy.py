@@ -13,8 +13,9 @@ SLOWDOWN = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>
 
 
 class Throttle:
-    def __init__(self, upstream: str, every: int = 4):
+    def __init__(self, upstream: str, every: int = 4, cut_gets: int = 0):
         self.upstream, self.every, self.seen, self.throttled = urlsplit(upstream), every, 0, 0
+        self.cut_gets, self.cut = cut_gets, 0        # the first cut_gets GETs: half the body, then a close
         self.lock = threading.Lock()
         outer = self
 
@@ -49,7 +50,11 @@ class Throttle:
                 if not head:
                     self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                with outer.lock:
+                    cut = self.command == "GET" and len(data) > 1 and outer.cut < outer.cut_gets
+                    outer.cut += cut
+                self.wfile.write(data[:len(data) // 2] if cut else data)
+                self.close_connection = self.close_connection or cut      # the body cut mid-stream
                 conn.close()
 
             do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _any
