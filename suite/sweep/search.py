@@ -96,6 +96,7 @@ class Sweep:
         self.probes: list[dict] = []
         self.confirmations: list[dict] = []
         self.answer = None
+        self.scan_memo: dict = {}     # the dataset scanned once for every run (prepare.scanned: while unchanged)
         self.t0 = time.time()
         self.load0 = list(os.getloadavg())
 
@@ -125,7 +126,8 @@ class Sweep:
         return Options(workload=o.workload, accelerators=n, accelerator_type=o.accelerator_type,
                        data_dir=o.data_dir, results_dir=str(results_dir), runs=runs, memory_limit=o.memory_limit,
                        division="open" if ceiling else o.division, ruleset=o.ruleset, params=list(o.params),
-                       allow_no_cache_drop=o.allow_no_cache_drop, no_cache_drop=ceiling, stop_when_clear=stop)
+                       allow_no_cache_drop=o.allow_no_cache_drop, no_cache_drop=ceiling, stop_when_clear=stop,
+                       scan_memo=self.scan_memo)
 
     def measure(self, n: int, kind: str, runs: int) -> dict:
         """One `suite run` at N into N<n>-<kind>[-k]/; its point (with an error when it failed)."""
