@@ -59,8 +59,8 @@ def find_max(probe, start: int, limit: int, guess=None, first: int | None = None
     With `first` (the sweep's bracket, known before any probe): N = first is probed first, then
     galloping away from it (up: first+1, +2, +4, ... while they meet; down: first-1, -2, -4, ...
     while they miss, or straight to `floor(bad)` where that says an N: the sweep's after a miss far
-    below the threshold, the N the failing probe's measured rate still feeds at it, and up again
-    from the first that meets), then bisection. Either way the search ends on a
+    below the threshold, where the storage's measured rate would meet it, and up again from the
+    first that meets), then bisection. Either way the search ends on a
     good N whose N+1 failed (or the limit), so both find the same N where AU falls with N.
     `guess(good, bad)`, when given, picks the next N of the bisection from what the probes measured
     (the sweep: AU interpolated to the threshold; None: halve); it is kept at least a third of the
@@ -267,17 +267,15 @@ class Sweep:
 
     def floor(self, bad: int) -> int | None:
         """After a miss far below the threshold (more than GUESS_BAND_POINTS), where to look next:
-        the N the storage's rate measured there still feeds at the threshold (samples/s over batch /
-        compute time x the threshold). None after a near miss (the answer is near: step down) or
-        without a rate."""
-        wl = self.workload
-        s = (self.points.get(bad) or {}).get("storage") or {}
-        sps, au = s.get("samples_per_second"), s.get("au_percentage")
-        if au is not None and au >= self.threshold - GUESS_BAND_POINTS:
+        the N at which the AU measured there would reach the threshold were the storage's rate the
+        limit (AU = rate / (N x demand per accelerator), so AU x N stays put: N x AU / threshold).
+        With many steps an epoch that is the N the measured samples/s feeds at the threshold; with
+        few, AU hides the first step's wait and this N is nearer the answer than the rate's. None
+        after a near miss (the answer is near: step down) or without an AU."""
+        au = ((self.points.get(bad) or {}).get("storage") or {}).get("au_percentage")
+        if au is None or au >= self.threshold - GUESS_BAND_POINTS:
             return None
-        if not sps or wl.computation_time_s <= 0 or wl.batch_size <= 0:
-            return None
-        return int(sps / (wl.batch_size / wl.computation_time_s * wl.au_threshold))
+        return int(bad * au / self.threshold)
 
     def probe(self, n: int, phase: str) -> bool:
         entry = self.point(n)

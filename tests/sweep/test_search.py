@@ -205,3 +205,28 @@ def test_find_max_with_a_guess_keeps_a_third_from_either_end():
     seen = []
     assert find_max(lambda n, ph: seen.append(n) or n <= 50, 1, 64, lambda g, b: g + 1) == 50   # a poor guess
     assert len(seen) <= 13
+
+
+def test_the_bracket_is_the_largest_n_whose_epochs_keep_two_steps(tiny_data):
+    """12 files x 20 samples, batch 8: 2 steps an epoch up to N = 15; --full-probes, another
+    --start or no --data-dir: no bracket (doubling)."""
+    from suite.sweep.search import Sweep, SweepOptions
+
+    def sweep(**kw):
+        return Sweep(SweepOptions("resnet50", find_max=True, **{"params": TINY, **kw}))
+    assert sweep(data_dir=str(tiny_data)).bracket() == 15
+    assert sweep(data_dir=str(tiny_data), max_accelerators=9).bracket() == 9
+    assert sweep(data_dir=str(tiny_data), params=TINY + ["dataset.num_files_train=6"]).bracket() == 7
+    assert sweep(data_dir=str(tiny_data), sequential=False).bracket() is None
+    assert sweep(data_dir=str(tiny_data), start=4).bracket() is None
+    assert sweep().bracket() is None
+
+
+def test_a_far_miss_jumps_to_where_the_measured_au_would_meet_the_threshold():
+    from suite.sweep.search import Sweep, SweepOptions
+
+    s = Sweep(SweepOptions("resnet50", find_max=True))          # resnet50's threshold: 90 %
+    s.points = {62: {"storage": {"au_percentage": 78.4}}, 61: {"storage": {"au_percentage": 85.0}},
+                60: {"storage": {"au_percentage": None}}}
+    assert s.floor(62) == 54                                   # 62 x 78.4 / 90
+    assert s.floor(61) is None and s.floor(60) is None and s.floor(5) is None   # a near miss; no AU; no point
