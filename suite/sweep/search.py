@@ -59,8 +59,8 @@ def find_max(probe, start: int, limit: int, guess=None, first: int | None = None
     With `first` (the sweep's bracket, known before any probe): N = first is probed first, then
     galloping away from it (up: first+1, +2, +4, ... while they meet; down: first-1, -2, -4, ...
     while they miss, or straight to `floor(bad)` where that says an N: the sweep's after a miss far
-    below the threshold, where the storage's measured rate would meet it, and up again from the
-    first that meets), then bisection. Either way the search ends on a
+    below the threshold, where the storage's measured rate would meet it, then steps from 1 again;
+    up from the first that meets), then bisection. Either way the search ends on a
     good N whose N+1 failed (or the limit), so both find the same N where AU falls with N.
     `guess(good, bad)`, when given, picks the next N of the bisection from what the probes measured
     (the sweep: AU interpolated to the threshold; None: halve); it is kept at least a third of the
@@ -104,10 +104,11 @@ def _gallop(probe, n: int, limit: int, floor) -> tuple[int, int | None]:
     bad, step = n, 1
     while bad > 1:
         low = floor(bad) if floor is not None else None
-        m = low if low is not None and 1 <= low < bad else max(bad - step, 1)
+        jump = low is not None and 1 <= low < bad
+        m = low if jump else max(bad - step, 1)
         if probe(m, "gallop"):
             return _up(probe, m, bad - 1, bad)
-        bad, step = m, 2 * step
+        bad, step = m, 1 if jump else 2 * step      # after a jump the answer is near it: steps from 1 again
     return 0, bad
 
 

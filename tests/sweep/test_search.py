@@ -58,7 +58,8 @@ def test_find_max_doubles_then_bisects(largest_ok, start, limit, answer, probed)
     (64, 64, 64, {}, 64, [64]),                            # the bracket is the limit and meets
     (61, 62, 64, {}, 61, [62, 61]),                        # a near miss: one step down
     (57, 62, 64, {}, 57, [62, 61, 59, 55, 56, 58, 57]),    # steps 1, 2, 4 down, then up, then bisection
-    (9, 62, 64, {62: 10}, 9, [62, 10, 8, 9]),              # a far miss: straight to the rate's floor
+    (9, 62, 64, {62: 10}, 9, [62, 10, 9]),                 # a far miss: straight to the jump, then steps of 1
+    (43, 62, 64, {55: 44}, 43, [62, 61, 59, 55, 44, 43]),  # 03:05 under load: 55 far below, 44 a near miss
     (20, 62, 64, {62: 12}, 20, [62, 12, 13, 15, 19, 27, 23, 21, 20]),
     (0, 4, 64, {}, 0, [4, 3, 1]),                          # even one accelerator is too many
 ])
