@@ -11,13 +11,16 @@ def add_parser(sub) -> None:
     p = sub.add_parser("sweep", help="suite run over accelerator counts: throughput and AU vs N, find the maximum N",
                        description="Run the workload for each N (cache drop before each run, memory cgroup as "
                                    "configured) into one sweep dir with sweep.json; --find-max searches for the "
-                                   "largest N at the AU threshold (doubling, then bisection) and confirms it with "
+                                   "largest N at the AU threshold (from the bracket the dataset sets, galloping, then "
+                                   "bisection; --full-probes: doubling from --start) and confirms it with "
                                    "5 runs; --ceiling adds a page-cache run per N (open division). "
                                    "`suite report SWEEP_DIR` draws it.")
     workload_args(p, registry.workload_names(lambda k: k.sweeps))
     p.add_argument("--accelerators", type=accelerator_list, metavar="N,N,...", help="the counts to run, e.g. 1,2,4,8")
     p.add_argument("--find-max", action="store_true", help="search for the largest N with AU >= the threshold")
-    p.add_argument("--start", type=positive_int, default=1, help="--find-max: the first N probed (default 1)")
+    p.add_argument("--start", type=positive_int, default=1,
+                   help="--find-max: double from this N (default 1: the bracket is probed first, the largest N "
+                        "whose epochs keep a step after the first, unless --full-probes)")
     p.add_argument("--max-accelerators", type=positive_int, default=64, help="--find-max: never probe past this")
     p.add_argument("--ceiling", action="store_true",
                    help="also run each N from the page cache (dataset pre-read, no drop; open division)")
@@ -30,8 +33,9 @@ def add_parser(sub) -> None:
     p.add_argument("--param", action="append", metavar="KEY=VALUE", help="workload override (repeatable)")
     p.add_argument("--allow-no-cache-drop", action="store_true", help="as for suite run (non-compliant)")
     p.add_argument("--full-probes", action="store_true",
-                   help="--find-max: run every probe's epochs (default: a probe stops once its AU against the "
-                        "threshold is clear, a sequential test; the confirmation always runs in full)")
+                   help="--find-max: the full search: doubling from --start, halving, every probe's epochs "
+                        "(default: the bracket first, and a probe stops once its AU against the threshold is "
+                        "clear, a sequential test; the confirmation always runs in full)")
     p.add_argument("--level", type=_level, default=0.95,
                    help="--find-max: the sequential test's confidence over all its looks (default 0.95)")
 

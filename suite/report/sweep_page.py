@@ -188,7 +188,8 @@ def _probes(doc: dict) -> Section:
     rows += [["–", "confirm", str(c["accelerators"]), _pct(c.get("au_percentage")), fmt(c.get("meets_threshold")),
               str(c.get("results_dir"))] for c in doc["confirmations"]]
     s.blocks.append(Table(["#", "phase", "N", "AU", "meets threshold", "results"], rows,
-                          "Doubling while every run meets the threshold, then bisection; the answer is run "
+                          "The bracket (the largest N whose epochs keep a step after the first) and galloping "
+                          "from it, or doubling (--full-probes), then bisection; the answer is run "
                           "again with 5 runs (what the rules need) and stepped down while those miss."))
     return s
 

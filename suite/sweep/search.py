@@ -53,23 +53,24 @@ def say(*parts) -> None:
     print(*parts, flush=True)
 
 
-def find_max(probe, start: int, limit: int, guess=None) -> int:
+def find_max(probe, start: int, limit: int, guess=None, first: int | None = None, floor=None) -> int:
     """The largest N in 1..limit with probe(N, phase) true, assuming it holds up to some N and
-    fails past it: doubling from `start`, then bisection. 0 when even N = 1 fails. `guess(good,
-    bad)`, when given, picks the next N between them from what the probes measured (the sweep:
-    AU interpolated to the threshold; None: halve); it is kept at least a third of the gap from
-    either end, so the gap still shrinks by a third or more per probe."""
-    good, bad = 0, None
-    n = max(1, min(start, limit))
-    while True:
-        if probe(n, "doubling"):
-            good = n
-            if n >= limit:
-                return good
-            n = min(2 * n, limit)
-        else:
-            bad = n
-            break
+    fails past it. 0 when even N = 1 fails. Without `first`: doubling from `start`, then bisection.
+    With `first` (the sweep's bracket, known before any probe): N = first is probed first, then
+    galloping away from it (up: first+1, +2, +4, ... while they meet; down: first-1, -2, -4, ...
+    while they miss, or straight to `floor(bad)` where that says an N: the sweep's after a miss far
+    below the threshold, where the storage's measured rate would meet it, then steps from 1 again;
+    up from the first that meets), then bisection. Either way the search ends on a
+    good N whose N+1 failed (or the limit), so both find the same N where AU falls with N.
+    `guess(good, bad)`, when given, picks the next N of the bisection from what the probes measured
+    (the sweep: AU interpolated to the threshold; None: halve); it is kept at least a third of the
+    gap from either end, so the gap still shrinks by a third or more per probe."""
+    if first is None:
+        good, bad = _doubling(probe, max(1, min(start, limit)), limit)
+    else:
+        good, bad = _gallop(probe, max(1, min(first, limit)), limit, floor)
+    if bad is None:
+        return good
     while bad - good > 1:
         mid = (good + bad) // 2
         if guess is not None and bad - good > 3:
@@ -81,6 +82,46 @@ def find_max(probe, start: int, limit: int, guess=None) -> int:
         else:
             bad = mid
     return good
+
+
+def _doubling(probe, n: int, limit: int) -> tuple[int, int | None]:
+    """(last N that met, first that missed; None: the limit met)."""
+    good = 0
+    while probe(n, "doubling"):
+        good = n
+        if n >= limit:
+            return good, None
+        n = min(2 * n, limit)
+    return good, n
+
+
+def _gallop(probe, n: int, limit: int, floor) -> tuple[int, int | None]:
+    """From the bracket N outwards with steps 1, 2, 4, ... until the verdict flips: (good, bad). A
+    miss far below the threshold jumps to `floor(bad)` (when it says an N below bad) instead of
+    stepping, and the gallop turns up from there."""
+    if probe(n, "bracket"):
+        return _up(probe, n, limit, None)
+    bad, step = n, 1
+    while bad > 1:
+        low = floor(bad) if floor is not None else None
+        jump = low is not None and 1 <= low < bad
+        m = low if jump else max(bad - step, 1)
+        if probe(m, "gallop"):
+            return _up(probe, m, bad - 1, bad)
+        bad, step = m, 1 if jump else 2 * step      # after a jump the answer is near it: steps from 1 again
+    return 0, bad
+
+
+def _up(probe, good: int, top: int, bad: int | None) -> tuple[int, int | None]:
+    """Upwards from a good N with steps 1, 2, 4, ... up to `top` (its failing neighbour `bad`, or
+    None at the limit): (good, bad)."""
+    step = 1
+    while good < top:
+        m = min(good + step, top)
+        if not probe(m, "gallop"):
+            return good, m
+        good, step = m, 2 * step
+    return good, bad
 
 
 class Sweep:
@@ -96,6 +137,7 @@ class Sweep:
         self.probes: list[dict] = []
         self.confirmations: list[dict] = []
         self.answer = None
+        self.scan_memo: dict = {}     # the dataset scanned once for every run (prepare.scanned: while unchanged)
         self.t0 = time.time()
         self.load0 = list(os.getloadavg())
 
@@ -125,7 +167,8 @@ class Sweep:
         return Options(workload=o.workload, accelerators=n, accelerator_type=o.accelerator_type,
                        data_dir=o.data_dir, results_dir=str(results_dir), runs=runs, memory_limit=o.memory_limit,
                        division="open" if ceiling else o.division, ruleset=o.ruleset, params=list(o.params),
-                       allow_no_cache_drop=o.allow_no_cache_drop, no_cache_drop=ceiling, stop_when_clear=stop)
+                       allow_no_cache_drop=o.allow_no_cache_drop, no_cache_drop=ceiling, stop_when_clear=stop,
+                       scan_memo=self.scan_memo)
 
     def measure(self, n: int, kind: str, runs: int) -> dict:
         """One `suite run` at N into N<n>-<kind>[-k]/; its point (with an error when it failed)."""
@@ -201,6 +244,39 @@ class Sweep:
         if b < self.threshold - GUESS_BAND_POINTS:     # a cliff (one step per epoch, a failed run): halve
             return None
         return round(good + (a - self.threshold) / (a - b) * (bad - good))
+
+    def bracket(self) -> int | None:
+        """find-max's first probe, known before any run: the largest N (at most --max-accelerators)
+        whose epochs keep a step after the first, from the dataset's samples (the one scan of the
+        sweep, prepare.scanned). AU leaves each epoch's first step out; past that N an epoch has one
+        step and AU is that step's own wait for data and compute (resnet50 on 40 files: N = 62, and
+        ~14% at 63). None (doubling from --start) with --full-probes, another --start, or no local
+        --data-dir (the miniature is sized per N)."""
+        from suite.storage.backend.select import ObjectLocation, as_location
+        from suite.storage.run import prepare
+
+        o, wl = self.opts, self.workload
+        if not (o.find_max and o.sequential and o.start == 1 and o.data_dir):
+            return None
+        data_dir = as_location(o.data_dir)
+        if isinstance(data_dir, ObjectLocation):
+            return None
+        files_ = prepare.scanned(self.scan_memo, data_dir, wl)[0]
+        samples = min(len(files_), wl.num_files_train or len(files_)) * wl.num_samples_per_file
+        n = min(o.max_accelerators, samples // (2 * wl.batch_size))
+        return n if n >= 1 else None
+
+    def floor(self, bad: int) -> int | None:
+        """After a miss far below the threshold (more than GUESS_BAND_POINTS), where to look next:
+        the N at which the AU measured there would reach the threshold were the storage's rate the
+        limit (AU = rate / (N x demand per accelerator), so AU x N stays put: N x AU / threshold).
+        With many steps an epoch that is the N the measured samples/s feeds at the threshold; with
+        few, AU hides the first step's wait and this N is nearer the answer than the rate's. None
+        after a near miss (the answer is near: step down) or without an AU."""
+        au = ((self.points.get(bad) or {}).get("storage") or {}).get("au_percentage")
+        if au is None or au >= self.threshold - GUESS_BAND_POINTS:
+            return None
+        return int(bad * au / self.threshold)
 
     def probe(self, n: int, phase: str) -> bool:
         entry = self.point(n)
@@ -308,7 +384,12 @@ def sweep_all(sweep: Sweep, opts: SweepOptions) -> dict:
            else f"N = {', '.join(map(str, opts.accelerators))}")
         + (", with the page-cache ceiling" if opts.ceiling else "") + f" -> {sweep.dir}")
     if opts.find_max:
-        best = find_max(sweep.probe, opts.start, opts.max_accelerators, sweep.guess if opts.sequential else None)
+        first = sweep.bracket()
+        if first is not None:
+            say(f"sweep: bracket: N={first} is the largest N whose epochs keep a step after the first "
+                f"({sweep.workload.batch_size} samples a step); probing it first")
+        best = find_max(sweep.probe, opts.start, opts.max_accelerators, sweep.guess if opts.sequential else None,
+                        first=first, floor=sweep.floor)
         say(f"sweep: the probes say N={best}; confirming with {opts.confirm_runs} runs")
         sweep.confirm(best)
     else:

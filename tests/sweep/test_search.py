@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, strategies as st
 
 from suite import files
 from suite.sweep import result
@@ -52,6 +53,35 @@ def test_find_max_doubles_then_bisects(largest_ok, start, limit, answer, probed)
     assert phases == sorted(phases, key=lambda ph: ph != "doubling")     # doubling first, then bisection
 
 
+@pytest.mark.parametrize("largest_ok, first, limit, floors, answer, probed", [
+    (62, 62, 64, {}, 62, [62, 63]),                        # resnet50 on 40 files: the bracket and its neighbour
+    (64, 64, 64, {}, 64, [64]),                            # the bracket is the limit and meets
+    (61, 62, 64, {}, 61, [62, 61]),                        # a near miss: one step down
+    (57, 62, 64, {}, 57, [62, 61, 59, 55, 56, 58, 57]),    # steps 1, 2, 4 down, then up, then bisection
+    (9, 62, 64, {62: 10}, 9, [62, 10, 9]),                 # a far miss: straight to the jump, then steps of 1
+    (43, 62, 64, {55: 44}, 43, [62, 61, 59, 55, 44, 43]),  # 03:05 under load: 55 far below, 44 a near miss
+    (20, 62, 64, {62: 12}, 20, [62, 12, 13, 15, 19, 27, 23, 21, 20]),
+    (0, 4, 64, {}, 0, [4, 3, 1]),                          # even one accelerator is too many
+])
+def test_find_max_from_a_bracket_gallops_then_bisects(largest_ok, first, limit, floors, answer, probed):
+    probes, probe = recorder(largest_ok)
+    assert find_max(probe, 1, limit, first=first, floor=floors.get) == answer
+    assert [n for n, _ in probes] == probed
+    assert probes[0][1] == "bracket" and {ph for _, ph in probes[1:]} <= {"gallop", "bisection"}
+
+
+@given(largest_ok=st.integers(0, 80), first=st.integers(1, 80), limit=st.integers(1, 80),
+       floors=st.dictionaries(st.integers(1, 80), st.integers(-5, 90)), guessed=st.booleans())
+def test_a_bracketed_search_finds_what_the_full_search_finds(largest_ok, first, limit, floors, guessed):
+    """Where AU falls with N (a largest N that meets), the bracket, any floor and any guess end on
+    the N that doubling and halving from 1 find."""
+    full = find_max(recorder(largest_ok)[1], 1, limit)
+    guess = (lambda g, b: (g + 2 * b) // 3) if guessed else None
+    probes, probe = recorder(largest_ok)
+    assert find_max(probe, 1, limit, guess, first=first, floor=floors.get) == full == min(largest_ok, limit)
+    assert all(1 <= n <= limit for n, _ in probes) and len(probes) == len(set(probes))
+
+
 # --------------------------------------------------------------------------- real sweeps
 
 
@@ -68,7 +98,8 @@ def test_find_max_with_ceiling_confirms_with_five_runs(run_cli, tiny_data, tmp_p
                                 *tiny_args(tmp_path))
     assert code == 0, err
     doc = result.load(out)                       # schema-checked on the way in (and on every write)
-    assert [(p["accelerators"], p["phase"]) for p in doc["probes"]] == [(1, "doubling"), (2, "doubling")]
+    # 12 files x 20 samples: epochs keep 2+ steps of 8 up to N = 15, so the bracket is the limit, 2
+    assert [(p["accelerators"], p["phase"]) for p in doc["probes"]] == [(2, "bracket")]
     ans = doc["max_accelerators"]
     assert ans["accelerators"] == 2 and ans["confirmed"] and ans["confirm_runs"] == 5
     assert len(ans["au_per_run"]) == 5 and all(a >= 50 for a in ans["au_per_run"])
@@ -175,3 +206,28 @@ def test_find_max_with_a_guess_keeps_a_third_from_either_end():
     seen = []
     assert find_max(lambda n, ph: seen.append(n) or n <= 50, 1, 64, lambda g, b: g + 1) == 50   # a poor guess
     assert len(seen) <= 13
+
+
+def test_the_bracket_is_the_largest_n_whose_epochs_keep_two_steps(tiny_data):
+    """12 files x 20 samples, batch 8: 2 steps an epoch up to N = 15; --full-probes, another
+    --start or no --data-dir: no bracket (doubling)."""
+    from suite.sweep.search import Sweep, SweepOptions
+
+    def sweep(**kw):
+        return Sweep(SweepOptions("resnet50", find_max=True, **{"params": TINY, **kw}))
+    assert sweep(data_dir=str(tiny_data)).bracket() == 15
+    assert sweep(data_dir=str(tiny_data), max_accelerators=9).bracket() == 9
+    assert sweep(data_dir=str(tiny_data), params=TINY + ["dataset.num_files_train=6"]).bracket() == 7
+    assert sweep(data_dir=str(tiny_data), sequential=False).bracket() is None
+    assert sweep(data_dir=str(tiny_data), start=4).bracket() is None
+    assert sweep().bracket() is None
+
+
+def test_a_far_miss_jumps_to_where_the_measured_au_would_meet_the_threshold():
+    from suite.sweep.search import Sweep, SweepOptions
+
+    s = Sweep(SweepOptions("resnet50", find_max=True))          # resnet50's threshold: 90 %
+    s.points = {62: {"storage": {"au_percentage": 78.4}}, 61: {"storage": {"au_percentage": 85.0}},
+                60: {"storage": {"au_percentage": None}}}
+    assert s.floor(62) == 54                                   # 62 x 78.4 / 90
+    assert s.floor(61) is None and s.floor(60) is None and s.floor(5) is None   # a near miss; no AU; no point
