@@ -54,6 +54,7 @@ class JobRecord:
     status: str                      # ok | failed
     stream: int | None = None
     error: str | None = None
+    cpu_s: float | None = None       # shown in the progress lines, not written to the result
 
     @property
     def duration_s(self) -> float:
@@ -139,13 +140,15 @@ class Driver:
 
     def phase(self, name: str, body) -> None:
         start = self.launcher.now()
+        cpu0 = _cpu_s()
         self.say(f"{name}: start")
         entry = {"name": name, "start_s": round(start, 3), "end_s": None, "duration_s": None, "complete": False}
         self.run.phases.append(entry)
         body()
         end = self.launcher.now()
         entry.update(end_s=round(end, 3), duration_s=round(end - start, 3), complete=True)
-        self.say(f"{name}: done in {entry['duration_s']:.3f} s")
+        cpu = "" if cpu0 is None else f" (CPU {_cpu_s() - cpu0:.3f} s: the driver and its finished local processes)"
+        self.say(f"{name}: done in {entry['duration_s']:.3f} s{cpu}")
 
     def do_generation(self) -> None:
         last = [0.0]
@@ -212,11 +215,13 @@ class Driver:
         o = self.launcher.run(argv, logs.with_suffix(".err"), label)
         if self.launcher.stopping.is_set() and not o.ok:
             return None                          # stopped by Ctrl-C: not a use-case failure
-        rec = JobRecord(phase, n, o.start_s, o.end_s, "ok" if o.ok else "failed", stream, o.error)
+        rec = JobRecord(phase, n, o.start_s, o.end_s, "ok" if o.ok else "failed", stream, o.error,
+                        getattr(o, "cpu_s", None))
         self.run.jobs.append(rec)
         where = f" stream {stream}" if stream else ""
         if o.ok:
-            self.say(f"{phase}{where}: uc{n:02d} ok in {rec.duration_s:.3f} s")
+            cpu = "" if rec.cpu_s is None else f" (CPU {rec.cpu_s:.3f} s)"
+            self.say(f"{phase}{where}: uc{n:02d} ok in {rec.duration_s:.3f} s{cpu}")
         else:
             self.run.failed.add(n)
             self.run.errors.append(o.error)
@@ -324,6 +329,16 @@ class Driver:
 
         result.conclude(self.run)
         return self.run
+
+
+def _cpu_s() -> float | None:
+    """User + system CPU seconds of this process and its reaped children (None off Unix)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def _on_sigterm():

@@ -25,6 +25,7 @@ class Outcome:
     end_s: float
     returncode: int
     error: str | None    # one line; None when the job succeeded
+    cpu_s: float | None = None  # the job's user + system CPU seconds (exec launcher; its own children too)
 
     @property
     def ok(self) -> bool:
@@ -92,14 +93,25 @@ class Launcher:
 
     @staticmethod
     def _wait(proc) -> int:
+        return Launcher._wait_cpu(proc)[0]
+
+    @staticmethod
+    def _wait_cpu(proc) -> tuple[int, float | None]:
+        """(exit status, CPU seconds or None): an exec job is reaped with wait4 for its rusage
+        (a run under load reads its idle time from the CPU it took)."""
         if isinstance(proc, subprocess.Popen):
-            return proc.wait()
+            try:
+                _, status, usage = os.wait4(proc.pid, 0)
+            except ChildProcessError:        # reaped already (a stop's poll)
+                return proc.wait(), None
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return proc.returncode, round(usage.ru_utime + usage.ru_stime, 3)
         from multiprocessing.connection import wait
 
         wait([proc.sentinel])
         with _FORK_LOCK:
             proc.join()
-            return proc.exitcode
+            return proc.exitcode, None
 
     def run(self, argv, errfile: Path, label: str) -> Outcome:
         """Run one job to its end; its start and end on the run's clock."""
@@ -109,7 +121,7 @@ class Launcher:
         with self._lock:
             self._running[proc.pid] = proc
         try:
-            rc = self._wait(proc)
+            rc, cpu_s = self._wait_cpu(proc)
         except BaseException:          # Ctrl-C while waiting: the job is stopped, not orphaned
             self.stopping.set()
             _stop([proc])
@@ -119,7 +131,7 @@ class Launcher:
                 self._running.pop(proc.pid, None)
         end = time.perf_counter()
         error = None if rc == 0 else _error_line(errfile, rc, label)
-        return Outcome(round(start - self.epoch, 3), round(end - self.epoch, 3), rc, error)
+        return Outcome(round(start - self.epoch, 3), round(end - self.epoch, 3), rc, error, cpu_s)
 
     def stop_all(self, grace_s: float = 5.0) -> None:
         """SIGINT to every running job (they remove their temporary files), then SIGKILL."""

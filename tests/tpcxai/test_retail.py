@@ -210,3 +210,22 @@ def test_uc08_distinct_rows_weighted_give_the_same_model(splits):
     full = XGBClassifier(**kw).fit(x, y).predict_proba(x)
     weighted = XGBClassifier(**kw).fit(x[first], y[first], sample_weight=counts).predict_proba(x)
     assert (full.argmax(1) == weighted.argmax(1)).all() and np.abs(full - weighted).max() < 1e-5
+
+
+def test_uc08_locality_order_is_a_permutation_and_keeps_the_model(splits):
+    from xgboost import XGBClassifier
+
+    view = spec.MemoryData(splits["training"])
+    _, x = uc08.features(view, uc08.departments_of(view))
+    x = x[:4000]
+    order = uc08.locality_order(x, k=4)
+    assert np.array_equal(np.sort(order), np.arange(x.shape[0]))
+    top = np.argsort(-np.diff(x.tocsc().indptr), kind="stable")[0]
+    lead = np.asarray(x[order][:, [top]].todense()).ravel()
+    assert np.all(lead[1:] >= lead[:-1])  # the most frequent column is the most significant key
+    y = np.asarray(x[:, 0].todense()).ravel().astype(int) % 3  # three classes that follow the rows
+    kw = dict(n_estimators=3, tree_method="hist", objective="multi:softprob", n_jobs=1, random_state=0)
+    a = XGBClassifier(**kw).fit(x, y).predict_proba(x)
+    b = XGBClassifier(**kw).fit(x[order], y[order]).predict_proba(x)
+    assert np.abs(a - b).max() < 1e-6
+    assert len(uc08.locality_order(x[:1])) == 1

@@ -14,6 +14,7 @@ KEYS = ["o_order_id"]
 DROPPED_CLASS = 14
 DEFAULTS = {"n_estimators": 100, "tree_method": "hist", "objective": "multi:softprob", "max_bin": 256}
 N_FIXED = 9  # scan_count, scan_count_abs, 7 weekdays
+LOCALITY_COLUMNS = 16  # sort keys of the training rows' order (locality_order)
 
 
 def departments_of(data):
@@ -98,6 +99,19 @@ def unique_rows(x, labels=None):
     return first, inverse.ravel(), counts
 
 
+def locality_order(x, k=LOCALITY_COLUMNS):
+    """A row order of CSR `x` that sorts lexicographically by its k most often non-zero columns
+    (the most frequent one most significant): rows that share a tree path lie near each other,
+    so XGBoost's partition and histogram passes touch fewer cache lines. k dense float32 keys."""
+    import numpy as np
+
+    if x.shape[0] < 2:
+        return np.arange(x.shape[0])
+    xc = x.tocsc()
+    top = np.argsort(-np.diff(xc.indptr), kind="stable")[:k]
+    return np.lexsort([xc[:, [j]].toarray().ravel() for j in top[::-1]])
+
+
 def _row_sums(v, indptr):
     """Per-row wrap-around sums of uint64 values in CSR order (empty rows give 0)."""
     import numpy as np
@@ -137,7 +151,10 @@ def train(data, params, seed):
     # gradient and hessian sums, so the same trees (issue 29: predictions agree), ~20 % fewer rows
     x = x[np.flatnonzero(keep)]
     first, _, counts = unique_rows(x, y)
-    clf.fit(x[first], y[first], sample_weight=counts.astype(np.float32))
+    # the distinct rows in an order where alike baskets sit together (the same model: row order
+    # only changes the order of exact sums; SF 1: 764.6 s CPU vs 884.7 s in hash order, fewer cache misses)
+    order = locality_order(x[first])
+    clf.fit(x[first[order]], y[first[order]], sample_weight=counts[order].astype(np.float32))
     return {"departments": departments, "classes": classes, "model": clf}
 
 
