@@ -105,6 +105,8 @@ def suite_run(env, url: str, ranks: int, threads: int, res: Path, params: list[s
 
 
 def main() -> int:
+    """The options, the server, then each comparison in turn and its printed ratio: one straight script
+    (66 lines) read top to bottom, as the other benchmarks' mains are."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--files", type=int, default=48)
     ap.add_argument("--record-mib", type=float, default=8.0)
