@@ -10,6 +10,7 @@ every file; write the tarball (its top folder is DIR's name) through a temp file
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import os
 import tarfile
@@ -71,7 +72,7 @@ def write_code(code_dir: Path) -> list[str]:
     data, count = source_archive()
     name = f"suite-{__version__}-src.tar.gz"
     note_name = f"suite-{__version__}-src.json"
-    digest = manifest.hashlib.sha256(data).hexdigest()
+    digest = hashlib.sha256(data).hexdigest()
     ours = _earlier_archives(code_dir)
     for target in (code_dir / name, code_dir / note_name):
         same = target.name == name and target.is_file() and not target.is_symlink() \

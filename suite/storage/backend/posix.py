@@ -14,6 +14,7 @@ import ctypes
 import errno
 import os
 from functools import lru_cache, partial
+from pathlib import Path
 
 from suite.storage.backend.base import PATCH_WINDOW_BYTES, Backend, Entry, ReadHandle, Writer
 
@@ -265,3 +266,23 @@ def mount_of(real: str, major: int, minor: int, mountinfo: str = MOUNTINFO) -> t
         if best is None or key >= best[0]:
             best = (key, (point, fs_type, source))
     return best[1] if best else None
+
+
+def listing_stamp(root: Path, folder: str, log_name: str) -> tuple | None:
+    """(path, size, mtime_ns, inode, ctime_ns) of every entry below root/folder, sorted, and the same of
+    root/log_name (None when absent): what changes when a file of the dataset does. None when unreadable."""
+    def stamp(st) -> tuple:
+        return st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
+
+    entries, todo = [], [Path(root) / folder]
+    try:
+        while todo:                     # the folder and its subfolders (a large dataset's)
+            with os.scandir(todo.pop()) as it:
+                for e in it:
+                    entries.append((e.path, *stamp(e.stat(follow_symlinks=False))))
+                    if e.is_dir(follow_symlinks=False):
+                        todo.append(Path(e.path))
+        log = Path(root) / log_name
+        return tuple(sorted(entries)), (stamp(log.stat()) if log.exists() else None)
+    except OSError:
+        return None

@@ -350,25 +350,12 @@ def scanned(memo: dict | None, data_dir, workload) -> tuple[list, str, int, dict
 
 
 def _listing_stamp(data_dir: Path) -> tuple | None:
-    """(name, size, mtime_ns, inode) of every entry of train/ and of the generation log; None when unreadable."""
+    """The dataset's listing stamp (suite.storage.backend.posix.listing_stamp: its files' names, sizes,
+    times and inodes, and the generation log's); None when unreadable or not a local directory."""
+    from suite.storage.backend.posix import listing_stamp
     from suite.storage.datagen import LOG_NAME
 
-    train, todo = [], [data_dir / "train"]
-    try:
-        while todo:                     # train/ and its folders (a large dataset's subfolders)
-            with os.scandir(todo.pop()) as it:
-                for e in it:
-                    train.append((e.path, *_stamp(e.stat(follow_symlinks=False))))
-                    if e.is_dir(follow_symlinks=False):
-                        todo.append(Path(e.path))
-        log = data_dir / LOG_NAME
-        return tuple(sorted(train)), (_stamp(log.stat()) if log.exists() else None)
-    except OSError:
-        return None
-
-
-def _stamp(st) -> tuple:
-    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
+    return listing_stamp(data_dir, "train", LOG_NAME)
 
 
 def scan_dataset(data_dir: Path, workload) -> tuple[list, str, int, dict]:
