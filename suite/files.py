@@ -15,6 +15,7 @@ import math
 import os
 import stat
 import tempfile
+from contextlib import contextmanager
 from importlib import resources
 from functools import lru_cache
 from pathlib import Path
@@ -287,3 +288,20 @@ def sha256(path: Path, block_bytes: int = 1 << 22) -> str:
         for block in iter(lambda: f.read(block_bytes), b""):
             h.update(block)
     return h.hexdigest()
+
+
+@contextmanager
+def into_place(path: Path):
+    """Yield a temp path beside `path` for a writer that makes its own file (a parquet writer); on
+    success the temp file is fsync'd and renamed onto `path`, on any failure it is removed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        yield tmp
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

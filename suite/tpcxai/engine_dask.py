@@ -24,6 +24,7 @@ import threading
 import time
 from pathlib import Path
 
+from suite import files
 from suite.errors import RunError, SuiteError
 from suite.tpcxai.launch import Outcome, _error_line, _suite_root
 
@@ -121,7 +122,6 @@ def _read_chunk(path: str, schema):
 
 def load_split(cluster: Cluster, data_dir: Path, split: str, schemas: dict):
     """load.load_split on the cluster: chunks read on the workers, one row group per chunk."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from suite.tpcxai import generate, load
@@ -140,22 +140,13 @@ def load_split(cluster: Cluster, data_dir: Path, split: str, schemas: dict):
         futures = cluster.client.map(_read_chunk, [str(p) for p in paths], [schema] * len(paths), pure=False)
         cluster.partitions.setdefault(split, {})[name] = max(len(order), 1)
         path = load.parquet_path(data_dir, split, name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        try:
-            with pq.ParquetWriter(tmp, schema) as writer:
-                if not futures:
-                    writer.write_table(schema.empty_table())
-                for f in futures:                      # chunk order: row group i is chunk order[i]
-                    table = f.result()
-                    writer.write_table(table, row_group_size=max(table.num_rows, 1))
-                    stats.rows += table.num_rows
-            with open(tmp, "rb+") as fh:
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        with files.into_place(path) as tmp, pq.ParquetWriter(tmp, schema) as writer:
+            if not futures:
+                writer.write_table(schema.empty_table())
+            for f in futures:                      # chunk order: row group i is chunk order[i]
+                table = f.result()
+                writer.write_table(table, row_group_size=max(table.num_rows, 1))
+                stats.rows += table.num_rows
         stats.raw_bytes += sum(p.stat().st_size for p in paths)
         stats.parquet_bytes += path.stat().st_size
     if (Path(data_dir) / split).is_dir():

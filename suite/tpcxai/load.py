@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from suite import files
 from suite.errors import SuiteError, expected_got
 from suite.tpcxai import generate, spec
 
@@ -113,16 +114,8 @@ def write_parquet(table, path: Path) -> int:
     """Write, fsync and rename into place; returns the file size."""
     import pyarrow.parquet as pq
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
+    with files.into_place(path) as tmp:
         pq.write_table(table, tmp)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     return path.stat().st_size
 
 
