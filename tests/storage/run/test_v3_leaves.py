@@ -12,6 +12,7 @@ from suite import files
 from suite.check import layout
 from suite.storage import datagen, workloads
 from suite.storage.run.prepare import miniature_data_dir
+from tests.storage.run.test_v3_series import open_retinanet_run
 
 PUBLISHED = paths.DATA / "v3" / "training_alluxio"
 FAST = ["--param", "train.epochs=1", "--param", "train.computation_time=0.001", "--param", "reader.read_threads=2"]
@@ -25,14 +26,7 @@ def _read(root: Path) -> tuple:
 
 
 def test_our_leaves_read_as_the_published_ones_do(run_cli, tmp_path):
-    wl = workloads.resolve("retinanet", "b200")
-    data = tmp_path / "data"
-    datagen.generate(wl, data, 24, processes=1)
-    res = tmp_path / "res"
-    code, out, err = run_cli("run", "--workload", "retinanet", "--accelerator-type", "b200", "--accelerators", 1,
-                             "--ruleset", "v3.0", "--data-dir", data, "--results-dir", res, "--division", "open",
-                             "--runs", 1, *FAST)
-    assert code == 1, err
+    data, res, out = open_retinanet_run(run_cli, tmp_path)
     theirs_bench, theirs = _read(PUBLISHED)
     ours_bench, ours = _read(res)
     assert {"summary", "per_epoch", "overrides", "config"} <= set(theirs.files) <= set(ours.files)

@@ -78,7 +78,9 @@ def test_closed_refuses_data_and_results_on_one_file_system_before_touching_data
     assert sorted((p.name, p.stat().st_mtime_ns) for p in (data / "train").iterdir()) == before
 
 
-def test_open_division_records_a_shared_file_system_and_goes_on(run_cli, tmp_path):
+def open_retinanet_run(run_cli, tmp_path) -> tuple:
+    """A 24-file retinanet b200 dataset and one open v3.0 run of it (warm-up + 1), data and results on
+    one file system: (data, res, out); the run exits 1 (open, shared file system)."""
     wl = workloads.resolve("retinanet", "b200")
     data = tmp_path / "data"
     datagen.generate(wl, data, 24, processes=1)
@@ -87,6 +89,11 @@ def test_open_division_records_a_shared_file_system_and_goes_on(run_cli, tmp_pat
                              "--ruleset", "v3.0", "--data-dir", data, "--results-dir", res, "--division", "open",
                              "--runs", 1, *FAST)
     assert code == 1, err
+    return data, res, out
+
+
+def test_open_division_records_a_shared_file_system_and_goes_on(run_cli, tmp_path):
+    data, res, out = open_retinanet_run(run_cli, tmp_path)
     docs = [files.load_json(d / "results.json", schema="results") for d in leaves(res)]
     assert [d["warmup"] for d in docs] == [True, False]        # --runs 1: one measured run after the warm-up
     fs = json.loads((leaves(res)[1] / "fs_separation.json").read_text())
