@@ -5,7 +5,7 @@ benchmark-only option --debug-read-delay adds a fixed sleep per file read. With 
 threads each taking d seconds per file, a step of B samples needs B x d / T seconds of
 I/O, overlapped with the previous step's compute (prefetch). The steady-state AU (first
 step excluded, as DLIO) is therefore compute / max(compute, B x d / T)
-(suite.storage.run.accelerator.expected_au_percentage). Target: measured within +-0.5 pp.
+(suite.training.run.accelerator.expected_au_percentage). Target: measured within +-0.5 pp.
 
     python benchmarks/au_fidelity.py [--workdir /tmp/suite-bench-au] [--cpu-hogs K]
 
@@ -57,7 +57,7 @@ def main() -> int:
 
 def _sleep_au(run_dir: Path) -> float:
     """Mean over epochs of rank 0's AU with the sleeps as they ran as the compute (the old runner's AU)."""
-    from suite.storage import metrics
+    from suite.training import figures as metrics
     doc = json.loads((run_dir / "steps" / "rank-0.json").read_text())
     aus = [metrics.epoch_au_from_steps(e["step_start_s"], e["step_end_s"], e.get("step_sleep_s") or e["step_compute_s"])
            for e in doc["epochs"]]
@@ -66,7 +66,7 @@ def _sleep_au(run_dir: Path) -> float:
 
 def _cases(args) -> int:
     from suite.storage import datagen, workloads
-    from suite.storage.run.accelerator import expected_au_percentage
+    from suite.training.run.accelerator import expected_au_percentage
 
     work = Path(args.workdir)
     shutil.rmtree(work, ignore_errors=True)

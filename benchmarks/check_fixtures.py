@@ -17,7 +17,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from suite.check.checker import check  # noqa: E402
+from suite.training.check.checker import check  # noqa: E402
 
 
 def files_in(path: Path) -> int:

@@ -4,7 +4,7 @@
     python benchmarks/checkpoint_vs_fio.py [--dir DIR] [--ranks 8] [--rank-size 128MiB]
                                            [--checkpoints 3] [--repeat 3]
 
-Ours: `mpiexec -n R python -m suite.storage.checkpoint.rank PLAN`, the rank `suite run --workload
+Ours: `mpiexec -n R python -m suite.checkpointing.rank PLAN`, the rank `suite run --workload
 llama3-*` starts, each rank writing two files of rank-size/2 per checkpoint (16 MiB writes, each file
 fsync'd before close), then -- after a page-cache drop -- reading them back; the rate of a
 checkpoint is its bytes / the slowest rank's time (the MLPerf metric), averaged over the checkpoints.
@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 
 from suite import files, sizes  # noqa: E402
 from suite.enforce import cache
-from suite.storage.checkpoint import results  # noqa: E402
+from suite.checkpointing import results  # noqa: E402
 
 GIB = 1 << 30
 CHUNK = 16 << 20
@@ -60,7 +60,7 @@ def ours(workdir: Path, ranks: int, rank_size: int, n: int, phase: str) -> tuple
             "fsync": True, "time_between_checkpoints_s": 0, "chunk_bytes": CHUNK, "rank_shards": shards}
     files.write_json(run_dir / "plan.json", plan, schema="checkpoint-plan", indent=None)
     mpiexec = Path(sys.executable).parent / "mpiexec"
-    subprocess.run([str(mpiexec), "-n", str(ranks), sys.executable, "-m", "suite.storage.checkpoint.rank",
+    subprocess.run([str(mpiexec), "-n", str(ranks), sys.executable, "-m", "suite.checkpointing.rank",
                     str(run_dir / "plan.json")], check=True, capture_output=True, cwd=REPO)
     docs = results.load_ranks(run_dir, ranks)
     per = results.per_checkpoint(docs)

@@ -4,7 +4,7 @@
     python benchmarks/kvcache_vs_fio.py [--dir DIR] [--jobs 4] [--files-per-job 2] [--file-size 256MiB]
                                         [--repeat 4] [--warmup 1] [--processes] [--same-files] [--wall]
 
-Ours: suite.kvcache.tier.StorageTier, what each rank of `suite run --workload kv-cache` writes and reads
+Ours: suite.kv_cache.tier.StorageTier, what each rank of `suite run --workload kv-cache` writes and reads
 with: J threads of one process (a rank's users are threads), each writing its files whole (one KV entry
 a file) from the rank's pre-generated pattern (each 4 KiB block stamped) in the tier's WRITE_CHUNK
 writes, fsync before close; then each reading its files back whole in READ_CHUNK reads into one
@@ -65,7 +65,7 @@ class Ours:
     """The storage tier on FOLDER: J threads, F entries each."""
 
     def __init__(self, folder: Path, jobs: int, per_job: int, size: int):
-        from suite.kvcache.tier import Pattern, StorageTier
+        from suite.kv_cache.tier import Pattern, StorageTier
         from suite.storage.backend.select import backend_for
 
         self.folder, self.size = folder, size
@@ -92,7 +92,7 @@ class Ours:
     def write(self) -> float:
         import numpy as np
 
-        from suite.kvcache.tier import WRITE_CHUNK
+        from suite.kv_cache.tier import WRITE_CHUNK
 
         def work(ks):
             chunk = np.empty(WRITE_CHUNK, dtype=np.uint8)
@@ -127,7 +127,7 @@ def fio_job(folder: Path, jobs: int, per_job: int, size: int, bs: int, a) -> lis
 
 def fio_write(folder: Path, jobs: int, per_job: int, size: int, a) -> float:
     """fio writes its own files into FOLDER (kept for fio_read_own)."""
-    from suite.kvcache.tier import WRITE_CHUNK
+    from suite.kv_cache.tier import WRITE_CHUNK
 
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
@@ -140,7 +140,7 @@ READ_FLAGS = ["--rw=read", "--invalidate=1", "--fadvise_hint=0"]
 
 def fio_read_own(folder: Path, jobs: int, per_job: int, size: int, a) -> float:
     """fio reads back the files it wrote (as ours reads the files ours wrote)."""
-    from suite.kvcache.tier import READ_CHUNK
+    from suite.kv_cache.tier import READ_CHUNK
 
     return fio_run(fio_job(folder, jobs, per_job, size, READ_CHUNK, a) + READ_FLAGS, "read", jobs * per_job * size,
                    a.wall)
@@ -148,7 +148,7 @@ def fio_read_own(folder: Path, jobs: int, per_job: int, size: int, a) -> float:
 
 def fio_read_same(files: list[list[str]], size: int, a) -> float:
     """fio reads the files ours wrote (--same-files): one job per thread of ours."""
-    from suite.kvcache.tier import READ_CHUNK
+    from suite.kv_cache.tier import READ_CHUNK
 
     args = [] if a.processes else ["--thread"]
     for j, names in enumerate(files):

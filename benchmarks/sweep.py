@@ -42,7 +42,7 @@ def main() -> int:
     ap.add_argument("--param", action="append", default=[])
     ap.add_argument("--skip-find-max", action="store_true")
     args = ap.parse_args()
-    from suite.sweep import result
+    from suite.training.sweep import result
 
     work = Path(args.workdir)
     shutil.rmtree(work, ignore_errors=True)

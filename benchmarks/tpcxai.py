@@ -3,11 +3,11 @@
     python benchmarks/tpcxai.py --scale-factor 1 --streams 2 [--processes P] [--use-cases 1,3,8]
                                 [--dir DIR] [--toy] [--launcher exec|fork] [--keep]
 
-Runs the driver (suite/tpcxai/driver.py) as `suite run --workload tpcx-ai` does, then prints:
+Runs the driver (suite/tpcx_ai/driver.py) as `suite run --workload tpcx-ai` does, then prints:
 every phase's time, each use case's training / serving (x2) / scoring / mean throughput-job
 time and quality, generation rows/s and MB/s, and the load's MB/s (raw CSV bytes / time)
 against a plain pyarrow parquet write (+ fsync) of the same tables from memory.
---toy uses the driver tests' toy table group and use cases (tests/tpcxai/tpcx_toy.py), for when
+--toy uses the driver tests' toy table group and use cases (tests/tpcx_ai/tpcx_toy.py), for when
 the real groups and use cases are not installed.
 """
 
@@ -87,12 +87,13 @@ def main() -> int:
     p.add_argument("--launcher", choices=["exec", "fork"], default="exec")
     p.add_argument("--keep", action="store_true", help="keep the data and results")
     a = p.parse_args()
-    from suite.tpcxai import driver, result
-    from suite.tpcxai.registry import Registry
+    from suite.tpcx_ai import driver
+    from suite.tpcx_ai import result
+    from suite.tpcx_ai.registry import Registry
 
     work = a.dir or Path(tempfile.mkdtemp(prefix="tpcxai-bench-"))
     if a.toy:
-        sys.path.insert(0, str(ROOT / "tests" / "tpcxai"))
+        sys.path.insert(0, str(ROOT / "tests" / "tpcx_ai"))
         import tpcx_toy
         reg = tpcx_toy.registry(work)
     else:

@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from suite.tpcxai import driver  # noqa: E402
+from suite.tpcx_ai import driver  # noqa: E402
 
 
 def one(name, args, base: Path, **engine) -> dict:
@@ -38,7 +38,7 @@ def one(name, args, base: Path, **engine) -> dict:
 
 
 def netns(args, base: Path) -> dict:
-    from tests.tpcxai import dask_netns
+    from tests.tpcx_ai import dask_netns
 
     prefix = f"bd{os.getpid() % 100000}h"
     env = dict(os.environ, SUITE_NETNS_SUBNET=f"10.231.{100 + os.getpid() % 150}")

@@ -23,10 +23,10 @@ def main(argv=None) -> int:
     import numpy as np
     from xgboost import XGBClassifier
 
-    from suite.tpcxai import spec
-    from suite.tpcxai.tables import retail
-    from suite.tpcxai.tables.retail import column, positions
-    from suite.tpcxai.usecases import uc08
+    from suite.tpcx_ai import spec
+    from suite.tpcx_ai.tables import retail
+    from suite.tpcx_ai.tables.retail import column, positions
+    from suite.tpcx_ai.usecases import uc08
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale-factor", type=float, default=0.1)

@@ -2,7 +2,7 @@
 that would ignore it is refused (one line, exit 2) rather than dropped: a result must not look as if
 a setting applied.
 
-The table falls out of the kinds' option groups (suite.kinds.base.Kind.run_options and
+The table falls out of the kinds' option groups (suite.benchmark.Kind.run_options and
 datasize_options): an option some kind declares is refused for every kind that does not. An option
 counts as given when its value differs from the parser's default (`scope_defaults`, recorded by the
 `run` and `datasize` parsers). Options every kind uses (--workload, --data-dir, --results-dir) and
@@ -12,7 +12,7 @@ counts as given when its value differs from the parser's default (`scope_default
 from suite.errors import SuiteError
 from suite.kinds import registry
 
-TPCXAI_ENGINES = ("local", "dask")            # tpcx-ai's --engine values (suite/tpcxai/engine_dask.py)
+TPCXAI_ENGINES = ("local", "dask")            # tpcx-ai's --engine values (suite/tpcx_ai/engine_dask.py)
 SUITE_ENGINE_ONLY = ("debug_read_delay",)     # benchmarks' service-time knob: our reader has it, DLIO does not
 
 

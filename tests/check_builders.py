@@ -1,6 +1,6 @@
 """Build small DLIO-style and `suite run`-style result dirs for the checker tests.
 
-Values are computed with suite.storage.metrics, so a freshly built tree is internally consistent;
+Values are computed with suite.training.figures, so a freshly built tree is internally consistent;
 tests then break one thing at a time.
 """
 
@@ -11,7 +11,9 @@ from pathlib import Path
 
 import yaml
 
-from suite.storage import metrics, workloads
+from suite.storage import workloads
+
+from suite.training import figures as metrics
 
 RECORD = {"unet3d": 146600628, "resnet50": 114660.07, "cosmoflow": 2828486}
 

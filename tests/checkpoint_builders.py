@@ -1,5 +1,5 @@
 """Checkpointing result trees for `suite check` tests, written through the runner's own results
-code (suite.storage.checkpoint.results) from rank records; and one failing edit per rule id."""
+code (suite.checkpointing.results) from rank records; and one failing edit per rule id."""
 
 import json
 import uuid
@@ -7,7 +7,8 @@ from pathlib import Path
 
 from suite import files
 from suite.storage import workloads
-from suite.storage.checkpoint import model, results
+from suite.checkpointing import model
+from suite.checkpointing import results
 
 T0 = 1_790_000_000.0
 
@@ -69,9 +70,9 @@ def checkpoint_tree(tmp: Path, **kw) -> Path:
 
 
 def written_by(write: Path, end: float) -> dict:
-    """What the read phase records of its write, as the runner records it (suite.storage.checkpoint.manifest):
+    """What the read phase records of its write, as the runner records it (suite.checkpointing.manifest):
     the write's layout, its run set's phase_id (write_id), its results dir relative to the read's."""
-    from suite.storage.checkpoint import manifest
+    from suite.checkpointing import manifest
 
     doc = json.loads((write / "run-1" / "results.json").read_text())
     man = {k: doc[k] for k in manifest.LAYOUT_KEYS}
@@ -124,7 +125,7 @@ def _rank_edit(p):
 def _rank_time_edit(p):
     """A rank's duration shortened with results.json and summary.json rewritten to agree: only the rank's own
     start and end still tell."""
-    from suite.storage.checkpoint import results as res
+    from suite.checkpointing import results as res
 
     run_dir = p / "W" / "run-1"
     path = run_dir / "ranks" / "rank-0.json"

@@ -15,7 +15,7 @@ def _package(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "suite" or len(parts) < 2 or parts[1] not in SUBPACKAGES:
         return None
-    return "storage.run" if parts[1:3] == ["storage", "run"] else parts[1]
+    return parts[1]
 
 
 def _imports() -> dict[str, dict[str, str]]:
@@ -183,7 +183,7 @@ def test_init_checker_allows_a_docstring_and_the_version_only(tmp_path):
     init.write_text('"""Doc."""\n\n__version__ = "1.0"\n')
     assert _init_logic("suite", init) == []
     assert _init_logic("suite.check", init) == ["3: Assign __version__"]
-    init.write_text('"""Doc."""\nfrom suite.check.checker import check\nRULESETS = ("v1.0",)\ndef f():\n    pass\n')
+    init.write_text('"""Doc."""\nfrom suite.training.check.checker import check\nRULESETS = ("v1.0",)\ndef f():\n    pass\n')
     assert _init_logic("suite.check", init) == ["2: ImportFrom", "3: Assign RULESETS", "4: FunctionDef f"]
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.tpcxai.test_fdr import DELL, dell_doc, jobs_doc, write
+from tests.tpcx_ai.test_fdr import DELL, dell_doc, jobs_doc, write
 
 REPO = Path(__file__).resolve().parent.parent
 

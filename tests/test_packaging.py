@@ -95,7 +95,7 @@ def _requirements() -> dict[str, list[str]]:
 
 
 # distribution -> the module it is imported as (where the two differ); mpich is imported as nothing:
-# it provides the mpiexec binary that suite/storage/run/launch.py runs
+# it provides the mpiexec binary that suite/training/run/launch.py runs
 IMPORT_NAME = {"PyYAML": "yaml", "scikit-learn": "sklearn", "xgboost-cpu": "xgboost", "mpich": None}
 
 
@@ -116,7 +116,7 @@ def test_every_declared_dependency_is_imported_somewhere():
 
 
 def test_the_tpcx_ai_extra_is_what_its_error_names_and_the_test_extra_holds_it():
-    from suite.tpcxai import extra
+    from suite.tpcx_ai import extra
 
     reqs = _requirements()
     assert sorted(reqs["tpcx-ai"]) == sorted(extra.MODULES.values())

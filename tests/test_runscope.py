@@ -73,7 +73,7 @@ def test_check_and_report_refuse_options_their_input_does_not_use(run_cli, tmp_p
     import json
 
     from tests.paths import TESTS
-    from tests.tpcxai.test_driver_check import good_doc
+    from tests.tpcx_ai.test_driver_check import good_doc
     (tmp_path / "t").mkdir()
     (tmp_path / "t" / "tpcxai-result.json").write_text(json.dumps(good_doc()))
     code, out, err = run_cli("check", tmp_path / "t", "--ruleset", "v0.5")

@@ -1,6 +1,6 @@
 """What `suite check` returns: per benchmark and for the whole tree, the verdict and the findings
 (records); `evaluate` (suite.rules.evaluate) applies one rule set to one scope -> findings.
-Used by suite.check.checker (training trees) and suite.check.checkpoint (checkpointing results)."""
+Used by suite.training.check.checker (training trees) and suite.checkpointing.check (checkpointing results)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class BenchmarkResult:
     rule_messages: dict[str, str] = field(default_factory=dict)
     fix_required: bool = False
     # what was re-derived and what could not be: [{figure, from, status: rederived|not-rederivable|
-    # mismatch, claimed, derived, path, field}] (suite.check.rederive; any kind may fill it)
+    # mismatch, claimed, derived, path, field}] (suite.training.check.rederive; any kind may fill it)
     rederived: list[dict] = field(default_factory=list)
 
     def to_dict(self, root: Path) -> dict:

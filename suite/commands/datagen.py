@@ -31,7 +31,7 @@ def add_parser(sub) -> None:
 
 def _file_count(args, workload, extra: dict) -> int:
     """--files, or the count the dataset-size rule gives for --accelerators and --host-memory."""
-    from suite.storage import datasize
+    from suite.training import datasize
 
     if args.files and (args.accelerators or args.host_memory):
         raise SuiteError("--files: expected either --files or --accelerators with --host-memory, got both")
@@ -64,7 +64,7 @@ def run(args) -> int:
     extra = {"params": params}
     num_files = _file_count(args, workload, extra)
     if args.engine == "dlio":       # the reference code's own generator (storage/run/dlio.py)
-        from suite.storage.run import dlio
+        from suite.training.run import dlio
         if not isinstance(args.data_dir, Path):
             raise SuiteError(f"--engine dlio: expected a local --data-dir (DLIO's generator writes files), "
                              f"got {args.data_dir}")

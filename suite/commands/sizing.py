@@ -19,12 +19,13 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from suite.report import sweep_text
+    from suite.training.sweep import text as sweep_text
     from suite.storage import workloads
-    from suite.storage.dlio_output import mem_total_bytes
-    from suite.sweep import result, sizing
+    from suite.training.run.dlio_output import mem_total_bytes
+    from suite.training.sweep import result
+    from suite.training.sweep import sizing
 
-    from suite.sweep import verify
+    from suite.training.sweep import verify
 
     doc = result.load(args.source) if args.source else None
     if doc is not None:

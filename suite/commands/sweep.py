@@ -41,7 +41,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from suite.sweep import search
+    from suite.training.sweep import search
 
     if bool(args.accelerators) == bool(args.find_max):
         raise SuiteError("--accelerators/--find-max: expected one of them (a list of N, or a search for the "

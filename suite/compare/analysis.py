@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from suite import stats
-from suite.kinds.base import Measured, Samples
+from suite.benchmark import Measured, Samples
 
 MIN_RUNS = 3            # fewer runs on either side: per-epoch values
 FASTER, SLOWER, NOT_SIGNIFICANT, NO_INTERVAL = "faster", "slower", "not significant", "no interval"

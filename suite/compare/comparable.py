@@ -1,6 +1,6 @@
 """Apples and oranges: what two results must share to be compared, and their systems side by side.
 
-The identity fields (suite.kinds.base.Measured.identity) are the kind's: for training the
+The identity fields (suite.benchmark.Measured.identity) are the kind's: for training the
 workload, accelerator type, dataset size, ruleset and division; for TPCx-AI the scale factor.
 A field that differs is a refusal (one line, exit 2) unless --allow-different, which lists the
 differences at the top of the comparison instead. A field neither result states (None on both
@@ -10,7 +10,7 @@ sides) is not a difference; one stated on one side only is.
 from __future__ import annotations
 
 from suite.errors import ResultError
-from suite.kinds.base import Measured
+from suite.benchmark import Measured
 
 NAMES = {"workload": "workload", "accelerator": "accelerator type", "dataset_size": "dataset size",
          "ruleset": "ruleset", "division": "division", "scale_factor": "scale factor"}

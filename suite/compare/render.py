@@ -8,7 +8,7 @@ import math
 
 from suite import stats
 from suite.compare import analysis, comparable
-from suite.kinds.base import Measured
+from suite.benchmark import Measured
 
 METHOD = ("ratio of geometric means B/A; Welch t interval on the logarithms; per-run values with >= "
           f"{analysis.MIN_RUNS} runs a side, else per-epoch")

@@ -45,7 +45,7 @@ DLIO = Engine(
     executable="dlio_benchmark",
     framework="tensorflow (tensorflow-cpu), reader.data_loader=tensorflow",
 )
-# The vector_database engines (suite/vectordb/worker.py runs in their venv). Pins: what `pip install`
+# The vector_database engines (suite/vector_database/worker.py runs in their venv). Pins: what `pip install`
 # resolved on 2026-11-25 for CPython 3.11; diskannpy 0.7.0 pins numpy < 2, pymilvus 2.3.x needs
 # setuptools < 70 and marshmallow < 4 (environs 9), so neither can share our environment.
 DISKANN = Engine(

@@ -1,7 +1,7 @@
 """mpiexec: its argv from plain values, starting it (in a memory cgroup when given) with its
 output relayed, stopping its ranks on a signal, and one line saying why a rank died.
 
-The ranks of every storage kind (suite.storage.run.rank, suite.storage.checkpoint.rank) write
+The ranks of every storage kind (suite.training.run.rank, suite.checkpointing.rank) write
 ranks/rank-<r>.pid (host and pid) and errors/rank-<r>.txt in their run dir: stop() and
 rank_failure() read those. The DLIO engine passes its own log, relay, environment and cwd.
 """

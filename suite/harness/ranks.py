@@ -1,5 +1,5 @@
 """The rank side's shared pieces: every MPI rank program of a storage kind (training's
-suite.storage.run.rank, checkpointing's suite.storage.checkpoint.rank) meets its peers and fails
+suite.training.run.rank, checkpointing's suite.checkpointing.rank) meets its peers and fails
 the same way."""
 
 import os

@@ -13,8 +13,13 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import ResultError, WorkloadError, expected_got
-from suite.kinds import checkpointing, kvcache, tpcxai, training, v3tree, vectordb
-from suite.kinds.base import Kind
+from suite.checkpointing import kind as checkpointing
+from suite.kv_cache import kind as kvcache
+from suite.tpcx_ai import kind as tpcxai
+from suite.training import kind as training
+from suite.published import kind as v3tree
+from suite.vector_database import kind as vectordb
+from suite.benchmark import Kind
 from suite.storage import workloads
 
 KINDS: list[Kind] = [training.KIND, checkpointing.KIND, tpcxai.KIND, v3tree.KIND, vectordb.KIND, kvcache.KIND]

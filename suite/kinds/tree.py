@@ -17,7 +17,7 @@ from pathlib import Path
 
 from suite.errors import ExitCode
 from suite.kinds import registry
-from suite.kinds.base import Checked, Kind
+from suite.benchmark import Checked, Kind
 from suite.rules import findings
 
 _RANK = {"": 2, "valid": 0, "closed": 0, "open": 1, "invalid": 2}   # a kind that names no verdict counts worst

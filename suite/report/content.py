@@ -102,7 +102,7 @@ def _human(key: str, value: str) -> str:
 def build_storage(summary: dict, check) -> Page:
     """The storage report: per benchmark its headline numbers, suite check's verdict (`check`,
     a CheckResult), its runs and the evidence `suite run` recorded; an overview above several."""
-    from suite.report import aggregate
+    from suite.training import aggregate
 
     benches = summary["benchmarks"]
     title = (f"{benches[0]['workload'] or '?'} {benches[0]['accelerator'] or '?'} storage benchmark"
@@ -436,7 +436,7 @@ PERFECT = {"accuracy_score": 1.0, "f1_score": 1.0, "matthews_corrcoef": 1.0, "wo
 
 
 def _tpcxai_use_cases(data) -> Section:
-    from suite.tpcxai import metric
+    from suite.tpcx_ai import figures as metric
 
     ucs = Section("use-cases", "Use cases")
     inp = data.inputs
@@ -484,7 +484,7 @@ def _tpcxai_jobs(data) -> Section:
 
 def _tpcxai_tables(data, result) -> dict:
     """The exports: runs (the result's numbers) and use_cases (times and quality per use case)."""
-    from suite.tpcxai import metric
+    from suite.tpcx_ai import figures as metric
 
     inp = data.inputs
     row = {"source": str(data.path), "kind": data.doc["kind"], "kit_version": data.doc["kit_version"],

@@ -9,7 +9,7 @@ from collections import Counter
 from suite import files
 from suite.report.escape import terminal
 from suite.numbers import is_number
-from suite.storage import metrics
+from suite.training import figures as metrics
 
 UPPER = {"closed": "CLOSED", "open": "OPEN", "invalid": "INVALID"}
 RUN_PART = re.compile(r"^(?:run|iter|iteration)[-_]?\d+$|^warm[-_]?up", re.I)

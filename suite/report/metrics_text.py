@@ -9,7 +9,7 @@ def money(value: float, currency: str | None) -> str:
 
 def tpcxai(fdr, result, assessment=None) -> str:
     """The TPCx-AI figures: phase times, AIUCpm@SF, $/AIUCpm@SF, and the published figures beside them.
-    With an assessment (suite.tpcxai.assess) the headline carries its verdict, and its findings follow."""
+    With an assessment (suite.tpcx_ai.assess) the headline carries its verdict, and its findings follow."""
     sf = f"{result.scale_factor:g}"
     name = assessment.metric_name(result.scale_factor) if assessment is not None else f"AIUCpm@{sf}"
     head = [f"TPCx-AI  {fdr.doc.get('sponsor', '')}  SF {sf}  streams {result.streams}  "

@@ -136,7 +136,7 @@ def storage_epochs(bench: dict) -> bytes:
 
 def tpcxai_use_cases(inputs) -> bytes:
     """Training and both serving runs per use case, log scale (times span three orders of magnitude)."""
-    from suite.tpcxai.metric import USE_CASES
+    from suite.tpcx_ai.figures import USE_CASES
 
     fig, (ax,) = _figure(height_in=3.8)
     width = 0.27

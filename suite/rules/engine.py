@@ -8,7 +8,7 @@ A rule file:
     rules:
       - id: structure-run-count        # stable kebab-case id, unique over the assembled set
         applies_to: benchmark          # tree | benchmark | run | host (or a list of them)
-        field: runs.count              # a fact declared in rules/facts.yaml (built by suite/check/facts.py)
+        field: runs.count              # a fact declared in rules/facts.yaml (built by suite/training/check/facts.py)
         op: eq                         # from the closed registry OPS below
         value: {param: runs_required}  # literal | {fact: name} | {param: name} | {params: [a, b]}
                                        # (+ rel/abs for op close, of/say for op none_equal)

@@ -1,6 +1,6 @@
 """Applying a rule set to one scope: every rule of the scope's kind that applies, every violation
 a finding (suite.rules.findings). Used by `suite check` (suite.check) and the TPCx-AI checks
-(suite.tpcxai.check) alike: one engine for every benchmark.
+(suite.tpcx_ai.check) alike: one engine for every benchmark.
 """
 
 from __future__ import annotations

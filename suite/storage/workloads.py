@@ -75,7 +75,7 @@ def names(benchmark: str = TRAINING) -> list[str]:
 
 
 def checkpoint_names() -> list[str]:
-    """The checkpointing workloads (`benchmark: checkpointing`: suite.storage.checkpoint)."""
+    """The checkpointing workloads (`benchmark: checkpointing`: suite.checkpointing)."""
     return names(CHECKPOINTING)
 
 

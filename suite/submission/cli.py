@@ -55,7 +55,7 @@ def run(args) -> int:
     from suite.submission.layout import open_tree
 
     if args.action == "init" and (args.ruleset or _init_default()) == "v3.0":
-        from suite.submission import v3           # the published v3.0 layout (timestamped leaves, code pool)
+        from suite.submission import pooled as v3           # the published v3.0 layout (timestamped leaves, code pool)
         with output.interruptible():
             lines = v3.init(args.dir, args.org, args.division, args.system, args.data_dir)
     elif args.action == "init":
@@ -96,9 +96,9 @@ def _change(args) -> list[str]:
 
 def _change_v3(args) -> list[str]:
     if args.action == "add":
-        from suite.submission import v3
+        from suite.submission import pooled as v3
         return v3.add(args.dir, args.results, args.system, args.replace)
-    from suite.submission import v3package
+    from suite.submission import pooled_package as v3package
     if args.action == "describe":
         return v3package.describe(args.dir, args.system, args.replace)
     return v3package.package(args.dir, args.out, args.replace, out=lambda text: print(text, end=""))

@@ -119,7 +119,7 @@ def _refuse_todos(tree) -> None:
 
 
 def _check(tree, out) -> str:
-    from suite.check.checker import check
+    from suite.training.check.checker import check
     from suite.report import findings as report
 
     if not any(d.is_dir() for d in (tree.org_dir / "results").glob("*/*")):

@@ -13,7 +13,7 @@ import pytest
 
 from check_builders import PDF, SYSTEM_V1, dlio_benchmark, dlio_run, edit_json, run_start, storage_report, \
     submission, write_json, write_yaml
-from suite.check import checker
+from suite.training.check import checker
 from suite.rules.findings import label
 
 import paths

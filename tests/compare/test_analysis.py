@@ -7,7 +7,7 @@ from pathlib import Path
 from hypothesis import given, settings, strategies as st
 
 from suite.compare import analysis, render
-from suite.kinds.base import Measured, Samples
+from suite.benchmark import Measured, Samples
 
 num = st.floats(min_value=-1e300, max_value=1e300, allow_nan=False, allow_infinity=False)
 runs = st.lists(num, min_size=1, max_size=6)

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from tests.report.test_report import assert_real_screenshot, chromium_render
-from tests.storage.run.test_runner import make_data
+from tests.training.run.test_runner import make_data
 
 TINY = ["dataset.num_samples_per_file=20", "dataset.record_length=1000", "dataset.record_length_stdev=0",
         "reader.batch_size=8", "reader.read_threads=1", "train.epochs=3", "train.computation_time=0.02"]

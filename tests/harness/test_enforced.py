@@ -125,12 +125,12 @@ def _imported(path: Path) -> set[str]:
 
 
 def test_the_harness_sits_below_the_kinds_and_launch_dlio_have_no_cycle():
-    above = ("suite.storage", "suite.sweep", "suite.tpcxai", "suite.cli", "suite.kinds", "suite.commands")
+    above = ("suite.storage", "suite.training.sweep", "suite.tpcx_ai", "suite.cli", "suite.kinds", "suite.commands")
     for path in (paths.REPO / "suite" / "harness").glob("*.py"):
         bad = sorted(m for m in _imported(path) if m.startswith(above))
         assert bad == [], f"{path.name} imports {bad}"
-    dlio = _imported(paths.REPO / "suite" / "storage" / "run" / "dlio.py")
-    assert not {m for m in dlio if m.startswith("suite.storage.run.launch")} and "suite.storage.run.launch" not in dlio
+    dlio = _imported(paths.REPO / "suite" / "training" / "run" / "dlio.py")
+    assert not {m for m in dlio if m.startswith("suite.training.run.launch")} and "suite.training.run.launch" not in dlio
 
 
 # --------------------------------------------------------------------------- issue 24: refusals after the claim, full disks

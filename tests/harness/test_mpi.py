@@ -38,8 +38,8 @@ def test_no_mpiexec_anywhere_is_one_line(monkeypatch, tmp_path):
 
 
 def test_python_module_runs_this_interpreter():
-    assert mpi.python_module("suite.storage.run.rank", Path("/r/plan.json")) == [
-        sys.executable, "-m", "suite.storage.run.rank", "/r/plan.json"]
+    assert mpi.python_module("suite.training.run.rank", Path("/r/plan.json")) == [
+        sys.executable, "-m", "suite.training.run.rank", "/r/plan.json"]
 
 
 def test_rank_failure_names_the_rank_from_its_error_file_or_mpiexecs_report(tmp_path):

@@ -19,7 +19,7 @@ import pytest
 
 import paths
 from check_builders import ours_results
-from suite.storage.checkpoint import results as ck_results
+from suite.checkpointing import results as ck_results
 
 PAIR = paths.DATA / "checkpoint" / "llama3-8b-miniature"
 TPCX = paths.DATA / "tpcxai-sf0.01" / "tpcxai-result.json"

@@ -1,4 +1,4 @@
-"""The bad-input corpus for the commands (beside tests/check/test_checker_bad_input.py for trees):
+"""The bad-input corpus for the commands (beside tests/training/check/test_checker_bad_input.py for trees):
 every case ends in a one-line error naming what is wrong and exit 2 -- never a traceback, never
 a write outside the given paths. Cases are data: (id, files to create, argv, needle)."""
 

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from suite import sizes
 from suite.errors import SuiteError
 from suite.storage import workloads
-from suite.tpcxai import fdr, metric
+from suite.tpcx_ai import fdr
+from suite.tpcx_ai import figures as metric
 
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(max_examples=40, deadline=None,
@@ -122,7 +123,7 @@ def test_any_fdr_yaml_text_is_loaded_or_refused(tmp_path_factory, text):
 @SLOW
 @given(json_docs)
 def test_any_summary_json_gives_a_verdict(tmp_path_factory, doc):
-    from suite.check.checker import check
+    from suite.training.check.checker import check
 
     root = tmp_path_factory.mktemp("tree")
     run = root / "unet3d-h100" / "run1"
@@ -142,7 +143,7 @@ finite = st.floats(allow_nan=False, allow_infinity=False)
 @FAST
 @given(st.lists(finite, min_size=1, max_size=12))
 def test_mean_and_stdev_of_any_finite_list_are_finite_and_bounded(values):
-    from suite.storage import metrics
+    from suite.training import figures as metrics
     mean, std = metrics.mean_pstdev(values)
     assert math.isfinite(mean) and math.isfinite(std) and std >= 0
     assert min(values) - 1e-9 * abs(min(values)) <= mean <= max(values) + 1e-9 * abs(max(values))
@@ -180,7 +181,7 @@ def test_terminal_text_is_printable_utf8_whatever_the_name(text):
        st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=4))
 def test_any_memory_and_throughput_lists_give_a_verdict(tmp_path_factory, memory, tps):
     from check_builders import dlio_benchmark, edit_json
-    from suite.check.checker import check
+    from suite.training.check.checker import check
     root = tmp_path_factory.mktemp("t") / "bench"
     dlio_benchmark(root, runs=1)
     edit_json(root / "run1" / "summary.json", lambda d: (d.update(host_memory_GB=memory),

@@ -15,8 +15,8 @@ import pytest
 import paths
 
 from check_builders import edit_json, ours_results, submission, write_yaml
-from suite.check import checker
-from suite.storage import metrics
+from suite.training.check import checker
+from suite.training import figures as metrics
 
 RUN = ["run", "--workload", "cosmoflow", "--accelerators", "1", "--memory-limit", "128MiB", "--runs", "2",
        "--param", "reader.read_threads=2"]

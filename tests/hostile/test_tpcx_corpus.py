@@ -1,6 +1,6 @@
 """TPCx-AI results edited as a hostile submitter would (issue 24, classes 1, 2, 8, 9).
 
-A real run (the driver, ten toy use cases, SF 0.01, two streams: tests/tpcxai/tpcx_toy.py) is made
+A real run (the driver, ten toy use cases, SF 0.01, two streams: tests/tpcx_ai/tpcx_toy.py) is made
 once; each case copies its tpcxai-result.json, edits it, and runs `suite check`, `suite metrics` and
 `suite report` on it. Every forgery must be refused as INVALID by check (exit 1) with the finding
 naming the field, and its AIUCpm headline in `metrics` must carry NOT VALID. FDR data-file cases
@@ -14,11 +14,15 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tpcxai"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tpcx_ai"))
 
 import tpcx_toy  # noqa: E402
 
-from suite.tpcxai import driver, rederive, result  # noqa: E402
+from suite.tpcx_ai import driver
+
+from suite.tpcx_ai import rederive
+
+from suite.tpcx_ai import result  # noqa: E402
 
 SF = 0.01
 
@@ -38,8 +42,8 @@ def real_run(tmp_path_factory):
 
 def real_quality():
     """Passing quality records for the kit's thresholds (rules/tpcx-ai/thresholds.yaml)."""
-    from suite.tpcxai import usecase
-    from suite.tpcxai.registry import Registry
+    from suite.tpcx_ai import usecase
+    from suite.tpcx_ai.registry import Registry
 
     values = {2: 0.3, 3: 1.0, 4: 0.8, 5: 0.2, 6: 0.5, 7: 1.0, 8: 0.7, 9: 0.95, 10: 0.8}
     out = {f"uc{n}": {"metric": th.metric, "value": values.get(n), "threshold": th.value, "op": th.op,

@@ -149,8 +149,8 @@ def test_check_output_of_a_tpcxai_result_to_a_read_only_fs_is_one_line(run_cli, 
 
 
 def _tpcx_run(tmp_path) -> Path:
-    """A TPCx-AI run of the toy kit (tests/tpcxai/tpcx_toy.py: a real driver run, small use cases)."""
-    toy = paths.TESTS / "tpcxai" / "tpcx_toy.py"
+    """A TPCx-AI run of the toy kit (tests/tpcx_ai/tpcx_toy.py: a real driver run, small use cases)."""
+    toy = paths.TESTS / "tpcx_ai" / "tpcx_toy.py"
     r = tmp_path / "tpcx"
     done = subprocess.run([sys.executable, str(toy), str(tmp_path / "kit"), "--scale-factor", "0.01", "--use-cases",
                            "2", "--results-dir", str(r), "--data-dir", str(tmp_path / "d"), "--processes", "1"],
@@ -162,7 +162,7 @@ def _tpcx_run(tmp_path) -> Path:
 def test_tpcxai_run_into_a_dir_holding_a_complete_result_is_refused(tmp_path):
     tpcx = _tpcx_run(tmp_path)
     before = snapshot(tpcx)
-    toy = paths.TESTS / "tpcxai" / "tpcx_toy.py"
+    toy = paths.TESTS / "tpcx_ai" / "tpcx_toy.py"
     done = subprocess.run([sys.executable, str(toy), str(tmp_path / "kit"), "--scale-factor", "0.01", "--use-cases",
                            "2", "--results-dir", str(tpcx), "--processes", "1"],
                           capture_output=True, text=True, env=ENV, timeout=300)

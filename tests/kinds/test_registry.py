@@ -7,7 +7,7 @@ import pytest
 
 from suite.errors import ExitCode, WorkloadError
 from suite.kinds import registry
-from suite.kinds.base import Checked, Kind
+from suite.benchmark import Checked, Kind
 from suite.storage import workloads
 
 RESULT = "toy-result.json"

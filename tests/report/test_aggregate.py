@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from suite.report import aggregate
-from suite.storage import metrics
+from suite.training import aggregate
+from suite.training import figures as metrics
 
 import paths
 

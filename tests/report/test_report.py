@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tpcxai.test_fdr import DELL, jobs_doc, write
+from tests.tpcx_ai.test_fdr import DELL, jobs_doc, write
 
 import paths
 
@@ -59,7 +59,7 @@ def test_several_benchmarks_get_an_overview(run_cli, tmp_path):
 def test_exports_agree_with_each_other_and_the_metrics(run_cli, tmp_path):
     import pyarrow.parquet as pq
 
-    from suite.report import aggregate
+    from suite.training import aggregate
 
     run_cli("report", SIMPLYBLOCK, "--out", tmp_path)
     rows = list(csv.DictReader((tmp_path / "runs.csv").open()))

@@ -43,7 +43,7 @@ def test_many_runs_plot_names_no_run_and_few_benchmarks_still_plot(tmp_path):
     from suite.report import plots
     b = dlio_benchmark(tmp_path / "bench", runs=3)
     edit_json(b / "run3" / "summary.json", lambda d: d.update(start=run_start(4)))
-    from suite.report import aggregate
+    from suite.training import aggregate
     bench = aggregate.summarise(b)["benchmarks"][0]
     assert plots.storage_runs(bench)[:4] == b"\x89PNG"
     many = dict(bench, runs=bench["runs"] * 10)

@@ -10,7 +10,8 @@ import pytest
 import paths
 from suite.report import html, plots
 from suite.report.content import Page, Section, Table
-from suite.sweep import result, sizing
+from suite.training.sweep import result
+from suite.training.sweep import sizing
 from tests.report.test_report import rendered_dom
 
 SWEEP = paths.DATA / "sweep" / "resnet50-h100-tiny"      # a real find-max --ceiling sweep (tests/data/make_sweep.py)
@@ -69,7 +70,8 @@ def test_sizing_from_the_workload_alone(run_cli):
     assert code == 0, err
     per = 400 * 114660.07 / 0.224 / 2**20          # batch x record / compute, in MiB/s
     assert f"{per:,.1f} MiB/s" in out and f"{8 * per:,.1f} MiB/s" in out and f"{8 * per * 0.9:,.1f} MiB/s" in out
-    from suite.storage import datasize, workloads
+    from suite.storage import workloads
+    from suite.training import datasize
     ds = datasize.compute(workloads.resolve("resnet50", "h100"), 8, 1, 64 * 2**30)
     assert f"{ds.num_files:,} files" in out and "--host-memory" in out
 

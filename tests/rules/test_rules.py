@@ -44,7 +44,7 @@ def test_rule_ids_are_stable_kebab_case_and_many():
 
 @pytest.mark.parametrize("ruleset", ["v1.0", "v2.0"])
 def test_au_thresholds_agree_with_the_workload_files(ruleset):
-    from suite.check.checker import rule_set
+    from suite.training.check.checker import rule_set
 
     for name in ("unet3d", "resnet50", "cosmoflow"):
         rs = rule_set(ruleset, "closed", name, "h100")

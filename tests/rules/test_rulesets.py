@@ -10,7 +10,8 @@ from suite import files
 from suite.errors import RuleError, SuiteError
 from suite.rules import engine as rules
 from suite.rules import rulesets
-from suite.storage import datasize, workloads
+from suite.storage import workloads
+from suite.training import datasize
 
 
 def test_the_shipped_rulesets_in_round_order():
@@ -138,8 +139,8 @@ def test_every_workload_names_known_rulesets_of_the_rounds_that_cover_it():
 
 def test_the_run_count_constants_left_in_code_agree_with_the_rulesets():
     """--runs' help default and the sweep's confirmation runs are the rounds' run count."""
-    from suite.storage.run.prepare import DEFAULT_RUNS
-    from suite.sweep.search import CONFIRM_RUNS
+    from suite.training.run.prepare import DEFAULT_RUNS
+    from suite.training.sweep.search import CONFIRM_RUNS
 
     assert {rulesets.get(n).runs.count for n in rulesets.names()} == {DEFAULT_RUNS} == {CONFIRM_RUNS}
 

@@ -1,6 +1,8 @@
 import pytest
 
-from suite.storage import datasize, workloads
+from suite.storage import workloads
+
+from suite.training import datasize
 from suite.errors import SuiteError
 
 GIB = 1024**3

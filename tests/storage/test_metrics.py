@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from suite.storage import metrics
+from suite.training import figures as metrics
 
 # MLPerf Storage v0.5, DDN AI400X2, unet3d, run-1 (published): per-epoch AU and samples/s
 DDN_AU = [99.78086413375648, 99.77490637471472, 99.77836615960462, 99.77803864103272, 99.77253103934164]
@@ -51,7 +51,7 @@ def test_mean_pstdev_is_population():
 
 
 def test_epoch_throughput_from_steps_counts_every_step_over_the_wall_time():
-    from suite.storage.metrics import epoch_throughput_from_steps
+    from suite.training.figures import epoch_throughput_from_steps
 
     # 3 steps of batch 7 from t=1.0 to t=4.0: 21 samples / 3 s (DLIO v1.0 keeps the first step here)
     assert epoch_throughput_from_steps([1.0, 2.0, 3.0], [2.0, 3.0, 4.0], 21) == pytest.approx(7.0)
@@ -59,7 +59,7 @@ def test_epoch_throughput_from_steps_counts_every_step_over_the_wall_time():
 
 
 def test_epoch_from_ranks_averages_au_and_sums_throughput():
-    from suite.storage.metrics import epoch_from_ranks
+    from suite.training.figures import epoch_from_ranks
 
     r0 = {"step_start_s": [0.0, 1.0, 2.0], "step_end_s": [1.0, 2.0, 3.0], "step_compute_s": [0.9, 0.9, 0.9], "samples": 3}
     r1 = {"step_start_s": [0.0, 1.0, 2.0], "step_end_s": [1.0, 2.0, 3.0], "step_compute_s": [0.5, 0.5, 0.5], "samples": 3}

@@ -1,7 +1,7 @@
 import pytest
 
 from suite import files
-from suite.storage.records import RankEpoch, RankSteps, RunPlan
+from suite.training.run.records import RankEpoch, RankSteps, RunPlan
 
 
 def test_rank_steps_round_trip_through_the_steps_schema(tmp_path):

@@ -1,5 +1,5 @@
 """`suite submission init/add/describe/package --ruleset v3.0`: a tree in the published v3.0 layout,
-its code pool written from the installed package, that suite check (suite.check.v3check) accepts.
+its code pool written from the installed package, that suite check (suite.published.check) accepts.
 Our own v3.0 leaves are not in main yet (issue 25): the real published leaves (tests/data/v3/tree)
 stand in for them, and a `suite run` dir of the v3.0 round is converted to run/<ts> leaves."""
 
@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from suite import cli
-from suite.check import v3check, v3pool
+from suite.published import check as v3check
+from suite.published import pool as v3pool
 from suite.submission import document
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "v3" / "tree"
@@ -70,7 +71,7 @@ def test_end_to_end_add_describe_package_checks_clean(sub, tmp_path, capsys):
     image = sub / "ACME" / f"code-{pointer.split(':')[1][:8]}"
     recorded = json.loads((image / ".code-hash.json").read_text())
     assert pointer == f"md5-tree-v2:{recorded['hash']}" == f"md5-tree-v2:{v3pool.tree_md5(image)}"
-    assert (image / "suite" / "check" / "v3check.py").is_file()
+    assert (image / "suite" / "published" / "check.py").is_file()
     if document.browser() is None:
         pytest.skip("chromium not installed: no PDF, which suite check reports")
     assert cli.main(["submission", "describe", str(sub), "--system", "box1"]) == 0

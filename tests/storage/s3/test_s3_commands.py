@@ -149,7 +149,7 @@ def test_the_server_stopped_mid_run_fails_the_run_with_one_line(tmp_path):
 def test_a_checkpoint_write_and_read_on_s3(bucket, s3_server, tmp_path, run_cli):
     """The miniature llama3-8b layout (8 ranks, real MPI) written to s3:// and read back in a second
     invocation; the manifest goes through the backend; the checker reads both results."""
-    from suite.storage.checkpoint import run as checkpoint_run
+    from suite.checkpointing import run as checkpoint_run
 
     url = f"s3://{bucket}/ckpt"
     for phase, res in (("write", tmp_path / "w"), ("read", tmp_path / "r")):

@@ -1,0 +1,84 @@
+"""The checkpointing kind: MLPerf Storage v2.0's and v3.0's checkpoint write and read (`benchmark: checkpointing`:
+the llama3 models), run by suite.checkpointing, checked by suite.check (rules/v{2,3}.0/checkpointing*),
+shown by suite.checkpointing.page. Its results: phase directories (suite.checkpointing.check)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from suite.errors import ExitCode, SuiteError
+from suite.training import kind as training
+from suite.benchmark import Kind
+from suite.storage import workloads
+
+
+def add_run_arguments(p) -> None:
+    from suite.checkpointing.command import add_run_arguments as add
+
+    add(p)
+
+
+def add_datasize_arguments(p) -> None:
+    p.add_argument("--mode", choices=["default", "subset"], default="default",
+                   help="checkpointing only: default (global storage) or subset (node-local, llama3-8b only)")
+
+
+def run(args) -> int:
+    from suite.checkpointing import command
+
+    if args.accelerators is None:
+        raise SuiteError(f"--accelerators: expected a number of simulated accelerators for {args.workload}, got none")
+    return command.run(args)
+
+
+def datasize(args) -> int:
+    """The bytes and files of the checkpoints."""
+    from suite.checkpointing import page as checkpoint_text
+    from suite.checkpointing import command
+
+    command.refuse_for_checkpointing(args)
+    d = command.sizing(args.workload, args.accelerators, args.mode, args.client_hosts, args.host_memory)
+    print(json.dumps(d, indent=2, sort_keys=True) if args.format == "json" else checkpoint_text.datasize(d))
+    return ExitCode.OK
+
+
+def recognises(path: Path) -> bool:
+    from suite.checkpointing import check as checkpoint
+
+    return checkpoint.is_result(training.storage_dir(path))
+
+
+def metrics(path: Path, form: str) -> int:
+    """Write/read bandwidth per run and per rank."""
+    from suite import files
+    from suite.checkpointing import page as checkpoint_text
+
+    summary = checkpoint_text.summarise(training.storage_dir(path))
+    print(files.dump_json(summary, indent=2), end="") if form == "json" else print(checkpoint_text.metrics(summary))
+    return ExitCode.OK
+
+
+def report_page(path: Path, args):
+    from suite.training.check.checker import check
+    from suite.checkpointing import page as checkpoint_text
+
+    training.refuse_storage_nodes(path, args)
+    path = training.storage_dir(path)
+    return checkpoint_text.build_page(checkpoint_text.summarise(path), check(path, ruleset="auto"))
+
+
+def listing() -> str:
+    from suite.storage import workloads
+
+    return ("Checkpointing (suite run --workload NAME --accelerators N --checkpoints-read 0, then "
+            "--checkpoints-write 0): " + ", ".join(workloads.checkpoint_names()))
+
+
+KIND = Kind(
+    name="checkpointing", run=run, recognises=recognises, check=training.check_storage, metrics=metrics,
+    report_page=report_page, datasize=datasize, listing=listing, add_run_arguments=add_run_arguments,
+    add_datasize_arguments=add_datasize_arguments, workload_schema=workloads.SCHEMAS[workloads.CHECKPOINTING],
+    workloads_shown="llama3-*", result_files=("checkpoint_run_set.json",),
+    run_options=(*training.STORAGE_RUN_OPTIONS, "mode", "checkpoints_write", "checkpoints_read", "miniature"),
+    datasize_options=("mode",))

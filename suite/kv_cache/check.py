@@ -1,0 +1,210 @@
+"""`suite check` / `suite metrics` of a kv_cache leaf, ours or published: the facts of
+rules/v3.0/kv_cache.yaml from the leaf (the trial commands its metadata records, its rank files,
+summary.json, fs_separation.json), the findings, the verdict, and the per-option figures
+(suite.kv_cache.figures) with what re-derived. One path for both kinds of leaf."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from suite.kv_cache import figures
+
+from suite.kv_cache import leaf as kvleaf
+
+from suite.kv_cache import model
+from suite.rules import engine as rules
+from suite.rules.evaluate import evaluate
+from suite.rules.findings import verdict as grade
+from suite.rules.ops import Item
+
+RULESET = "v3.0"
+RULE_FILES = ("kv_cache.yaml",)
+MAX_LISTED = 10000         # summary.json's missing_files read per option (a hostile list is cut there)
+TABLE = {"--model": "model", "--num-users": "users", "--gpu-mem-gb": "gpu_mem_gb", "--cpu-mem-gb": "cpu_mem_gb",
+         "--max-concurrent-allocs": "max_concurrent_allocs"}
+OPEN_MAY_CHANGE = ("--model", "--num-users", "--duration", "--gpu-mem-gb", "--cpu-mem-gb", "--storage-capacity-gb")
+
+
+def _p(field: str, expected, actual, where=None, note: str = "") -> Item:
+    return Item(actual, where, field, expected, note=note, expected_given=True)
+
+
+def division(lf: kvleaf.Leaf) -> str:
+    suite = (lf.metadata or {}).get("suite")
+    if isinstance(suite, dict) and suite.get("division") in ("closed", "open"):
+        return suite["division"]
+    parts = [p.lower() for p in Path(lf.path).resolve().parts]
+    return "open" if "open" in parts else "closed"
+
+
+def command_facts(lf: kvleaf.Leaf, doc: dict, div: str) -> dict:
+    """The facts read from the trial commands (what ran), not from `args`. ~50 lines: one pass."""
+    where = str(lf.metadata_path or lf.path)
+    cmds = [c for c in kvleaf.commands(lf) if "--rank-output-base" in c]   # trials (not e.g. an fs probe)
+    closed = doc["closed"]
+    workload, open_bad, locks, reduced, options, seen = [], [], [], [], [], {}
+    autoscaling = False
+    for i, c in enumerate(cmds):
+        flags = kvleaf.parse_command(c)
+        o = kvleaf.option_of(c)
+        field = f"command_output_files[{i}].command"
+        autoscaling |= bool(flags.get("--enable-autoscaling"))
+        if o is None or str(o) not in doc["options"]:
+            workload.append(_p(field, "an option_<1|2|3> rank output base", c[:120], where))
+            continue
+        options.append(o)
+        seen[o] = seen.get(o, 0) + 1
+        want = model.closed_params(doc, o).to_dict()
+        for flag, key in TABLE.items():
+            got = flags.get(flag)
+            if got is None or (got != want[key] and not (isinstance(got, float) and got == float(want[key]))):
+                workload.append(_p(f"{field} {flag}", want[key], got, where, f"option {o}"))
+                if flag not in OPEN_MAY_CHANGE:
+                    open_bad.append(_p(f"{field} {flag}", want[key], got, where, f"option {o}"))
+        seed = flags.get("--seed-base", flags.get("--seed"))
+        if seed != closed["seed"]:
+            locks.append(_p(f"{field} --seed-base", closed["seed"], seed, where))
+        if "--config" in flags:
+            locks.append(_p(f"{field} --config", "none (forbidden in closed)", flags["--config"], where))
+        if flags.get("--duration") != closed["duration_s"]:
+            reduced.append(_p(f"{field} --duration", closed["duration_s"], flags.get("--duration"), where))
+        if flags.get("--generation-mode", "none") != closed["generation_mode"]:
+            workload.append(_p(f"{field} --generation-mode", closed["generation_mode"], flags.get("--generation-mode"), where))
+    if cmds and sorted(seen) != [1, 2, 3]:
+        locks.append(_p("options run", [1, 2, 3], sorted(seen), where))
+    for o, n in sorted(seen.items()):
+        if n != closed["trials"]:
+            locks.append(_p(f"option {o} trials", closed["trials"], n, where))
+    gap = ((lf.metadata or {}).get("args") or {}).get("inter_option_delay")
+    if isinstance(gap, (int, float)) and gap != closed["inter_option_delay_s"] and len(seen) > 1:
+        locks.append(_p("args.inter_option_delay", closed["inter_option_delay_s"], gap, where))
+    preloads = [_p(f"command_output_files[{i}].command LD_PRELOAD", "none (the storage tier's own I/O calls)",
+                   m.group(1)[:120], where) for i, c in enumerate(cmds) for m in [re.search(r"LD_PRELOAD=(\S+)", c)] if m]
+    return {"kvcache.commands": len(cmds), "kvcache.io_model_changes": preloads, "kvcache.workload_mismatches": workload,
+            "kvcache.open_disallowed": open_bad if div == "open" else [], "kvcache.lock_mismatches": locks,
+            "kvcache.reduced_duration": reduced, "kvcache.autoscaling": autoscaling}
+
+
+def expected_ranks(lf: kvleaf.Leaf) -> int | None:
+    meta = lf.metadata or {}
+    n = meta.get("num_processes")
+    if isinstance(n, int) and not isinstance(n, bool) and 0 < n <= 100000:
+        return n
+    s = (lf.summary or {}).get("total_ranks")
+    return s if isinstance(s, int) and not isinstance(s, bool) and 0 < s <= 100000 else None
+
+
+def rank_facts(lf: kvleaf.Leaf, derived: dict, n: int | None) -> dict:
+    problems, mismatches, missing, failed = [], [], [], []
+    for (o, t), ranks in sorted(lf.rank_dirs.items()):
+        if n is not None and sorted(ranks) != list(range(n)):
+            problems.append(_p(f"option_{o}/trial_{t}", f"rank_0..rank_{n - 1}", [f"rank_{r}" for r in sorted(ranks)][:8]))
+    for o in derived.values():
+        missing += [_p(m, "a kvcache_results_*.json", "none") for m in o["missing_files"]]
+    missing += listed_missing(lf, {m.field for m in missing})
+    for (o, t, r), (path, doc) in sorted(lf.ranks.items()):
+        for s in figures.rederive_rank(doc, path):
+            if s["status"] == "mismatch":
+                mismatches.append(_p(f"option_{o}/trial_{t}/rank_{r} summary.{s['figure']}", s["derived"], s["claimed"], path))
+    suite = (lf.metadata or {}).get("suite") or {}
+    for d in suite.get("trials") or [] if isinstance(suite, dict) else []:
+        if isinstance(d, dict) and d.get("status") != "complete":
+            failed.append(_p(f"option {d.get('option')} trial {d.get('trial')}", "complete", d.get("status"),
+                             note=str(d.get("error") or "")[:200]))
+    by_option: dict[int, list[float]] = {}
+    for (o, _t, _r), (path, doc) in lf.ranks.items():
+        by_option.setdefault(o, []).append(kvleaf.number(doc, ("summary", "cache_stats", "storage_entries"), path))
+    cpu_only = [_p(f"option_{o} storage_entries", "above 0 on some rank", "0 on every rank (served from memory)")
+                for o, entries in sorted(by_option.items()) if not any(entries)]
+    return {"kvcache.rank_dir_problems": problems, "kvcache.rank_mismatches": mismatches,
+            "kvcache.missing_rank_files": missing, "kvcache.failed_trials": failed, "kvcache.cpu_tier_options": cpu_only}
+
+
+def listed_missing(lf: kvleaf.Leaf, known: set) -> list:
+    """The rank files summary.json itself lists as missing (its options' `missing_files`: the publisher's
+    own record, also where the leaf as copied holds no rank directory of that option), not yet known."""
+    out = []
+    for c in ((lf.summary or {}).get("options") or {}).values():
+        listed = c.get("missing_files") if isinstance(c, dict) else None
+        for m in (listed if isinstance(listed, list) else [])[:MAX_LISTED]:
+            if not isinstance(m, str):
+                continue
+            tail = re.search(r"option_\d+/trial_\d+/rank_\d+$", m.rstrip("/"))
+            name = tail.group(0) if tail else m[-200:]
+            if name not in known:
+                known.add(name)
+                out.append(_p(name, "a kvcache_results_*.json", "none (summary.json lists it missing)"))
+    return out
+
+
+def summary_problems(lf: kvleaf.Leaf, derived: dict, complete: set) -> tuple[list, list]:
+    """(problems, statements): summary.json against the rank files, option by option where every rank
+    file of the option is there (`complete`: those options); the others' figures are not re-derivable."""
+    if lf.summary is None:
+        return [_p("summary.json", "present (per-option aggregates)", "absent", lf.path)], []
+    statements = figures.against_summary(lf, derived)
+    for s in statements:
+        if s["figure"].split(".")[1] not in complete:
+            s["status"] = "not-rederivable"
+    return [_p(s["figure"], s["derived"], s["claimed"], lf.path / lf.summary_name) for s in statements
+            if s["status"] == "mismatch"], statements
+
+
+def facts(lf: kvleaf.Leaf) -> tuple[dict, dict, list]:
+    doc = model.load()
+    div = division(lf)
+    n = expected_ranks(lf)
+    derived = figures.options(lf, n)
+    out = {"kvcache.division": div, **command_facts(lf, doc, div), **rank_facts(lf, derived, n)}
+    complete = {o for o, d in derived.items() if not d["missing_files"] and any(k[0] == int(o) for k in lf.ranks)}
+    out["kvcache.summary_problems"], statements = summary_problems(lf, derived, complete)
+    suite = (lf.metadata or {}).get("suite")
+    if lf.summary_name is not None:
+        out["kvcache.summary_name"] = lf.summary_name
+    out["kvcache.miniature"] = bool(suite.get("miniature")) if isinstance(suite, dict) else False
+    sep = lf.path / "fs_separation.json"
+    if sep.is_file():
+        from suite import files
+        from suite.errors import ResultError
+
+        d = files.load_json(sep, error=ResultError, root=lf.path)
+        d = d if isinstance(d, dict) else {}
+        if isinstance(d.get("separate"), bool):                  # ours (suite.storage.separation)
+            out["kvcache.cache_results_separate"] = d["separate"]
+        elif isinstance(d.get("same_filesystem"), bool):         # mlpstorage's (published v3.0 leaves)
+            out["kvcache.cache_results_separate"] = not d["same_filesystem"]
+    return out, derived, statements
+
+
+def assess(path: Path) -> dict:
+    lf = kvleaf.load(path)
+    f, derived, statements = facts(lf)
+    scope = rules.Scope("run", str(path), f)
+    found = evaluate(rules.load_layers(RULESET, RULE_FILES), "run", scope, Path(path))
+    rank_statements = [dict(s, rank=f"option_{o}/trial_{t}/rank_{r}") for (o, t, r), (p, d) in sorted(lf.ranks.items())
+                       for s in figures.rederive_rank(d, p)]
+    return {"leaf": lf, "facts": f, "derived": derived, "statements": statements, "rank_statements": rank_statements,
+            "findings": found, "verdict": grade(found, f["kvcache.division"])}
+
+
+def metrics(path: Path) -> dict:
+    """suite metrics' document: the per-option figures (derived, and summary.json's), the verdict."""
+    a = assess(path)
+    lf = a["leaf"]
+    claimed = (lf.summary or {}).get("options") or {}
+    suite = (lf.metadata or {}).get("suite") or {}
+    timelines = {f"option_{o}/trial_{t}/rank_{r}": d.get("suite_figures", {}).get("tier_occupancy", [])
+                 for (o, t, r), (_p2, d) in sorted(lf.ranks.items()) if isinstance(d.get("suite_figures"), dict)}
+    latencies = {}
+    for (o, _t, _r), (_p2, d) in sorted(lf.ranks.items()):
+        lat = d.get("storage_latencies")
+        if isinstance(lat, list):
+            latencies.setdefault(str(o), []).extend(x for x in lat[:200000] if isinstance(x, (int, float)))
+    return {"schema_version": 1, "kind": "kv_cache", "path": str(path), "division": a["facts"]["kvcache.division"],
+            "miniature": a["facts"]["kvcache.miniature"], "reduced": [str(x)[:200] for x in suite.get("reduced") or [] if isinstance(x, str)] if isinstance(suite, dict)
+            and isinstance(suite.get("reduced"), list) else [],
+            "verdict": a["verdict"], "findings": [x.to_dict() for x in a["findings"]],
+            "options": a["derived"], "claimed": claimed, "rederived": a["statements"] + a["rank_statements"],
+            "rank_files": len(lf.ranks), "expected_ranks": expected_ranks(lf),
+            "latencies_s": latencies, "occupancy": timelines}

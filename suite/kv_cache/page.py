@@ -1,0 +1,136 @@
+"""kv_cache results for humans: `suite metrics` text and the `suite report` page (per-option
+table, latency CDF per option, tier occupancy over time), from suite.kv_cache.check.metrics' doc.
+The reference's figures first, the suite's (per-operation device latency with eviction I/O, bytes
+per wall second) beside them under their own names."""
+
+from __future__ import annotations
+
+from suite.report import content
+from suite.report.content import Figures, Image, Section, Table, Text, Verdict, fmt
+
+HEADER = ["option", "tokens/s", "read GiB/s", "write GiB/s", "P95 ms (per request)", "storage tokens/s",
+          "trials", "ranks", "suite: device read P95 ms", "suite: device write P95 ms", "suite: read GiB/wall s",
+          "suite: write GiB/wall s"]
+NAMES = {"1": "1 (storage only)", "2": "2 (storage + CPU memory)", "3": "3 (large model)"}   # closed: 8B, 8B, 70B
+
+
+def rows(doc: dict) -> list:
+    out = []
+    for o, f in sorted(doc["options"].items()):
+        s = f.get("suite_figures", {})
+        out.append([NAMES.get(o, o), fmt(f["aggregated_avg_throughput_tokens_per_sec"], 1),
+                    fmt(f["aggregated_read_bandwidth_gbps"], 3), fmt(f["aggregated_write_bandwidth_gbps"], 3),
+                    fmt(f["aggregated_p95_latency_ms"], 1), fmt(f["aggregated_storage_throughput_tokens_per_sec"], 1),
+                    f["trial_count"], f["rank_count"], fmt(s.get("device_read_p95_ms"), 1),
+                    fmt(s.get("device_write_p95_ms"), 1), fmt(s.get("read_gib_per_wall_s"), 3),
+                    fmt(s.get("write_gib_per_wall_s"), 3)])
+    return out
+
+
+def claimed_rows(doc: dict) -> list:
+    out = []
+    for o, c in sorted(doc["claimed"].items()):
+        if isinstance(c, dict):
+            out.append([NAMES.get(o, o), fmt(c.get("aggregated_avg_throughput_tokens_per_sec"), 1),
+                        fmt(c.get("aggregated_read_bandwidth_gbps"), 3), fmt(c.get("aggregated_write_bandwidth_gbps"), 3),
+                        fmt(c.get("aggregated_p95_latency_ms"), 1), fmt(c.get("aggregated_storage_throughput_tokens_per_sec"), 1),
+                        c.get("trial_count"), c.get("rank_count")])
+    return out
+
+
+def text(doc: dict) -> str:
+    from suite.report.text import table
+
+    label = "MINIATURE (not valid for submission) " if doc["miniature"] else ""
+    lines = [f"kv_cache {doc['path']}", f"{label}division {doc['division']}, {doc['rank_files']} rank files"
+             + (f"; reduced: {'; '.join(doc['reduced'])}" if doc["reduced"] else ""), "",
+             "From the rank files (the reference's formulas: per trial the sum over ranks, per option the mean "
+             "over trials, P95 the max over ranks and trials; suite: per-operation device latency incl. eviction, "
+             "GiB per wall second):",
+             table(rows(doc), HEADER)]
+    if doc["claimed"]:
+        lines += ["", "summary.json says:", table(claimed_rows(doc), HEADER[:8])]
+    bad = [s for s in doc["rederived"] if s["status"] != "rederived"]
+    counts = {k: sum(1 for s in doc["rederived"] if s["status"] == k) for k in ("rederived", "mismatch", "not-rederivable")}
+    lines += ["", f"re-derived: {counts['rederived']}; mismatch: {counts['mismatch']}; not re-derivable: "
+                  f"{counts['not-rederivable']} (rank files present: {doc['rank_files']}, ranks expected per trial: "
+                  f"{doc['expected_ranks']})"]
+    lines += [f"  {s['status']:<15} {s.get('rank', '')} {s['figure']}: claimed {fmt(s['claimed'], 4)}, derived "
+              f"{fmt(s['derived'], 4)}" for s in bad[:20]]
+    lines += ["", f"verdict: {doc['verdict'].upper()}; {len(doc['findings'])} finding(s)"]
+    lines += [f"  {f['effect']:<7} {f['message']}" for f in doc["findings"][:20]]
+    return "\n".join(lines)
+
+
+def build(doc: dict):
+    head = Section("headline", "KV-cache offload (MLPerf Storage v3.0 kv_cache)")
+    head.blocks.append(Text(("MINIATURE — not valid for submission. " if doc["miniature"] else "")
+                            + f"{doc['path']}; division {doc['division']}"
+                            + (f"; reduced: {'; '.join(doc['reduced'])}" if doc["reduced"] else "")))
+    head.blocks.append(Verdict(doc["verdict"], f"suite check: {doc['verdict'].upper()}; {len(doc['findings'])} finding(s)"))
+    head.blocks.append(Figures([(f"option {o} tokens/s", fmt(f["aggregated_avg_throughput_tokens_per_sec"], 1),
+                                 f"P95 {fmt(f['aggregated_p95_latency_ms'], 1)} ms")
+                                for o, f in sorted(doc["options"].items())]))
+    table = Section("options", "Per option")
+    table.blocks.append(Table(HEADER, rows(doc), "Reference figures from the rank files; suite: columns are the "
+                              "figures the reference's users asked for (eviction I/O included)."))
+    if doc["claimed"]:
+        table.blocks.append(Table(HEADER[:8], claimed_rows(doc), "What summary.json claims."))
+    if doc["findings"]:
+        table.blocks.append(Table(["rule", "effect", "message"],
+                                  [[f["rule_id"], f["effect"], f["message"]] for f in doc["findings"]], numbers_right=False))
+    plots = Section("plots", "Latency and tier occupancy")
+    if doc["latencies_s"]:
+        plots.blocks.append(Image("kvcache-latency-cdf", latency_cdf(doc["latencies_s"]),
+                                  "per-request storage latency CDF per option"))
+    if any(doc["occupancy"].values()):
+        plots.blocks.append(Image("kvcache-occupancy", occupancy(doc["occupancy"]), "tier occupancy over time"))
+    return content.Page(title="kv_cache", subtitle=doc["path"], sections=[head, table, plots],
+                        tables={"kvcache_options": (EXPORT, export_rows(doc))})
+
+
+EXPORT = ["option", *(k for k in ("aggregated_avg_throughput_tokens_per_sec", "aggregated_read_bandwidth_gbps",
+                                  "aggregated_write_bandwidth_gbps", "aggregated_p95_latency_ms",
+                                  "aggregated_storage_throughput_tokens_per_sec", "trial_count", "rank_count")),
+          "suite_device_read_p95_ms", "suite_device_write_p95_ms", "suite_read_gib_per_wall_s", "suite_write_gib_per_wall_s"]
+
+
+def export_rows(doc: dict) -> list[dict]:
+    """The per-option table as CSV/parquet rows (the reference's key names, the suite's prefixed suite_)."""
+    out = []
+    for o, f in sorted(doc["options"].items()):
+        row = {"option": int(o), **{k: f.get(k) for k in EXPORT[1:8]}}
+        row.update({f"suite_{k}": v for k, v in f.get("suite_figures", {}).items()})
+        out.append(row)
+    return out
+
+
+def latency_cdf(latencies: dict) -> bytes:
+    from suite.report.plots import COLORS, _figure, _png
+
+    fig, (ax,) = _figure(height_in=3.6)
+    for k, (o, values) in enumerate(sorted(latencies.items())):
+        xs = sorted(v * 1000.0 for v in values)
+        if xs:
+            ax.plot(xs, [(i + 1) / len(xs) for i in range(len(xs))], color=COLORS[k % len(COLORS)], label=NAMES.get(o, o))
+    ax.set_xscale("symlog")
+    ax.set_xlabel("per-request storage latency (ms)")
+    ax.set_ylabel("fraction of requests")
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def occupancy(timelines: dict) -> bytes:
+    from suite.report.plots import COLORS, _figure, _png
+
+    fig, (ax,) = _figure(height_in=3.6)
+    for k, (name, samples) in enumerate(sorted(timelines.items())[:12]):
+        ts = [s.get("t_s", 0) for s in samples]
+        for tier, style in (("storage", "-"), ("cpu", "--"), ("gpu", ":")):
+            ys = [s.get(f"{tier}_bytes") for s in samples]
+            if any(ys):
+                ax.plot(ts, [y / 2**30 for y in ys], style, color=COLORS[k % len(COLORS)], label=f"{name} {tier}")
+    ax.set_xlabel("seconds into the trial")
+    ax.set_ylabel("GiB held")
+    ax.legend(fontsize=6)
+    return _png(fig)

@@ -1,0 +1,262 @@
+"""`suite check` on a published MLPerf Storage v3.0 tree: facts per scope from the tree model
+(suite.published.tree), the rules of rules/v3.0/tree/*.yaml evaluated by the one engine, findings
+graded error / warning / info with ids `<Rules.md section>-<staff name>` (2.1.17-trainingRunCount,
+4.7.1-checkpointCacheFlushValidation, CHECK-01-poolPointerResolution, ...).
+
+Scopes: `tree` (each organisation: layout and code pool; each system description), `benchmark`
+(a training result, a checkpointing result), `run` (every leaf). Benchmark folders of other kinds
+(kv_cache, vector_database) are handed to `delegate(path)` (the kind registry's, given by the
+caller): what it takes is checked by that kind; what nothing recognises is an info finding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from suite.published import facts as v3facts
+
+from suite.published import leaf as v3load
+
+from suite.published import pool as v3pool
+
+from suite.published import system as v3system
+
+from suite.published import tree as v3tree
+from suite.errors import ResultError
+from suite.rules import engine, findings
+from suite.rules.engine import Scope
+from suite.rules.evaluate import evaluate
+from suite.rules.ops import Item
+
+RULESET = "v3.0"
+RULE_FILES = ("tree/tree.yaml", "tree/training.yaml", "tree/checkpointing.yaml", "tree/system.yaml")
+
+
+@dataclass
+class Result:
+    root: Path
+    scope: Path
+    findings: list = field(default_factory=list)
+    rows: list = field(default_factory=list)          # one per benchmark: its published columns
+    delegated: list = field(default_factory=list)     # {path, kind, verdict, compliant, summary}
+    systems: list = field(default_factory=list)       # one per system description in scope: its columns
+
+    @property
+    def verdict(self) -> str:
+        own = findings.verdict(self.findings)
+        return findings.worst([own] + [d["verdict"] for d in self.delegated if d["verdict"] in findings.VERDICTS])
+
+    @property
+    def fix_required(self) -> bool:
+        return findings.fix_required(self.findings)
+
+    @property
+    def compliant(self) -> bool:
+        return self.verdict == "closed" and not self.fix_required and all(d["compliant"] for d in self.delegated)
+
+    def counts(self) -> dict:
+        out = {s: 0 for s in findings.SEVERITIES}
+        for f in self.findings:
+            out[f.severity] += 1
+        return out
+
+
+def ruleset():
+    return engine.load_layers(RULESET, RULE_FILES)
+
+
+def check(path: Path, delegate=None) -> Result:
+    tree = v3tree.load(path)
+    rs = ruleset()
+    res = Result(tree.root, tree.scope)
+    rel = tree.root
+
+    def run(kind: str, scope: Scope) -> None:
+        res.findings.extend(evaluate(rs, kind, scope, rel))
+
+    if tree.problems:
+        run("tree", Scope("tree", tree.root, {"v3.tree.problems": [_item(p) for p in tree.problems]}))
+    for org in tree.orgs:
+        if org.name != "(none)":                      # out of its tree: no organisation, no code pool to resolve
+            run("tree", _org_scope(org, tree))
+        for system in org.systems:
+            if org.name != "(none)":
+                run("tree", _system_scope(system, org))
+            res.systems.append({k: v for k, v in v3facts.row(system, org, "", "", system.yaml_path or system.path).items()
+                                if k not in ("benchmark", "model")})
+            unknown = [Item(str(d.name), d, "(folder)", "a benchmark folder (training, checkpointing, kv_cache, "
+                            "vector_database)") for d in system.unknown]
+            for b in system.benchmarks:
+                if isinstance(b, v3tree.Other):
+                    unknown += _delegate(b, delegate, res)
+                elif isinstance(b, v3tree.Training):
+                    _training(b, org, system, rs, run, res)
+                else:
+                    _checkpointing(b, org, system, rs, run, res)
+            if unknown:
+                run("tree", Scope("tree", system.path, {"v3.unrecognised": unknown}))
+    res.findings.sort(key=lambda f: (f.path, f.rule_id, f.field))
+    for row in res.rows:
+        mine = engine_rel(row["path"], tree.root)
+        row["verdict"] = findings.verdict([f for f in res.findings if f.path == mine or f.path.startswith(mine + "/")])
+    return res
+
+
+def engine_rel(path, root: Path) -> str:
+    try:
+        return str(Path(path).relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def _item(p: v3tree.Problem, expected: str | None = None) -> Item:
+    return Item(p.actual, p.path, p.field, expected or p.expected)
+
+
+def _delegate(b: v3tree.Other, delegate, res: Result) -> list:
+    """Hand a kv_cache / vector_database folder (or the first folder below it) to the kind that
+    recognises it; what none does is returned as unrecognised."""
+    if delegate is not None:
+        for d in _descend(b.path):
+            taken = delegate(d)
+            if taken is not None:
+                res.delegated.append({"path": str(d), **taken})
+                return []
+    return [Item(b.benchmark, b.path, "(folder)", "a benchmark folder some benchmark kind recognises",
+                 note=f"no kind recognises {b.benchmark} results here; listed, not checked")]
+
+
+def _descend(top: Path, depth: int = 4):
+    """`top` and the directories below it, breadth first, at most `depth` levels and 200 of them."""
+    level, seen = [top], 0
+    for _ in range(depth):
+        nxt = []
+        for d in level:
+            yield d
+            seen += 1
+            if seen > 200:
+                return
+            try:
+                nxt += sorted(p for p in d.iterdir() if p.is_dir() and not p.is_symlink())
+            except OSError:
+                pass
+        level = nxt
+
+
+def _org_scope(org: v3tree.Org, tree: v3tree.Tree) -> Scope:
+    legacy = [Item(d.name, d, "(directory)", f"no code directory here: the pool is {org.name}/code-<hash8>/")
+              for d in org.extra if d.name.lower() == "code"]
+    extra = [Item(p.name, p, "(entry)", "results/ or systems/ only") for p in org.extra]
+    unpaired = [Item(p.name, p, "(file)", f"a {p.stem}.yaml beside it") for p in org.unpaired_pdfs]
+    unresolved, misnamed, content = _pool(org, tree)
+    return Scope("tree", org.path, {"v3.division": org.division, "v3.org.extra": extra,
+                                    "v3.org.legacy_code": legacy, "v3.org.unpaired_pdfs": unpaired,
+                                    "v3.pool.unresolved": unresolved, "v3.pool.misnamed": misnamed,
+                                    "v3.pool.content": content})
+
+
+def _pool(org: v3tree.Org, tree: v3tree.Tree) -> tuple[list, list, list]:
+    """(pointers that resolve to no image, images misnamed or without a readable .code-hash.json,
+    images whose code does not hash to what they record)."""
+    images: dict[str, v3load.CodeHash | None] = {}
+    inconsistent, content = [], []
+    pool = org.pool_dir
+    if pool.is_dir() and not pool.is_symlink():
+        for d in sorted(p for p in pool.iterdir() if p.name.startswith("code-") and p.is_dir() and not p.is_symlink()):
+            images[d.name] = None
+            try:
+                ch = v3load.code_hash(d / ".code-hash.json", tree.root)
+            except ResultError as exc:
+                inconsistent.append(Item(str(exc), d / ".code-hash.json", "(file)", "a readable .code-hash.json"))
+                continue
+            images[d.name] = ch
+            if d.name != f"code-{ch.hash[:8]}":
+                inconsistent.append(Item(d.name, d, "(directory name)", f"code-{ch.hash[:8]} (its recorded hash)"))
+            elif len(v3pool.code_files(d)) > 0:
+                try:
+                    got = v3pool.tree_md5(d)
+                except ResultError as exc:
+                    content.append(Item(str(exc), d, "(code)", "a hashable code tree"))
+                    continue
+                if got != ch.hash:
+                    content.append(Item(got, d, "(md5-tree-v2)", f"{ch.hash} (.code-hash.json)",
+                                             note="the image's code is not what its hash records"))
+    unresolved = []
+    for _, system, b in ((o, s, b) for o in [org] for s in org.systems for b in s.benchmarks):
+        for leaf in _all_leaves(b):
+            if leaf.pointer is None:
+                continue
+            h = leaf.pointer[1]
+            ch = images.get(f"code-{h[:8]}")
+            if ch is None or ch.hash != h:
+                where = f"{org.name}/code-{h[:8]}/.code-hash.json with hash {h}"
+                got = "no such image" if f"code-{h[:8]}" not in images else (
+                    "an unreadable .code-hash.json" if ch is None else f"hash {ch.hash}")
+                unresolved.append(Item(got, leaf.path / ".mlps-code-image", "(pointer)", where))
+    return unresolved, inconsistent, content
+
+
+def _all_leaves(b) -> list:
+    if isinstance(b, v3tree.Training):
+        return b.runs + b.datasize + b.datagen
+    if isinstance(b, v3tree.Checkpointing):
+        return b.leaves
+    return []
+
+
+def _system_scope(system: v3tree.System, org: v3tree.Org) -> Scope:
+    facts = {"v3.division": org.division, "v3.system.yaml": system.yaml_path is not None,
+             "v3.system.pdf": system.pdf_path is not None}
+    where = system.yaml_path or system.path
+    if system.problem is not None:
+        facts["v3.system.problems"] = [_item(system.problem)]
+    elif system.doc is not None:
+        facts["v3.system.problems"] = [Item(a, system.yaml_path, f"system_under_test.{f}", e)
+                                       for f, e, a in v3system.problems(system.doc)]
+        facts["v3.system.hardware"] = [Item(a, system.yaml_path, f"system_under_test.{f}", e)
+                                       for f, e, a in v3system.hardware_problems(system.doc)]
+    sources = {"v3.system.yaml": (where, "systems/<system>.yaml"), "v3.system.pdf": (where, "systems/<system>.pdf")}
+    return Scope("tree", where, facts, sources)
+
+
+def _leaf_scope(leaf: v3tree.Leaf, benchmark: str, phase: str, division: str, measured: bool) -> dict:
+    missing = []
+    if phase in ("run", "write", "read") and leaf.summary is None and not any(
+            p.path.name == "summary.json" for p in leaf.problems):
+        pruned = "summary.json" in leaf.pruned
+        missing.append(Item("pruned by staff" if pruned else "missing", leaf.path / "summary.json", "(file)",
+                            "summary.json with the run's figures"))
+    return {"v3.leaf.benchmark": benchmark, "v3.leaf.phase": phase, "v3.leaf.measured": measured,
+            "v3.division": division, "v3.leaf.missing": missing,
+            "v3.leaf.unreadable": [_item(p) for p in leaf.problems],
+            "v3.leaf.pruned": [Item("PRUNED BY STAFF", leaf.path / n, "(file)", "the file, or the staff's placeholder",
+                                    note="a staff placeholder: accepted as such") for n in leaf.pruned],
+            "v3.fs.present": leaf.fs_present, "v3.fs.same_filesystem": leaf.same_fs}
+
+
+def _training(t: v3tree.Training, org, system, rs, run, res: Result) -> None:
+    facts, leaf_facts, row = v3facts.training(t, org, system, rs.params)
+    for leaf, phase, measured, extra in leaf_facts:
+        f = _leaf_scope(leaf, "training", phase, org.division, measured)
+        f.update(extra)
+        run("run", Scope("run", leaf.path, f, _leaf_sources(leaf)))
+    run("benchmark", Scope("benchmark", t.path, facts))
+    res.rows.append(row)
+
+
+def _checkpointing(c: v3tree.Checkpointing, org, system, rs, run, res: Result) -> None:
+    facts, phases, row = v3facts.checkpointing(c, org, system, rs.params)
+    for leaf in c.leaves:
+        run("run", Scope("run", leaf.path, _leaf_scope(leaf, "checkpointing", phases.get(leaf.ts, "run"),
+                                                      org.division, True), _leaf_sources(leaf)))
+    run("benchmark", Scope("benchmark", c.path, facts, {k: (c.path, k.split(".", 2)[-1]) for k in facts}))
+    res.rows.append(row)
+
+
+def _leaf_sources(leaf: v3tree.Leaf) -> dict:
+    s = leaf.path / "summary.json"
+    fs = leaf.path / "fs_separation.json"
+    return {"v3.au_mean_pct": (s, "metric.train_au_mean_percentage"), "v3.gap_to_next_s": (s, "end (to the next run's start)"),
+            "v3.num_files_train": (s, "num_files_train"), "v3.fs.same_filesystem": (fs, "same_filesystem"),
+            "v3.fs.present": (fs, "(file)")}

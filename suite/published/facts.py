@@ -1,0 +1,180 @@
+"""The facts of one v3.0 training or checkpointing result (rules/v3.0/tree/*.yaml name them; they are
+declared in rules/facts.yaml) and the row of published columns it contributes (suite.published.figures).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from suite.published import leaf as v3load
+
+from suite.published import tree as v3tree
+from suite.rules.ops import Item
+from suite.published import figures as v3figures
+
+GIB = 1 << 30
+
+
+def row(system: v3tree.System, org: v3tree.Org, benchmark: str, model: str, path: Path) -> dict:
+    """The columns a published row has beside its figures: the system under test's."""
+    doc = system.doc or {}
+    sol = v3figures.solution(doc)
+    return {"division": org.division, "org": org.name, "system": system.name, "benchmark": benchmark,
+            "model": model, "path": str(path), "availability": sol["availability"],
+            "usable_capacity_tib": sol["usable_capacity_tib"], "int_client_store_tib": sol["int_client_store_tib"],
+            "provisioned_power_w": v3figures.provisioned_power_w(doc), "rack_units": v3figures.rack_units(doc),
+            "deployment": sol["deployment"], "storage_location": sol["storage_location"],
+            "benchmark_api": sol["benchmark_api"]}
+
+
+def _meta(leaves) -> v3load.Metadata | None:
+    return next((x.meta for x in leaves if x.meta is not None), None)
+
+
+def _order(runs: list) -> list:
+    """Run directories that are no timestamp, or whose runs started out of their lexical order."""
+    out = [Item(r.ts, r.path, "(directory name)", "YYYYMMDD_HHMMSS") for r in runs if not v3load.TS_RE.match(r.ts)]
+    timed = [r for r in runs if r.summary is not None]
+    for a, b in zip(timed, timed[1:]):
+        if b.summary.start < a.summary.start:
+            out.append(Item(b.summary.start.isoformat(), b.path / "summary.json", "start",
+                            f"after {a.ts}'s start ({a.summary.start.isoformat()}): the lexically earlier run "
+                            "ran first, the warm-up being the earliest"))
+    return out
+
+
+def training(t: v3tree.Training, org, system, params: dict):
+    """(benchmark facts, [(leaf, phase, measured, leaf facts)], row)."""
+    runs = t.runs
+    meta = _meta(runs)
+    model = (meta.model if meta and meta.model else t.model)
+    datasize_meta = _meta(list(reversed(t.datasize)))
+    ds_files = datasize_meta.num_files_train if datasize_meta else None
+    au_min = (params.get("v3_au_min_pct") or {}).get(model)
+    leaf_facts = []
+    for i, r in enumerate(runs):
+        f = {}
+        s = r.summary
+        if s is not None:
+            f["v3.duration_s"] = s.duration_s
+            nxt = runs[i + 1].summary if i + 1 < len(runs) else None
+            if nxt is not None:
+                f["v3.gap_to_next_s"] = (nxt.start - s.end).total_seconds()
+            f["v3.num_files_train"] = s.num_files_train
+            if i > 0 and isinstance(s.metric.get("train_au_mean_percentage"), float):
+                f["v3.au_mean_pct"] = s.metric["train_au_mean_percentage"]
+        if ds_files is not None:
+            f["v3.datasize_files"] = ds_files
+        if au_min is not None:
+            f["v3.au_min_pct"] = float(au_min)
+        leaf_facts.append((r, "run", i > 0, f))
+    leaf_facts += [(x, "datasize", False, {}) for x in t.datasize] + [(x, "datagen", False, {}) for x in t.datagen]
+    facts = {"v3.benchmark": "training", "v3.division": org.division, "v3.runs.count": len(runs),
+             "v3.runs.order": _order(runs), "v3.datasize.present": bool(t.datasize),
+             "v3.runs.num_files_train": [Item(r.summary.num_files_train, r.path / "summary.json", "num_files_train")
+                                         for r in runs if r.summary is not None]}
+    firsts = [r.summary for r in runs if r.summary is not None]
+    if firsts and all(s.num_hosts == 1 for s in firsts) and firsts[0].num_accelerators is not None:
+        facts["v3.single_host_accelerators"] = firsts[0].num_accelerators
+    measured = [r.summary.metric for r in runs[1:] if r.summary is not None]
+    out = row(system, org, "training", model, t.path)
+    out.update(v3figures.training(measured))
+    out.update({"accelerator": meta.accelerator if meta else None,
+                "accelerators": firsts[-1].num_accelerators if firsts else None,
+                "client_hosts": firsts[-1].num_hosts if firsts else None, "runs_found": len(runs)})
+    return facts, leaf_facts, out
+
+
+def _phase(leaf: v3tree.Leaf) -> str:
+    m = leaf.meta
+    if m is not None and m.num_checkpoints_write is not None and m.num_checkpoints_read is not None:
+        w, r = m.num_checkpoints_write, m.num_checkpoints_read
+        return "combined" if w and r else "write" if w else "read" if r else "none"
+    keys = set(leaf.summary.metric) if leaf.summary is not None else set()
+    w = any(k.startswith("save_checkpoint") for k in keys)
+    r = any(k.startswith("load_checkpoint") for k in keys)
+    return "combined" if w and r else "write" if w else "read" if r else "none"
+
+
+def _structure(leaves: list, phases: dict) -> list:
+    got = [phases[x.ts] for x in leaves]
+    out = []
+    shape = "one combined leaf, or a write leaf then a read leaf"
+    if got not in (["combined"], ["write", "read"]):
+        out.append(Item(", ".join(f"{x.ts}: {phases[x.ts]}" for x in leaves) or "no leaves",
+                        leaves[0].path.parent if leaves else None, "(leaves)", shape))
+    for x in leaves:
+        m = x.meta
+        if m is None or m.num_checkpoints_write is None or m.num_checkpoints_read is None:
+            continue
+        want = {"combined": (10, 10), "write": (10, 0), "read": (0, 10)}.get(phases[x.ts])
+        if want and (m.num_checkpoints_write, m.num_checkpoints_read) != want:
+            out.append(Item(f"{m.num_checkpoints_write} writes, {m.num_checkpoints_read} reads", m.path,
+                            "parameters.checkpoint.num_checkpoints_{write,read}", f"{want[0]} writes, {want[1]} reads"))
+    return out
+
+
+def checkpointing(c: v3tree.Checkpointing, org, system, params: dict):
+    """(benchmark facts, {leaf ts: phase}, row)."""
+    leaves = c.leaves
+    phases = {x.ts: _phase(x) for x in leaves}
+    meta = _meta(leaves)
+    model = meta.model if meta and meta.model else c.model
+    writes = [x for x in leaves if phases[x.ts] in ("write", "combined") and x.summary is not None]
+    reads = [x for x in leaves if phases[x.ts] in ("read", "combined") and x.summary is not None]
+    figs = v3figures.checkpointing([x.summary.metric for x in writes], [x.summary.metric for x in reads])
+    procs = max((x.meta.num_processes for x in leaves if x.meta and x.meta.num_processes is not None), default=None)
+    subset = any(x.meta.subset for x in leaves if x.meta is not None)
+    facts = {"v3.benchmark": "checkpointing", "v3.division": org.division,
+             "v3.ckpt.structure": _structure(leaves, phases), "v3.ckpt.subset": subset,
+             "v3.ckpt.subset_allowed": model == "llama3-8b" and procs == 8}
+    closed = (params.get("v3_ckpt_closed_processes") or {}).get(model)
+    if procs is not None:
+        facts["v3.ckpt.num_processes"] = procs
+    if closed is not None:
+        facts["v3.ckpt.closed_processes"] = closed
+    w = next((x for x in writes if phases[x.ts] == "write"), None)
+    r = next((x for x in reads if phases[x.ts] == "read"), None)
+    if w is not None and r is not None and w.ts < r.ts:
+        ends = (w.meta.invocation_end if w.meta else None, r.meta.invocation_start if r.meta else None)
+        if None not in ends:          # the write invocation's release to the read invocation's start (4.7.1)
+            facts["v3.ckpt.gap_s"] = (ends[1] - ends[0]).total_seconds()
+        else:                         # older leaves: the timed sections' end and start
+            facts["v3.ckpt.gap_s"] = (r.summary.start - w.summary.end).total_seconds()
+    _memory(facts, writes + reads, figs)
+    _evidence(facts, r or (reads[0] if reads else None), figs)
+    out = row(system, org, "checkpointing", model, c.path)
+    out.update(figs)
+    out.update({"processes": procs, "client_hosts": (writes + reads)[0].summary.num_hosts if writes + reads else None,
+                "mode": "subset" if subset else "full"})
+    return facts, phases, out
+
+
+def _memory(facts: dict, leaves: list, figs: dict) -> None:
+    """4.3.1: checkpoint data per host against the host's memory (the sum of host_memory_GB over hosts)."""
+    size = figs.get("checkpoint_size_gib")
+    for x in leaves:
+        s = x.summary
+        if size is None or not s.num_hosts or not s.host_memory_gib or sum(s.host_memory_gib) <= 0:
+            continue
+        per_host_mem = sum(s.host_memory_gib) / s.num_hosts
+        facts["v3.ckpt.data_memory_ratio"] = (size / s.num_hosts) / per_host_mem
+        return
+
+
+def _evidence(facts: dict, read: v3tree.Leaf | None, figs: dict) -> None:
+    """A read much faster than its write is suspicious when the read host could cache the checkpoint:
+    its own meminfo (MemTotal) holds at least the checkpoint data per host."""
+    wr, rd, size = figs.get("write_gib_s"), figs.get("read_gib_s"), figs.get("checkpoint_size_gib")
+    if read is None or not wr or rd is None or size is None or read.summary is None:
+        return
+    s = read.summary
+    facts["v3.ckpt.read_write_ratio"] = rd / wr
+    if s.meminfo_total_bytes is None or not s.num_hosts:
+        return
+    per_host_gib = size / s.num_hosts
+    facts["v3.ckpt.fits_in_cache"] = s.meminfo_total_bytes / GIB >= per_host_gib
+    cached = "" if s.meminfo_cached_bytes is None else f", Cached {s.meminfo_cached_bytes / GIB:.1f} GiB"
+    facts["v3.ckpt.cache_evidence"] = (f"read {rd:.2f} GiB/s vs write {wr:.2f} GiB/s; {per_host_gib:.1f} GiB of "
+                                       f"checkpoint per host; the read host's meminfo: MemTotal "
+                                       f"{s.meminfo_total_bytes / GIB:.1f} GiB{cached}")

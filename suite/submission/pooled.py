@@ -1,0 +1,225 @@
+"""`suite submission init/add/describe/package --ruleset v3.0`: a tree in the published v3.0 layout.
+
+    DIR/<division>/<Org>/results/<system>/{training/<model>/{datasize,datagen,run}/<ts>/,
+                                           checkpointing/<model>/<ts>/}
+    DIR/<division>/<Org>/systems/<system>.{yaml,pdf,md,html}
+    DIR/<Org>/.mlps-image-pool, DIR/<Org>/code-<hash8>/{.code-hash.json, suite/...}   (the code pool)
+
+- init: the layout, the pool's root, and a system description in the v3.0 schema from this host
+  (clients from /proc; what cannot be read is listed under `todo`, and package refuses while any is left);
+- add: leaves already in the v3.0 layout are copied as they are; a `suite run` results dir of the
+  v3.0 round (run_set.json, run-<k>/) becomes `training/<model>/run/<ts>/` leaves (ts: each run's
+  start), each with a `training_<ts>_metadata.json`; the installed suite package becomes a pool image
+  (`code-<hash8>/`, its md5-tree-v2 hash by suite.published.pool.tree_md5) and every new leaf points at
+  it with `.mlps-code-image`;
+- describe: the description as Markdown, HTML and PDF (headless chromium) beside the YAML;
+- package: refuses TODOs and a closed tree `suite check` (suite.published.check) does not accept;
+  writes SHA256SUMS and the tarball.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import yaml
+
+import suite
+from suite import __version__, files, output
+from suite.published import leaf as v3load
+from suite.published import pool as v3pool
+from suite.errors import SuiteError, expected_got
+from suite.submission import create, host
+from suite.submission.layout import MARKER, check_name, marker_doc, open_tree
+
+RULESET = "v3.0"
+POOL_FILE = ".mlps-image-pool"
+
+
+def system_doc(facts: host.HostFacts, system: str) -> dict:
+    """A v3.0 system description from this host; `todo` names what a person must give."""
+    todo = ["solution.friendly_description: what the storage solution is",
+            "solution.usable_capacity_tib: the usable capacity in TiB (>= 1)",
+            "solution.availability: available, preview or RDI",
+            "deployment / product_nodes: onprem with the storage nodes itemized (rack_units, chassis.power "
+            "with nameplate_power_watts) and total_rack_units, or cloud"]
+    os_name, _, os_version = (facts.os_release or "Linux").partition(" ")
+    client = {"friendly_description": f"benchmark client {facts.hostname}", "quantity": 1,
+              "chassis": {"model_name": "TODO: the client's model", "cpu_model": facts.cpu_model or "TODO: CPU model",
+                          "cpu_qty": facts.sockets or 1, "cpu_cores": facts.cores_per_socket or 1,
+                          "memory_capacity": max(1, round((facts.memory_mib or 1024) / 1024))},
+              "networking": [{"type": "ethernet", "unit_count": 1, "speed": max(1, int(n.speed_gbps or 1)),
+                              "traffic": ["data"]} for n in facts.nics[:1]] or [
+                  {"type": "ethernet", "unit_count": 1, "speed": 1, "traffic": ["data"]}],
+              "operating_system": {"name": os_name or "Linux", "version": os_version or (facts.kernel or "unknown")}}
+    if client["chassis"]["model_name"].startswith("TODO"):
+        todo.append("clients[0].chassis.model_name: the client's model")
+    return {"system_under_test": {
+        "solution": {"submission_name": system, "friendly_description": "TODO: the storage solution",
+                     "architecture": {"storage_location": "remote", "benchmark_API": "file", "product_API": "file",
+                                      "client_footprint": "n/a", "client_installation": "n/a"},
+                     "capabilities": {"multi_host": True, "simultaneous_write": True, "simultaneous_read": True,
+                                      "remap_time_in_seconds": 0},
+                     "usable_capacity_tib": 0, "availability": "TODO"},
+        "deployment": "cloud", "clients": [client]}, "todo": todo}
+
+
+def todos(doc) -> list[str]:
+    out = [str(t) for t in doc.get("todo") or []] if isinstance(doc, dict) else []
+
+    def walk(node, where):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, f"{where}.{k}" if where else str(k))
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, f"{where}[{i}]")
+        elif isinstance(node, str) and node.startswith("TODO"):
+            out.append(f"{where}: {node}")
+    if isinstance(doc, dict):
+        walk(doc.get("system_under_test"), "system_under_test")
+    return out
+
+
+def init(root: Path, org: str, division: str, system: str, data_dir: Path | None) -> list[str]:
+    tree, target = create.tree_for_init(root, org, division, system, RULESET)
+    root = Path(root)
+    doc = system_doc(host.read(data_dir or root), system)
+    problems = files.schema_errors(doc, "system-v3.0")
+    if problems:                                   # our own output breaking the schema is a bug
+        raise ValueError(f"{target}: system description breaks system-v3.0: {problems[0]}")
+    for name in ("results", "systems"):
+        (tree.org_dir / name).mkdir(parents=True, exist_ok=True)
+    pool = root / org
+    pool.mkdir(parents=True, exist_ok=True)
+    if not (pool / POOL_FILE).exists():
+        files.write_atomic(pool / POOL_FILE, f"suite_version={__version__}\ncreated_at={_now()}\n")
+    files.write_atomic(target, yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+    if not (root / MARKER).is_file():
+        files.write_json(root / MARKER, marker_doc(RULESET, division, org, __version__), schema="submission")
+    return [f"suite submission init: {tree.org_dir} ({RULESET}, {division}); code pool {pool}",
+            f"  system description: {target} ({len(doc['todo'])} TODO field(s) to fill in)",
+            *(f"    TODO {t}" for t in doc["todo"])]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --------------------------------------------------------------------------- the code pool
+
+
+def write_image(pool: Path) -> str:
+    """The installed suite package as a pool image; its md5-tree-v2 hash (an image already there is reused)."""
+    pkg = Path(suite.__file__).resolve().parent
+    tmp = pool / f".code-tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        for rel, src in v3pool.code_files(pkg):
+            dst = tmp / "suite" / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst)
+        digest = v3pool.tree_md5(tmp)
+        final = v3pool.image_dir(pool, digest)
+        if final.is_dir():
+            shutil.rmtree(tmp)
+            return digest
+        files.write_atomic(tmp / ".code-hash.json", json.dumps(
+            {"hash": digest, "algorithm": "md5-tree-v2", "captured_at": _now(), "suite_version": __version__,
+             "git_sha": None}, indent=2) + "\n")
+        os.rename(tmp, final)
+        return digest
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+# --------------------------------------------------------------------------- add
+
+
+def _is_v3_layout(d: Path) -> str | None:
+    """Where a v3.0-layout results dir goes below results/<system>/ ('' for a dir holding
+    training/ or checkpointing/), or None."""
+    if (d / "training").is_dir() or (d / "checkpointing").is_dir():
+        return ""
+    if any((d / p).is_dir() for p in ("run", "datasize", "datagen")):
+        return f"training/{check_name('workload', d.name)}"
+    kids = [p for p in d.iterdir() if p.is_dir()] if d.is_dir() else []
+    if kids and all(v3load.TS_RE.match(p.name) for p in kids) and d.name.startswith("llama"):
+        return f"checkpointing/{check_name('workload', d.name)}"
+    return None
+
+
+def _from_suite_run(src: Path, dest_system: Path) -> list[Path]:
+    """A `suite run` results dir of the v3.0 round, as training/<model>/run/<ts>/ leaves."""
+    runs = sorted((p for p in src.glob("run-*") if (p / "results.json").is_file()),
+                  key=lambda p: int(p.name.split("-")[1]) if p.name.split("-")[1].isdigit() else 0)
+    if not (src / "run_set.json").is_file() or not runs:
+        raise SuiteError(expected_got(src, "RESULTS", "a v3.0-layout results dir (training/, checkpointing/, "
+                                      "<model>/run/<ts>/) or a `suite run` results dir (run_set.json, run-<k>/)",
+                                      "neither"))
+    out = []
+    for run in runs:
+        res = files.load_json(run / "results.json", root=src)
+        if res.get("ruleset") != RULESET:
+            raise SuiteError(expected_got(run / "results.json", "ruleset", RULESET, repr(res.get("ruleset"))))
+        s = v3load.summary(run / "summary.json", src)
+        ts = s.start.strftime("%Y%m%d_%H%M%S")
+        model = check_name("workload", str(res.get("workload")))
+        leaf = dest_system / "training" / model / "run" / ts
+        if leaf.exists():
+            raise SuiteError(expected_got(leaf, "target", "a new leaf", "an existing one"))
+        shutil.copytree(run, leaf, symlinks=True)
+        meta = {"benchmark_type": "training", "model": model, "command": "run", "run_datetime": ts,
+                "num_processes": res.get("num_accelerators"), "accelerator": res.get("accelerator"),
+                "parameters": {"dataset": {"num_files_train": s.num_files_train}},
+                "written_by": f"suite {__version__} submission add from {run.name}"}
+        files.write_atomic(leaf / f"training_{ts}_metadata.json", json.dumps(meta, indent=2) + "\n")
+        out.append(leaf)
+    return out
+
+
+def add(root: Path, results: list[Path], system: str, replace: bool) -> list[str]:
+    tree = open_tree(root)
+    if tree.ruleset != RULESET:
+        raise SuiteError(expected_got(root / MARKER, "ruleset", RULESET, tree.ruleset))
+    if not tree.system_file(system).is_file():
+        raise SuiteError(expected_got(tree.system_file(system), "file", "a system description (suite submission init "
+                                      "--system " + system + ")", "none"))
+    dest = tree.org_dir / "results" / check_name("system", system)
+    new: list[Path] = []
+    for src in results:
+        src = Path(src)
+        output.outside(dest, "DIR", [src])
+        where = _is_v3_layout(src) if src.is_dir() else None
+        if where is None:
+            new += _from_suite_run(src, dest)
+            continue
+        target = dest / where if where else dest
+        for item in ([src] if where else sorted(p for p in src.iterdir() if p.is_dir())):
+            to = target if where else target / item.name
+            if where == "":
+                for model in sorted(p for p in item.iterdir() if p.is_dir()):
+                    new += _copy_leaves(model, to / model.name)
+            else:
+                new += _copy_leaves(item, to)
+    digest = write_image(tree.root / tree.org)
+    for leaf in new:
+        files.write_atomic(leaf / ".mlps-code-image", f"md5-tree-v2:{digest}")
+    return [f"suite submission add: {len(new)} leaves into {dest}", f"  code image: {tree.org}/code-{digest[:8]}/"]
+
+
+def _copy_leaves(src: Path, dst: Path) -> list[Path]:
+    """Every timestamped leaf below `src` (a training model dir or a checkpointing model dir)."""
+    out = []
+    for leaf in sorted(p for p in src.rglob("*") if p.is_dir() and v3load.TS_RE.match(p.name)):
+        to = dst / leaf.relative_to(src)
+        if to.exists():
+            raise SuiteError(expected_got(to, "target", "a new leaf", "an existing one"))
+        shutil.copytree(leaf, to, symlinks=True)
+        (to / ".mlps-code-image").unlink(missing_ok=True)
+        out.append(to)
+    return out

@@ -1,0 +1,122 @@
+"""`suite check`: walk a tree, recognise its layout (layout, walker), name its facts (facts),
+apply the rules (suite.rules) -> findings, verdicts and recomputed aggregates.
+
+`check(path, ruleset="auto") -> CheckResult`. Every rule runs on every scope it applies to and
+every finding is kept (no stop at the first error).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from suite.check import layout, manifest, todo
+
+from suite.checkpointing import check as checkpoint
+
+from suite.training.check import evidence
+
+from suite.training.check import facts
+
+from suite.training.check import rederive
+from suite.check.result import BenchmarkResult, CheckResult, described, evaluate, rel
+from suite.errors import ResultError, SuiteError
+from suite.rules import findings, rulesets
+from suite.rules import engine as rules
+from suite.rules.findings import Finding
+from suite.storage import workloads
+
+__all__ = ["BenchmarkResult", "CheckResult", "check", "rule_set"]
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def check(path, ruleset: str = "auto", exclude=(), verify_manifest: bool = True) -> CheckResult:
+    """`exclude`: directories holding other kinds' results (a mixed tree, suite.kinds.tree): not walked,
+    and the training results beside them are checked, not the checkpointing ones.
+    verify_manifest=False: SHA256SUMS is left out (suite submission package checks the tree it is
+    about to write a new one for)."""
+    known = rulesets.names()
+    if ruleset not in ("auto", *known):
+        raise SuiteError(f"--ruleset: expected one of auto, {', '.join(known)}, got {ruleset!r}")
+    if not exclude and checkpoint.is_result(path):   # llama3-* checkpointing results: rules/v2.0/checkpointing*.yaml
+        return checkpoint.check(path, ruleset)
+    tree = layout.discover_tree(path, ruleset, exclude)
+    root = tree.root
+    if not tree.benchmarks and not tree.incomplete:
+        extra = f" ({len(tree.problems)} unusable entries, e.g. {tree.problems[0].path}: " \
+                f"{tree.problems[0].actual})" if tree.problems else ""
+        raise ResultError(f"{path}: expected run output (summary.json, configs/overrides.yaml, results.json, "
+                          f"...) somewhere below, got none{extra}")
+    results = [_check_benchmark(b, tree) for b in tree.benchmarks]
+    tree_ruleset = (tree.benchmarks or tree.incomplete)[0].ruleset
+    tree_rules = rules.load(tree_ruleset, None, None)
+    tree_findings = evaluate(tree_rules, "tree", facts.tree_scope(tree, tree_ruleset), root)
+    tree_findings += (manifest.verify(root) if verify_manifest else []) + todo.todo_findings(root)  # SHA256SUMS, TODOs left by init
+    verdict = findings.worst([r.verdict for r in results] + [findings.verdict(tree_findings)])
+    fix = findings.fix_required(tree_findings) or any(r.fix_required for r in results)
+    compliant = all(r.compliant for r in results) and findings.verdict(tree_findings) == "closed" and not fix
+    return CheckResult(root, results, tree_findings, verdict, compliant,
+                       {**{r.id: described(r) for r in tree_rules.rules}, **manifest.RULES, **todo.RULES}, fix,
+                       [rel(b.path, root) for b in tree.incomplete])
+
+
+def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
+    rs = rule_set(b.ruleset, b.division, b.workload, b.accelerator)
+    root = tree.root
+    found: list[Finding] = []
+    agg, bscope = facts.benchmark_scope(b, tree, rs.params)
+    system_path = bscope.facts.get("system.file")
+    system_doc = (bscope.docs.get("system") or ({},))[0].get("doc")
+    limit = evidence.documented_memory_limit(system_doc) if system_doc is not None else None
+    records, host_scopes = _rederive(b, rs.params, bscope, root)   # every claim re-derived (one mechanism)
+    found += evaluate(rs, "benchmark", bscope, root)
+    for run in b.runs + ([b.warmup] if b.warmup else []):
+        found += evaluate(rs, "run", facts.run_scope(b, run, rs.params, limit,
+                                                      Path(system_path) if system_path else None), root)
+        for host in run.hosts:
+            found += evaluate(rs, "host", host_scopes[id(host)], root)
+    verdict = findings.verdict(found, b.division)
+    fix = findings.fix_required(found)
+    # a result claims the closed division unless the tree (or results.json) says open; a document
+    # to fix keeps it from compliance until fixed
+    compliant = (verdict == "closed" or (verdict == "open" and b.division == "open")) and not fix
+    return BenchmarkResult(b, verdict, found, agg, compliant, rs.files, len(rs.rules),
+                           {r.id: described(r) for r in rs.rules}, fix, records)
+
+
+def _rederive(b: layout.Benchmark, params: dict, bscope, root: Path):
+    """The host scopes (by host id), each with its re-derived claims attached (suite.training.check.rederive),
+    the run set's claims attached to the benchmark scope, and the records of what was re-derived."""
+    records: list[dict] = []
+    scopes: dict = {}
+    run_figs: list[dict] = []
+    for run in b.runs + ([b.warmup] if b.warmup else []):
+        host_figs = []
+        for host in run.hosts:
+            scopes[id(host)] = hscope = facts.host_scope(b, run, host, params)
+            recs, figs = rederive.attach_host(b, host, hscope, root)
+            records += recs
+            if isinstance(host.summary, dict) or host.rank_steps:     # rank 0 alone on multi-host v1.0
+                host_figs.append(figs)
+        if not run.warmup:
+            run_figs.append(rederive.run_figures(host_figs))
+    records += rederive.attach_benchmark(b, bscope, run_figs, root)
+    return records, scopes
+
+
+def rule_set(ruleset: str, division: str | None, workload: str | None, accelerator: str | None) -> rules.RuleSet:
+    """The rules a benchmark is held to: its ruleset's layers for its division and workload, with
+    au_threshold_percentage derived from the workload file (workloads/ is the one source of it)."""
+    rs = rules.load(ruleset, division, workload if workload in _workload_files(ruleset) else None)
+    threshold = workloads.au_threshold_percentage(workload, accelerator)
+    if threshold is None:
+        return rs
+    return dataclasses.replace(rs, params={**rs.params, "au_threshold_percentage": threshold})
+
+
+def _workload_files(ruleset: str) -> set[str]:
+    return set(rules.workload_layers(ruleset))
+
+

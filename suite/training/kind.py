@@ -1,0 +1,192 @@
+"""The training kind: MLPerf Storage's training workloads (`benchmark: training`: unet3d, resnet50,
+cosmoflow, bert), run by suite.training.run (or DLIO), checked by suite.check, summarised by
+suite.training.aggregate. Its results are the catch-all: a directory no other kind recognises."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from suite.errors import ExitCode, SuiteError
+from suite.benchmark import Checked, Kind
+from suite.storage import workloads
+
+STORAGE_FILES = ("summary.json", "results.json", "per_epoch_stats.json")   # one run's files name its directory
+STORAGE_RUN_OPTIONS = ("accelerators", "runs", "memory_limit", "division", "ruleset", "hosts", "hostfile",
+                       "allow_no_cache_drop", "no_cache_drop")   # used by every kind that runs on storage
+
+
+def storage_dir(path: Path) -> Path:
+    """A run's summary.json, results.json or per_epoch_stats.json stands for its directory."""
+    return path.parent if path.name in STORAGE_FILES and not path.is_dir() else path
+
+
+def add_run_arguments(p) -> None:
+    """The storage run options (checkpointing uses them too) and the training-only ones."""
+    from suite.cliargs import non_negative_float, positive_int, size
+    from suite.rules import rulesets
+    from suite.training.run.prepare import DEFAULT_RUNS
+
+    p.add_argument("--accelerators", type=positive_int, help="simulated accelerators (MPI ranks; storage workloads)")
+    p.add_argument("--runs", type=positive_int, default=None, help=f"measured runs into run-1..run-N (default {DEFAULT_RUNS}: the ruleset's "
+                   f"runs.count; under v3.0 a warm-up run comes first, run-1, left out of the figures)")
+    p.add_argument("--memory-limit", type=size, default=None,
+                   help='run the ranks in a memory cgroup of this size ("4GiB"); the dataset-size rule uses it')
+    p.add_argument("--division", choices=["closed", "open"], default="closed")
+    p.add_argument("--ruleset", type=rulesets.argtype(), default=None, metavar="RULESET")
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="workload override, e.g. reader.read_threads=8 (repeatable)")
+    p.add_argument("--hosts", help="comma-separated client hosts (MPI across hosts)")
+    p.add_argument("--hostfile", help="an MPI host file, one host per line")
+    p.add_argument("--launcher", metavar="PATH",
+                   help="how to reach the hosts, called as ssh is (default ssh); mpiexec gets it as "
+                        "-launcher-exec. tools/netns-launcher: the namespace hosts of tools/netns-hosts.sh")
+    p.add_argument("--allow-no-cache-drop", action="store_true",
+                   help="proceed where the page cache cannot be dropped (the run is non-compliant)")
+    p.add_argument("--no-cache-drop", action="store_true",
+                   help="open division only: do not drop the page cache (measures from memory; non-compliant)")
+    p.add_argument("--debug-read-delay", type=non_negative_float, default=0.0, help=argparse.SUPPRESS)
+
+
+def run(args) -> int:
+    from suite.training.run import launch
+
+    if args.accelerators is None:
+        raise SuiteError(f"--accelerators: expected a number of simulated accelerators for {args.workload}, got none")
+    if args.engine not in ("suite", "dlio"):
+        raise SuiteError(f"--engine {args.engine}: expected suite or dlio for {args.workload}, got {args.engine}")
+    return launch.run(launch.Options(
+        workload=args.workload, accelerators=args.accelerators, accelerator_type=args.accelerator_type,
+        data_dir=args.data_dir, results_dir=args.results_dir, runs=args.runs, memory_limit=args.memory_limit,
+        division=args.division, ruleset=args.ruleset, params=args.param or [],
+        hosts=args.hosts.split(",") if args.hosts else None, hostfile=args.hostfile,
+        allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop,
+        read_delay_s=args.debug_read_delay, launcher=args.launcher, engine=args.engine), judge=judge)
+
+
+def judge(results_dir) -> tuple[bool, str]:
+    """`suite check` on a finished run set: (compliant, its verdict line with the first findings).
+    The run's last line is the checker's verdict: `run` and `check` agree (issue 24, class 8)."""
+    from suite.training.check.checker import check
+    from suite.errors import SuiteError
+    from suite.report import findings as report
+
+    try:
+        result = check(results_dir, ruleset="auto")
+    except SuiteError as exc:
+        return False, f"suite check: {exc}"
+    every = result.all_findings()
+    why = "; ".join(dict.fromkeys(f"{f.field}: {f.rule_id}" for f in every if f.effect != "closed"))
+    return result.compliant, "suite check " + report.summary_line(result) + (f" ({why})" if why and not result.compliant else "")
+
+
+def datasize(args) -> int:
+    import json
+
+    from suite.report import text
+    from suite.storage import workloads
+    from suite.training import datasize as sizing
+
+    workload = workloads.resolve(args.workload, args.accelerator_type)
+    result = sizing.compute(workload, args.accelerators, args.client_hosts, args.host_memory, args.ruleset)
+    next_command = (f"suite datagen --workload {workload.name} --accelerator-type {workload.accelerator} "
+                    f"--files {result.num_files} --data-dir DATA_DIR")
+    if args.format == "json":
+        print(json.dumps({**result.to_dict(), "next_command": next_command}, indent=2, sort_keys=True))
+    else:
+        print(text.datasize(result, next_command))
+    return ExitCode.OK
+
+
+def check_storage(path, args) -> Checked:
+    """suite.check over a run, a results dir or a submission tree (training and checkpointing alike)."""
+    from suite.training.check.checker import check
+    from suite.report import findings as report
+
+    result = check(path, args.ruleset, getattr(args, "exclude_dirs", ()))
+    out = report.json_text(result) if args.format == "json" else report.text(result, result.rule_messages())
+    return Checked(out, report.summary_line(result), ExitCode.OK if result.compliant else ExitCode.FAILED,
+                   result.verdict)
+
+
+def metrics(path: Path, form: str) -> int:
+    from suite import files
+    from suite.report import metrics_text
+    from suite.training import aggregate
+    from suite.report.escape import terminal_lines
+
+    summary = aggregate.summarise(storage_dir(path))
+    verdicts = check_verdicts(storage_dir(path))
+    for b in summary["benchmarks"]:             # the headline carries suite check's verdict
+        b["verdict"] = verdicts.get(_real(b["path"]), "unknown (suite check found no verdict)")
+    if form == "json":
+        print(files.dump_json(summary, indent=2), end="")
+    else:
+        print(terminal_lines(metrics_text.storage(summary)))
+    return ExitCode.OK
+
+
+def _real(path) -> str:
+    import os
+    return os.path.realpath(str(path))
+
+
+def check_verdicts(path: Path) -> dict[str, str]:
+    """{benchmark dir: 'CLOSED' / 'INVALID (not compliant; 3 findings)' ...} from suite check itself."""
+    from suite.training.check.checker import check
+    from suite.errors import SuiteError
+
+    try:
+        result = check(path, ruleset="auto")
+    except SuiteError as exc:
+        return {_real(path): f"unknown (suite check: {exc})"}
+    out = {}
+    for br in result.benchmarks:
+        label = br.verdict.upper() + (", fix required" if br.fix_required else "")
+        out[_real(br.benchmark.path)] = (f"{label} ({'compliant' if br.compliant else 'not compliant'}; "
+                                         f"{len(br.findings)} finding(s))")
+    return out
+
+
+def report_page(path: Path, args):
+    """A results dir's page, or a `suite sweep` dir's (or its sweep.json's) sweep page."""
+    from suite.training.sweep import result as sweep_result
+
+    if sweep_result.is_sweep(path):
+        from suite.training.sweep import page as sweep_page
+
+        return sweep_page.build(sweep_result.load(path), path, args.storage_nodes)
+    refuse_storage_nodes(path, args)
+    from suite.training.check.checker import check
+    from suite.report import content
+    from suite.training import aggregate
+
+    path = storage_dir(path)
+    return content.build_storage(aggregate.summarise(path), check(path, ruleset="auto"))
+
+
+def refuse_storage_nodes(path, args) -> None:
+    if getattr(args, "storage_nodes", 1) != 1:
+        raise SuiteError(f"--storage-nodes: expected only with a sweep dir (its sizing table), got "
+                         f"{args.storage_nodes} for {path}")
+
+
+def listing() -> str:
+    from suite.report import text
+    from suite.storage import workloads
+
+    return text.workloads_table([workloads.resolve(n, a) for n in workloads.names() for a in workloads.accelerators(n)])
+
+
+def measured(path: Path):
+    from suite.training import compared as training_figures
+
+    return training_figures.measured(path)
+
+
+KIND = Kind(
+    name="training", measured=measured, run=run, recognises=lambda path: True, result_files=STORAGE_FILES, check=check_storage, metrics=metrics,
+    report_page=report_page, datasize=datasize, listing=listing, add_run_arguments=add_run_arguments, sweeps=True,
+    workload_schema=workloads.SCHEMAS[workloads.TRAINING],
+    run_options=(*STORAGE_RUN_OPTIONS, "param", "launcher", "accelerator_type", "debug_read_delay"),
+    datasize_options=("accelerator_type",))

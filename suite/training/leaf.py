@@ -1,0 +1,143 @@
+"""Where a training run writes: numbered R/run-<k>/ (v1.0, v2.0), or the v3.0 leaves published
+trees have, R/training/<model>/{datasize,datagen,run}/<YYYYMMDD_HHMMSS>/ (ruleset.yaml `leaves:
+timestamped`).
+
+A v3.0 leaf holds what outside tools (mlcommons' mlpstorage and checker) read: summary.json,
+<rank>_per_epoch_stats.json, dlio.log, training_<ts>_metadata.json (the executed command, the
+parameters, the invocation's arguments), fs_separation.json, dlio_config/{config,overrides}.yaml
+and .mlps-code-image; beside them our own evidence (results.json, steps/, plan.json), which is
+what `suite check` re-derives the figures from. The run set (R/run_set.json) names every leaf.
+Leaf names are UTC seconds, strictly increasing within their folder (a run shorter than a second
+waits for the next one), so the lexically earliest run leaf is the warm-up, as the rules read it.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from suite import files
+from suite.rules import rulesets
+
+STAMP_FORMAT = "%Y%m%d_%H%M%S"
+BENCHMARK = "training"
+METADATA_SCHEMA = "training-metadata"
+
+
+def timestamped(ruleset: str) -> bool:
+    return rulesets.get(ruleset).leaves == "timestamped"
+
+
+def stamp(unix_s: float) -> str:
+    return datetime.fromtimestamp(unix_s, timezone.utc).strftime(STAMP_FORMAT)
+
+
+def make(base: Path) -> Path:
+    """A new leaf under `base` named by the current UTC second, later than every leaf already there
+    (waits for the next second when this one is taken)."""
+    base.mkdir(parents=True, exist_ok=True)
+    while True:
+        name = stamp(time.time())
+        if all(name > p.name for p in base.iterdir()):
+            leaf = base / name
+            leaf.mkdir()
+            return leaf
+        time.sleep(1.0 - time.time() % 1.0 + 0.001)
+
+
+def model_dir(prep) -> Path:
+    return Path(prep.results_dir) / BENCHMARK / prep.workload.name
+
+
+def run_dir(prep, k: int) -> Path:
+    """Run k's directory (made): R/run-<k>, or a new leaf R/training/<model>/run/<ts> (v3.0)."""
+    if not timestamped(prep.ruleset):
+        path = Path(prep.results_dir) / f"run-{k}"
+        path.mkdir(parents=True, exist_ok=True)
+    else:
+        path = make(model_dir(prep) / "run")
+    prep.leaves[k] = path
+    return path.resolve()
+
+
+def relative(prep, k: int) -> str:
+    """Run k's directory relative to R (run_set.json's paths)."""
+    return Path(prep.leaves.get(k, Path(prep.results_dir) / f"run-{k}")).relative_to(prep.results_dir).as_posix()
+
+
+def config_dir_name(prep) -> str:
+    """DLIO's Hydra output folder: configs/ (ours, v1.0/v2.0) or dlio_config/ (v3.0's leaves)."""
+    return "dlio_config" if timestamped(prep.ruleset) else "configs"
+
+
+def per_epoch_name(prep) -> str:
+    """per_epoch_stats.json (DLIO 1.x/2.x), or rank 0's 0_per_epoch_stats.json (v3.0's leaves)."""
+    return "0_per_epoch_stats.json" if timestamped(prep.ruleset) else "per_epoch_stats.json"
+
+
+def metadata(prep, command: str, leaf: Path, extra: dict | None = None) -> dict:
+    """training_<ts>_metadata.json: what mlpstorage records of an invocation step (benchmark_type,
+    model, command, run_datetime, accelerator, parameters, override_parameters, executed_command,
+    args) plus the provenance of the code that ran."""
+    from suite.harness import provenance
+    from suite.training.run.dlio_output import config
+
+    wl, opts = prep.workload, prep.opts
+    return {
+        "schema_version": 1, "benchmark_type": BENCHMARK, "model": wl.name, "command": command,
+        "run_datetime": leaf.name, "num_processes": opts.accelerators, "accelerator": wl.accelerator,
+        "result_dir": str(Path(leaf).resolve()),
+        "parameters": config(wl, len(prep.files) if prep.files else prep.required_files,
+                             str(prep.data_dir))["workload"],
+        "override_parameters": {k: v for k, v in sorted(prep.params.items())},
+        "executed_command": shlex.join(sys.argv),
+        "verification": "MINIATURE" if prep.miniature else prep.opts.division.upper(),
+        "args": {"mode": opts.division, "benchmark": BENCHMARK, "model": wl.name, "command": command,
+                 "num_accelerators": opts.accelerators, "accelerator_type": wl.accelerator,
+                 "hosts": list(prep.hosts), "data_dir": str(prep.data_dir), "results_dir": str(prep.results_dir),
+                 "ruleset": prep.ruleset, "miniature": prep.miniature, "params": list(opts.params)},
+        "provenance": provenance.for_run(),
+        **(extra or {}),
+    }
+
+
+def write_metadata(prep, command: str, leaf: Path, extra: dict | None = None) -> Path:
+    path = Path(leaf) / f"{BENCHMARK}_{leaf.name}_metadata.json"
+    files.write_json(path, metadata(prep, command, Path(leaf), extra), schema=METADATA_SCHEMA)
+    return path
+
+
+def write_steps(prep) -> None:
+    """The invocation's datasize leaf (the sizing: files, bytes), and its datagen leaf when it
+    generated the dataset (the miniature), each with its metadata and .mlps-code-image (v3.0)."""
+    from suite.harness import provenance
+
+    if not timestamped(prep.ruleset):
+        return
+    size = make(model_dir(prep) / "datasize")
+    write_metadata(prep, "datasize", size, {"datasize": {
+        **prep.required.to_dict(), "required_files": prep.required_files, "miniature": prep.miniature,
+        "record_length_bytes": prep.workload.record_length_bytes}})
+    provenance.write_pointer(size)
+    if prep.generated:
+        gen = make(model_dir(prep) / "datagen")
+        write_metadata(prep, "datagen", gen, {"datagen": prep.generated})
+        write_datagen_config(prep, gen)
+        provenance.write_pointer(gen)
+
+
+def write_datagen_config(prep, gen: Path) -> None:
+    """The datagen leaf's dlio_config/overrides.yaml and fs_separation.json, as a published datagen
+    leaf has them (generate_data=True, train=False: what readers take as a generation log)."""
+    from suite.storage import separation
+
+    wl = prep.workload
+    lines = [f"workload={wl.dlio_name}", "++workload.workflow.generate_data=True", "++workload.workflow.train=False",
+             f"++workload.dataset.num_files_train={prep.generated['num_files']}",
+             f"++workload.dataset.data_folder={prep.data_dir}"]
+    files.write_atomic(gen / "dlio_config" / "overrides.yaml", "".join(f"- {line}\n" for line in lines))
+    if prep.fs_separation is not None:
+        separation.write(gen, separation.probe(wl, prep.data_dir, prep.results_dir))

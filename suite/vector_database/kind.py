@@ -1,0 +1,143 @@
+"""The vector_database kind: MLPerf Storage v3.0's vector-database benchmark (`benchmark:
+vector_database`, workloads/vdb-*.yaml), run by suite.vector_database (DiskANN embedded, or Milvus), checked
+by rules/v3.0/vector_database.yaml, measured and reported by suite.vector_database.page. Its results: the
+leaves vector_database/<engine>/<INDEX>/{datagen,run}/<ts>/ (published ones too). docs/vector-database.md.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from suite.errors import ExitCode, SuiteError
+from suite.benchmark import Checked, Kind
+
+RUN_OPTIONS = ("runs", "division", "allow_no_cache_drop", "no_cache_drop", "index", "uri", "clients",
+               "query_duration", "query_count")
+
+
+def add_run_arguments(p) -> None:
+    from suite.cliargs import non_negative_float, positive_int
+
+    p.add_argument("--index", choices=["diskann", "hnsw"], default=None,
+                   help="vector_database: the index type (diskann: the embedded DiskANN engine; hnsw: Milvus)")
+    p.add_argument("--uri", default=None, help="vector_database --engine milvus: a running Milvus server's URI "
+                                               "(default: the embedded Milvus 2.3.5 started by the run)")
+    p.add_argument("--clients", type=positive_int, default=None,
+                   help="vector_database: concurrent query clients (default: the workload's run.clients)")
+    p.add_argument("--query-duration", type=non_negative_float, default=None, metavar="SECONDS",
+                   help="vector_database: a timed query phase of this many seconds (default: the workload's)")
+    p.add_argument("--query-count", type=positive_int, default=None,
+                   help="vector_database: a query phase of this many queries (default: the workload's)")
+
+
+def run(args) -> int:
+    from suite.report.escape import terminal_lines
+    from suite.vector_database import run as vrun
+    from suite.vector_database import page as show
+
+    if args.index is None:
+        raise SuiteError(f"--index: expected diskann or hnsw for {args.workload}, got none")
+    engine = {"suite": None}.get(args.engine, args.engine)
+    if engine == "dlio":
+        raise SuiteError(f"--engine dlio: expected diskann or milvus for {args.workload}, got dlio")
+    overrides = {k: getattr(args, k) for k in ("clients", "query_duration", "query_count", "uri") if getattr(args, k)}
+    results_dir, runs = vrun.run(vrun.Options(
+        workload=args.workload, index=args.index.upper(), engine=engine, data_dir=args.data_dir,
+        results_dir=args.results_dir, runs=args.runs, clients=args.clients, duration_s=args.query_duration,
+        query_count=args.query_count, uri=args.uri, division=args.division,
+        allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop, overrides=overrides))
+    summary = show.summarise(results_dir)
+    print(terminal_lines(show.text(summary)), end="")
+    return ExitCode.FAILED if summary["verdict"] == "invalid" else ExitCode.OK   # open: said, not a failed run
+
+
+def datagen(args) -> int:
+    from suite.vector_database import dataset
+    from suite.vector_database import workload
+
+    for dest in ("files", "accelerators", "host_memory"):
+        if getattr(args, dest, None):
+            raise SuiteError(f"--{dest.replace('_', '-')}: expected only with a training workload, got "
+                             f"{getattr(args, dest)} with {args.workload}")
+    if getattr(args, "engine", "suite") != "suite" or getattr(args, "param", None):
+        raise SuiteError(f"--engine/--param: expected neither with {args.workload} (its data is ours), got one")
+    if not isinstance(args.data_dir, Path):
+        raise SuiteError(f"--data-dir: expected a local directory for {args.workload} (its index files are what the "
+                         f"storage serves), got {args.data_dir}")
+    dataset.generate(workload.load(args.workload), args.data_dir, args.processes, args.seed)
+    return ExitCode.OK
+
+
+def recognises(path: Path) -> bool:
+    """A leaf, a directory inside a vector_database/ tree, or a results dir holding one (and no
+    training or checkpointing results beside it)."""
+    from suite.vector_database import leaf as leaves
+
+    path = Path(path)
+    if path.is_file():
+        path = path.parent
+    if leaves.is_leaf(path) or "vector_database" in path.parts:
+        return True
+    if not path.is_dir():
+        return False
+    return _only_vdb_below(path)
+
+
+def _only_vdb_below(path: Path, depth: int = 12) -> bool:
+    """One walk (links not followed, bounded depth): a vector_database/ directory below `path` and no
+    training, checkpointing or kv_cache one (a mixed tree is the tree check's: suite/kinds/tree.py)."""
+    import os
+
+    base, seen = len(path.parts), False
+    for root, dirs, _ in os.walk(path, followlinks=False):
+        if len(Path(root).parts) - base >= depth:
+            dirs[:] = []
+        for d in dirs:
+            if d in ("training", "checkpointing", "kv_cache"):
+                return False
+            seen = seen or d == "vector_database"
+    return seen
+
+
+def check(path: Path, args) -> Checked:
+    from suite import files
+    from suite.report.escape import terminal_lines
+    from suite.vector_database import page as show
+
+    if args.ruleset not in (None, "auto", "v3.0"):
+        raise SuiteError(f"--ruleset: expected v3.0 for vector_database results, got {args.ruleset}")
+    s = show.summarise(path)
+    compliant = s["verdict"] == "closed"
+    out = files.dump_json(s, indent=2) if args.format == "json" else terminal_lines(show.text(s))
+    return Checked(out, f"verdict: {s['verdict'].upper()}", ExitCode.OK if compliant else ExitCode.FAILED, s["verdict"])
+
+
+def metrics(path: Path, form: str) -> int:
+    from suite.report.escape import terminal_lines
+    from suite.vector_database import page as show
+
+    s = show.summarise(path)
+    print(json.dumps(s, indent=2, sort_keys=True) if form == "json" else terminal_lines(show.text(s)), end="")
+    return ExitCode.OK
+
+
+def report_page(path: Path, args):
+    from suite.training.kind import refuse_storage_nodes
+    from suite.vector_database import page as show
+
+    refuse_storage_nodes(path, args)
+    return show.page(show.summarise(path))
+
+
+def listing() -> str:
+    from suite.vector_database import workload
+
+    return ("Vector database (suite datagen --workload NAME --data-dir D; suite run --workload NAME --index "
+            "diskann|hnsw --data-dir D): " + ", ".join(workload.names()))
+
+
+KIND = Kind(
+    name="vector_database", run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
+    listing=listing, add_run_arguments=add_run_arguments, datagen=datagen, workload_schema="vdb-workload",
+    result_files=("vector_database_*_metadata.json",), checks_trees=True, run_options=RUN_OPTIONS)

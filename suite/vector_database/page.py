@@ -1,0 +1,125 @@
+"""What `suite metrics`, `suite check` and `suite report` show of vector_database leaves: per run QPS,
+latency percentiles, recall and I/O per query; per benchmark (<engine>/<INDEX>) the mean over runs;
+the report's QPS-vs-recall plot, latency CDF per run and I/O per query."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from suite.vector_database import check as vcheck
+
+RUN_COLUMNS = ("throughput_qps", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms", "recall",
+               "bytes_read_per_query", "read_ops_per_query", "cached_fraction_before")
+
+
+def summarise(path: Path) -> dict:
+    recs, found, root = vcheck.load_and_check(path)
+    benches = []
+    for bdir, group in vcheck.benchmarks(recs).items():
+        runs = [r for r in group if r.phase == "run"]
+        mean = {}
+        for key in RUN_COLUMNS:
+            vals = [getattr(r, key) for r in runs if getattr(r, key) is not None]
+            mean[key] = statistics.fmean(vals) if vals else None
+        benches.append({"path": vcheck._rel(bdir, root), "engine": group[0].engine, "index_type": group[0].index_type,
+                        "source": group[0].source, "runs": [r.to_dict() for r in runs],
+                        "datagen": [r.to_dict() for r in group if r.phase == "datagen"],
+                        "mean_over_runs": mean, "num_runs": len(runs),
+                        "engine_version": next((r.engine_version for r in runs if r.engine_version), None)})
+    mine = [f for f in found]
+    return {"schema_version": 1, "kind": "vector_database", "root": str(root), "benchmarks": benches,
+            "verdict": vcheck.verdict(mine), "findings": [f.to_dict() for f in mine]}
+
+
+def _f(v, places=2) -> str:
+    if v is None:
+        return "-"
+    return f"{v:,.{places}f}"
+
+
+def text(summary: dict) -> str:
+    lines = [f"vector_database results under {summary['root']}", ""]
+    for b in summary["benchmarks"]:
+        m = b["mean_over_runs"]
+        lines += [f"{b['path']}: {b['engine']} {b['index_type']} ({b['source']}; {b['num_runs']} run(s); "
+                  f"{b['engine_version'] or 'engine version not recorded'})",
+                  f"  mean over runs: {_f(m['throughput_qps'], 1)} QPS, p99 {_f(m['p99_latency_ms'])} ms, "
+                  f"recall {_f(m['recall'], 4)}, {_f((m['bytes_read_per_query'] or 0) / 1024, 1) if m['bytes_read_per_query'] is not None else '-'} "
+                  f"KiB read per query",
+                  "  run              QPS      p50 ms    p95 ms    p99 ms   recall   KiB/query  reads/query  cached before"]
+        for r in b["runs"]:
+            kib = r["bytes_read_per_query"] / 1024 if r["bytes_read_per_query"] is not None else None
+            cached = f"{100 * r['cached_fraction_before']:.1f}%" if r["cached_fraction_before"] is not None else "-"
+            lines.append(f"  {r['ts']}  {_f(r['throughput_qps'], 1):>9} {_f(r['p50_latency_ms']):>9} "
+                         f"{_f(r['p95_latency_ms']):>9} {_f(r['p99_latency_ms']):>9} {_f(r['recall'], 4):>8} "
+                         f"{_f(kib, 1):>11} {_f(r['read_ops_per_query'], 1):>12}  {cached}")
+        lines.append("")
+    lines.append(f"verdict: {summary['verdict'].upper()} ({len(summary['findings'])} finding(s))")
+    lines += [f"  {f['effect']:<7} {f['severity']:<7} {f['message']}" for f in summary["findings"][:50]]
+    return "\n".join(lines) + "\n"
+
+
+def page(summary: dict):
+    """The report page: the headline per benchmark, the runs, QPS vs recall, latency CDF, I/O per query."""
+    from suite.report import content as c
+
+    sections = []
+    for i, b in enumerate(summary["benchmarks"]):
+        sid = f"vdb{i}"
+        m = b["mean_over_runs"]
+        s = c.Section(sid, f"{b['engine']} {b['index_type']} ({b['path']})", [
+            c.Figures([("QPS (mean over runs)", c.fmt(m["throughput_qps"], 1), ""),
+                       ("p99 latency", f"{c.fmt(m['p99_latency_ms'])} ms", ""),
+                       ("recall", c.fmt(m["recall"], 4), ""),
+                       ("read per query", f"{c.fmt((m['bytes_read_per_query'] or 0) / 1024, 1)} KiB"
+                        if m["bytes_read_per_query"] is not None else "not recorded", "")]),
+            c.Table(["run", "QPS", "p50 ms", "p95 ms", "p99 ms", "recall", "KiB/query", "reads/query"],
+                    [[r["ts"], c.fmt(r["throughput_qps"], 1), c.fmt(r["p50_latency_ms"]), c.fmt(r["p95_latency_ms"]),
+                      c.fmt(r["p99_latency_ms"]), c.fmt(r["recall"], 4),
+                      c.fmt(r["bytes_read_per_query"] / 1024 if r["bytes_read_per_query"] is not None else None, 1),
+                      c.fmt(r["read_ops_per_query"], 1)] for r in b["runs"]])])
+        if b["runs"]:
+            s.blocks.append(c.Image(f"{sid}-qps-recall-cdf", plot(b), "QPS vs recall, latency CDF and I/O per query per run"))
+        sections.append(s)
+    verdict = c.Section("verdict", "Rules (rules/v3.0/vector_database.yaml)", [
+        c.Verdict(summary["verdict"], f"{summary['verdict'].upper()}: {len(summary['findings'])} finding(s)"),
+        c.Table(["rule", "effect", "path", "message"],
+                [[f["rule_id"], f["effect"], f["path"], f["message"]] for f in summary["findings"][:200]],
+                numbers_right=False)])
+    return c.Page("vector_database", summary["root"], [verdict, *sections],
+                  tables={"vdb_runs": (["benchmark", "run", *RUN_COLUMNS],
+                                       [{"benchmark": b["path"], "run": r["ts"], **{k: r[k] for k in RUN_COLUMNS}}
+                                        for b in summary["benchmarks"] for r in b["runs"]])})
+
+
+def plot(b: dict) -> bytes:
+    from suite.report import plots
+
+    fig, (a1, a2, a3) = plots._figure(12.0, 3.6, 3)
+    runs = b["runs"]
+    for i, r in enumerate(runs):
+        color = plots.COLORS[i % len(plots.COLORS)]
+        if r["recall"] is not None and r["throughput_qps"] is not None:
+            a1.scatter([r["recall"]], [r["throughput_qps"]], color=color, label=r["ts"])
+        if r.get("cdf"):
+            a2.plot(r["cdf"]["latency_ms"], [p / 100 for p in r["cdf"]["percentile"]], color=color, label=r["ts"])
+        elif r["p50_latency_ms"] is not None:
+            pts = [(r[k], q) for k, q in (("p50_latency_ms", .5), ("p95_latency_ms", .95), ("p99_latency_ms", .99),
+                                          ("p999_latency_ms", .999)) if r[k] is not None]
+            a2.plot([p for p, _ in pts], [q for _, q in pts], marker="o", color=color, label=r["ts"])
+    a1.set_xlabel("recall@k")
+    a1.set_ylabel("QPS")
+    a1.set_title("QPS vs recall")
+    if all(v > 0 for r in runs for v in ((r.get("cdf") or {}).get("latency_ms") or [1])[1:]):
+        a2.set_xscale("log")
+    a2.set_xlabel("latency (ms)")
+    a2.set_ylabel("fraction of queries")
+    a2.set_title("latency CDF per run")
+    kib = [(r["ts"][-6:], r["bytes_read_per_query"] / 1024) for r in runs if r["bytes_read_per_query"] is not None]
+    if kib:
+        a3.bar([k for k, _ in kib], [v for _, v in kib], color=plots.COLORS[0])
+    a3.set_title("KiB read from the index per query" if kib else "I/O per query: not recorded")
+    if len(runs) <= plots.MANY_RUNS:
+        a1.legend(fontsize=7)
+    return plots._png(fig)

@@ -1,0 +1,218 @@
+"""The query-phase program, run by an engine's own venv (`suite engine install diskann|milvus`):
+    <venv>/bin/python worker.py PLAN.json
+It imports nothing of `suite` (the engine venvs pin numpy < 2 and old setuptools; ours does not):
+standard library, numpy and the engine's client only. It builds or loads the index, runs the query
+phase with C client threads (a fixed count or a fixed duration), and writes what it measured into
+the plan's out dir: result.json, latencies_ms.npy (float64, issue order), query_index.npy and ids.npy
+(each issued query's query number and the ids it returned). The suite side (suite.vector_database.run)
+computes recall, percentiles and I/O per query from these files.
+"""
+
+import json
+import os
+import sys
+import threading
+import time
+
+
+def proc_io(pid="self") -> dict:
+    """/proc/<pid>/io: read_bytes (what the block layer read for it), syscr, rchar."""
+    try:
+        with open(f"/proc/{pid}/io") as f:
+            return {k: int(v) for k, v in (line.split(":") for line in f if ":" in line)}
+    except OSError as exc:
+        return {"error": str(exc)}
+
+
+def query_loop(search, queries, load: dict) -> dict:
+    """C threads issue queries (query i % nq) until the count is reached or the duration is over."""
+    import numpy as np
+
+    clients, mode = int(load["clients"]), load["mode"]
+    total = int(load["query_count"]) if mode == "query_count" else None
+    deadline_s = float(load["duration_s"]) if mode == "timed" else None
+    lock, counter = threading.Lock(), [0]
+    records: list[list] = [[] for _ in range(clients)]
+    errors: list[str] = []
+    start = time.perf_counter()
+
+    def client(c: int) -> None:
+        out = records[c]
+        while True:
+            with lock:
+                n = counter[0]
+                if (total is not None and n >= total) or (deadline_s is not None and time.perf_counter() - start >= deadline_s):
+                    return
+                counter[0] += 1
+            q = n % len(queries)
+            t0 = time.perf_counter()
+            try:
+                ids = search(queries[q])
+            except Exception as exc:  # noqa: BLE001 - one failed query fails the run, said once
+                errors.append(f"{type(exc).__name__}: {exc}")
+                return
+            out.append((n, q, (time.perf_counter() - t0) * 1000.0, ids))
+
+    threads = [threading.Thread(target=client, args=(c,), daemon=True) for c in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - start
+    flat = sorted((r for rs in records for r in rs), key=lambda r: r[0])
+    k = int(load["k"])
+    ids = np.full((len(flat), k), -1, dtype=np.int64)
+    for i, r in enumerate(flat):
+        got = list(r[3])[:k]
+        ids[i, :len(got)] = got
+    return {"wall_s": wall, "errors": errors, "latencies_ms": np.array([r[2] for r in flat], dtype=np.float64),
+            "query_index": np.array([r[1] for r in flat], dtype=np.int64), "ids": ids}
+
+
+def diskann(plan: dict) -> dict:
+    import diskannpy
+    import numpy as np
+    from importlib.metadata import version
+
+    metric = {"L2": "l2", "COSINE": "cosine", "IP": "mips"}[plan["metric"]]
+    idx_dir, p = plan["index_dir"], plan["build_params"]
+    out = {"engine": "diskann", "engine_version": f"diskannpy {version('diskannpy')}", "build": None}
+    if plan["build"]:
+        os.makedirs(idx_dir, exist_ok=True)
+        t0 = time.time()
+        n, d = plan["num_vectors"], plan["dimension"]
+        search_gib = float(p.get("search_memory_gib") or max(0.001, n * min(d, 32) / 2**30))
+        diskannpy.build_disk_index(
+            data=os.path.join(plan["data_dir"], "vectors.fbin"), distance_metric=metric, index_directory=idx_dir,
+            complexity=int(p["search_list_size"]), graph_degree=int(p["max_degree"]),
+            search_memory_maximum=search_gib, build_memory_maximum=float(plan.get("build_memory_gib", 4)),
+            num_threads=int(plan.get("threads", 2)), pq_disk_bytes=int(p.get("pq_disk_bytes", 0)),
+            vector_dtype=np.float32)
+        out["build"] = {"duration_s": time.time() - t0, "inserted_vectors": n, "search_memory_gib": search_gib}
+    if not plan["query"]:
+        return out
+    queries = load_fbin(os.path.join(plan["data_dir"], "queries.fbin"))
+    s = plan["search"]
+    before_load = proc_io()
+    # num_threads is the number of search contexts: one per client (1 hangs on load in 0.7.0: at least 2)
+    index = diskannpy.StaticDiskIndex(idx_dir, num_threads=max(2, int(plan["load"]["clients"])),
+                                      num_nodes_to_cache=0, cache_mechanism=0, distance_metric=metric,
+                                      vector_dtype=np.float32, dimensions=queries.shape[1])
+    before = proc_io()
+    loop = query_loop(lambda q: index.search(q, int(s["k"]), int(s["search_list"]), int(s.get("beam_width", 2))).identifiers,
+                      queries, {**plan["load"], "k": s["k"]})
+    out.update(io_load=_delta(before_load, before), io_query=_delta(before, proc_io()), io_source="/proc/self/io")
+    return {**out, "loop": loop}
+
+
+def milvus(plan: dict) -> dict:
+    from importlib.metadata import version
+    from pymilvus import Collection, connections, utility
+
+    server, io_pid = None, None
+    try:
+        if plan.get("uri"):
+            connections.connect(uri=plan["uri"])
+            where = plan["uri"]
+        else:
+            from milvus import MilvusServer
+
+            os.makedirs(plan["index_dir"], exist_ok=True)
+            server = MilvusServer()
+            server.set_base_dir(plan["index_dir"])
+            t0 = time.time()
+            server.start()
+            io_pid = server.server_proc.pid
+            connections.connect(host="127.0.0.1", port=server.listen_port)
+            where = f"embedded milvus {version('milvus')} on 127.0.0.1:{server.listen_port} (started in {time.time() - t0:.1f} s)"
+        out = {"engine": "milvus", "engine_version": f"milvus server {utility.get_server_version()}; pymilvus "
+               f"{version('pymilvus')}", "server": where, "build": None}
+        name, index = plan["collection"], plan["index"]
+        metric = plan["metric"]
+        if plan["build"]:
+            out["build"] = _milvus_build(plan, name, index, metric)
+        if not plan["query"]:
+            return out
+        coll = Collection(name)
+        coll.load()
+        queries = load_fbin(os.path.join(plan["data_dir"], "queries.fbin"))
+        s = plan["search"]
+        sp = {"metric_type": metric, "params": {"ef": int(s["ef"])} if index == "HNSW" else {"search_list": int(s["search_list"])}}
+        pid = io_pid or "self"
+        before = proc_io(pid)
+
+        def search(q):
+            return coll.search([q.tolist()], "vector", sp, limit=int(s["k"]))[0].ids
+
+        loop = query_loop(search, queries, {**plan["load"], "k": s["k"]})
+        out.update(io_query=_delta(before, proc_io(pid)),
+                   io_source=f"/proc/{io_pid}/io (the milvus server)" if io_pid else "none (a remote server: --uri)")
+        return {**out, "loop": loop}
+    finally:
+        connections.disconnect("default")
+        if server is not None:
+            server.stop()
+
+
+def _milvus_build(plan: dict, name: str, index: str, metric: str) -> dict:
+    """The collection made anew, every vector inserted (ids 0..n-1), flushed, the index built. A build
+    that does not finish in time is one line (embedded 2.3.5's DISKANN: bad_function_call, retried forever)."""
+    import numpy as np
+    from pymilvus import Collection, CollectionSchema, DataType, FieldSchema, utility
+
+    if utility.has_collection(name):
+        utility.drop_collection(name)
+    t0 = time.time()
+    fields = [FieldSchema("id", DataType.INT64, is_primary=True),
+              FieldSchema("vector", DataType.FLOAT_VECTOR, dim=plan["dimension"])]
+    coll = Collection(name, CollectionSchema(fields, description="suite vector_database"))
+    vectors = load_fbin(os.path.join(plan["data_dir"], "vectors.fbin"))
+    for s0 in range(0, len(vectors), 10000):
+        block = np.asarray(vectors[s0:s0 + 10000])
+        coll.insert([list(range(s0, s0 + len(block))), block])
+    coll.flush()
+    params = {"M": plan["build_params"]["M"], "efConstruction": plan["build_params"]["ef_construction"]} \
+        if index == "HNSW" else {}
+    coll.create_index("vector", {"index_type": index, "metric_type": metric, "params": params})
+    limit_s = max(600.0, plan["num_vectors"] / 100)
+    try:
+        utility.wait_for_index_building_complete(name, timeout=limit_s)
+    except Exception as exc:  # noqa: BLE001 - the server's own words, in one line
+        raise SystemExit(f"milvus: the {index} index of {name} did not build within {limit_s:.0f} s "
+                         f"({type(exc).__name__}: {str(exc)[:200]}); see the server's log") from None
+    return {"duration_s": time.time() - t0, "inserted_vectors": coll.num_entities}
+
+
+def load_fbin(path):
+    import numpy as np
+
+    with open(path, "rb") as f:
+        n, d = np.frombuffer(f.read(8), dtype="<u4")
+    return np.memmap(path, dtype="<f4", mode="r", offset=8, shape=(int(n), int(d)))
+
+
+def _delta(a: dict, b: dict) -> dict:
+    return {k: b[k] - a[k] for k in a if k in b and isinstance(a[k], int)}
+
+
+def main(argv) -> int:
+    import numpy as np
+
+    with open(argv[1]) as f:
+        plan = json.load(f)
+    out_dir = plan["out_dir"]
+    result = (diskann if plan["engine"] == "diskann" else milvus)(plan)
+    loop = result.pop("loop", None)
+    if loop is not None:
+        for name in ("latencies_ms", "query_index", "ids"):
+            np.save(os.path.join(out_dir, name + ".npy"), loop[name])
+        result["query"] = {"wall_s": loop["wall_s"], "issued": int(len(loop["latencies_ms"])), "errors": loop["errors"][:5]}
+    tmp = os.path.join(out_dir, "result.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(result, f, indent=2, sort_keys=True)
+    os.replace(tmp, os.path.join(out_dir, "result.json"))
+    return 1 if loop is not None and loop["errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

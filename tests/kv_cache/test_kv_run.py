@@ -1,0 +1,178 @@
+"""`suite run --workload kv-cache`: a closed-parameter run of all three options at a reduced duration
+(1 trial of 1 s each, 2 MPI ranks through real mpiexec, real files fsync'd on the cache dir, results
+on a tmpfs: another file system), its published layout, suite check's verdict (OPEN: the reduced
+duration and trial count noted, nothing invalid), suite metrics per option; then each rule of
+rules/v3.0/kv_cache.yaml failing on a copy of that leaf with one thing broken."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from suite import files
+from suite.kv_cache import check
+from suite.kv_cache import leaf as kvleaf
+
+DURATION_S = 1
+
+
+@pytest.fixture(scope="module")
+def tmpfs(tmp_path_factory):
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mnt = tmp_path_factory.mktemp("kvres")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mnt)]).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@pytest.fixture(scope="module")
+def closed_leaf(tmpfs, tmp_path_factory):
+    """One closed run, options 1-3, reduced (module-scoped: ~15 s)."""
+    from suite import cli
+
+    cache = tmp_path_factory.mktemp("kvcache")
+    code = cli.main(["run", "--workload", "kv-cache", "--cache-dir", str(cache), "--results-dir", str(tmpfs / "R"),
+                     "--trials", "1", "--duration", str(DURATION_S), "--inter-option-delay", "0",
+                     "--accelerators", "2", "--allow-no-cache-drop"])
+    leaves = list((tmpfs / "R" / "kv_cache").glob("*/run/*"))
+    assert len(leaves) == 1
+    assert not [p for p in cache.rglob("*.kv")], "entry files are removed after each trial"
+    return code, leaves[0]
+
+
+def test_closed_run_layout_and_verdict(closed_leaf):
+    code, leaf = closed_leaf
+    assert code == 1                                     # OPEN: reduced, so not compliant
+    assert leaf.parent.parent.name == "llama3.1-8b"
+    names = {p.name for p in leaf.iterdir()}
+    assert {"summary.json", "fs_separation.json", "option_1", "option_2", "option_3"} <= names
+    for o in (1, 2, 3):
+        assert f"kvcache_opt{o}_trial0_{leaf.name}.stdout.log" in names
+        assert f"kvcache_opt{o}_trial0_{leaf.name}.stderr.log" in names
+        for r in (0, 1):
+            assert [p.name for p in (leaf / f"option_{o}" / "trial_0" / f"rank_{r}").iterdir()] == \
+                [f"kvcache_results_{leaf.name}.json"]
+    meta = files.load_json(leaf / f"kv_cache_{leaf.name}_metadata.json")
+    cmds = [c["command"] for c in meta["command_output_files"]]
+    assert len(cmds) == 3 and all("-n 2" in c for c in cmds)
+    assert "--num-users 200" in cmds[0] and "--cpu-mem-gb 4" in cmds[1] and "--model llama3.1-70b-instruct" in cmds[2]
+    assert json.loads((leaf / "fs_separation.json").read_text())["separate"] is True
+    a = check.assess(leaf)
+    assert a["verdict"] == "open"
+    assert not [f for f in a["findings"] if f.effect == "invalid"], [f.message for f in a["findings"]]
+    assert {"kvcache-closed-duration", "kvcache-closed-sequence-locks"} <= {f.rule_id for f in a["findings"]}
+
+
+def test_metrics_per_option(closed_leaf, run_cli):
+    _code, leaf = closed_leaf
+    code, out, err = run_cli("metrics", leaf, "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert sorted(doc["options"]) == ["1", "2", "3"]
+    assert all(s["status"] == "rederived" for s in doc["rederived"]), doc["rederived"]
+    summary = files.load_json(leaf / "summary.json")
+    for o in ("1", "2", "3"):
+        assert doc["options"][o]["rank_count"] == 2 and doc["options"][o]["trial_count"] == 1
+        assert doc["options"][o]["aggregated_avg_throughput_tokens_per_sec"] == \
+            summary["options"][o]["aggregated_avg_throughput_tokens_per_sec"]
+    code, out, err = run_cli("metrics", leaf)
+    assert code == 0 and "suite: device read P95 ms" in out and "re-derived:" in out
+
+
+def test_report_page(closed_leaf, run_cli, tmp_path):
+    _code, leaf = closed_leaf
+    code, out, err = run_cli("report", leaf, "--out", tmp_path / "rep")
+    assert code == 0, err
+    html = (tmp_path / "rep" / "index.html").read_text()
+    assert "<h2>Per option</h2>" in html and "<h2>Latency and tier occupancy</h2>" in html
+    assert {p.name for p in (tmp_path / "rep" / "plots").iterdir()} == {"kvcache-latency-cdf.png", "kvcache-occupancy.png"}
+    assert (tmp_path / "rep" / "kvcache_options.csv").read_text().startswith("option,aggregated_avg_throughput")
+
+
+def _copy(leaf, tmp_path):
+    dst = tmp_path / "leaf"
+    shutil.copytree(leaf, dst)
+    return dst
+
+
+def _meta(leaf):
+    return next(leaf.glob("kv_cache_*_metadata.json"))
+
+
+def _edit_json(path, change):
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))
+
+
+def _commands(leaf, old, new):
+    _edit_json(_meta(leaf), lambda d: [c.update(command=c["command"].replace(old, new)) for c in d["command_output_files"]])
+
+
+def _rank(leaf):
+    return next((leaf / "option_1" / "trial_0" / "rank_0").glob("*.json"))
+
+
+BREAKS = {
+    "kvcache-commands-recorded": lambda l: _edit_json(_meta(l), lambda d: d.update(command_output_files=[])),
+    "kvcache-fixed-workload-per-option": lambda l: _commands(l, "--num-users 200", "--num-users 20"),
+    "kvcache-autoscaling-prohibited": lambda l: _commands(l, "--generation-mode none", "--generation-mode none --enable-autoscaling"),
+    "kvcache-per-client-isolation": lambda l: shutil.copytree(l / "option_1" / "trial_0" / "rank_1", l / "option_1" / "trial_0" / "rank_7"),
+    "kvcache-shared-results-dir": lambda l: _rank(l).unlink(),
+    "kvcache-trials-complete": lambda l: _edit_json(_meta(l), lambda d: d["suite"]["trials"][0].update(status="failed")),
+    "kvcache-aggregate-figures": lambda l: _edit_json(l / "summary.json", lambda d: d["options"]["2"].update(aggregated_avg_throughput_tokens_per_sec=1e9)),
+    "kvcache-rank-figures-rederived": lambda l: _edit_json(_rank(l), lambda d: d["summary"].update(avg_throughput_tokens_per_sec=1e9)),
+    "kvcache-posix-cache-dir": lambda l: _edit_json(l / "fs_separation.json", lambda d: d.update(separate=False)),
+    "kvcache-not-miniature": lambda l: _edit_json(_meta(l), lambda d: d["suite"].update(miniature=True)),
+    "kvcache-summary-name": lambda l: (l / "summary.json").rename(l / "kvcache_run_summary_20260101_000000.json"),
+    "kvcache-posix-io-model": lambda l: _commands(l, "python", "env LD_PRELOAD=/x/nofadvise.so python"),
+    "kvcache-closed-duration": None,         # the run itself is reduced: fails as run
+    "kvcache-closed-sequence-locks": None,
+    "kvcache-latency-validity": lambda l: [_edit_json(p, lambda d: d["summary"]["cache_stats"].update(storage_entries=0))
+                                           for p in l.glob("option_*/trial_*/rank_*/*.json")],
+    "kvcache-open-allowances": lambda l: [_edit_json(_meta(l), lambda d: d["suite"].update(division="open")),
+                                          _commands(l, "--max-concurrent-allocs 16", "--max-concurrent-allocs 64")],
+}
+
+
+def test_every_kv_cache_rule_has_a_failing_case():
+    from suite.rules import engine
+
+    ids = {r.id for r in engine.load_layers("v3.0", ("kv_cache.yaml",)).rules}
+    assert ids == set(BREAKS)
+
+
+@pytest.mark.parametrize("rule_id", sorted(k for k, v in BREAKS.items() if v is not None))
+def test_rule_fails_when_broken(closed_leaf, tmp_path, rule_id):
+    _code, leaf = closed_leaf
+    before = {f.rule_id for f in check.assess(leaf)["findings"]}
+    if rule_id != "kvcache-latency-validity":
+        assert rule_id not in before
+    copy = _copy(leaf, tmp_path)
+    BREAKS[rule_id](copy)
+    hit = [f for f in check.assess(copy)["findings"] if f.rule_id == rule_id]
+    assert hit and hit[0].message.endswith(f"({rule_id})")
+
+
+def test_reduced_rules_fail_on_the_reduced_run(closed_leaf):
+    _code, leaf = closed_leaf
+    found = {f.rule_id for f in check.assess(leaf)["findings"]}
+    assert {"kvcache-closed-duration", "kvcache-closed-sequence-locks"} <= found
+
+
+def test_the_leaf_loads_as_a_leaf(closed_leaf):
+    _code, leaf = closed_leaf
+    lf = kvleaf.load(leaf)
+    assert len(lf.ranks) == 6 and len(lf.logs) == 6
+
+
+def test_closed_cache_and_results_on_one_file_system_name_the_cache_dir(tmp_path, run_cli):
+    """Rule 6.4.1 refused up front, in the option the user gave (--cache-dir, not --data-dir); nothing made."""
+    code, _, err = run_cli("run", "--workload", "kv-cache", "--cache-dir", tmp_path / "c", "--results-dir", tmp_path / "r")
+    line = err.strip().splitlines()[-1]
+    assert code == 2 and line.startswith(f"suite run: error: --cache-dir {tmp_path / 'c'} and --results-dir"), err
+    assert "file systems: expected different ones" in line and not (tmp_path / "c").exists()

@@ -1,0 +1,313 @@
+"""`suite check` / `metrics` / `report` on a published v3.0 tree (tests/data/v3/tree: real leaves of
+mlcommons/storage_results_v3.0): the figures recomputed by hand, each rule of rules/v3.0/tree/
+caught when planted with its id and grade, the near-misses of the real data left alone."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from suite import cli
+from suite.published import check as v3check
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "v3" / "tree"
+TSYS = "aws_c5n18xlarge_i3en24xlarge_8c_10s_8a"
+CSYS = "aws_r5n24xlarge_i3en12xlarge_1c_1s_8h"
+RUNS = ["20260704_050040", "20260704_052047", "20260704_054120", "20260704_060141", "20260704_062150",
+        "20260704_064222"]
+WRITE, READ = "20260708_064613", "20260708_065100"
+
+
+def T(t: Path) -> Path:
+    return t / "closed/Alluxio/results" / TSYS / "training/unet3d"
+
+
+def C(t: Path) -> Path:
+    return t / "closed/Alluxio/results" / CSYS / "checkpointing/llama3-8b"
+
+
+def S(t: Path) -> Path:
+    return t / "closed/Alluxio/systems"
+
+
+def edit_json(p: Path, fn) -> None:
+    doc = json.loads(p.read_text())
+    fn(doc)
+    p.write_text(json.dumps(doc))
+
+
+def run_summary(t, i) -> Path:
+    return T(t) / "run" / RUNS[i] / "summary.json"
+
+
+def shift(doc: dict, seconds: float, keys=("start", "end")) -> None:
+    for k in keys:
+        doc[k] = (datetime.fromisoformat(doc[k]) + timedelta(seconds=seconds)).isoformat()
+
+
+@pytest.fixture
+def tree(tmp_path) -> Path:
+    dst = tmp_path / "tree"
+    shutil.copytree(DATA, dst)
+    return dst
+
+
+def result(t: Path):
+    return v3check.check(t)
+
+
+def ids(res) -> set:
+    return {f.rule_id for f in res.findings}
+
+
+# --------------------------------------------------------------------------- the real tree
+
+
+def test_clean_tree_checks_compliant_with_the_staffs_advisory_findings():
+    res = result(DATA)
+    assert res.compliant and res.verdict == "closed"
+    assert res.counts() == {"error": 0, "warning": 1, "info": 3}
+    assert ids(res) == {"4.3.1-checkpointDataSizeRatio", "2.1.19-prunedPlaceholder"}
+    sev = {f.rule_id: f.severity for f in res.findings}
+    assert sev == {"4.3.1-checkpointDataSizeRatio": "warning", "2.1.19-prunedPlaceholder": "info"}
+
+
+def test_training_figures_recomputed_by_hand_from_the_summaries():
+    # train_io_mean_MB_per_second of the five measured runs (the warm-up 20260704_050040 left out)
+    io = [44703.8281756063, 44745.04781130569, 44803.34259342569, 44729.63821067894, 44679.16580465829]
+    au = [92.57183134394707, 92.6575812128684, 92.77746605877164, 92.62434158654806, 92.52086959676566]
+    sps = [319.7487075776002, 320.0435352417977, 320.4604946388356, 319.933316495758, 319.57230744458593]
+    row = next(r for r in result(DATA).rows if r["benchmark"] == "training")
+    assert row["read_gib_s"] == pytest.approx(sum(io) / 5 / 1024, rel=1e-12)
+    assert round(row["read_gib_s"], 2) == 43.68
+    assert row["au_pct"] == pytest.approx(sum(au) / 5, rel=1e-12)
+    assert row["samples_per_s"] == pytest.approx(sum(sps) / 5, rel=1e-12)
+    assert (row["runs"], row["runs_found"], row["accelerator"], row["accelerators"]) == (5, 6, "b200", 8)
+
+
+def test_checkpoint_figures_and_the_system_columns():
+    res = result(DATA)
+    row = next(r for r in res.rows if r["benchmark"] == "checkpointing")
+    assert row["write_gib_s"] == 4.643973844563218 and row["read_gib_s"] == 5.67713748443572
+    assert (row["processes"], row["mode"], row["availability"], row["usable_capacity_tib"]) == (8, "full", "available", 25.5)
+    assert row["provisioned_power_w"] is None and row["rack_units"] is None          # cloud: blank, as published
+    galax = next(s for s in res.systems if s["system"] == "GalaxSphere-1Tier0")
+    assert (galax["provisioned_power_w"], galax["rack_units"]) == (1600, 1)          # the published 1.6 kW, 1 RU
+    inspur = next(s for s in res.systems if s["org"] == "InspurData")
+    assert (inspur["provisioned_power_w"], inspur["rack_units"], inspur["usable_capacity_tib"]) == (8000, 2, 176.1)
+
+
+def test_cli_check_metrics_report(tmp_path, capsys):
+    assert cli.main(["check", str(DATA), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["kind"] == "mlperf-v3-tree" and doc["ruleset"] == "v3.0" and doc["compliant"] is True
+    assert {b["benchmark"] for b in doc["benchmarks"]} == {"training", "checkpointing"}
+    assert cli.main(["metrics", str(T(DATA) / "run" / RUNS[2])]) == 0
+    out = capsys.readouterr().out
+    assert "Read B/W 43.68 GiB/s" in out and "AU 92.63%" in out
+    assert cli.main(["metrics", str(DATA / "closed/Suzhou_Zishan_Longlin"), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["systems"][0]["provisioned_power_w"] == 1600
+    assert cli.main(["report", str(DATA), "--out", str(tmp_path / "rep")]) == 0
+    html = (tmp_path / "rep" / "index.html").read_text()
+    assert "Provisioned Power (W)" in html and "43.68" in html and "4.64" in html
+    csv = (tmp_path / "rep" / "benchmarks.csv")
+    assert not csv.exists() or "read_gib_s" in csv.read_text()
+
+
+# --------------------------------------------------------------------------- planted violations
+
+
+def _set(path: Path, key: str, value):
+    def fn(doc):
+        d = doc
+        parts = key.split(".")
+        for k in parts[:-1]:
+            d = d[k]
+        d[parts[-1]] = value
+    edit_json(path, fn)
+
+
+def _shift_runs_from(t, i, seconds):
+    for j in range(i, len(RUNS)):
+        edit_json(run_summary(t, j), lambda d: shift(d, seconds))
+
+
+def _yaml_replace(p: Path, old: str, new: str):
+    text = p.read_text()
+    assert old in text
+    p.write_text(text.replace(old, new))
+
+
+CKPT_META = {WRITE: f"checkpointing_{WRITE}_metadata.json", READ: f"checkpointing_{READ}_metadata.json"}
+
+
+def _both_meta(t, fn):
+    for ts, name in CKPT_META.items():
+        edit_json(C(t) / ts / name, fn)
+
+
+def _read_start_after_write_end(t, seconds):
+    end = json.loads((C(t) / WRITE / "summary.json").read_text())["end"]
+    start = datetime.fromisoformat(end) + timedelta(seconds=seconds)
+    _set(C(t) / READ / "summary.json", "start", start.isoformat())
+
+
+def _subset(doc):
+    doc["override_parameters"]["checkpoint.mode"] = "subset"
+    doc["num_processes"] = 16
+
+
+GALAX = "closed/Suzhou_Zishan_Longlin/systems/GalaxSphere-1Tier0.yaml"
+CASES = {   # rule id -> (planting, what keeps a rule the clean tree trips from firing, or None)
+    "2.1.5-requiredSubdirectoriesClosed": (lambda t: (t / "closed/Alluxio/extras").mkdir(), None),
+    "CHECK-04-poolLegacyCheck": (lambda t: (t / "closed/Alluxio/code").mkdir(), None),
+    "CHECK-01-poolPointerResolution": (lambda t: (T(t) / "run" / RUNS[0] / ".mlps-code-image").write_text(
+        "md5-tree-v2:64104f04aaaaaaaaaaaaaaaaaaaaaaaa"), None),
+    "CHECK-02-poolImageIntegrity": (lambda t: (t / "Alluxio/code-5d45230a/run.sh").write_text("#!/bin/sh\n"), None),
+    "CHECK-03-poolImageNaming": (lambda t: (t / "Alluxio/code-5d45230a").rename(t / "Alluxio/code-5d45230b"), None),
+    "2.1.19-prunedPlaceholder": (lambda t: None, lambda t: [p.unlink() for p in t.rglob("*") if p.is_file()
+                                                            and p.read_bytes() == b"PRUNED BY STAFF\n"]),
+    "2.1.19-runFiles": (lambda t: run_summary(t, 3).write_bytes(b"PRUNED BY STAFF\n"), None),
+    "2.1.19-runFilesReadable": (lambda t: run_summary(t, 2).write_text('{"start": NaN}'), None),
+    "TREE-01-unrecognisedBenchmark": (lambda t: (T(t).parent.parent / "foo_bench/x").mkdir(parents=True), None),
+    "TREE-02-inputReadable": (lambda t: (T(t) / "run" / RUNS[1] / "extra.json").symlink_to("/etc/hostname"), None),
+    "2.1.17-trainingRunCount": (lambda t: shutil.rmtree(T(t) / "run" / RUNS[5]), None),
+    "2.1.17-trainingWarmupFirst": (lambda t: (T(t) / "run" / RUNS[5]).rename(T(t) / "run" / "20260704_045000"), None),
+    "2.1.18-runTimestampGap": (lambda t: _shift_runs_from(t, 3, 7200), None),
+    "2.1.12-trainingPhases": (lambda t: shutil.rmtree(T(t) / "datasize"), None),
+    "3.3.1-trainingRunDatasetsEqual": (lambda t: _set(run_summary(t, 4), "num_files_train", 55000), None),
+    "3.3.1-trainingRunDataMatchesDatasize": (lambda t: _set(
+        T(t) / "datasize/20260711_035511/training_20260711_035511_metadata.json",
+        "parameters.dataset.num_files_train", 60000), None),
+    "3.3.2-trainingAcceleratorUtilizationCheck": (lambda t: _set(run_summary(t, 3),
+                                                                 "metric.train_au_mean_percentage", 89.9), None),
+    "3.3.3-trainingSingleHostSimulatedAccelerators": (lambda t: [edit_json(run_summary(t, i), lambda d: d.update(
+        num_hosts=1, num_accelerators=2)) for i in range(6)], None),
+    "3.4.2-trainingMlpstorageFilesystemCheck": (lambda t: _set(T(t) / "run" / RUNS[1] / "fs_separation.json",
+                                                               "same_filesystem", True), None),
+    "3.4.2-trainingFsSeparationRecorded": (lambda t: (T(t) / "run" / RUNS[2] / "fs_separation.json").unlink(), None),
+    "4.7.1-checkpointInvocationStructure": (lambda t: shutil.copytree(C(t) / READ, C(t) / "20260708_070000"), None),
+    "4.7.1-checkpointCacheFlushValidation": (lambda t: _read_start_after_write_end(t, 31), None),
+    "4.7.1-checkpointGapNegative": (lambda t: _read_start_after_write_end(t, -5), None),
+    "4.3.1-checkpointDataSizeRatio": (lambda t: None, lambda t: [_set(C(t) / ts / "summary.json", "host_memory_GB",
+                                                                      [10.0]) for ts in (WRITE, READ)]),
+    "4.3.5-checkpointSubsetRunValidation": (lambda t: _both_meta(t, _subset), None),
+    "4.2.2-checkpointClosedProcessCount": (lambda t: _both_meta(t, lambda d: d.update(num_processes=16)), None),
+    "4.4.2-checkpointFilesystemCheck": (lambda t: _set(C(t) / WRITE / "fs_separation.json", "same_filesystem", True), None),
+    "4.4.2-checkpointFsSeparationRecorded": (lambda t: (C(t) / READ / "fs_separation.json").unlink(), None),
+    "EVID-01-checkpointReadFromPageCache": (lambda t: _set(C(t) / READ / "summary.json",
+                                                           "metric.load_checkpoint_io_mean_GB_per_second", 25.0), None),
+    "2.1.7-systemDescriptionPresent": (lambda t: [(S(t) / f"{TSYS}{e}").unlink() for e in (".yaml", ".pdf")], None),
+    "2.1.7-systemDescriptionSchema": (lambda t: _yaml_replace(S(t) / f"{CSYS}.yaml", "availability: available",
+                                                              "availability: soon"), None),
+    "2.1.7-storageHardwareItemized": (lambda t: _yaml_replace(t / GALAX, "total_rack_units: 1", "total_rack_units: 2"), None),
+    "2.1.7-systemDescriptionPdf": (lambda t: (S(t) / f"{CSYS}.pdf").unlink(), None),
+    "2.1.7-systemPdfPaired": (lambda t: (S(t) / "AIStore_Disclosure.pdf").write_bytes(b"%PDF-1.4\n"), None),
+}
+
+
+def test_every_tree_rule_has_a_planted_case():
+    assert set(CASES) == {r.id for r in v3check.ruleset().rules}
+
+
+@pytest.mark.parametrize("rule_id", sorted(CASES))
+def test_planted_violation_caught_with_its_id_and_grade(tree, rule_id):
+    plant, clear = CASES[rule_id]
+    rule = next(r for r in v3check.ruleset().rules if r.id == rule_id)
+    if clear is not None:
+        clear(tree)
+    assert rule_id not in ids(result(tree)), "passing case"
+    if clear is not None:                                 # the real data trips it: that is the failing case
+        shutil.rmtree(tree)
+        shutil.copytree(DATA, tree)
+    plant(tree)
+    res = result(tree)
+    hit = [f for f in res.findings if f.rule_id == rule_id]
+    assert hit, sorted(ids(res))
+    assert {f.severity for f in hit} == {rule.severity}
+    f = hit[0]
+    assert f.message.startswith(f"{f.path}: {f.field}: expected ") and f.message.endswith(f"({rule_id})")
+    assert res.compliant is (rule.effect == "closed" and res.compliant)
+
+
+# --------------------------------------------------------------------------- near misses stay quiet
+
+
+def test_long_but_legal_gap_is_not_flagged(tree):
+    s2 = json.loads(run_summary(tree, 2).read_text())
+    duration = (datetime.fromisoformat(s2["end"]) - datetime.fromisoformat(s2["start"])).total_seconds()
+    gap = (datetime.fromisoformat(json.loads(run_summary(tree, 3).read_text())["start"])
+           - datetime.fromisoformat(s2["end"])).total_seconds()
+    _shift_runs_from(tree, 3, duration - gap - 1)         # one second shorter than the run before it
+    assert "2.1.18-runTimestampGap" not in ids(result(tree))
+    _shift_runs_from(tree, 3, 2)                          # one second longer
+    assert "2.1.18-runTimestampGap" in ids(result(tree))
+
+
+def test_au_just_above_threshold_is_not_flagged(tree):
+    _set(run_summary(tree, 3), "metric.train_au_mean_percentage", 90.01)
+    assert "3.3.2-trainingAcceleratorUtilizationCheck" not in ids(result(tree))
+    _set(run_summary(tree, 0), "metric.train_au_mean_percentage", 50.0)     # the warm-up does not count
+    assert "3.3.2-trainingAcceleratorUtilizationCheck" not in ids(result(tree))
+
+
+def test_read_window_near_miss_and_read_speed_near_miss(tree):
+    _read_start_after_write_end(tree, 29)
+    _set(C(tree) / READ / "summary.json", "metric.load_checkpoint_io_mean_GB_per_second", 9.0)   # 1.94x the write
+    found = ids(result(tree))
+    assert "4.7.1-checkpointCacheFlushValidation" not in found and "EVID-01-checkpointReadFromPageCache" not in found
+
+
+def test_evidence_finding_names_the_numbers(tree):
+    _set(C(tree) / READ / "summary.json", "metric.load_checkpoint_io_mean_GB_per_second", 25.0)
+    f = next(f for f in result(tree).findings if f.rule_id == "EVID-01-checkpointReadFromPageCache")
+    assert "read 25.00 GiB/s vs write 4.64 GiB/s" in f.message and "MemTotal 747.9 GiB" in f.message
+
+
+def test_retinanet_threshold_is_85(tree):
+    for i in range(6):
+        _set(run_summary(tree, i), "metric.train_au_mean_percentage", 86.0)
+    assert "3.3.2-trainingAcceleratorUtilizationCheck" in ids(result(tree))        # unet3d: 90
+    (T(tree).parent / "retinanet").mkdir()
+    shutil.move(str(T(tree)), str(T(tree).parent / "retinanet" / "x"))
+    for sub in ("run", "datasize", "datagen"):
+        shutil.move(str(T(tree).parent / "retinanet" / "x" / sub), str(T(tree).parent / "retinanet" / sub))
+    edit_json(T(tree).parent / "retinanet/run" / RUNS[0] / f"training_{RUNS[0]}_metadata.json",
+              lambda d: d.update(model="retinanet"))
+    assert "3.3.2-trainingAcceleratorUtilizationCheck" not in ids(result(tree))
+
+
+def test_a_folder_of_another_kind_is_handed_over_or_listed(tree, capsys):
+    leaf = T(tree).parent.parent / "kv_cache/llama3.1-8b/run/20260627_194318"
+    leaf.mkdir(parents=True)
+    (leaf / "summary.json").write_text("{}")
+    code = cli.main(["check", str(tree), "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    listed = [f for f in doc["findings"] if f["rule_id"] == "TREE-01-unrecognisedBenchmark"]
+    assert listed or doc["delegated"], "neither handed over nor listed"
+    if listed:
+        assert listed[0]["severity"] == "info" and code == 0
+
+
+def test_a_result_copied_out_of_its_tree_is_still_read_as_v3(tmp_path, capsys):
+    shutil.copytree(T(DATA), tmp_path / "unet3d")
+    shutil.copytree(C(DATA), tmp_path / "checkpointing" / "llama3-8b")
+    for path in (tmp_path / "unet3d", tmp_path / "unet3d/run" / RUNS[3], tmp_path / "checkpointing/llama3-8b",
+                 tmp_path / "checkpointing/llama3-8b" / READ):
+        assert cli.main(["check", str(path)]) == 0, capsys.readouterr().out
+        out = capsys.readouterr().out
+        assert "ruleset v3.0" in out and "CLOSED (compliant)" in out
+    assert cli.main(["metrics", str(tmp_path / "checkpointing/llama3-8b" / READ)]) == 0
+    assert "Write B/W 4.64 GiB/s  Read B/W 5.68 GiB/s" in capsys.readouterr().out
+
+
+def test_read_window_uses_the_invocation_bookends_when_recorded(tree):
+    edit_json(C(tree) / WRITE / CKPT_META[WRITE], lambda d: d.update(invocation_end_time="2026-07-08T06:51:00Z"))
+    edit_json(C(tree) / READ / CKPT_META[READ], lambda d: d.update(invocation_start_time="2026-07-08T06:51:45Z"))
+    assert "4.7.1-checkpointCacheFlushValidation" in ids(result(tree))     # 45 s, though the timed sections are 16 s apart
+    edit_json(C(tree) / READ / CKPT_META[READ], lambda d: d.update(invocation_start_time="2026-07-08T06:51:20Z"))
+    assert "4.7.1-checkpointCacheFlushValidation" not in ids(result(tree))

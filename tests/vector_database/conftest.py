@@ -1,0 +1,50 @@
+"""vector_database fixtures: a tiny workload (registered beside workloads/ for the test), its dataset,
+and the engines' venvs (built once by `suite engine install`, then reused from the engines dir)."""
+
+import pytest
+
+TINY = """schema_version: 1
+name: {name}
+benchmark: vector_database
+description: "test: 2,000 x 16 uniform, L2"
+dataset: {{num_vectors: 2000, dimension: {dim}, distribution: uniform, metric: L2, num_queries: 50, seed: 7}}
+index:
+  DISKANN: {{max_degree: 16, search_list_size: 50}}
+  HNSW: {{M: 8, ef_construction: 64}}
+search: {{k: 10, search_list: 50, beam_width: 2, ef: 64}}
+run: {{mode: query_count, query_count: 200, duration_s: 5, clients: 2, runs: 2}}
+recall_floor: 0.8
+"""
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    """(workload name, its data dir with the dataset written) for vdb-tiny; vdb-tiny16 beside it."""
+    from suite.storage import workloads
+    from suite.vector_database import dataset
+    from suite.vector_database import workload
+
+    wdir = tmp_path / "wl"
+    wdir.mkdir()
+    (wdir / "vdb-tiny.yaml").write_text(TINY.format(name="vdb-tiny", dim=16))
+    (wdir / "vdb-tiny24.yaml").write_text(TINY.format(name="vdb-tiny24", dim=24))
+    workloads.add_dir(wdir)
+    try:
+        data = tmp_path / "D"
+        dataset.generate(workload.load("vdb-tiny"), data, processes=2, say=lambda *a: None)
+        yield "vdb-tiny", data
+    finally:
+        workloads.remove_dir(wdir)
+
+
+def engine_or_skip(name: str):
+    """The engine's venv: installed once (idempotent, cached in the engines dir), or a skip saying why."""
+    from suite.engines import registry
+    from suite.errors import SuiteError
+
+    if registry.installed(registry.engine(name)) is None:
+        try:
+            registry.install(name, say=lambda *a: None)
+        except SuiteError as exc:
+            pytest.skip(f"engine {name} cannot be installed here: {exc}")
+    return registry.require(name)

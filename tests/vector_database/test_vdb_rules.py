@@ -1,0 +1,148 @@
+"""rules/v3.0/vector_database.yaml: every rule id with a passing and a failing case (the checker's
+meta-test, tests/training/check/test_checker.py, counts these CASES), over leaves written as `suite run` writes
+them; and the published leaf (tests/data/v3/vector_database_TTA) read by the same rules."""
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from suite.errors import SuiteError
+from suite.vector_database import check
+from suite.vector_database import leaf as leaves
+
+PUBLISHED = Path(__file__).resolve().parents[1] / "data" / "v3" / "vector_database_TTA"
+B = "vector_database/milvus/HNSW"
+
+
+def _summary(phase: str, **over) -> dict:
+    doc = {"schema_version": 1, "num_vectors": 1000, "dimension": 16, "inserted_vectors": 1000, "index_type": "HNSW",
+           "database": {"database": "milvus"}, "engine": "milvus", "engine_version": "milvus server v2.3.5",
+           "workload": "vdb-x", "phase": phase, "status": "complete"}
+    if phase == "run":
+        doc.update(throughput_qps=100.0, total_time_seconds=2.0, query_count=200, mean_latency_ms=1.0,
+                   p50_latency_ms=0.9, p95_latency_ms=2.0, p99_latency_ms=3.0, p999_latency_ms=4.0, recall=0.95,
+                   recall_floor=0.9, k=10, cache_drop={"succeeded": True},
+                   ground_truth={"complete": True, "coverage_vectors": 1000, "num_vectors": 1000})
+    doc.update(over)
+    return doc
+
+
+def tree(root: Path, runs: int = 5) -> Path:
+    leaves_ = [("datagen", "20260101_000000")] + [("run", f"20260101_00010{i}") for i in range(runs)]
+    for phase, ts in leaves_:
+        d = root / B / phase / ts
+        d.mkdir(parents=True)
+        (d / "summary.json").write_text(json.dumps(_summary(phase)))
+        (d / f"vector_database_{ts}_metadata.json").write_text(json.dumps({"benchmark_type": "vector_database"}))
+    return root
+
+
+def _edit(phase: str, every: bool = False, **over):
+    def mutate(root: Path) -> None:
+        for d in sorted((root / B / phase).iterdir())[0 if every else -1:]:
+            doc = json.loads((d / "summary.json").read_text())
+            doc.update(over)
+            (d / "summary.json").write_text(json.dumps(doc))
+    return mutate
+
+
+def _rename_index(root: Path) -> None:
+    (root / B).rename(root / "vector_database/milvus/IVF_FLAT")
+    for s in (root / "vector_database/milvus/IVF_FLAT").glob("*/*/summary.json"):
+        doc = json.loads(s.read_text())
+        doc["index_type"] = "IVF_FLAT"
+        s.write_text(json.dumps(doc))
+
+
+def _drop_run(root: Path) -> None:
+    import shutil
+
+    shutil.rmtree(sorted((root / B / "run").iterdir())[0])
+
+
+CASES = {
+    "vdb-run-count": _drop_run,
+    "vdb-closed-index-type": _rename_index,
+    "vdb-closed-database": lambda r: [_edit(p, True, database={"database": "diskann"})(r) for p in ("datagen", "run")],
+    "vdb-dimension-consistent": _edit("run", dimension=32),
+    "vdb-index-type-consistent": _edit("run", index_type="DISKANN"),
+    "vdb-collection-populated": _edit("datagen", inserted_vectors=999),
+    "vdb-metrics-reported": _edit("run", p999_latency_ms=None),
+    "vdb-recall-floor": _edit("run", recall=0.5),
+    "vdb-ground-truth-integrity": _edit("run", ground_truth={"complete": False, "coverage_vectors": 900, "num_vectors": 1000}),
+    "vdb-ground-truth-recorded": _edit("run", ground_truth=None),
+    "vdb-cache-cleared": _edit("run", cache_drop={"succeeded": False}),
+}
+
+
+def _ids(root: Path) -> set:
+    recs, found, _ = check.load_and_check(root)
+    return {f.rule_id for f in found}
+
+
+def test_cases_cover_the_rule_file():
+    from suite.rules import engine
+
+    assert set(CASES) == {r.id for r in engine.load_layers(check.RULESET, check.RULE_FILES).rules}
+
+
+@pytest.mark.parametrize("rule_id", sorted(CASES))
+def test_rule_case(tmp_path, rule_id):
+    root = tree(tmp_path / "R")
+    assert _ids(root) == set(), "the passing case has no finding at all"
+    CASES[rule_id](root)
+    recs, found, _ = check.load_and_check(root)
+    hit = [f for f in found if f.rule_id == rule_id]
+    assert hit, f"{rule_id} not in {sorted(f.rule_id for f in found)}"
+    assert hit[0].message.startswith(f"{hit[0].path}: {hit[0].field}: expected ")
+
+
+def test_published_leaf_and_ours_read_the_same_way(tmp_path):
+    ours = leaves.load_tree(tree(tmp_path / "R"))
+    pub = leaves.load_tree(PUBLISHED)
+    run = next(r for r in pub if r.phase == "run")
+    assert run.source == "published" and run.engine == "milvus" and run.index_type == "DISKANN"
+    assert (run.throughput_qps, run.p99_latency_ms, run.recall, run.query_count) == (57619.796006935765, 107.3797607421875,
+                                                                                      0.209675, 3607200)
+    assert run.p50_latency_ms == pytest.approx(1.6168415546417)      # from vectordb/simple/vdb_multi_node_summary.json
+    assert set(run.to_dict()) == set(ours[1].to_dict())
+    assert {f.rule_id for f in check.load_and_check(PUBLISHED)[1]} == {"vdb-run-count", "vdb-ground-truth-recorded"}
+
+
+def test_metrics_cli_reads_the_published_leaf(run_cli):
+    code, out, err = run_cli("metrics", PUBLISHED, "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    b = doc["benchmarks"][0]
+    assert b["source"] == "published" and b["mean_over_runs"]["throughput_qps"] == pytest.approx(57619.796006935765)
+    code, out, err = run_cli("metrics", PUBLISHED)
+    assert code == 0 and "57,619.8" in out and "recall 0.2097" in out
+
+
+def test_report_of_the_published_leaf(run_cli, tmp_path):
+    code, out, err = run_cli("report", PUBLISHED, "--out", tmp_path / "rep")
+    assert code == 0, err
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "milvus DISKANN" in md and "vdb-run-count" in md
+    assert (tmp_path / "rep" / "vdb_runs.csv").read_text().count("\n") == 2
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.one_of(st.binary(max_size=200), st.recursive(
+    st.one_of(st.none(), st.booleans(), st.floats(allow_nan=True), st.integers(), st.text(max_size=5)),
+    lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(st.sampled_from(
+        ["recall", "throughput_qps", "p99_latency_ms", "engine", "schema_version", "ground_truth", "io",
+         "dimension", "database", "cache_drop"]), c, max_size=6)), max_leaves=12)))
+def test_any_summary_is_read_or_refused_in_one_line(tmp_path_factory, doc):
+    root = tmp_path_factory.mktemp("t")
+    d = root / B / "run" / "20260101_000000"
+    d.mkdir(parents=True)
+    (d / "summary.json").write_bytes(doc if isinstance(doc, bytes) else json.dumps(doc).encode())
+    try:
+        recs, found, _ = check.load_and_check(root)
+    except SuiteError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert len(recs) == 1 and all(f.rule_id.startswith("vdb-") for f in found)

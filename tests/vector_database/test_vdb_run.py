@@ -1,0 +1,69 @@
+"""`suite run` of a vector_database workload with each real engine, in its own venv: the embedded
+DiskANN (two runs, cache cleared before each, recall against the exact ground truth) and Milvus's
+embedded standalone server with HNSW. The engines' venvs are built once (suite engine install) and
+kept in the engines dir; a test skips only when an install is impossible here."""
+
+import json
+
+import pytest
+
+from suite.vector_database import leaf as leaves
+from tests.vector_database.conftest import engine_or_skip
+
+
+def _runs(r):
+    return sorted((r / "vector_database").glob("*/*/run/*/summary.json"))
+
+
+def test_diskann_runs_measure_qps_latency_recall_and_io(tiny, run_cli, tmp_path):
+    engine_or_skip("diskann")
+    name, data = tiny
+    r = tmp_path / "R"
+    code, out, err = run_cli("run", "--workload", name, "--index", "diskann", "--data-dir", data, "--results-dir", r,
+                             "--allow-no-cache-drop")
+    assert code == 1 and "(vdb-run-count)" in out, out + err     # two runs of five: complete, not compliant
+    assert "INVALID (2 finding(s))" in out
+    runs = _runs(r)
+    assert len(runs) == 2 and len(list((r / "vector_database/diskann/DISKANN/datagen").iterdir())) == 1
+    for s in runs:
+        doc = json.loads(s.read_text())
+        assert doc["status"] == "complete" and doc["recall"] >= 0.8 and doc["query_count"] == 200
+        assert doc["engine_version"].startswith("diskannpy 0.7.0")
+        assert doc["p50_latency_ms"] <= doc["p95_latency_ms"] <= doc["p99_latency_ms"] <= doc["p999_latency_ms"]
+        assert doc["page_cache_before"]["index_bytes"] > 0 and "cache_drop" in doc
+        assert doc["ground_truth"]["coverage_vectors"] == 2000
+        assert doc["io"]["bytes_read_per_query"] is not None
+        assert list(s.parent.glob("vector_database_*_metadata.json"))
+    assert "recall 0." in out and "QPS" in out
+    recs = leaves.load_tree(r)                       # the reader the published leaf goes through
+    assert {x.source for x in recs} == {"suite"} and all(x.recall >= 0.8 for x in recs if x.phase == "run")
+    code, out, err = run_cli("metrics", r, "--format", "json")
+    assert code == 0 and json.loads(out)["benchmarks"][0]["num_runs"] == 2
+    # an index built for other data is refused, in one line, before anything is written
+    marker = data / "index" / "diskann-DISKANN" / "suite-index.json"
+    doc = json.loads(marker.read_text())
+    marker.write_text(json.dumps({**doc, "vectors_sha256": "0" * 64}))
+    code, out, err = run_cli("run", "--workload", name, "--index", "diskann", "--data-dir", data,
+                             "--results-dir", tmp_path / "R2", "--allow-no-cache-drop")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "an index built for other data" in err
+    assert not (tmp_path / "R2").exists()
+
+
+def test_milvus_embedded_hnsw(tiny, run_cli, tmp_path):
+    engine_or_skip("milvus")
+    name, data = tiny
+    r = tmp_path / "R"
+    code, out, err = run_cli("run", "--workload", name, "--index", "hnsw", "--engine", "milvus", "--data-dir", data,
+                             "--results-dir", r, "--runs", 1, "--allow-no-cache-drop")
+    assert code == 1 and "vdb.run_count: expected 5, got 1" in out, out + err
+    (s,) = _runs(r)
+    doc = json.loads(s.read_text())
+    assert doc["engine"] == "milvus" and doc["index_type"] == "HNSW" and doc["recall"] >= 0.8
+    assert "milvus server" in doc["engine_version"] and "pymilvus 2.3" in doc["engine_version"]
+
+
+def test_milvus_embedded_diskann_is_refused(tiny, run_cli, tmp_path):
+    name, data = tiny
+    code, out, err = run_cli("run", "--workload", name, "--index", "diskann", "--engine", "milvus", "--data-dir", data,
+                             "--results-dir", tmp_path / "R")
+    assert code == 2 and "bad_function_call" in err and len(err.strip().splitlines()) == 1
