@@ -29,7 +29,8 @@ from suite.storage.backend.select import ObjectLocation, as_location, backend_fo
 from suite.checkpointing import manifest
 from suite.checkpointing import results
 from suite.checkpointing.rank import PLAN_SCHEMA, checkpoint_dir
-from suite.training.run.prepare import DEFAULT_RUNS, parse_hosts, say
+from suite.harness.hosts import parse_hosts
+from suite.harness.storagerun import DEFAULT_RUNS, say
 
 MIN_PROCESSES_PER_HOST = 4        # guidelines Table 3: --ppn minimal 4
 CHUNK_BYTES = 16 << 20            # one write(2) / read(2) per 16 MiB (benchmarks/checkpoint_vs_fio.py: fio --bs)

@@ -32,7 +32,7 @@ from suite.checkpointing import manifest
 from suite.checkpointing import results
 from suite.checkpointing import timeseries
 from suite.checkpointing import run as ckrun
-from suite.training.run.prepare import say
+from suite.harness.storagerun import say
 
 FIRST = "v3.0"
 CLOSED_COUNTS = (10, 0)          # Table 3: --num-checkpoints-write/read, closed: only 10 or 0

@@ -21,7 +21,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from suite import files, output
     from suite.kinds import tree
-    from suite.training.kind import storage_dir
+    from suite.harness.storagerun import storage_dir
     from suite.report.escape import terminal
 
     path = Path(args.path)

@@ -26,7 +26,7 @@ def run(args) -> int:
 
     from suite import __version__, output
     from suite.kinds import registry
-    from suite.training.kind import storage_dir
+    from suite.harness.storagerun import storage_dir
     from suite.report.outdir import report_dir
 
     out = output.outside(args.out, "--out", [storage_dir(Path(args.path))])

@@ -19,11 +19,30 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from suite import files
 from suite.errors import RuleError, RunError, SuiteError
 
 AGENT = "suite.enforce.hostagent"
 PROBE_TIMEOUT_S = 60.0          # an ssh connection, a python start and a cgroup detection
 CALL_TIMEOUT_S = 120.0          # a sync on a busy host can take long
+
+
+MAX_HOSTFILE_BYTES = 1024 * 1024        # an MPI host file: one line a host
+
+
+def parse_hosts(opts) -> list[str]:
+    """The client hosts of --hosts or --hostfile (opts.hosts, opts.hostfile), in order, once each;
+    this machine when neither is given."""
+    if opts.hosts and opts.hostfile:
+        raise SuiteError("--hosts and --hostfile: expected one of them, got both")
+    if opts.hostfile:
+        text = files.read_text(Path(opts.hostfile), limit=MAX_HOSTFILE_BYTES)   # bounded, one line
+        hosts = [ln.split("#")[0].split(":")[0].strip() for ln in text.splitlines()]
+        hosts = [h for h in hosts if h]
+        if not hosts:
+            raise SuiteError(f"{opts.hostfile}: hosts: expected at least one host name, got none")
+        return list(dict.fromkeys(hosts))
+    return list(dict.fromkeys(opts.hosts or [])) or [socket.gethostname()]
 
 
 def is_multi(opts, hosts: list) -> bool:

@@ -102,7 +102,7 @@ def metrics(path: Path, form: str) -> int:
 
 
 def report_page(path: Path, args):
-    from suite.training.kind import refuse_storage_nodes
+    from suite.harness.storagerun import refuse_storage_nodes
     from suite.kv_cache import check as kvcheck
     from suite.kv_cache import page as kvcache_page
 

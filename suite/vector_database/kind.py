@@ -123,7 +123,7 @@ def metrics(path: Path, form: str) -> int:
 
 
 def report_page(path: Path, args):
-    from suite.training.kind import refuse_storage_nodes
+    from suite.harness.storagerun import refuse_storage_nodes
     from suite.vector_database import page as show
 
     refuse_storage_nodes(path, args)

@@ -6,19 +6,19 @@ Everything here is refused (exit 2) before a cache drop, a cgroup or a rank exis
 
 import copy
 import os
-import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from suite.errors import RuleError, SuiteError
-from suite import files as suite_files, output
+from suite import output
 from suite.harness import resultsdir
+from suite.harness.hosts import parse_hosts  # noqa: F401 - the runners' name for it
+from suite.harness.storagerun import DEFAULT_RUNS, say  # noqa: F401 - re-exported: the runners' names for them
 from suite.rules import rulesets
 
 MINIATURE_MEMORY_BYTES = 1024**3       # the embedded default's --memory-limit
 MINIATURE_MIN_STEPS = 4                # per epoch, so AU (first step excluded) means something
-DEFAULT_RUNS = 5                       # --runs' help: the default ruleset's runs.count (rules/v1.0/ruleset.yaml)
 
 
 @dataclass
@@ -44,27 +44,7 @@ class Options:
     scan_memo: dict | None = None      # suite sweep: one dataset scan for all its runs (reused while unchanged)
 
 
-def say(*parts) -> None:
-    print(*parts, flush=True)
-
-
 # --------------------------------------------------------------------------- preparation
-
-
-MAX_HOSTFILE_BYTES = 1024 * 1024        # an MPI host file: one line a host
-
-
-def parse_hosts(opts: Options) -> list[str]:
-    if opts.hosts and opts.hostfile:
-        raise SuiteError("--hosts and --hostfile: expected one of them, got both")
-    if opts.hostfile:
-        text = suite_files.read_text(Path(opts.hostfile), limit=MAX_HOSTFILE_BYTES)   # bounded, one line
-        hosts = [ln.split("#")[0].split(":")[0].strip() for ln in text.splitlines()]
-        hosts = [h for h in hosts if h]
-        if not hosts:
-            raise SuiteError(f"{opts.hostfile}: hosts: expected at least one host name, got none")
-        return list(dict.fromkeys(hosts))
-    return list(dict.fromkeys(opts.hosts or [])) or [socket.gethostname()]
 
 
 def division_params(workload, ruleset: str) -> tuple[set, set, int]:

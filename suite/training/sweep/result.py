@@ -10,9 +10,10 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import ResultError
+from suite.harness import storagerun
 from suite.training import figures as metrics
 
-SWEEP_FILE = "sweep.json"
+SWEEP_FILE = storagerun.SWEEP_FILE
 SCHEMA = "sweep"
 FEW_STEPS = 20             # fewer steps per epoch: AU (first step excluded) hides the wait for the first batch
 DEPARTURE = 0.05           # storage below the ceiling by more than this (fraction of the ceiling) marks the knee
