@@ -92,3 +92,8 @@ class Kind:
     whole_tree: bool = False                         # its check reads the tree around PATH itself and hands other
                                                      # kinds' folders to `args.for_result` (published v3.0 trees)
     measured: Callable[[Path], list[Measured]] | None = None   # suite compare: every result under a path, its figures
+    defers_check: Callable[[Path, object], bool] | None = None  # suite check (path, args): True where the path is
+                                                     # the catch-all kind's to check (another round's rules asked
+                                                     # for; a file that is not its own): suite.kinds.tree hands it over
+    submission: Callable[[object], list[str]] | None = None   # suite submission (args) -> lines said, for a tree
+    submission_rounds: tuple[str, ...] = ()          # of these rounds: the layout of published trees it checks

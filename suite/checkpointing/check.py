@@ -84,6 +84,7 @@ def _inside(p: Path) -> Path:
 
 
 def check(path, ruleset: str = "auto"):
+    rulesets.refuse_unknown(ruleset)
     covering = rulesets.covering("checkpointing")
     if ruleset not in ("auto", *covering):
         raise ResultError(f"--ruleset {ruleset}: expected {' or '.join(covering)} (the rulesets with checkpointing "

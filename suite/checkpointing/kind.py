@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
-from suite.training import kind as training
-from suite.benchmark import Kind
+from suite.benchmark import Checked, Kind
+from suite.harness.storagerun import STORAGE_RUN_OPTIONS, refuse_storage_nodes, storage_dir
 from suite.storage import workloads
 
 
@@ -43,10 +43,18 @@ def datasize(args) -> int:
     return ExitCode.OK
 
 
+def check(path: Path, args) -> Checked:
+    """suite.checkpointing.check over a phase, a write+read pair or a tree of them."""
+    from suite.checkpointing import check as checkpoint
+    from suite.report import findings as report
+
+    return report.checked(checkpoint.check(path, args.ruleset), args.format)
+
+
 def recognises(path: Path) -> bool:
     from suite.checkpointing import check as checkpoint
 
-    return checkpoint.is_result(training.storage_dir(path))
+    return checkpoint.is_result(storage_dir(path))
 
 
 def metrics(path: Path, form: str) -> int:
@@ -54,18 +62,18 @@ def metrics(path: Path, form: str) -> int:
     from suite import files
     from suite.checkpointing import page as checkpoint_text
 
-    summary = checkpoint_text.summarise(training.storage_dir(path))
+    summary = checkpoint_text.summarise(storage_dir(path))
     print(files.dump_json(summary, indent=2), end="") if form == "json" else print(checkpoint_text.metrics(summary))
     return ExitCode.OK
 
 
 def report_page(path: Path, args):
-    from suite.training.check.checker import check
+    from suite.checkpointing import check as checkpoint
     from suite.checkpointing import page as checkpoint_text
 
-    training.refuse_storage_nodes(path, args)
-    path = training.storage_dir(path)
-    return checkpoint_text.build_page(checkpoint_text.summarise(path), check(path, ruleset="auto"))
+    refuse_storage_nodes(path, args)
+    path = storage_dir(path)
+    return checkpoint_text.build_page(checkpoint_text.summarise(path), checkpoint.check(path, "auto"))
 
 
 def listing() -> str:
@@ -76,9 +84,9 @@ def listing() -> str:
 
 
 KIND = Kind(
-    name="checkpointing", run=run, recognises=recognises, check=training.check_storage, metrics=metrics,
+    name="checkpointing", run=run, recognises=recognises, check=check, metrics=metrics,
     report_page=report_page, datasize=datasize, listing=listing, add_run_arguments=add_run_arguments,
     add_datasize_arguments=add_datasize_arguments, workload_schema=workloads.SCHEMAS[workloads.CHECKPOINTING],
     workloads_shown="llama3-*", result_files=("checkpoint_run_set.json",),
-    run_options=(*training.STORAGE_RUN_OPTIONS, "mode", "checkpoints_write", "checkpoints_read", "miniature"),
+    run_options=(*STORAGE_RUN_OPTIONS, "mode", "checkpoints_write", "checkpoints_read", "miniature"),
     datasize_options=("mode",))

@@ -8,8 +8,6 @@ from collections import Counter
 
 from suite import files
 from suite.report.escape import terminal
-from suite.numbers import is_number
-from suite.training import figures as metrics
 
 UPPER = {"closed": "CLOSED", "open": "OPEN", "invalid": "INVALID"}
 RUN_PART = re.compile(r"^(?:run|iter|iteration)[-_]?\d+$|^warm[-_]?up", re.I)
@@ -51,18 +49,16 @@ def repeat_note(first, others) -> str:
     return f"same in {len(others)} more: {', '.join(runs)}{values}"
 
 
-def _fixed(x, digits=4) -> str:
-    return f"{x:.{digits}f}" if is_number(x) else "-"
-
-
 def _what(b) -> str:
     accel = f"/{b.accelerator}" if b.accelerator else ""
     division = b.division or "division not given"
     return f"{b.workload or 'unknown workload'}{accel}, {b.ruleset} {division}, {len(b.runs)} run(s)"
 
 
-def text(result, rule_messages: dict | None = None) -> str:
-    """Human-readable report: per benchmark the verdict, what was detected, the numbers, the findings."""
+def text(result, rule_messages: dict | None = None, headline=None) -> str:
+    """Human-readable report: per benchmark the verdict, what was detected, the numbers, the findings.
+    `headline(aggregate) -> str`: a benchmark's numbers in one line, by the kind that aggregated them
+    (none shown without it)."""
     lines = [f"suite check {result.root}"]
     for br in result.benchmarks:
         b = br.benchmark
@@ -72,14 +68,8 @@ def text(result, rule_messages: dict | None = None) -> str:
         lines.append(f"{_label(br.verdict, getattr(br, 'fix_required', False)):<8} {rel}{status}")
         lines.append(f"         {_what(b)}; detected from " +
                      ", ".join(f"{k}: {v}" for k, v in sorted(b.detected_from.items())))
-        agg = br.aggregate
-        if agg:
-            o = agg["overall"]
-            lines.append(f"         {o[metrics.NUM_RUNS]} runs x {o[metrics.NUM_ACCELERATORS]} accelerators: "
-                         f"{_fixed(o[metrics.SAMPLES_MEAN])} "
-                         f"({_fixed(o[metrics.SAMPLES_STDEV])}) samples/s, "
-                         f"{_fixed(o[metrics.REPORT_MB_MEAN])} "
-                         f"({_fixed(o[metrics.REPORT_MB_STDEV])}) MB/s")
+        if br.aggregate and headline is not None:
+            lines.append(f"         {headline(br.aggregate)}")
         lines += rederived_lines(getattr(br, "rederived", None) or [])
         lines += _finding_lines(br.findings)
     if result.findings:
@@ -152,6 +142,15 @@ def summary_line(result) -> str:
     ok = sum(br.compliant for br in result.benchmarks)
     return (f"verdict: {_label(result.verdict, getattr(result, 'fix_required', False))} ({'compliant' if result.compliant else 'not compliant'}); "
             f"{ok} of {len(result.benchmarks)} benchmarks compliant; {len(every)} findings")
+
+
+def checked(result, form: str, headline=None):
+    """A CheckResult as `suite check` shows it: the report (text or JSON), its summary line, its exit code."""
+    from suite.benchmark import Checked
+    from suite.errors import ExitCode
+
+    out = json_text(result) if form == "json" else text(result, result.rule_messages(), headline)
+    return Checked(out, summary_line(result), ExitCode.OK if result.compliant else ExitCode.FAILED, result.verdict)
 
 
 def json_text(result) -> str:

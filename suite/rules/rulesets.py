@@ -166,6 +166,13 @@ def covering(benchmark: str, rules_root: Path | None = None) -> tuple[str, ...]:
     return tuple(n for n, r in discover(rules_root).items() if benchmark in r.covers)
 
 
+def refuse_unknown(ruleset: str) -> None:
+    """--ruleset for `suite check`: auto or a round under rules/ (SuiteError naming them otherwise)."""
+    known = names()
+    if ruleset not in ("auto", *known):
+        raise SuiteError(f"--ruleset: expected one of auto, {', '.join(known)}, got {ruleset!r}")
+
+
 def submission_names(rules_root: Path | None = None) -> tuple[str, ...]:
     """The rounds `suite submission init` can make a tree for."""
     return tuple(n for n, r in discover(rules_root).items() if r.submission and r.submission.create)

@@ -27,8 +27,7 @@ def run(args) -> int:
 def recognises(path: Path) -> bool:
     """A run directory with tpcxai-result.json, or a file no storage kind names (an FDR data file:
     fdr.load refuses what is not one)."""
-    from suite.training.kind import STORAGE_FILES
-    from suite.training.sweep.result import SWEEP_FILE
+    from suite.harness.storagerun import STORAGE_FILES, SWEEP_FILE
     from suite.tpcx_ai import fdr
 
     if path.is_dir():
@@ -52,12 +51,9 @@ def check(path: Path, args) -> Checked:
         a = Assessment(verdict, findings, statements, naming.substitutes_of(doc), naming.disclosures_of(doc))
         aiucpm = (doc.get("metric") or {}).get("aiucpm")
     else:
-        from suite.training import kind as training
         from suite.tpcx_ai import assess
         from suite.tpcx_ai import fdr
 
-        if Path(path).suffix.lower() not in fdr.SUFFIXES:     # not a data file either: the storage checker says why
-            return training.check_storage(path, args)
         data = fdr.load(path)                                 # an FDR data file: its figures from its jobs
         a, doc, aiucpm = assess.of_fdr(data), data.doc, data.compute().aiucpm
     if args.format == "json":
@@ -78,6 +74,14 @@ def check(path: Path, args) -> Checked:
     return Checked(out, f"verdict: {a.label()}", ExitCode.OK if a.compliant else ExitCode.FAILED, a.verdict)
 
 
+def defers_check(path: Path, args) -> bool:
+    """Neither a TPCx-AI run nor an FDR data file: the catch-all (storage) checker says why."""
+    from suite.tpcx_ai import check as tpcxai_check
+    from suite.tpcx_ai import fdr
+
+    return not tpcxai_check.is_result(path) and Path(path).suffix.lower() not in fdr.SUFFIXES
+
+
 def rederived_lines(statements) -> list[str]:
     """The re-derivation statement in text: counts, then each figure that did not re-derive."""
     if not statements:
@@ -96,9 +100,9 @@ def metrics(path: Path, form: str) -> int:
     """AIUCpm@SF and $/AIUCpm@SF from a run or an FDR data file."""
     from suite import files
     from suite.errors import ResultError
-    from suite.report import metrics_text
     from suite.report.escape import terminal_lines
     from suite.tpcx_ai import fdr
+    from suite.tpcx_ai import page
 
     from suite.tpcx_ai import assess
 
@@ -113,22 +117,22 @@ def metrics(path: Path, form: str) -> int:
                "findings": [f.to_dict() for f in a.findings], "rederived": a.statements}
         print(files.dump_json(doc, indent=2), end="")
     else:
-        print(terminal_lines(metrics_text.tpcxai(data, result, a)))
+        print(terminal_lines(page.text(data, result, a)))
     if not result.complete:
         raise ResultError(result.why_incomplete(str(data.path)))
     return ExitCode.OK if a.compliant else ExitCode.FAILED
 
 
 def report_page(path: Path, args):
-    from suite.training.kind import refuse_storage_nodes
-    from suite.report import content
+    from suite.harness.storagerun import refuse_storage_nodes
     from suite.tpcx_ai import fdr
+    from suite.tpcx_ai import page
 
     from suite.tpcx_ai import assess
 
     refuse_storage_nodes(path, args)
     data = fdr.load(path)
-    return content.build_tpcxai(data, data.compute(), assess.of_path(path, data))
+    return page.build(data, data.compute(), assess.of_path(path, data))
 
 
 def listing() -> str:
@@ -142,6 +146,6 @@ def listing() -> str:
 
 KIND = Kind(
     name="tpcx-ai", run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
-    listing=listing, add_run_arguments=add_run_arguments, workload_schema="tpcxai-workload",
+    listing=listing, add_run_arguments=add_run_arguments, workload_schema="tpcxai-workload", defers_check=defers_check,
     result_files=("tpcxai-result.json",), checks_trees=False,
     run_options=("scale_factor", "streams", "use_cases", "processes", "seed", "scheduler"))

@@ -125,6 +125,16 @@ def storage_report(info: dict, runs: dict) -> dict:
     }
 
 
+def check_headline(aggregate: dict) -> str:
+    """A benchmark's numbers in one line of `suite check`'s report (a figure not there: "-")."""
+    from suite.numbers import is_number
+
+    o = aggregate["overall"]
+    fixed = lambda x: f"{x:.4f}" if is_number(x) else "-"   # noqa: E731
+    return (f"{o[NUM_RUNS]} runs x {o[NUM_ACCELERATORS]} accelerators: {fixed(o[SAMPLES_MEAN])} "
+            f"({fixed(o[SAMPLES_STDEV])}) samples/s, {fixed(o[REPORT_MB_MEAN])} ({fixed(o[REPORT_MB_STDEV])}) MB/s")
+
+
 def metric_block(num_accelerators: int, metric: dict) -> str:
     """The [METRIC] block exactly as DLIO prints it at the end of a run."""
     return "\n".join([

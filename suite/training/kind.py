@@ -9,23 +9,15 @@ from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
 from suite.benchmark import Checked, Kind
+from suite.harness.storagerun import STORAGE_FILES, STORAGE_RUN_OPTIONS, refuse_storage_nodes, storage_dir
 from suite.storage import workloads
-
-STORAGE_FILES = ("summary.json", "results.json", "per_epoch_stats.json")   # one run's files name its directory
-STORAGE_RUN_OPTIONS = ("accelerators", "runs", "memory_limit", "division", "ruleset", "hosts", "hostfile",
-                       "allow_no_cache_drop", "no_cache_drop")   # used by every kind that runs on storage
-
-
-def storage_dir(path: Path) -> Path:
-    """A run's summary.json, results.json or per_epoch_stats.json stands for its directory."""
-    return path.parent if path.name in STORAGE_FILES and not path.is_dir() else path
 
 
 def add_run_arguments(p) -> None:
     """The storage run options (checkpointing uses them too) and the training-only ones."""
     from suite.cliargs import non_negative_float, positive_int, size
     from suite.rules import rulesets
-    from suite.training.run.prepare import DEFAULT_RUNS
+    from suite.harness.storagerun import DEFAULT_RUNS
 
     p.add_argument("--accelerators", type=positive_int, help="simulated accelerators (MPI ranks; storage workloads)")
     p.add_argument("--runs", type=positive_int, default=None, help=f"measured runs into run-1..run-N (default {DEFAULT_RUNS}: the ruleset's "
@@ -99,20 +91,21 @@ def datasize(args) -> int:
 
 
 def check_storage(path, args) -> Checked:
-    """suite.check over a run, a results dir or a submission tree (training and checkpointing alike)."""
+    """suite.training.check over a run, a results dir or a submission tree; `args.exclude_dirs`: other
+    kinds' folders in a mixed tree (suite.kinds.tree), `args.verify_manifest` False: SHA256SUMS left out
+    (suite submission package, about to write a new one)."""
     from suite.training.check.checker import check
     from suite.report import findings as report
+    from suite.training.figures import check_headline
 
-    result = check(path, args.ruleset, getattr(args, "exclude_dirs", ()))
-    out = report.json_text(result) if args.format == "json" else report.text(result, result.rule_messages())
-    return Checked(out, report.summary_line(result), ExitCode.OK if result.compliant else ExitCode.FAILED,
-                   result.verdict)
+    result = check(path, args.ruleset, getattr(args, "exclude_dirs", ()), getattr(args, "verify_manifest", True))
+    return report.checked(result, args.format, check_headline)
 
 
 def metrics(path: Path, form: str) -> int:
     from suite import files
-    from suite.report import metrics_text
     from suite.training import aggregate
+    from suite.training import page
     from suite.report.escape import terminal_lines
 
     summary = aggregate.summarise(storage_dir(path))
@@ -122,7 +115,7 @@ def metrics(path: Path, form: str) -> int:
     if form == "json":
         print(files.dump_json(summary, indent=2), end="")
     else:
-        print(terminal_lines(metrics_text.storage(summary)))
+        print(terminal_lines(page.text(summary)))
     return ExitCode.OK
 
 
@@ -158,17 +151,11 @@ def report_page(path: Path, args):
         return sweep_page.build(sweep_result.load(path), path, args.storage_nodes)
     refuse_storage_nodes(path, args)
     from suite.training.check.checker import check
-    from suite.report import content
     from suite.training import aggregate
+    from suite.training import page
 
     path = storage_dir(path)
-    return content.build_storage(aggregate.summarise(path), check(path, ruleset="auto"))
-
-
-def refuse_storage_nodes(path, args) -> None:
-    if getattr(args, "storage_nodes", 1) != 1:
-        raise SuiteError(f"--storage-nodes: expected only with a sweep dir (its sizing table), got "
-                         f"{args.storage_nodes} for {path}")
+    return page.build(aggregate.summarise(path), check(path, ruleset="auto"))
 
 
 def listing() -> str:

@@ -361,7 +361,7 @@ def test_repeated_findings_are_grouped_in_text_and_kept_in_json(tmp_path, run_cl
 
 
 def test_html_report_groups_repeated_findings(tmp_path):
-    from suite.report.content import _verdicts
+    from suite.training.page import _verdicts
     from suite.report.findings import group
     b = dlio_benchmark(tmp_path / "bench", au=(80.0, 81.0, 82.0))
     (verdict, found), = [v for k, v in _verdicts(checker.check(b)).items() if k != "(tree)"]

@@ -40,7 +40,7 @@ def test_report_on_500_runs_takes_seconds(tmp_path, run_cli, build):
 
 
 def test_many_runs_plot_names_no_run_and_few_benchmarks_still_plot(tmp_path):
-    from suite.report import plots
+    from suite.training import plots
     b = dlio_benchmark(tmp_path / "bench", runs=3)
     edit_json(b / "run3" / "summary.json", lambda d: d.update(start=run_start(4)))
     from suite.training import aggregate

@@ -8,7 +8,8 @@ import shutil
 import pytest
 
 import paths
-from suite.report import html, plots
+from suite.report import html
+from suite.training import plots
 from suite.report.content import Page, Section, Table
 from suite.training.sweep import result
 from suite.training.sweep import sizing

@@ -55,11 +55,11 @@ def test_metrics_check_and_report_carry_the_qualified_name(tmp_path, capsys):
 
 
 def test_an_imperfect_score_gets_no_remark():
-    from suite.report import content
     from suite.tpcx_ai import fdr
+    from suite.tpcx_ai import page
     from suite.tpcx_ai import result
 
     doc = json.loads(TPCX.read_text())
     doc["quality"]["uc9"]["value"] = 0.97
-    text = str(content._tpcxai_use_cases(fdr.from_doc(result.fdr_doc(doc), "x")).blocks)
+    text = str(page._use_cases(fdr.from_doc(result.fdr_doc(doc), "x")).blocks)
     assert "perfect" not in text and "accuracy_score 0.97" in text

@@ -12,15 +12,13 @@ from pathlib import Path
 
 from suite.check import layout, manifest, todo
 
-from suite.checkpointing import check as checkpoint
-
 from suite.training.check import evidence
 
 from suite.training.check import facts
 
 from suite.training.check import rederive
 from suite.check.result import BenchmarkResult, CheckResult, described, evaluate, rel
-from suite.errors import ResultError, SuiteError
+from suite.errors import ResultError
 from suite.rules import findings, rulesets
 from suite.rules import engine as rules
 from suite.rules.findings import Finding
@@ -33,15 +31,10 @@ __all__ = ["BenchmarkResult", "CheckResult", "check", "rule_set"]
 
 
 def check(path, ruleset: str = "auto", exclude=(), verify_manifest: bool = True) -> CheckResult:
-    """`exclude`: directories holding other kinds' results (a mixed tree, suite.kinds.tree): not walked,
-    and the training results beside them are checked, not the checkpointing ones.
+    """`exclude`: directories holding other kinds' results (a mixed tree, suite.kinds.tree): not walked.
     verify_manifest=False: SHA256SUMS is left out (suite submission package checks the tree it is
     about to write a new one for)."""
-    known = rulesets.names()
-    if ruleset not in ("auto", *known):
-        raise SuiteError(f"--ruleset: expected one of auto, {', '.join(known)}, got {ruleset!r}")
-    if not exclude and checkpoint.is_result(path):   # llama3-* checkpointing results: rules/v2.0/checkpointing*.yaml
-        return checkpoint.check(path, ruleset)
+    rulesets.refuse_unknown(ruleset)
     tree = layout.discover_tree(path, ruleset, exclude)
     root = tree.root
     if not tree.benchmarks and not tree.incomplete:

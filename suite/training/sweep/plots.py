@@ -2,7 +2,8 @@
 page-cache ceiling on the same axes, the threshold line, the knee marked), and the first epoch
 against the later ones per N. Same canvas as report/plots.py (Agg, no pyplot)."""
 
-from suite.report.plots import COLORS, _figure, _png, au_axis
+from suite.report.plots import COLORS, _figure, _png
+from suite.training.plots import au_axis
 
 STORAGE, CEILING, DEMAND, THRESHOLD, KNEE = COLORS[0], COLORS[1], "#6f6f6f", "#b5443a", "#7a5cb5"
 

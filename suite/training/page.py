@@ -1,0 +1,335 @@
+"""The training kind's pages: `suite report`'s storage page (build: per benchmark its headline numbers
+under suite check's verdict, its runs, the evidence `suite run` recorded; an overview above several)
+and `suite metrics`' terminal text (text). Pure: a summary (suite.training.aggregate) in, a Page or
+a str out; the plots are suite.training.plots'.
+"""
+
+from suite.report.content import Figures, Image, Page, Section, Table, Text, Verdict, fmt
+from suite.report.text import table
+from suite.training import aggregate
+from suite.training import plots
+
+MAX_PLOTTED_BENCHMARKS = 8    # two plots per benchmark cost ~0.3 s each: 400 benchmarks would take minutes
+
+
+def _pm(mean, std) -> str:
+    return "–" if mean is None else f"{mean:,.2f} ± {std or 0.0:,.2f}"
+
+
+def _flatten(doc, prefix="") -> list:
+    """Nested evidence dicts as (dotted key, value) pairs, lists joined."""
+    out = []
+    if isinstance(doc, dict):
+        for k in sorted(doc):
+            out += _flatten(doc[k], f"{prefix}{k}.")
+    elif isinstance(doc, list):
+        out.append((prefix[:-1], ", ".join(str(x) for x in doc) if doc else "[]"))
+    else:
+        out.append((prefix[:-1], fmt(doc, 4) if isinstance(doc, (float, bool)) else ("–" if doc is None else str(doc))))
+    return out
+
+
+def _human(key: str, value: str) -> str:
+    """Byte counts also in MiB/GiB, so evidence reads at a glance."""
+    if "bytes" in key.rsplit(".", 1)[-1] and value.isdigit():
+        n = int(value)
+        unit, div = ("GiB", 1024 ** 3) if n >= 1024 ** 3 else ("MiB", 1024 ** 2)
+        return f"{n} ({n / div:,.1f} {unit})"
+    return value
+
+
+def build(summary: dict, check) -> Page:
+    """The storage report: per benchmark its headline numbers, suite check's verdict (`check`,
+    a CheckResult), its runs and the evidence `suite run` recorded; an overview above several."""
+    benches = summary["benchmarks"]
+    title = (f"{benches[0]['workload'] or '?'} {benches[0]['accelerator'] or '?'} storage benchmark"
+             if len(benches) == 1 else f"{len(benches)} storage benchmarks")
+    sections = []
+    verdicts = _verdicts(check)
+    plotted = len(benches) <= MAX_PLOTTED_BENCHMARKS
+    for i, b in enumerate(benches):
+        sid = f"b{i + 1}"
+        sections += [_headline(b, sid, verdicts.get(_norm(b["path"]))), _compliance(b, sid, verdicts.get(_norm(b["path"]))),
+                     _runs(b, sid, plotted)]
+        evidence = _evidence(b, sid)
+        if evidence:
+            sections.append(evidence)
+        objects = _object_storage(b, sid)
+        if objects:
+            sections.append(objects)
+    if len(benches) > 1:
+        sections.insert(0, _overview(benches, verdicts))
+    tree = verdicts.get("(tree)")
+    if tree and tree[1]:
+        t = Section("tree", "Submission tree")
+        t.blocks.append(Verdict(tree[0], f"suite check, findings outside any benchmark: {len(tree[1])}"))
+        t.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
+                              [[f["rule_id"], f["severity"], f["effect"], f["path"], f["message"]] for f in tree[1]]))
+        sections.append(t)
+    page = Page(title=title, subtitle=summary["path"], sections=sections)
+    page.tables["runs"] = (list(aggregate.RUN_TABLE_COLUMNS), aggregate.run_table(summary))
+    return page
+
+
+SPREAD_RULE = "replicability-within-5-percent"   # the rules' run-to-run stability limit (rules/v1.0/common.yaml)
+
+
+def _spread(b: dict) -> list:
+    """The run-to-run spread: coefficient of variation (sample stdev / mean) of the runs' samples/s
+    and AU (suite.stats, as `suite compare` computes it); nothing with fewer than 2 runs."""
+    from suite.stats import cv_percent
+
+    runs = [r for r in b["runs"] if r["samples_per_second"] is not None and r["status"] == "complete"]
+    cv = cv_percent([r["samples_per_second"] for r in runs])
+    if cv is None:
+        return []
+    au = cv_percent([r["au_mean_percentage"] for r in runs if r["au_mean_percentage"] is not None])
+    return [("Run-to-run spread", f"CV {cv:.2f} %",
+             f"samples/s over {len(runs)} runs (sample stdev / mean)" + (f"; AU CV {au:.2f} %" if au is not None else ""))]
+
+
+def _headline(b: dict, sid: str, verdict=None) -> Section:
+    """The headline numbers, under suite check's verdict (a number is never shown without it)."""
+    hostnames = sorted({h for r in b["runs"] for h in r["hosts"]})
+    who = " / ".join(x for x in (b["org"], b["system"]) if x) or (
+        f"system not named (hosts {', '.join(hostnames)})" if hostnames else "system not named")
+    o = b["overall"]
+    head = Section(f"{sid}-headline", f"{b['workload'] or '?'} {b['accelerator'] or '?'} — {who}")
+    head.blocks.append(Text(f"{b['division'] or 'division not stated'}, ruleset {b['ruleset']}; {b['path']}"))
+    v = verdict[0] if verdict else "unknown"
+    head.blocks.append(Verdict(v, f"suite check: {v.upper()}" + (f", {len(verdict[1])} finding(s)" if verdict else
+                                                                  ", no verdict found for this benchmark")))
+    if not o:
+        head.blocks.append(Text("No run has usable numbers."))
+        return head
+    rl = next((r["record_length_bytes"] for r in b["runs"] if r["record_length_bytes"]), None)
+    head.blocks.append(Figures([
+        ("Throughput", f"{o['published']['samples_per_second']:,.2f} samples/s",
+         f"± {o['published']['samples_per_second_stdev']:,.2f} over {o['num_runs']} runs (population stdev)"),
+        ("I/O throughput", f"{o['published']['mib_per_second']:,.2f} MiB/s",
+         f"± {o['published']['mib_per_second_stdev']:,.2f}; DLIO's \"MB/s\""
+         + (f" = samples/s × {rl:,.0f} B / 1024²" if rl else "")),
+        ("Accelerator utilisation", f"{o['published']['au_mean_percentage']:.2f} %",
+         f"± {o['published']['au_stdev_percentage']:.2f} over runs"),
+        ("Accelerators / hosts", f"{o['num_accelerators']} / {o['num_hosts']}",
+         ", ".join(o["hostnames"]) or ""),
+        *_spread(b),
+    ]))
+    spread = [f for f in (verdict[1] if verdict else []) if f["rule_id"] == SPREAD_RULE]
+    for f in spread:     # the rules' stability limit, as suite check found it: a finding beside the spread
+        head.blocks.append(Verdict("open", f"finding {f['rule_id']} ({f['severity']}): {f['message']}"))
+    c = b["claimed"]
+    if c and c["samples_per_second"] is not None:
+        diff = o["samples_per_second"] - c["samples_per_second"]
+        agree = ("they agree" if abs(diff) <= 1e-6 * max(1.0, abs(c["samples_per_second"]))
+                 else f"difference {diff:+.6f}")
+        head.blocks.append(Text(f"mlperf_storage_report.json claims {c['samples_per_second']:,.4f} samples/s; "
+                                f"recomputed from the runs' summaries: {o['samples_per_second']:,.4f} "
+                                f"({agree})."))
+    return head
+
+
+def _compliance(b: dict, sid: str, verdict) -> Section:
+    comp = Section(f"{sid}-compliance", "Compliance")
+    if verdict is None:
+        comp.blocks.append(Verdict("unknown", "suite check found no verdict for this benchmark"))
+    else:
+        v, findings = verdict
+        comp.blocks.append(Verdict(v, f"suite check: {len(findings)} finding(s)"))
+        if findings:
+            from suite.report.findings import group, repeat_note
+            comp.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
+                                     [[f["rule_id"], f["severity"], f["effect"], f["path"],
+                                       f["message"] + (f" ({repeat_note(f, more)})" if more else "")]
+                                      for f, more in group(findings)],
+                                     "Paths are relative to the checked directory; effect says what the "
+                                     "result still qualifies for when the rule fails."))
+    reasons = [(r["name"], reason) for r in b["runs"] for reason in (r.get("evidence") or {}).get(
+        "compliance", {}).get("reasons", [])]
+    if reasons:
+        comp.blocks.append(Table(["run", "recorded by suite run"], [list(x) for x in reasons]))
+    if b["problems"]:
+        comp.blocks.append(Table(["problem"], [[p] for p in b["problems"]]))
+    return comp
+
+
+def _runs(b: dict, sid: str, plotted: bool = True) -> Section:
+    runs = Section(f"{sid}-runs", "Runs")
+    runs.blocks.append(Table(
+        ["run", "status", "accelerators", "hosts", "epochs", "AU % (stdev)", "samples/s (stdev)", "MiB/s (stdev)",
+         "AU ok"],
+        [[r["name"], r["status"] + (" (miniature)" if r["miniature"] else ""), fmt(r["num_accelerators"]),
+          fmt(r["num_hosts"]), fmt(r["epochs"]), _pm(r["au_mean_percentage"], r["au_stdev_percentage"]),
+          _pm(r["samples_per_second"], r["samples_per_second_stdev"]),
+          _pm(r["mib_per_second"], r["mib_per_second_stdev"]), fmt(r["au_meets_threshold"])]
+         for r in b["runs"]],
+        "Per run: mean and population stdev over its epochs. Full values are in runs.csv / runs.parquet."))
+    if b["overall"] and not plotted:
+        runs.blocks.append(Text(f"Plots are drawn for at most {MAX_PLOTTED_BENCHMARKS} benchmarks; "
+                                "every number is in the tables and runs.csv."))
+    elif b["overall"]:
+        _plot(runs, f"{sid}-runs", plots.storage_runs, b, "per-run throughput and AU")
+        if any(r["au_per_epoch"] for r in b["runs"]):
+            _plot(runs, f"{sid}-epochs", plots.storage_epochs, b, "per-epoch AU and throughput")
+    return runs
+
+
+def _plot(section: Section, name: str, draw, b: dict, alt: str) -> None:
+    """An Image, or a line saying why not: values near the float limit (1e308 samples/s) have no
+    axis matplotlib can draw."""
+    try:
+        section.blocks.append(Image(name, draw(b), alt))
+    except (OverflowError, ValueError) as exc:
+        section.blocks.append(Text(f"Not plotted ({alt}): the values are beyond what a plot can show "
+                                   f"({type(exc).__name__})."))
+
+
+def _evidence(b: dict, sid: str) -> Section | None:
+    evidence = [(r["name"], r["evidence"]) for r in b["runs"] if r.get("evidence")]
+    if not evidence:
+        return None
+    ev = Section(f"{sid}-evidence", "Host and enforcement evidence")
+    per_run = [dict(_flatten({k: e[k] for k in ("host", "enforcement", "versions") if k in e}))
+               for _, e in evidence]
+    keys = sorted({k for d in per_run for k in d})
+    rows = [[k] + [_human(k, d.get(k, "–")) for d in per_run] for k in keys]
+    minis = [name for name, e in evidence if e.get("miniature")]
+    ev.blocks.append(Table(["recorded by suite run"] + [name for name, _ in evidence], rows,
+                           ("Miniature runs (not valid for submission): " + ", ".join(minis) + ". ")
+                           * bool(minis) + "From each run's results.json.", numbers_right=False))
+    return ev
+
+
+OBJECT_ROWS = (("endpoint (host:port)", ("endpoint_host",)), ("bucket", ("bucket",)), ("prefix", ("prefix",)),
+               ("client library", ("library", "name")), ("library version", ("library", "version")),
+               ("LIST per run (launcher + ranks)", None), ("GET", ("requests", "requests", "GET")),
+               ("PUT", ("requests", "requests", "PUT")), ("HEAD", ("requests", "requests", "HEAD")),
+               ("retries", ("requests", "retries_total")), ("bytes read", ("requests", "bytes_read")),
+               ("GET latency p50 ms", ("requests", "latency", "GET", "p50_ms")),
+               ("GET latency p90 ms", ("requests", "latency", "GET", "p90_ms")),
+               ("GET latency p99 ms", ("requests", "latency", "GET", "p99_ms")),
+               ("prefetch window (files in flight per rank)", ("prefetch_window_files_per_rank",)),
+               ("cache clear", ("cache_clear",)))
+
+
+def _dig(doc, keys):
+    for key in keys:
+        doc = doc.get(key) if isinstance(doc, dict) else None
+    return doc
+
+
+def _object_storage(b: dict, sid: str) -> Section | None:
+    """Object-storage runs: where the data was (host, bucket, prefix; never a key), the client, the
+    requests by kind, retries, bytes, GET latency percentiles, and what the cache clear meant."""
+    runs = [(r["name"], r["evidence"]["object_storage"]) for r in b["runs"]
+            if isinstance((r.get("evidence") or {}).get("object_storage"), dict)]
+    if not runs:
+        return None
+    sec = Section(f"{sid}-object-storage", "Object storage")
+    rows = []
+    for label, keys in OBJECT_ROWS:
+        if keys is None:
+            cells = [f"{fmt(_dig(o, ('list_requests_launcher',)))} + {fmt(_dig(o, ('list_requests_ranks',)))}"
+                     for _, o in runs]
+        else:
+            cells = [fmt(_dig(o, keys)) if _dig(o, keys) is not None else "–" for _, o in runs]
+        rows.append([label, *cells])
+    sec.blocks.append(Table(["recorded by suite run"] + [name for name, _ in runs], rows,
+                            "From each run's results.json object_storage: the ranks' requests summed; the "
+                            "launcher's one listing at prepare.", numbers_right=False))
+    return sec
+
+
+def _overview(benches: list, verdicts: dict) -> Section:
+    overview = Section("overview", "Overview")
+    rows = []
+    for b in benches:
+        o = b["overall"] or {}
+        v = verdicts.get(_norm(b["path"]))
+        rows.append([f"{b['workload'] or '?'} {b['accelerator'] or '?'}",
+                     " / ".join(x for x in (b["org"], b["system"]) if x) or "–",
+                     v[0] if v else "–", fmt(o.get("num_runs")), fmt(o.get("num_accelerators")),
+                     fmt(o.get("samples_per_second")), fmt(o.get("mib_per_second")),
+                     fmt(o.get("au_mean_percentage"))])
+    overview.blocks.append(Table(["benchmark", "system", "verdict", "runs", "accelerators", "samples/s", "MiB/s",
+                                  "AU %"], rows, "Means over runs; details per benchmark below."))
+    return overview
+
+
+def _norm(path) -> str:
+    import os
+    return os.path.realpath(str(path))
+
+
+def _verdicts(check):
+    """{benchmark path: (verdict, [finding dicts])} from a checker result.
+
+    Reads the CheckResult duck-typed (attributes or keys), so the report only depends on
+    `benchmarks[*].path/verdict/findings` and each finding's rule_id/severity/effect/path/message.
+    """
+    def get(obj, name, default=None):
+        return obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
+
+    def finding(f) -> dict:
+        return {k: (str(get(f, k)) if get(f, k) is not None else None)
+                for k in ("rule_id", "severity", "effect", "path", "field", "actual", "message")}
+
+    out = {}
+    for b in get(check, "benchmarks", []) or []:
+        bench = get(b, "benchmark")
+        path = get(bench, "path") if bench is not None else get(b, "path")
+        verdict = str(get(b, "verdict", "unknown")) + (", fix required" if get(b, "fix_required", False) else "")
+        out[_norm(path)] = (verdict, [finding(f) for f in get(b, "findings", []) or []])
+    out["(tree)"] = (str(get(check, "verdict", "unknown")), [finding(f) for f in get(check, "findings", []) or []])
+    return out
+
+
+# --------------------------------------------------------------------------- suite metrics
+
+
+def _pm_text(mean, std, places=2) -> str:
+    return "-" if mean is None else f"{mean:.{places}f} ± {std or 0.0:.{places}f}"
+
+
+def text(summary: dict) -> str:
+    """Per run and overall numbers of every benchmark found, 2-decimal figures with full values beside."""
+    blocks = []
+    for b in summary["benchmarks"]:
+        who = " / ".join(x for x in (b["org"], b["system"]) if x)
+        head = "  ".join(x for x in (f"{b['workload'] or '?'} {b['accelerator'] or '?'}", who,
+                                      f"{b['division'] or ''} {b['ruleset']}".strip(), f"({b['path']})") if x)
+        rows = [[r["name"], r["status"] + (" (miniature)" if r["miniature"] else ""), str(r["num_accelerators"] or "-"), str(r["num_hosts"] or "-"),
+                 _pm_text(r["au_mean_percentage"], r["au_stdev_percentage"]),
+                 _pm_text(r["samples_per_second"], r["samples_per_second_stdev"]),
+                 _pm_text(r["mib_per_second"], r["mib_per_second_stdev"])] for r in b["runs"]]
+        if b.get("verdict"):
+            head += f"\nsuite check: {b['verdict']}"
+        lines = [head, table(rows, ["run", "status", "accel", "hosts", "AU % (stdev)", "samples/s (stdev)",
+                                    "MiB/s (stdev)"])]
+        o = b["overall"]
+        if o is None:
+            lines.append("overall: no run with usable numbers")
+        else:
+            rl = next((r["record_length_bytes"] for r in b["runs"] if r["record_length_bytes"]), None)
+            how = f'samples/s x {rl:.10g} B / 1024^2, DLIO labels it "MB/s"' if rl else 'DLIO "MB/s"'
+            lines += [
+                f"overall over {o['num_runs']} run(s), population stdev (2 decimals; full values):",
+                f"  samples/s  {_pm_text(o['samples_per_second'], o['samples_per_second_stdev'])}"
+                f"  ({o['samples_per_second']!r} ± {o['samples_per_second_stdev']!r})",
+                f"  MiB/s      {_pm_text(o['mib_per_second'], o['mib_per_second_stdev'])}"
+                f"  ({o['mib_per_second']!r} ± {o['mib_per_second_stdev']!r}; {how})",
+                f"  AU %       {_pm_text(o['au_mean_percentage'], o['au_stdev_percentage'])}"
+                f"  ({o['au_mean_percentage']!r} ± {o['au_stdev_percentage']!r})",
+                f"  accelerators {o['num_accelerators']}, hosts {o['num_hosts']}"
+                + (f": {', '.join(o['hostnames'])}" if o["hostnames"] else ""),
+            ]
+            c = b["claimed"]
+            if c and c["samples_per_second"] is not None:
+                diff = o["samples_per_second"] - c["samples_per_second"]
+                lines.append(f"  mlperf_storage_report.json claims {c['samples_per_second']:.2f} samples/s"
+                             + (f", {c['mib_per_second']:.2f} MB/s" if c["mib_per_second"] is not None else "")
+                             + f" over {c['num_runs']:g} runs; recomputed - claimed = {diff:+.4f} samples/s")
+        for p in b["problems"]:
+            lines.append(f"  problem: {p}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
