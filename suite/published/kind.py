@@ -38,13 +38,14 @@ def _result(path: Path, args=None):
 def check(path: Path, args) -> Checked:
     from suite.published import page as v3tree_text
 
-    if getattr(args, "ruleset", None) not in (None, "auto", "v3.0"):
-        from suite.training import kind as training       # another round asked for: the storage checker holds it to that
-
-        return training.check_storage(path, args)
     res = _result(path, args)
     out = v3tree_text.check_json(res) if getattr(args, "format", "text") == "json" else v3tree_text.check_text(res)
     return Checked(out, v3tree_text.summary_line(res), ExitCode.OK if res.compliant else ExitCode.FAILED, res.verdict)
+
+
+def defers_check(path: Path, args) -> bool:
+    """Another round asked for (--ruleset v1.0, v2.0): the catch-all kind's checker holds the tree to it."""
+    return getattr(args, "ruleset", None) not in (None, "auto", "v3.0")
 
 
 def metrics(path: Path, form: str) -> int:
@@ -61,5 +62,21 @@ def report_page(path: Path, args):
     return v3tree_text.page(_result(path, args))
 
 
+def submission(args) -> list[str]:
+    """`suite submission ACTION` on a tree in the published v3.0 layout (timestamped leaves, the code
+    pool): init and add by suite.published.submission, describe and package by suite.published.package."""
+    from suite.published import package as v3package
+    from suite.published import submission as v3
+
+    if args.action == "init":
+        return v3.init(args.dir, args.org, args.division, args.system, args.data_dir)
+    if args.action == "add":
+        return v3.add(args.dir, args.results, args.system, args.replace)
+    if args.action == "describe":
+        return v3package.describe(args.dir, args.system, args.replace)
+    return v3package.package(args.dir, args.out, args.replace, out=lambda text: print(text, end=""))
+
+
 KIND = Kind(name=NAME, run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
-            whole_tree=True)
+            whole_tree=True, defers_check=defers_check,
+            submission=submission, submission_rounds=("v3.0",))

@@ -54,10 +54,10 @@ def run(args) -> int:
     from suite.report.escape import terminal
     from suite.submission.layout import open_tree
 
-    if args.action == "init" and (args.ruleset or _init_default()) == "v3.0":
-        from suite.submission import pooled as v3           # the published v3.0 layout (timestamped leaves, code pool)
+    owner = _layout_kind(args.ruleset or _init_default()) if args.action == "init" else None
+    if owner is not None:                    # a published layout (v3.0: timestamped leaves, code pool): its kind's
         with output.interruptible():
-            lines = v3.init(args.dir, args.org, args.division, args.system, args.data_dir)
+            lines = owner.submission(args)
     elif args.action == "init":
         from suite.submission import create
         with output.interruptible():
@@ -79,11 +79,20 @@ def _init_default() -> str:
     return rulesets.base().name
 
 
+def _layout_kind(ruleset: str):
+    """The benchmark kind whose published layout a round's submissions take (v3.0: the published
+    kind's), through the registry; None for the layout suite.submission makes itself."""
+    from suite.kinds import registry
+
+    return next((k for k in registry.KINDS if ruleset in k.submission_rounds), None)
+
+
 def _change(args) -> list[str]:
     from suite.submission.layout import open_tree
 
-    if open_tree(args.dir).ruleset == "v3.0":
-        return _change_v3(args)
+    owner = _layout_kind(open_tree(args.dir).ruleset)
+    if owner is not None:
+        return owner.submission(args)
     if args.action == "add":
         from suite.submission import add
         return add.add(args.dir, args.results, args.system, args.replace)
@@ -91,14 +100,12 @@ def _change(args) -> list[str]:
         from suite.submission import describe
         return describe.describe(args.dir, args.system, args.replace)
     from suite.submission import package
-    return package.package(args.dir, args.out, args.replace, out=lambda text: print(text, end=""))
+    return package.package(args.dir, args.out, args.replace, _check_tree, out=lambda text: print(text, end=""))
 
 
-def _change_v3(args) -> list[str]:
-    if args.action == "add":
-        from suite.submission import pooled as v3
-        return v3.add(args.dir, args.results, args.system, args.replace)
-    from suite.submission import pooled_package as v3package
-    if args.action == "describe":
-        return v3package.describe(args.dir, args.system, args.replace)
-    return v3package.package(args.dir, args.out, args.replace, out=lambda text: print(text, end=""))
+def _check_tree(root: Path, args):
+    """`suite check` on a tree by the kind the registry names for it (the one dispatch)."""
+    from suite.kinds import registry
+
+    return registry.for_result(root).check(root, args)
+

@@ -118,32 +118,34 @@ def _refuse_todos(tree) -> None:
             raise SuiteError(expected_got(tree.system_file(system), field, "a value", f"TODO ({what}){more}"))
 
 
-def _check(tree, out) -> str:
-    from suite.training.check.checker import check
-    from suite.report import findings as report
+def _check(tree, out, check) -> str:
+    """`check(root, args)`: `suite check` on the tree by its kind (the caller asks the registry), its
+    SHA256SUMS left out: the one about to be replaced is not evidence."""
+    import argparse
 
     if not any(d.is_dir() for d in (tree.org_dir / "results").glob("*/*")):
         raise SuiteError(expected_got(tree.org_dir / "results", "benchmarks", "at least one (suite submission add)",
                                       "none"))
-    result = check(tree.root, "auto", verify_manifest=False)   # the SHA256SUMS about to be replaced: not evidence
-    if tree.division == "closed" and not result.compliant:
-        out(report.text(result, result.rule_messages()))
-        raise NotCompliant(f"{tree.root}: suite check: expected a compliant closed submission, got "
-                           f"{report.summary_line(result)}")
-    return report.summary_line(result)
+    checked = check(tree.root, argparse.Namespace(
+        ruleset="auto", format="text", exclude_dirs=(), verify_manifest=False))
+    if tree.division == "closed" and checked.code != ExitCode.OK:
+        out(checked.out)
+        raise NotCompliant(f"{tree.root}: suite check: expected a compliant closed submission, got {checked.summary}")
+    return checked.summary
 
 
-def package(root: Path, out_path: Path | None, replace: bool, out=print) -> list[str]:
+def package(root: Path, out_path: Path | None, replace: bool, check, out=print) -> list[str]:
     """Every refusal first; then code/, SHA256SUMS (replacing the old one in one rename: never lost
     or hidden) and the tarball (a temp file renamed). Stopped part-way, the tree still holds the old
-    SHA256SUMS, which then disagrees with code/ (a visible finding), and no temp file is left."""
+    SHA256SUMS, which then disagrees with code/ (a visible finding), and no temp file is left.
+    `check(root, args) -> Checked`: suite check by the tree's kind (suite.submission.cli asks the registry)."""
     tree = open_tree(root)
     root = tree.root
     tarball = output.outside(Path(out_path) if out_path else root.parent / f"{root.name}.tar.gz", "--out", [root])
     place.refuse_existing([tarball] if (tarball.exists() or tarball.is_symlink()) else [], replace)
     _refuse_todos(tree)
     manifest.listing(root)            # links or special files: refused before anything changes
-    verdict = _check(tree, out)
+    verdict = _check(tree, out, check)
     lines = [f"suite submission package: {root}", f"  suite check: {verdict}"]
     lines += write_code(tree.org_dir / "code")
     files.write_atomic(root / MANIFEST, manifest.text(root))

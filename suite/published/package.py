@@ -1,4 +1,4 @@
-"""`suite submission describe` and `package` for a v3.0 tree (suite.submission.pooled makes it).
+"""`suite submission describe` and `package` for a v3.0 tree (suite.published.submission makes it).
 
 describe: systems/<system>.{md,html,pdf} from the YAML (the PDF printed by headless chromium; without
 it the PDF is left out and the command says so, and `suite check` reports the missing PDF).
@@ -16,7 +16,7 @@ from suite.published import leaf as v3load
 from suite.errors import ExitCode, SuiteError, expected_got
 from suite.submission import document, place
 from suite.submission.layout import MANIFEST, open_tree
-from suite.submission.pooled import todos
+from suite.published.submission import todos
 from suite.published import figures as v3figures
 
 
