@@ -22,7 +22,7 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import ExitCode, RuleError
-from suite.harness import enforced
+from suite.harness import enforced, leafstamp
 from suite.harness.enforced import Series
 from suite.rules import rulesets
 from suite.storage.backend.select import backend_for
@@ -143,7 +143,7 @@ def run(opts) -> int:
     if not phases:
         raise RuleError("--checkpoints-write/--checkpoints-read: expected one of them above 0, got both 0")
     base = replace(opts, runs=opts.runs or 1)
-    first = _phase_opts(base, phases[0], parent / leaf.stamp())
+    first = _phase_opts(base, phases[0], parent / leafstamp.now())
     prep = ckrun.prepare(first)                       # every shared refusal; nothing written yet
     _separation(doc, prep)
     parent.mkdir(parents=True, exist_ok=True)
