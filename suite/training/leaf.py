@@ -131,4 +131,4 @@ def write_datagen_config(prep, gen: Path) -> None:
              f"++workload.dataset.data_folder={prep.data_dir}"]
     files.write_atomic(gen / "dlio_config" / "overrides.yaml", "".join(f"- {line}\n" for line in lines))
     if prep.fs_separation is not None:
-        separation.write(gen, separation.probe(wl, prep.data_dir, prep.results_dir))
+        separation.write(gen, separation.probe(wl, prep.data, prep.results_dir))
