@@ -261,6 +261,7 @@ LEAF_FILES = ("summary.json", "checkpointing_{ts}_metadata.json", "checkpointing
 
 def leaf_missing(path: Path) -> list[str]:
     """What of a v3.0 leaf's published files a phase directory named YYYYMMDD_HHMMSS lacks (others: [])."""
+    from suite.checkpointing import leaf
     from suite.harness import leafstamp
 
     if not leafstamp.is_stamp(path.name):
