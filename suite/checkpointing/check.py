@@ -129,9 +129,9 @@ def _ruleset_of(ph: Phase, ruleset: str, covering: tuple[str, ...]) -> str:
     named = next((d.get("ruleset") for _, d in ph.runs if d.get("ruleset") in covering), None)
     if named:
         return named
-    from suite.checkpointing import leaf           # a v3.0 leaf (YYYYMMDD_HHMMSS) by its name
+    from suite.harness import leafstamp            # a v3.0 leaf (a timestamp directory) by its name
 
-    return covering[-1] if leaf.STAMP.match(ph.path.name) else covering[0]
+    return covering[-1] if leafstamp.is_stamp(ph.path.name) else covering[0]
 
 
 def tree_scope(root: Path, phases: list[Phase]) -> Scope:
@@ -263,8 +263,9 @@ LEAF_FILES = ("summary.json", "checkpointing_{ts}_metadata.json", "checkpointing
 def leaf_missing(path: Path) -> list[str]:
     """What of a v3.0 leaf's published files a phase directory named YYYYMMDD_HHMMSS lacks (others: [])."""
     from suite.checkpointing import leaf
+    from suite.harness import leafstamp
 
-    if not leaf.STAMP.match(path.name):
+    if not leafstamp.is_stamp(path.name):
         return []
     out = [n.format(ts=path.name) for n in LEAF_FILES if not (path / n.format(ts=path.name)).is_file()]
     ts = path / f"checkpointing_{path.name}_timeseries.json"

@@ -13,35 +13,24 @@ holds to rules/v3.0/checkpointing*.yaml. No dlio.log: the ranks are suite's, not
 
 from __future__ import annotations
 
-import re
 import socket
-import time
 from datetime import datetime
 from pathlib import Path
 
 from suite import files
 from suite.errors import ResultError
+from suite.harness import leafstamp
 
 GIB = 1 << 30
-STAMP = re.compile(r"^[0-9]{8}_[0-9]{6}$")
 METADATA = "checkpointing_{ts}_metadata.json"
 TIMESERIES = "checkpointing_{ts}_timeseries.json"
 MAX_LEAF_FILE_BYTES = 64 << 20        # a published timeseries is about 0.5 MB for 5 minutes at 10 s
 
 
-def stamp(t: float | None = None) -> str:
-    """A leaf's name: local time, second resolution, as Rules.md 2.1.23 names timestamp directories."""
-    return time.strftime("%Y%m%d_%H%M%S", time.localtime(t))
-
-
 def new_leaf(parent: Path) -> Path:
-    """parent/<stamp> not taken yet (waits for the next second when this one is)."""
-    for _ in range(3):
-        p = Path(parent) / stamp()
-        if not p.exists():
-            return p
-        time.sleep(1.0 - (time.time() % 1.0) + 0.01)
-    return Path(parent) / f"{stamp()}"
+    """parent/<stamp> not taken yet, later than the leaves there (suite.harness.leafstamp: the rules'
+    clock, the one every kind's leaves are named by; waits for the next second when this one is taken)."""
+    return Path(parent) / leafstamp.fresh(parent)
 
 
 # --------------------------------------------------------------------------- writing (our runs)
@@ -161,7 +150,7 @@ def read(leaf) -> dict:
     """One checkpointing leaf (ours or published): its phase, model, processes, window and figures.
     Bad input is a ResultError naming the file and field."""
     leaf = Path(leaf)
-    if not STAMP.match(leaf.name):
+    if not leafstamp.is_stamp(leaf.name):
         raise ResultError(f"{leaf}: expected a timestamp directory YYYYMMDD_HHMMSS, got {leaf.name!r}")
     sp = leaf / "summary.json"
     s = files.load_json(sp, schema="checkpoint-summary", error=ResultError, root=leaf)
@@ -208,4 +197,4 @@ def pair(write_leaf, read_leaf) -> dict:
 def leaves(model_dir) -> list[Path]:
     """The timestamp leaves of checkpointing/<model>/, in time order."""
     d = Path(model_dir)
-    return sorted(p for p in d.iterdir() if p.is_dir() and not p.is_symlink() and STAMP.match(p.name))
+    return sorted(p for p in d.iterdir() if p.is_dir() and not p.is_symlink() and leafstamp.is_stamp(p.name))

@@ -25,7 +25,7 @@ from suite.errors import RuleError, SuiteError
 from suite.harness import enforced, mpi, resultsdir
 from suite.harness.enforced import Series
 from suite.rules import rulesets
-from suite.storage.backend.select import ObjectLocation, as_location, backend_for
+from suite.storage.backend.select import DataLocation, ObjectLocation, as_location, resolve
 from suite.checkpointing import manifest
 from suite.checkpointing import results
 from suite.checkpointing.rank import PLAN_SCHEMA, checkpoint_dir
@@ -54,6 +54,7 @@ class Options:
     no_cache_drop: bool = False
     miniature: bool | None = None       # None: the miniature exactly when no data_dir (the CLI's rule)
     ruleset: str | None = None       # --ruleset; None: see ruleset()
+    data: DataLocation | None = None    # the checkpoint folder resolved once per command (location(); writeread)
 
 
 @dataclass
@@ -69,6 +70,7 @@ class Prepared:
     runs: int
     written_by: dict | None      # the write phase's manifest (read phase)
     phase_id: str = ""           # this invocation's id (checkpoint_run_set.json; a write's manifest: write_id)
+    data: DataLocation | None = None    # folder and its backend (select.DataLocation), resolved once
 
 
 def phase_counts(opts: Options, doc: dict) -> tuple[str, int]:
@@ -117,30 +119,32 @@ def prepare(opts: Options) -> Prepared:
                          f"are applied here only; multi-host checkpointing is not built yet), got {','.join(hosts)}")
     if opts.no_cache_drop and opts.division != "open":
         raise RuleError(f"--no-cache-drop: expected --division open, got --division {opts.division}")
-    folder = as_location(opts.data_dir or Path("results") / "checkpoint-data" / f"{opts.workload}-miniature")
-    folder = folder if isinstance(folder, ObjectLocation) else folder.resolve()
+    data = opts.data or location(opts)
+    folder, backend = data.root, data.backend
     results_dir = Path(opts.results_dir or resultsdir.default(results_name(opts, phase)))
     resultsdir.check(results_dir)       # claimed (suite.harness.enforced) once every refusal is passed
-    if isinstance(folder, ObjectLocation):      # credentials, bucket, endpoint: one line before any run
-        storage(folder).preflight()
+    if data.is_object:                  # credentials, bucket, endpoint: one line before any run
+        backend.preflight()
     else:
         output.outside(results_dir, "--results-dir", [folder])     # never inside (or holding) the checkpoint data
     if phase == "write":
-        refuse_folder(folder)
-        check_space(folder, ckpt.total_bytes * count)
+        refuse_folder(folder, backend)
+        check_space(folder, backend, ckpt.total_bytes * count)
     written_by = None
     if phase == "read":
         written_by = manifest.reference(manifest.for_read(folder, layout(opts, ckpt), count, results_dir), results_dir)
     return Prepared(opts, doc, ckpt, phase, count, folder, results_dir.resolve(), hosts,
-                    opts.runs or DEFAULT_RUNS, written_by, uuid.uuid4().hex)
+                    opts.runs or DEFAULT_RUNS, written_by, uuid.uuid4().hex, data)
 
 
-def storage(folder):
-    """The checkpoint folder's backend: a local directory, or object storage for s3://."""
-    return backend_for("object" if isinstance(folder, ObjectLocation) else "local_fs", folder)
+def location(opts: Options) -> DataLocation:
+    """--data-dir (or the miniature's folder) resolved: a local directory (absolute) or object storage
+    for s3://, with its backend. Once per command: writeread passes it to every phase (Options.data)."""
+    folder = as_location(opts.data_dir or Path("results") / "checkpoint-data" / f"{opts.workload}-miniature")
+    return resolve(folder if isinstance(folder, ObjectLocation) else folder.resolve(), storage_type="local_fs")
 
 
-def refuse_folder(folder: Path) -> None:
+def refuse_folder(folder: Path, backend) -> None:
     """Before anything is written: never the root, a file, a device or kernel path, nor a directory
     holding anything but what a write phase leaves (global_epoch1_step<k>/, the manifest)."""
     real = Path(os.path.realpath(folder)) if not isinstance(folder, ObjectLocation) else None
@@ -148,7 +152,7 @@ def refuse_folder(folder: Path) -> None:
                                                            for d in ("/dev", "/proc", "/sys"))):
         raise SuiteError(f"--data-dir {folder}: expected a checkpoint directory, got {real}")
     try:
-        top = storage(folder).list("", recursive=False)
+        top = backend.list("", recursive=False)
     except FileNotFoundError:
         top = []
     except NotADirectoryError:
@@ -161,9 +165,8 @@ def refuse_folder(folder: Path) -> None:
                              f"e.g. {other[0]!r}")
 
 
-def check_space(folder: Path, need: int) -> None:
+def check_space(folder: Path, backend, need: int) -> None:
     """Refuse a write phase the file system cannot hold (each run rewrites the same checkpoints)."""
-    backend = storage(folder)
     free = backend.free_bytes()
     if free is None:            # object storage: no bound known
         return
@@ -219,7 +222,7 @@ class Checkpointing:
     def prepare(self) -> Series:
         opts = self.opts
         self.prep = prepare(opts)
-        clear = storage(self.prep.folder).clear_cache       # the checkpoint storage's cache
+        clear = self.prep.data.backend.clear_cache       # the checkpoint storage's cache
         enforced.refuse_without_clear(clear, opts.division, opts.allow_no_cache_drop)
         return Series(name=results_name(opts, self.prep.phase), results_dir=opts.results_dir, runs=self.prep.runs,
                       clear_cache=None if opts.no_cache_drop else clear,
@@ -229,7 +232,7 @@ class Checkpointing:
         prep = self.prep
         prep.results_dir = Path(results_dir).resolve()
         if prep.phase == "write":
-            storage(prep.folder).make_prefix("")
+            prep.data.backend.make_prefix("")
             manifest.remove(prep.folder)           # a read finds one only after this write completes
         announce(prep)
 
@@ -306,7 +309,7 @@ def run_once(prep: Prepared, k: int, drop) -> dict:
     doc["enforcement"] = {"cache_drop": drop.to_dict(), "memory_limit": evidence, "resident_bytes_before_read": resident}
     if isinstance(prep.folder, ObjectLocation):
         from suite.storage.objectstore import record
-        where = storage(prep.folder).evidence()
+        where = prep.data.backend.evidence()
         doc["object_storage"] = record(where, run_dir, opts.accelerators, drop, part_size_bytes=where["part_size_bytes"])
     if evidence and evidence.get("applied_bytes"):
         doc["host_memory_bytes"] = evidence["applied_bytes"]

@@ -22,10 +22,9 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import ExitCode, RuleError
-from suite.harness import enforced
+from suite.harness import enforced, leafstamp
 from suite.harness.enforced import Series
 from suite.rules import rulesets
-from suite.storage.backend.select import backend_for
 from suite.checkpointing import handoff as handoff_mod
 from suite.checkpointing import leaf
 from suite.checkpointing import manifest
@@ -82,7 +81,7 @@ class Phase(ckrun.Checkpointing):
     def prepare(self) -> Series:
         opts = self.opts
         self.prep = ckrun.prepare(opts)
-        backend_clear = backend_for("local_fs", self.prep.folder).clear_cache
+        backend_clear = self.prep.data.backend.clear_cache
         clear = backend_clear
         if self.prep.phase == "write" and self.probe:
             enforced.refuse_without_clear(backend_clear, opts.division, opts.allow_no_cache_drop)
@@ -143,7 +142,8 @@ def run(opts) -> int:
     if not phases:
         raise RuleError("--checkpoints-write/--checkpoints-read: expected one of them above 0, got both 0")
     base = replace(opts, runs=opts.runs or 1)
-    first = _phase_opts(base, phases[0], parent / leaf.stamp())
+    base = replace(base, data=base.data or ckrun.location(base))     # the folder resolved once, for every phase
+    first = _phase_opts(base, phases[0], parent / leafstamp.now())
     prep = ckrun.prepare(first)                       # every shared refusal; nothing written yet
     _separation(doc, prep)
     parent.mkdir(parents=True, exist_ok=True)
@@ -181,7 +181,7 @@ def _run_phase(kind: Phase, doc: dict) -> list[dict]:
     first = files.load_json(run_dir / results.RESULTS, schema="checkpoint-results")
     leaf.decorate(prep.results_dir, first, results.load_ranks(run_dir, opts.accelerators), leaf.overrides_of(first),
                   list(sys.argv), sampler)
-    separation.write(prep.results_dir, separation.probe(doc, prep.folder, prep.results_dir))
+    separation.write(prep.results_dir, separation.probe(doc, prep.data, prep.results_dir))
     m = (done[-1].get("metric") or {}).get(prep.phase) or {}
     say(f"{prep.phase} leaf: {prep.results_dir}: {m.get('duration_mean_s', 0):.3f} s per checkpoint, "
         f"{m.get('throughput_mean_gib_s', 0):.3f} GiB/s" + ("; MINIATURE, not valid for submission" if prep.ckpt.miniature else ""))
@@ -192,7 +192,7 @@ def _separation(doc: dict, prep) -> None:
     """4.4.2: closed and full size, checkpoints and results on one file system is refused up front."""
     from suite.storage import separation
 
-    probe = separation.probe(doc, prep.folder, prep.results_dir)
+    probe = separation.probe(doc, prep.data, prep.results_dir)
     why = separation.refuse(probe, prep.opts.division, prep.ckpt.miniature)
     if why:
         say(f"note: {why} (recorded in fs_separation.json; not valid for a closed submission)")

@@ -76,10 +76,13 @@ def run(args) -> int:
     extra["command"] = ["suite", "datagen", "--workload", workload.name, "--accelerator-type", workload.accelerator,
                         "--files", str(num_files), "--seed", str(seed), "--data-dir", str(args.data_dir),
                         *[f"--param={p}" for p in args.param or []]]
+    from suite.storage.backend.select import resolve
+
+    data = resolve(args.data_dir, workload)      # the one resolution of --data-dir: location and backend
     world = datagen.mpi_world()
     rank0 = world is None or world[1] == 0
     with Progress(num_files, enabled=rank0) as progress:
-        log = datagen.generate(workload, args.data_dir, num_files, args.processes, seed, progress, extra)
+        log = datagen.generate(workload, data, num_files, args.processes, seed, progress, extra)
     if rank0:
         print(terminal(summary(log, args.data_dir / datagen.LOG_NAME)))
     return ExitCode.OK

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import ExitCode, RuleError, SuiteError
-from suite.harness import enforced, mpi
+from suite.harness import enforced, leafstamp, mpi
 from suite.harness.enforced import Series
 from suite.kv_cache import model
 from suite.storage import separation
@@ -121,7 +121,7 @@ class KvCache:
         self.opts = opts
         self.doc = model.load()
         self.trials, self.miniature, self.reduced = plan(opts, self.doc)
-        self.stamp = time.strftime("%Y%m%d_%H%M%S", time.gmtime())
+        self.stamp = leafstamp.now()          # the leaf name (the rules' clock), as the run starts
         self.cache = Path(opts.cache_dir or Path("results") / "kvcache-data" / "miniature").resolve()
         self.leaf: Path | None = None
         self.done: list[dict] = []

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from suite.published import leaf as v3load
+from suite.harness import leafstamp
 
 from suite.published import tree as v3tree
 from suite.rules.ops import Item
@@ -33,7 +34,7 @@ def _meta(leaves) -> v3load.Metadata | None:
 
 def _order(runs: list) -> list:
     """Run directories that are no timestamp, or whose runs started out of their lexical order."""
-    out = [Item(r.ts, r.path, "(directory name)", "YYYYMMDD_HHMMSS") for r in runs if not v3load.TS_RE.match(r.ts)]
+    out = [Item(r.ts, r.path, "(directory name)", "YYYYMMDD_HHMMSS") for r in runs if not leafstamp.is_stamp(r.ts)]
     timed = [r for r in runs if r.summary is not None]
     for a, b in zip(timed, timed[1:]):
         if b.summary.start < a.summary.start:

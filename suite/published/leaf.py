@@ -29,7 +29,6 @@ from suite.numbers import is_number
 PRUNED = b"PRUNED BY STAFF"
 POINTER_RE = re.compile(r"^(?P<alg>md5-tree-v2):(?P<hash>[0-9a-f]{32})$")
 HASH_RE = re.compile(r"^[0-9a-f]{32}$")
-TS_RE = re.compile(r"^\d{8}_\d{6}$")
 MAX_JSON_BYTES = 8 * 1024 * 1024       # a published metadata file is ~300 KB
 MAX_YAML_BYTES = 4 * 1024 * 1024       # the largest published system YAML is ~100 KB
 

@@ -30,6 +30,7 @@ import yaml
 import suite
 from suite import __version__, files, output
 from suite.published import leaf as v3load
+from suite.harness import leafstamp
 from suite.published import pool as v3pool
 from suite.errors import SuiteError, expected_got
 from suite.submission import create, host
@@ -148,7 +149,7 @@ def _is_v3_layout(d: Path) -> str | None:
     if any((d / p).is_dir() for p in ("run", "datasize", "datagen")):
         return f"training/{check_name('workload', d.name)}"
     kids = [p for p in d.iterdir() if p.is_dir()] if d.is_dir() else []
-    if kids and all(v3load.TS_RE.match(p.name) for p in kids) and d.name.startswith("llama"):
+    if kids and all(leafstamp.is_stamp(p.name) for p in kids) and d.name.startswith("llama"):
         return f"checkpointing/{check_name('workload', d.name)}"
     return None
 
@@ -167,7 +168,7 @@ def _from_suite_run(src: Path, dest_system: Path) -> list[Path]:
         if res.get("ruleset") != RULESET:
             raise SuiteError(expected_got(run / "results.json", "ruleset", RULESET, repr(res.get("ruleset"))))
         s = v3load.summary(run / "summary.json", src)
-        ts = s.start.strftime("%Y%m%d_%H%M%S")
+        ts = leafstamp.of(s.start)            # DLIO's naive local start: the rules' clock
         model = check_name("workload", str(res.get("workload")))
         leaf = dest_system / "training" / model / "run" / ts
         if leaf.exists():
@@ -215,7 +216,7 @@ def add(root: Path, results: list[Path], system: str, replace: bool) -> list[str
 def _copy_leaves(src: Path, dst: Path) -> list[Path]:
     """Every timestamped leaf below `src` (a training model dir or a checkpointing model dir)."""
     out = []
-    for leaf in sorted(p for p in src.rglob("*") if p.is_dir() and v3load.TS_RE.match(p.name)):
+    for leaf in sorted(p for p in src.rglob("*") if p.is_dir() and leafstamp.is_stamp(p.name)):
         to = dst / leaf.relative_to(src)
         if to.exists():
             raise SuiteError(expected_got(to, "target", "a new leaf", "an existing one"))

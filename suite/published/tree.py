@@ -17,12 +17,12 @@ a tree of its own. Links are never followed (each is a problem); every directory
 from __future__ import annotations
 
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from suite.published import leaf as v3load
+from suite.harness import leafstamp
 from suite.errors import ResultError
 
 DIVISIONS = ("closed", "open")
@@ -198,7 +198,7 @@ def load(path: Path) -> Tree:
 
 def _loose_root(scope: Path) -> Path:
     """Outside a published tree: the top of the v3.0 structure around PATH (what may be read)."""
-    ts = v3load.TS_RE.match(scope.name) is not None
+    ts = leafstamp.is_stamp(scope.name)
     if ts and scope.parent.name in PHASES:
         top = scope.parent.parent
         return top.parent.parent if top.parent.name == "training" else top
@@ -304,7 +304,7 @@ def _leaf(ldir: Path, tree: Tree) -> Leaf:
     for n in names:
         if (ldir / n).stat().st_size <= 64 and v3load.is_pruned(ldir / n, root):
             leaf.pruned.append(n)
-    meta = [n for n in names if re.fullmatch(r"[a-z_]+_\d{8}_\d{6}_metadata\.json", n)]
+    meta = [n for n in names if leafstamp.metadata_re().fullmatch(n)]
     steps = [("summary.json", v3load.summary, "summary"),
              (meta[0] if meta else None, v3load.metadata, "meta"),
              ("fs_separation.json", v3load.fs_separation, "same_fs"),
@@ -360,20 +360,20 @@ def looks_v3(path: Path) -> bool:
     if _ours(real):
         return False                                  # our own runs' leaves: the training/checkpointing kinds'
     parts = real.parts
-    ts = v3load.TS_RE.match(real.name) is not None
+    ts = leafstamp.is_stamp(real.name)
     if ts and len(parts) >= 4 and parts[-2] in PHASES and parts[-4] == "training":
         return True
     if ts and len(parts) >= 3 and parts[-3] == "checkpointing":
         return True
     if ts and real.parent.name in PHASES and ((real / "fs_separation.json").is_file() or (real / "summary.json").is_file()):
         return True                                   # training/<model>/<phase>/<ts> out of its tree
-    if ts and any(re.fullmatch(r"(training|checkpointing)_\d{8}_\d{6}_metadata\.json", n) for n in _names(real)):
+    if ts and any(leafstamp.metadata_re("training|checkpointing").fullmatch(n) for n in _names(real)):
         return True                                   # a leaf copied out of its tree
-    if (real / "run").is_dir() and any(v3load.TS_RE.match(n) for n in _names(real / "run", dirs=True)):
+    if (real / "run").is_dir() and any(leafstamp.is_stamp(n) for n in _names(real / "run", dirs=True)):
         return True                                   # training/<model> copied out of its tree
     kids = _names(real, dirs=True)
-    if kids and any(v3load.TS_RE.match(k) for k in kids) and any(
-            re.fullmatch(r"checkpointing_\d{8}_\d{6}_metadata\.json", n) for k in kids[:4] for n in _names(real / k)):
+    if kids and any(leafstamp.is_stamp(k) for k in kids) and any(
+            leafstamp.metadata_re("checkpointing").fullmatch(n) for k in kids[:4] for n in _names(real / k)):
         return True                                   # checkpointing/<model> copied out of its tree
     if len(parts) >= 2 and parts[-2] in ("training", "checkpointing") and any(
             (real / p).is_dir() for p in PHASES) or (real / "training").is_dir() and (real.parent.name == "results"):
@@ -405,6 +405,6 @@ def _ours(real: Path) -> bool:
         return True
     for sub in [real, real / "run"]:
         for k in _names(sub, dirs=True)[:3]:
-            if v3load.TS_RE.match(k) and (sub / k / "results.json").is_file():
+            if leafstamp.is_stamp(k) and (sub / k / "results.json").is_file():
                 return True
     return False

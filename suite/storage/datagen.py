@@ -22,7 +22,7 @@ from suite.storage import dlio_data
 from suite.storage.backend import meta
 from suite.storage.backend.s3stats import REQUESTS
 from suite.storage.backend.s3stats import merge as merge_requests
-from suite.storage.backend.select import as_location, for_workload
+from suite.storage.backend.select import resolve
 from suite.storage.dataset import (  # noqa: F401 - the layout's names, used through datagen by callers
     LOG_NAME, MAX_FILES_PER_FOLDER, NAME, TEMP, DatasetScan, expected_size, extension, file_names, file_problem,
     min_record_bytes, num_subfolders, record_lengths, train_files)
@@ -30,12 +30,12 @@ from suite.storage.dataset import (  # noqa: F401 - the layout's names, used thr
 # --------------------------------------------------------------------------- scan
 
 
-def scan(data_dir, workload, deep: bool = False, framing: bool = True) -> DatasetScan:
-    """Check data_dir against `workload`: layout, count, format, sizes, TFRecord framing (one small
-    read per record; framing=False skips it), every CRC when deep. One listing of train/, through
-    the workload's storage backend."""
-    data_dir = as_location(data_dir)
-    backend = for_workload(workload, data_dir)
+def scan(data, workload, deep: bool = False, framing: bool = True) -> DatasetScan:
+    """Check the dataset at `data` (the command's DataLocation; a path or s3:// URL is resolved here)
+    against `workload`: layout, count, format, sizes, TFRecord framing (one small read per record;
+    framing=False skips it), every CRC when deep. One listing of train/, through the location's backend."""
+    data = resolve(data, workload)
+    data_dir, backend = data.root, data.backend
     out = DatasetScan(data_dir, workload.format, 0, None, 0)
     seed = workload.seed
     try:
@@ -327,12 +327,13 @@ def generate(workload, data_dir, num_files: int, processes: int | None = None, s
     global _JOB, _LISTED
     if num_files <= 0:
         raise SuiteError(f"files: expected a positive integer, got {num_files}")
-    data_dir, seed = as_location(data_dir), workload.seed if seed is None else seed
+    data = resolve(data_dir, workload)           # the command's DataLocation, or a path resolved here
+    data_dir, seed = data.root, workload.seed if seed is None else seed
     REQUESTS.reset()                # the object-storage requests of this generation only
     world = mpi_world()
     comm, rank, size = world or (None, 0, 1)
     processes = processes or (1 if world else os.cpu_count() or 1)
-    backend = for_workload(workload, data_dir)
+    backend = data.backend
     _check_target(comm, rank, backend, data_dir, workload, num_files)
     names, lengths = file_names(workload, num_files), record_lengths(workload, num_files, seed)
     _LISTED = _prepare_once(comm, rank, backend, data_dir, workload, names, lengths)

@@ -27,13 +27,13 @@ def _side(backend, label: str) -> dict:
 
 
 def probe(workload, data_dir, results_dir) -> dict:
-    """The evidence of both sides, when probed, and whether they are separate."""
-    from suite.storage.backend.select import backend_for, for_workload
+    """The evidence of both sides, when probed, and whether they are separate. `data_dir`: the
+    command's DataLocation (a path or s3:// URL is resolved here, with the workload's storage type)."""
+    from suite.storage.backend.select import backend_for, resolve
 
-    from suite.storage.backend.select import as_location
-
-    location = as_location(data_dir)
-    data = _side(for_workload(workload, location), "data")
+    loc = resolve(data_dir, workload)
+    location = loc.root
+    data = _side(loc.backend, "data")
     results = _side(backend_for("local_fs", Path(results_dir)), "results")
     if data["device_id"] is None and str(location).startswith("s3://"):    # object storage: no file system here
         data = {**data, "real_path": str(location), "device_id": "s3", "fs_type": "s3", "mount_point": str(location)}

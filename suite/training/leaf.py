@@ -7,22 +7,21 @@ A v3.0 leaf holds what outside tools (mlcommons' mlpstorage and checker) read: s
 parameters, the invocation's arguments), fs_separation.json, dlio_config/{config,overrides}.yaml
 and .mlps-code-image; beside them our own evidence (results.json, steps/, plan.json), which is
 what `suite check` re-derives the figures from. The run set (R/run_set.json) names every leaf.
-Leaf names are UTC seconds, strictly increasing within their folder (a run shorter than a second
-waits for the next one), so the lexically earliest run leaf is the warm-up, as the rules read it.
+Leaf names are suite.harness.leafstamp's (the rules' clock, local time), strictly increasing within
+their folder (a run shorter than a second waits for the next one), so the lexically earliest run leaf
+is the warm-up, as the rules read it.
 """
 
 from __future__ import annotations
 
 import shlex
 import sys
-import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 from suite import files
+from suite.harness import leafstamp
 from suite.rules import rulesets
 
-STAMP_FORMAT = "%Y%m%d_%H%M%S"
 BENCHMARK = "training"
 METADATA_SCHEMA = "training-metadata"
 
@@ -31,21 +30,13 @@ def timestamped(ruleset: str) -> bool:
     return rulesets.get(ruleset).leaves == "timestamped"
 
 
-def stamp(unix_s: float) -> str:
-    return datetime.fromtimestamp(unix_s, timezone.utc).strftime(STAMP_FORMAT)
-
-
 def make(base: Path) -> Path:
-    """A new leaf under `base` named by the current UTC second, later than every leaf already there
-    (waits for the next second when this one is taken)."""
+    """A new leaf under `base` named by the current second (leafstamp.fresh: later than every leaf
+    already there, waiting for the next second when this one is taken)."""
     base.mkdir(parents=True, exist_ok=True)
-    while True:
-        name = stamp(time.time())
-        if all(name > p.name for p in base.iterdir()):
-            leaf = base / name
-            leaf.mkdir()
-            return leaf
-        time.sleep(1.0 - time.time() % 1.0 + 0.001)
+    leaf = base / leafstamp.fresh(base)
+    leaf.mkdir()
+    return leaf
 
 
 def model_dir(prep) -> Path:
@@ -140,4 +131,4 @@ def write_datagen_config(prep, gen: Path) -> None:
              f"++workload.dataset.data_folder={prep.data_dir}"]
     files.write_atomic(gen / "dlio_config" / "overrides.yaml", "".join(f"- {line}\n" for line in lines))
     if prep.fs_separation is not None:
-        separation.write(gen, separation.probe(wl, prep.data_dir, prep.results_dir))
+        separation.write(gen, separation.probe(wl, prep.data, prep.results_dir))

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from suite import files
 from suite.errors import ResultError
+from suite.harness import leafstamp
 
-TS = re.compile(r"^\d{8}_\d{6}$")
 PHASES = ("datagen", "run")
 MAX_LEAVES = 10000
 MAX_DEPTH = 12
@@ -78,7 +77,7 @@ def _load(path: Path, root: Path):
 
 
 def is_leaf(d: Path) -> bool:
-    return TS.match(d.name) is not None and d.parent.name in PHASES and (d / "summary.json").is_file() \
+    return leafstamp.is_stamp(d.name) and d.parent.name in PHASES and (d / "summary.json").is_file() \
         and len(d.parents) >= 4 and d.parents[3].name == "vector_database"
 
 

@@ -1,5 +1,5 @@
 """A vector_database run's figures from what the engine's worker measured, and the v3.0 leaves they
-are written into: vector_database/<engine>/<INDEX>/{datagen,run}/<YYYYMMDD_HHMMSS>/ holding
+are written into: vector_database/<engine>/<INDEX>/{datagen,run}/<stamp>/ (suite.harness.leafstamp) holding
 summary.json (the published keys first: num_vectors, dimension, inserted_vectors, index_type,
 database.database, throughput_qps, total_time_seconds, query_count, mean/p95/p99/p999_latency_ms,
 recall; then ours), vector_database_<ts>_metadata.json, and vectordb/latency_cdf.json.
@@ -7,10 +7,10 @@ recall; then ours), vector_database_<ts>_metadata.json, and vectordb/latency_cdf
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from suite import files
+from suite.harness import leafstamp
 
 CDF_POINTS = 201          # latency quantiles 0, 0.5, ..., 100 %
 
@@ -49,19 +49,10 @@ def figures(out_dir: Path, truth_ids, k: int) -> dict:
             "cdf": {"percentile": qs.tolist(), "latency_ms": (np.percentile(lat, qs).tolist() if len(lat) else [])}}
 
 
-def stamp(parent: Path) -> str:
-    """A new <YYYYMMDD_HHMMSS> under `parent` (waits for the next second when this one is taken)."""
-    while True:
-        ts = time.strftime("%Y%m%d_%H%M%S", time.gmtime())
-        if not (parent / ts).exists():
-            return ts
-        time.sleep(0.2)
-
-
 def leaf(results_dir: Path, engine: str, index: str, phase: str) -> tuple[Path, str]:
     parent = Path(results_dir) / "vector_database" / engine / index / phase
     parent.mkdir(parents=True, exist_ok=True)
-    ts = stamp(parent)
+    ts = leafstamp.fresh(parent)
     (parent / ts).mkdir()
     return parent / ts, ts
 

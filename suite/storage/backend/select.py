@@ -1,6 +1,13 @@
 """Which backend a workload's storage uses: storage.storage_type (the workload file, or
 --param storage.storage_type=...) names it; the root is the dataset or checkpoint directory, or an
-object-storage location s3://bucket/prefix (which implies storage_type object)."""
+object-storage location s3://bucket/prefix (which implies storage_type object).
+
+A command resolves its data location once, where it starts (`resolve`: the root and its backend, a
+DataLocation), and passes that object down: datagen.scan/generate, prepare.scan_dataset,
+separation.probe and the cache clear take it as it is. `RESOLVED.count` counts the resolutions made
+(tests hold a command to one)."""
+
+from dataclasses import dataclass
 
 from suite.errors import SuiteError
 from suite.storage.backend.base import Backend
@@ -67,8 +74,42 @@ def storage_type_of(workload) -> str:
     return (config.get("storage") or {}).get("storage_type") or DEFAULT_TYPE
 
 
-def for_workload(workload, root) -> Backend:
-    return backend_for(storage_type_of(workload), root)
+class _Count:
+    count = 0
+
+
+RESOLVED = _Count()            # how many data locations `resolve` has made in this process
+
+
+@dataclass(frozen=True, eq=False)
+class DataLocation:
+    """A command's data location, resolved once: `root` (a Path, or an ObjectLocation for s3://) and
+    the `backend` every reader and writer of it uses. Joins like its root (`data / "train"`), str() is
+    the root's; not path-like, so no code takes it for a local path by accident."""
+
+    root: object
+    backend: Backend
+
+    def __str__(self) -> str:
+        return str(self.root)
+
+    def __truediv__(self, name):
+        return self.root / name
+
+    @property
+    def is_object(self) -> bool:
+        return isinstance(self.root, ObjectLocation)
+
+
+def resolve(root, workload=None, storage_type: str | None = None) -> DataLocation:
+    """`root` (a path, an s3:// URL, a Path or an ObjectLocation) as a DataLocation with the backend of
+    `storage_type` (default: the workload's storage.storage_type); a DataLocation is returned as it is."""
+    if isinstance(root, DataLocation):
+        return root
+    location = as_location(root)
+    backend = backend_for(storage_type or storage_type_of(workload), location)
+    RESOLVED.count += 1
+    return DataLocation(location, backend)
 
 
 class ObjectLocation:

@@ -16,7 +16,7 @@ from suite import files
 from suite.errors import RuleError, SuiteError
 from suite.harness import enforced, mpi
 from suite.harness.enforced import CGROUP_PREFIX, Series  # noqa: F401 - CGROUP_PREFIX re-exported
-from suite.storage.backend.select import for_workload, storage_type_of
+from suite.storage.backend.select import storage_type_of
 from suite.training.run.records import RunPlan
 from suite.training.run.prepare import Options, Prepared, check_inputs, prepare, results_name, say  # noqa: F401 - re-exported
 
@@ -98,7 +98,7 @@ def cache_clear(opts: Options, cluster, prep: Prepared):
         return None
     if cluster:      # the dataset's residency sampled on this host (the first; one kernel's view)
         return lambda: ResidencyChecked(cluster.drop_caches(), prep.files)
-    clear = for_workload(prep.workload, prep.data_dir).clear_cache
+    clear = prep.data.backend.clear_cache     # the command's data location (prepare resolved it)
     from suite.storage.objectstore import is_object
     if is_object(prep):         # no page cache of the objects on the client to measure (mincore)
         return clear

@@ -209,7 +209,7 @@ def fs_separation(prep, run_dir: Path) -> dict:
         return {}
     from suite.storage import separation
 
-    doc = separation.probe(prep.workload, prep.data_dir, prep.results_dir)
+    doc = separation.probe(prep.workload, prep.data, prep.results_dir)
     separation.write(run_dir, doc)
     return {"fs_separation": {"file": separation.FILE, "separate": doc["separate"]}}
 

@@ -138,6 +138,7 @@ class Sweep:
         self.confirmations: list[dict] = []
         self.answer = None
         self.scan_memo: dict = {}     # the dataset scanned once for every run (prepare.scanned: while unchanged)
+        self._data = None             # --data-dir resolved once for every run (select.DataLocation): `data`
         self.t0 = time.time()
         self.load0 = list(os.getloadavg())
 
@@ -155,6 +156,16 @@ class Sweep:
             return None
         return {"level": self.opts.level, "min_epochs": SEQUENTIAL_MIN_EPOCHS}
 
+    @property
+    def data(self):
+        """The sweep's data location and backend, resolved on first use and passed to every run (None:
+        no --data-dir, each N's miniature)."""
+        from suite.storage.backend.select import resolve
+
+        if self._data is None and self.opts.data_dir:
+            self._data = resolve(self.opts.data_dir, self.workload)
+        return self._data
+
     def run_options(self, n: int, results_dir: Path, runs: int, ceiling: bool, probe: bool = False):
         """One `suite run`'s options; a find-max probe (storage or ceiling, never the confirmation)
         stops once its AU against the threshold is clear (sequential testing, suite.stats)."""
@@ -168,7 +179,7 @@ class Sweep:
                        data_dir=o.data_dir, results_dir=str(results_dir), runs=runs, memory_limit=o.memory_limit,
                        division="open" if ceiling else o.division, ruleset=o.ruleset, params=list(o.params),
                        allow_no_cache_drop=o.allow_no_cache_drop, no_cache_drop=ceiling, stop_when_clear=stop,
-                       scan_memo=self.scan_memo)
+                       scan_memo=self.scan_memo, data=self.data)
 
     def measure(self, n: int, kind: str, runs: int) -> dict:
         """One `suite run` at N into N<n>-<kind>[-k]/; its point (with an error when it failed)."""
@@ -252,16 +263,12 @@ class Sweep:
         step and AU is that step's own wait for data and compute (resnet50 on 40 files: N = 62, and
         ~14% at 63). None (doubling from --start) with --full-probes, another --start, or no local
         --data-dir (the miniature is sized per N)."""
-        from suite.storage.backend.select import ObjectLocation, as_location
         from suite.training.run import prepare
 
         o, wl = self.opts, self.workload
-        if not (o.find_max and o.sequential and o.start == 1 and o.data_dir):
+        if not (o.find_max and o.sequential and o.start == 1 and o.data_dir) or self.data.is_object:
             return None
-        data_dir = as_location(o.data_dir)
-        if isinstance(data_dir, ObjectLocation):
-            return None
-        files_ = prepare.scanned(self.scan_memo, data_dir, wl)[0]
+        files_ = prepare.scanned(self.scan_memo, self.data, wl)[0]
         samples = min(len(files_), wl.num_files_train or len(files_)) * wl.num_samples_per_file
         n = min(o.max_accelerators, samples // (2 * wl.batch_size))
         return n if n >= 1 else None

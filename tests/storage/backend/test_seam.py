@@ -18,6 +18,7 @@ BACKEND = STORAGE / "backend"
 # The modules that move dataset and checkpoint bytes: the storage layer, the training runner and the
 # checkpointing kind's run modules (its check, figures and page read results, not the data).
 SCANNED = [*STORAGE.rglob("*.py"), *(SUITE / "training" / "run").rglob("*.py"), SUITE / "training" / "leaf.py",
+           SUITE / "harness" / "leafstamp.py",        # the leaf names every kind's writers pick
            *(p for p in (SUITE / "checkpointing").glob("*.py") if p.name not in ("check.py", "figures.py", "page.py"))]
 
 CALLS = {   # dotted call names (after import aliases) that only the backend may make
@@ -41,7 +42,7 @@ ALLOWED = {  # (module under suite/storage, call): why it is not dataset or chec
     ("training/run/dlio.py", "glob"): "the DLIO engine's installed workload configs (a virtual environment)",
     ("training/run/dlio_output.py", "open"): "/proc/cpuinfo for DLIO's system description",
     ("storage/workloads.py", "glob"): "the workload YAML files shipped with the package",
-    ("training/leaf.py", "iterdir"): "the names of the v3.0 leaves in the results directory (the next one is later)",
+    ("harness/leafstamp.py", "iterdir"): "the names of the v3.0 leaves in the results directory (the next one is later)",
     ("checkpointing/leaf.py", "iterdir"): "the v3.0 timestamp leaves of checkpointing/<model>/ in the results directory",
     ("checkpointing/leaf.py", "glob"): "the ranks' error files of run-1/errors/ in the results directory",
     ("checkpointing/timeseries.py", "open"): "/proc files (diskstats, vmstat, meminfo, loadavg) sampled for the timeseries",

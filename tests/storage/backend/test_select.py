@@ -9,7 +9,7 @@ from suite.errors import SuiteError
 from suite.storage import workloads
 from suite.storage.backend.posix import PosixBackend
 from suite.storage.backend.s3 import S3Backend
-from suite.storage.backend.select import backend_for, check_storage_type, for_workload, storage_type_of
+from suite.storage.backend.select import backend_for, check_storage_type, resolve, storage_type_of
 
 
 @pytest.mark.parametrize("kind", ["local_fs", "parallel_fs", "posix", "local", None])
@@ -51,8 +51,8 @@ def test_the_workload_file_names_the_type():
     unet = workloads.resolve("unet3d", "h100")
     assert storage_type_of(unet) == "local_fs"                 # workloads/unet3d.yaml
     assert storage_type_of(workloads.resolve("unet3d", "h100", {"storage.storage_type": "parallel_fs"})) == "parallel_fs"
-    assert for_workload(unet, "/d").storage_type == "local_fs"
+    assert resolve("/d", unet).backend.storage_type == "local_fs"
     with pytest.raises(SuiteError, match="expected the data location as s3://bucket/prefix"):
-        for_workload(workloads.resolve("unet3d", "h100", {"storage.storage_type": "s3"}), "/d")
-    assert isinstance(for_workload(workloads.resolve("unet3d", "h100", {"storage.storage_type": "object"}),
-                                   "s3://b/p"), S3Backend)
+        resolve("/d", workloads.resolve("unet3d", "h100", {"storage.storage_type": "s3"}))
+    assert isinstance(resolve("s3://b/p", workloads.resolve("unet3d", "h100", {"storage.storage_type": "object"}))
+                      .backend, S3Backend)
