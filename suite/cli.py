@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)     # as given: suite history records it (redacted)
     try:
         return int(COMMANDS[args.command].run(args))
     except SuiteError as exc:       # one line whatever the input held: control characters made visible
