@@ -58,7 +58,13 @@ class SQLiteStore(Store):
             self.conn = sqlite3.connect(str(path), timeout=timeout_s, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
             raise HistoryError(f"{where}: expected a database file we can open, got {exc}") from None
-        self._guard(lambda: self.conn.execute("PRAGMA journal_mode=WAL").fetchone())
+
+    def migrate(self) -> None:
+        """WAL set only once the file is known to be ours (or empty): a foreign file stays byte for byte."""
+        self._version()
+        if self._execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            self._execute("PRAGMA journal_mode=WAL").fetchone()
+        super().migrate()
 
     def _refuse_foreign_file(self, path: Path) -> None:
         if path.is_dir():
