@@ -12,6 +12,9 @@ A series is one value per entry (the geometric mean of its runs), oldest first. 
    - the step is at least MIN_EFFECT (3 %): with many entries a side a true but tiny drift is
      "significant"; a step a person would not act on is not a change point.
 3. Both sides are searched again (binary segmentation), so a series with two steps gets two.
+   Where no single split passes, a stretch at another level that came back (a slowdown later
+   fixed: one split sees two sides of about the same mean) is looked for as a pair of change
+   points, under the same two conditions, the level adjusted for every pair.
 Each change point is reported with the Welch interval of after/before (suite.stats.ratio_interval,
 the one `suite compare` uses) at the stated level, on the entries between it and its neighbouring
 change points: what `suite compare` would say of those two groups. docs/history.md says why this does not cry wolf on this machine's noise.
@@ -30,6 +33,7 @@ from suite import stats
 LEVEL = 0.999           # detection level before the Bonferroni adjustment: a false step in 1,000 series at most
 MIN_SIZE = 3            # entries on each side of a change point
 MIN_EFFECT = 0.03       # the smallest step reported, as a fraction
+MAX_DIP_SEGMENT = 300   # the longest segment searched for a stretch that came back (quadratic)
 REPORT_LEVEL = 0.95     # the level of the interval shown with each change point (suite compare's default)
 
 
@@ -94,6 +98,11 @@ def find(values, level: float = LEVEL, min_size: int = MIN_SIZE, min_effect: flo
         if k is not None:
             found.append(k)
             todo += [(lo, k), (k, hi)]
+            continue
+        ij = _dip(sums, lo, hi, level, min_size, min_effect)
+        if ij is not None:
+            found += list(ij)
+            todo += [(lo, ij[0]), (ij[0], ij[1]), (ij[1], hi)]
     return sorted(found)
 
 
@@ -109,6 +118,33 @@ def _split(vals, sums, lo, hi, level, min_size, min_effect) -> int | None:
     if abs(step) < math.log1p(min_effect):
         return None
     return best
+
+
+def _dip(sums, lo, hi, level, min_size, min_effect) -> tuple[int, int] | None:
+    """A stretch [i, j) at another level than the rest of its segment, which came back (a slowdown
+    fixed later): one split cannot see it, its two sides have about the same mean. The pair with the
+    largest pooled t, tested at a level adjusted for every pair; segments up to MAX_DIP_SEGMENT only
+    (the search is quadratic)."""
+    n = hi - lo
+    if n > MAX_DIP_SEGMENT or n < 3 * min_size:
+        return None
+    best, pair = 0.0, None
+    total_s, total_q = sums.s[hi] - sums.s[lo], sums.q[hi] - sums.q[lo]
+    pairs = 0
+    for i in range(lo + min_size, hi - 2 * min_size + 1):
+        for j in range(i + min_size, hi - min_size + 1):
+            pairs += 1
+            nin, nout = j - i, n - (j - i)
+            s_in, q_in = sums.s[j] - sums.s[i], sums.q[j] - sums.q[i]
+            m_in, m_out = s_in / nin, (total_s - s_in) / nout
+            ss = (q_in - nin * m_in * m_in) + (total_q - q_in - nout * m_out * m_out)
+            se = math.sqrt(max(0.0, ss / (n - 2)) * (1.0 / nin + 1.0 / nout))
+            t = math.inf if se == 0.0 and m_in != m_out else (abs(m_in - m_out) / se if se else 0.0)
+            if t > best and abs(m_in - m_out) >= math.log1p(min_effect):
+                best, pair = t, (i, j)
+    if pair is None or best <= stats.t_quantile(1.0 - (1.0 - level) / (2 * pairs), n - 2):
+        return None
+    return pair
 
 
 def changes(values, level: float = REPORT_LEVEL, **detect) -> list[Change]:
