@@ -5,7 +5,9 @@ $XDG_DATA_HOME/suite/history.sqlite (docs/history.md)."""
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
@@ -69,10 +71,8 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from suite.history import db
 
-    from suite.commands import history_series as more
-
-    handler = {"list": _list, "show": _show, "rm": _rm, "gc": _gc, "rerun": more.rerun, "trend": more.trend,
-               "regressions": more.regressions, "import": more.import_}[args.history_command]
+    handler = {"list": _list, "show": _show, "rm": _rm, "gc": _gc, "rerun": rerun, "trend": trend,
+               "regressions": regressions, "import": import_}[args.history_command]
     with db.open_store(args.history) as store:
         return handler(store, args)
 
@@ -88,19 +88,6 @@ def _list(store, args) -> int:
     else:
         print(render.list_text(entries, args.figure or "samples_per_second"))
     return ExitCode.OK
-
-
-def _get(store, entry_id: int):
-    entry = store.get(entry_id)
-    if entry is None:
-        raise SuiteError(f"history: id: expected an entry of {_where(store)}, got {entry_id} (none)")
-    return entry
-
-
-def _where(store) -> str:
-    from suite.history.store import shown
-
-    return shown(store.where)
 
 
 def integrity(entry) -> tuple[str, bool]:
@@ -121,7 +108,7 @@ def integrity(entry) -> tuple[str, bool]:
 def _show(store, args) -> int:
     from suite.history import render
 
-    entry = _get(store, args.id)
+    entry = store.require(args.id)
     said, tampered = integrity(entry)
     if args.format == "json":
         print(render.json_text({**entry.to_dict(), "integrity": said, "tampered": tampered}), end="")
@@ -132,7 +119,7 @@ def _show(store, args) -> int:
 
 def _rm(store, args) -> int:
     for i in args.ids:
-        _get(store, i)
+        store.require(i)
     n = store.remove(args.ids)
     print(f"suite history: forgot {n} entr{'y' if n == 1 else 'ies'} ({', '.join(map(str, args.ids))})")
     return ExitCode.OK
@@ -148,4 +135,116 @@ def _gc(store, args) -> int:
         print(terminal(f"{'would forget' if args.dry_run else 'forgot'} #{e.id}: {e.results_path} is gone"))
     print(f"suite history gc: {len(gone)} entr{'y' if len(gone) == 1 else 'ies'} "
           f"{'would be ' if args.dry_run else ''}forgotten")
+    return ExitCode.OK
+
+
+def rerun(store, args) -> int:
+    """The recorded command line again, in the recorded working directory, into a new results dir;
+    the new run records itself. A command line with a redacted credential is refused (pass it again)."""
+    from suite.history import redact
+    from suite.report.escape import terminal
+
+    entry = store.require(args.id)
+    argv = list(entry.command[1:])
+    if not argv or argv[0] != "run":
+        raise SuiteError(f"history #{entry.id}: command: expected a recorded `suite run`, got "
+                         f"{terminal(' '.join(entry.command) or 'none (an import)')}")
+    if redact.has_redacted(argv):
+        raise SuiteError(f"history #{entry.id}: command: expected no redacted value, got a credential stored as "
+                         f"{redact.REDACTED}: run it again by hand with the credential")
+    argv = _new_results_dir(argv, args.results_dir)
+    cwd = entry.cwd if entry.cwd and Path(entry.cwd).is_dir() else None
+    if args.history and "--history" not in argv:
+        argv += ["--history", args.history]
+    print(terminal(f"suite history rerun #{entry.id}: suite {' '.join(argv)}" + (f" (in {cwd})" if cwd else "")),
+          file=sys.stderr)
+    return subprocess.run([sys.executable, "-m", "suite", *argv], cwd=cwd).returncode
+
+
+def _new_results_dir(argv: list[str], given: str | None) -> list[str]:
+    out, old = [], None
+    skip = False
+    for i, a in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if a == "--results-dir" and i + 1 < len(argv):
+            old, skip = argv[i + 1], True
+            continue
+        if a.startswith("--results-dir="):
+            old = a.partition("=")[2]
+            continue
+        out.append(a)
+    new = given or (f"{old.rstrip('/')}-rerun-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}" if old else None)
+    return out + (["--results-dir", new] if new else [])
+
+
+def _series(store, args, figure: str | None):
+    from suite.history import series
+
+    entries = store.entries(workload=args.workload, system=args.system, since=args.since, figure=figure)
+    figure = figure or series.default_figure(entries)
+    if figure is None:
+        raise SuiteError(f"history: figure: expected entries with figures{_filters(args)}, got none")
+    return series.build(entries, figure), figure
+
+
+def _filters(args) -> str:
+    said = [f"{k} {getattr(args, k)}" for k in ("workload", "system", "since") if getattr(args, k, None)]
+    return f" for {', '.join(said)}" if said else ""
+
+
+def trend(store, args) -> int:
+    from suite.history import page, render
+
+    found, figure = _series(store, args, args.figure)
+    if not found:
+        raise SuiteError(f"history: --figure: expected entries with {figure}{_filters(args)}, got none")
+    if args.format == "json":
+        print(render.json_text({"figure": figure, "series": [
+            {"series": s.name(), "points": [{"id": p.entry.id, "when": p.entry.when(), "value": p.value,
+                                             "lowest_run": p.low, "highest_run": p.high} for p in s.points],
+             "changes": [render.change_doc(s, c) for c in s.changes]} for s in found]}), end="")
+    else:
+        print(render.series_text(found))
+    if args.out is not None:
+        from suite.report.escape import terminal
+
+        title = f"suite history trend: {figure}" + (f" of {args.workload}" if args.workload else "")
+        written = page.write(found, figure, title, args.out, args.force)
+        print(terminal(f"suite history: wrote {len(written)} files to {args.out}: {args.out / 'index.html'}"),
+              file=sys.stderr)
+    return ExitCode.OK
+
+
+def regressions(store, args) -> int:
+    """Every change point of every series (each figure, or --figure); exit 1 when one is a regression."""
+    from suite.history import render, series
+
+    entries = store.entries(workload=args.workload, system=args.system, since=args.since, figure=args.figure)
+    names = [args.figure] if args.figure else sorted({f.name for e in entries for f in e.figures})
+    docs = [render.change_doc(s, c) for name in names for s in series.build(entries, name) for c in s.changes]
+    if args.format == "json":
+        print(render.json_text(docs), end="")
+    else:
+        for d in docs:
+            print(render.change_line(d))
+        worse = sum(d["verdict"] == series.REGRESSION for d in docs)
+        print(f"suite history regressions: {len(docs)} change point(s), {worse} regression(s) in "
+              f"{len(entries)} entries")
+    return ExitCode.FAILED if any(d["verdict"] == series.REGRESSION for d in docs) else ExitCode.OK
+
+
+def import_(store, args) -> int:
+    from suite.history import record
+    from suite.report.escape import terminal
+
+    added = known = 0
+    for path in args.paths:
+        for entry_id, new, entry in record.import_path(store, path):
+            added += new
+            known += not new
+            print(terminal(f"{'recorded' if new else 'already there'} #{entry_id}: {entry.kind} {entry.workload or '-'} "
+                           f"{entry.results_path}"))
+    print(f"suite history import: {added} recorded, {known} already there")
     return ExitCode.OK

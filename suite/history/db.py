@@ -101,6 +101,9 @@ class SQLiteStore(Store):
 
     @contextlib.contextmanager
     def _write(self):
+        if self.conn.in_transaction:          # nested (a batch of adds in one transaction): the outer one holds
+            yield
+            return
         self._execute("BEGIN IMMEDIATE")
         try:
             yield

@@ -36,7 +36,8 @@ def plot(series) -> bytes:
         ax.spines[side].set_visible(False)
     xs = [_when(p.entry.when()) for p in series.points]
     ax.vlines(xs, [p.low for p in series.points], [p.high for p in series.points], color="#9db7dc", linewidth=2)
-    ax.plot(xs, [p.value for p in series.points], "o-", color="#2f6db5", markersize=3, linewidth=0.8)
+    dots = "o-" if len(xs) <= 300 else "-"           # a thousand markers cost more than they show
+    ax.plot(xs, [p.value for p in series.points], dots, color="#2f6db5", markersize=3, linewidth=0.8)
     for ch in series.changes:
         colour = COLORS.get(series.verdict(ch), "#6f6f6f")
         ax.axvline(xs[ch.index], color=colour, linestyle="--", linewidth=1.2)
@@ -93,10 +94,9 @@ def build(all_series, figure: str, title: str):
 
 
 def write(all_series, figure: str, title: str, out: Path, force: bool) -> list:
-    """The page into `out`, replaced whole (suite.report.outdir)."""
-    import os
-    import shutil
-    import sys
+    """The page into `out`, replaced whole (suite.report.outdir). Matplotlib keeps its own font cache
+    (its default config dir, or a temporary one where that is not writable): a throwaway MPLCONFIGDIR
+    would rebuild the font list on every call, most of a second."""
     from datetime import timezone
 
     from suite import __version__
@@ -104,14 +104,5 @@ def write(all_series, figure: str, title: str, out: Path, force: bool) -> list:
     from suite.report.outdir import report_dir
 
     with report_dir(Path(out), force=force) as tmp:
-        mpl_dir = None
-        if "matplotlib" not in sys.modules and "MPLCONFIGDIR" not in os.environ:
-            mpl_dir = tmp / ".matplotlib"
-            os.environ["MPLCONFIGDIR"] = str(mpl_dir)
-        try:
-            stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-            return export.write_report(build(all_series, figure, title), tmp, f"suite {__version__} history, {stamp}")
-        finally:
-            if mpl_dir:
-                os.environ.pop("MPLCONFIGDIR", None)
-                shutil.rmtree(mpl_dir, ignore_errors=True)
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        return export.write_report(build(all_series, figure, title), tmp, f"suite {__version__} history, {stamp}")

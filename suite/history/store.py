@@ -140,6 +140,13 @@ class Store:
         found = self.entries(ids=[entry_id])
         return found[0] if found else None
 
+    def require(self, entry_id: int) -> Entry:
+        """The entry, or a HistoryError naming the store (exit 2)."""
+        found = self.get(entry_id)
+        if found is None:
+            raise HistoryError(f"history: id: expected an entry of {shown(self.where)}, got {entry_id} (none)")
+        return found
+
     def entries(self, *, ids=None, kind=None, workload=None, accelerator=None, system=None, since=None,
                 figures=True, figure=None) -> list[Entry]:
         """Entries oldest first (by the result's start, else the time recorded), filtered; `system` is
