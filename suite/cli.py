@@ -13,13 +13,13 @@ from suite import __version__
 from suite.cliargs import Parser
 from suite.commands import (check, datagen, datasize, engine, list as list_, metrics, report, run, sizing,
                             submission, sweep)
-from suite.commands import compare
+from suite.commands import compare, history
 from suite.errors import ExitCode, SuiteError
 
 # in the order `suite --help` lists them
 COMMANDS = {"list": list_, "datasize": datasize, "datagen": datagen, "run": run, "metrics": metrics,
             "report": report, "check": check, "sweep": sweep, "sizing": sizing, "submission": submission,
-            "engine": engine, "compare": compare}
+            "engine": engine, "compare": compare, "history": history}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)     # as given: suite history records it (redacted)
     try:
         return int(COMMANDS[args.command].run(args))
     except SuiteError as exc:       # one line whatever the input held: control characters made visible

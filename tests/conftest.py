@@ -12,6 +12,20 @@ FIXTURES = SHARED / "fixtures"
 DATA = Path(__file__).resolve().parent / "data"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def history_store(tmp_path_factory):
+    """Every `suite run` a test makes records itself in the history: into a store of this session
+    (SUITE_HISTORY, which subprocesses inherit), never the user's $XDG_DATA_HOME."""
+    path = tmp_path_factory.mktemp("history") / "history.sqlite"
+    old = os.environ.get("SUITE_HISTORY")
+    os.environ["SUITE_HISTORY"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("SUITE_HISTORY", None)
+    else:
+        os.environ["SUITE_HISTORY"] = old
+
+
 @pytest.fixture
 def fixtures_dir():
     """../shared/fixtures (real published results); the test skips when it is absent."""

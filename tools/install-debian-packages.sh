@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Debian packages the suite uses outside Python: fio (benchmarks/ compares against it)
-# and chromium (report tests render the HTML page headless). Idempotent; needs root.
+# Debian packages the suite uses outside Python: fio (benchmarks/ compares against it),
+# chromium (report tests render the HTML page headless) and postgresql-15 (suite history's
+# PostgreSQL store is tested against a throwaway server: tools/postgres.sh). Idempotent; needs root.
 set -euo pipefail
-packages=(fio chromium)
+packages=(fio chromium postgresql-15)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

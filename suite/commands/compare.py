@@ -36,6 +36,9 @@ def add_parser(sub) -> None:
                    help="compare results that are not like for like; the differences are listed at the top")
     p.add_argument("--figure", metavar="F", help="the figure the many-results table is sorted by "
                                                  "(default samples_per_second, else the kind's first)")
+    p.add_argument("--baseline", choices=["history"], help="history: compare RESULT with its series in the "
+                   "history (the entries since the series' last change point, RESULT itself left out) as A")
+    p.add_argument("--history", metavar="PATH|URL", help="the store --baseline history reads (docs/history.md)")
     p.add_argument("--level", type=level, default=0.95, help="confidence level of the intervals (default 0.95)")
     p.add_argument("--only", action="append", type=only, metavar="FIELD=VALUE", default=[],
                    help="keep the results whose FIELD (workload, accelerator, dataset_size, ruleset, division, "
@@ -70,10 +73,26 @@ def gather(paths) -> list:
     return out
 
 
+def history_baseline(results: list, args) -> list:
+    """The first result's series in the history, as one result A (suite.history.series.baseline)."""
+    from suite.history import db, series
+
+    if not results:
+        return []
+    with db.open_store(args.history) as store:
+        found = series.baseline(store, results[0])
+    if found is None:
+        raise ResultError(f"{results[0].path}: history: expected earlier entries of its series (same kind, "
+                          f"workload, accelerator, system and dataset) in the history, got none")
+    return [found]
+
+
 def run(args) -> int:
     from suite.compare import analysis, comparable, render
 
     results = [r for r in gather(args.paths) if all(str(r.identity.get(k)) == v for k, v in args.only)]
+    if getattr(args, "baseline", None) == "history":
+        results = history_baseline(results, args) + results
     if len(results) < 2:
         raise ResultError(f"{args.paths[0]}: results: expected at least two to compare, got {len(results)}")
     differences = comparable.check(results, args.allow_different)

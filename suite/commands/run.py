@@ -19,7 +19,14 @@ def add_parser(sub) -> None:
     for kind in registry.KINDS:
         if kind.add_run_arguments is not None:
             kind.add_run_arguments(p)
+    history_args(p)
     record_defaults(p)
+
+
+def history_args(p) -> None:
+    p.add_argument("--history", metavar="PATH|URL", help="the results store this run is recorded in (default "
+                   "$SUITE_HISTORY, else $XDG_DATA_HOME/suite/history.sqlite): docs/history.md")
+    p.add_argument("--no-history", action="store_true", help="do not record this run in the history")
 
 
 def run(args) -> int:
@@ -27,4 +34,18 @@ def run(args) -> int:
     from suite.kinds import registry
 
     runscope.refuse_unused(args)
-    return registry.for_workload(args.workload).run(args)
+    kind = registry.for_workload(args.workload)
+    if args.no_history:
+        return kind.run(args)
+    from suite.history import record
+
+    begun = record.RunRecord(args)
+    code, failure = None, None
+    try:
+        code = kind.run(args)
+        return code
+    except (Exception, KeyboardInterrupt) as exc:        # recorded as failed or interrupted, then raised on
+        failure = exc
+        raise
+    finally:
+        begun.finish(code if failure is None else getattr(failure, "exit_code", None), record.status_of(failure))

@@ -20,6 +20,7 @@ ROOT = Path("results")                 # the default's parent, relative to the w
 CLAIM_NAME = ".suite-claim"            # in a claimed existing directory while the invocation runs
 OPTION = "--results-dir"
 MAX_TRIES = 1000                       # <name>-<time>-2 .. -1000 when the default name is taken
+CLAIMED: list[Path] = []               # every dir this process claimed, in order (suite history records the last)
 
 
 def default(name: str, stamp: str | None = None) -> Path:
@@ -56,6 +57,7 @@ def claim(given, name: str, option: str = OPTION) -> Path:
         if not _take(path, option):
             raise SuiteError(f"{option} {path}: expected a new or empty directory, got one another "
                              f"invocation claimed first: choose another {option}")
+        CLAIMED.append(path)
         return path
     first = default(name)
     for k in range(1, MAX_TRIES + 1):
@@ -69,6 +71,7 @@ def claim(given, name: str, option: str = OPTION) -> Path:
                 continue
             raise
         if _take(path, option):
+            CLAIMED.append(path)
             return path
     raise SuiteError(f"{option}: expected a free default name under {ROOT}, got {first}-2..{MAX_TRIES} "
                      f"all taken: pass {option}")

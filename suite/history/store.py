@@ -1,0 +1,217 @@
+"""The results store of `suite history`: SQLite (the standard library; one file, WAL) by default, or
+PostgreSQL by URL for a team that shares one (psycopg, the `history-pg` extra). One small interface
+over both (`Store`): add, get, entries, remove; the SQL is written once with `?` placeholders.
+
+The schema is versioned: the `meta` table holds `app` (this store's mark: a database without it that
+holds other tables is foreign and refused untouched) and `schema_version`; MIGRATIONS brings an older
+store up to SCHEMA_VERSION inside one write transaction (two processes opening a new store at once:
+one migrates, the other finds it done). A store newer than this suite is refused, never downgraded.
+
+Every failure of the database (not one, corrupt, locked past the timeout, unreachable) is a
+HistoryError: one line naming the store, exit 2; nothing already recorded is rewritten by an open.
+"""
+
+from __future__ import annotations
+
+import json
+
+from suite.errors import SuiteError
+from suite.history.entry import Entry, Figure
+
+APP = "suite-history"
+SCHEMA_VERSION = 2
+LOCK_TIMEOUT_S = 30.0            # how long a writer waits for another's transaction (SUITE_HISTORY_TIMEOUT_S)
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+# version -> statements; {id} and {float} are the dialect's (SQLite: INTEGER PRIMARY KEY AUTOINCREMENT,
+# REAL; PostgreSQL: BIGSERIAL PRIMARY KEY, DOUBLE PRECISION)
+MIGRATIONS = {
+    1: ["CREATE TABLE entries (id {id}, recorded_at TEXT NOT NULL, started_at TEXT, source TEXT NOT NULL, "
+        "status TEXT NOT NULL, kind TEXT NOT NULL, workload TEXT, accelerator TEXT, accelerators INTEGER, "
+        "ruleset TEXT, division TEXT, verdict TEXT NOT NULL, system_fp TEXT NOT NULL, system_label TEXT NOT NULL, "
+        "results_path TEXT, content_hash TEXT, command TEXT NOT NULL, cwd TEXT, exit_code INTEGER, "
+        "duration_s {float}, system TEXT NOT NULL, identity TEXT NOT NULL)",
+        "CREATE TABLE figures (entry_id INTEGER NOT NULL, name TEXT NOT NULL, label TEXT NOT NULL, "
+        "higher_is_better INTEGER NOT NULL, per_run TEXT NOT NULL, per_epoch TEXT NOT NULL, point {float}, "
+        "PRIMARY KEY (entry_id, name))"],
+    2: ["CREATE INDEX entries_series ON entries (kind, workload, accelerator, system_fp)",
+        "CREATE INDEX entries_hash ON entries (content_hash)",
+        "CREATE INDEX figures_name ON figures (name, entry_id)"],
+}
+COLUMNS = ("recorded_at", "started_at", "source", "status", "kind", "workload", "accelerator", "accelerators",
+           "ruleset", "division", "verdict", "system_fp", "system_label", "results_path", "content_hash",
+           "command", "cwd", "exit_code", "duration_s", "system", "identity")
+JSON_COLUMNS = ("command", "system", "identity")
+
+
+class HistoryError(SuiteError):
+    """The store cannot be used (one line, exit 2)."""
+
+
+def is_url(where: str) -> bool:
+    return where.startswith(("postgresql://", "postgres://"))
+
+
+def shown(where: str) -> str:
+    """The store as a message names it: a URL without its password."""
+    if not is_url(where):
+        return where
+    scheme, _, rest = where.partition("://")
+    creds, at, host = rest.rpartition("@")
+    return f"{scheme}://{creds.partition(':')[0]}{'@' if at else ''}{host}"
+
+
+class Store:
+    """The one interface. Subclasses give connect-time setup, `_write()` (a write transaction's
+    context), `_execute(sql, params)` -> cursor, and the dialect's {id} and {float}."""
+
+    ID, FLOAT, PLACEHOLDER = "", "", "?"
+    where = ""
+
+    # ---------------------------------------------------------------- the schema
+    def migrate(self) -> None:
+        version = self._version()
+        if version == SCHEMA_VERSION:
+            return
+        with self._write():
+            version = self._version(lock=True)
+            self._check_version(version)
+            if version == 0:
+                self._exec("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                self._exec("INSERT INTO meta (key, value) VALUES (?, ?)", ("app", APP))
+                self._exec("INSERT INTO meta (key, value) VALUES (?, ?)", ("schema_version", "0"))
+            for v in range(version + 1, SCHEMA_VERSION + 1):
+                for sql in MIGRATIONS[v]:
+                    self._exec(sql.format(id=self.ID, float=self.FLOAT))
+            self._exec("UPDATE meta SET value = ? WHERE key = ?", (str(SCHEMA_VERSION), "schema_version"))
+
+    def _check_version(self, version: int) -> None:
+        if version > SCHEMA_VERSION:
+            raise HistoryError(f"{shown(self.where)}: schema_version: expected at most {SCHEMA_VERSION} "
+                               f"(this suite's), got {version}: a newer suite wrote it")
+
+    def _version(self, lock: bool = False) -> int:
+        """0 for an empty database; the recorded version for ours; HistoryError for a foreign one."""
+        tables = self._tables()
+        if "meta" not in tables:
+            if tables:
+                raise HistoryError(f"{shown(self.where)}: tables: expected a suite history store (or none), "
+                                   f"got another application's ({', '.join(sorted(tables)[:5])})")
+            return 0
+        rows = dict(self._exec("SELECT key, value FROM meta").fetchall())
+        if rows.get("app") != APP or not str(rows.get("schema_version", "")).isdigit():
+            raise HistoryError(f"{shown(self.where)}: meta.app: expected {APP!r}, got {rows.get('app')!r}")
+        version = int(rows["schema_version"])
+        self._check_version(version)
+        return version
+
+    # ---------------------------------------------------------------- writing
+    def add(self, entry: Entry, unique_hash: bool = False) -> tuple[int, bool]:
+        """(id, True) for a new entry; with `unique_hash`, (the id of the entry of the same content
+        hash, False) when there is one (an import twice adds nothing)."""
+        row = _row(entry)
+        with self._write():
+            if unique_hash and entry.content_hash:
+                found = self._exec("SELECT id FROM entries WHERE content_hash = ? ORDER BY id LIMIT 1",
+                                   (entry.content_hash,)).fetchone()
+                if found:
+                    return int(found[0]), False
+            sql = (f"INSERT INTO entries ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
+                   f"RETURNING id")
+            new_id = int(self._exec(sql, row).fetchone()[0])
+            for f in entry.figures:
+                self._exec("INSERT INTO figures (entry_id, name, label, higher_is_better, per_run, per_epoch, "
+                           "point) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           (new_id, f.name, f.label, int(f.higher_is_better), json.dumps(list(f.per_run)),
+                            json.dumps([list(e) for e in f.per_epoch]), f.point()))
+        return new_id, True
+
+    def remove(self, ids) -> int:
+        ids = [int(i) for i in ids]
+        if not ids:
+            return 0
+        marks = ", ".join("?" * len(ids))
+        with self._write():
+            self._exec(f"DELETE FROM figures WHERE entry_id IN ({marks})", ids)
+            return self._exec(f"DELETE FROM entries WHERE id IN ({marks})", ids).rowcount
+
+    # ---------------------------------------------------------------- reading
+    def get(self, entry_id: int) -> Entry | None:
+        found = self.entries(ids=[entry_id])
+        return found[0] if found else None
+
+    def require(self, entry_id: int) -> Entry:
+        """The entry, or a HistoryError naming the store (exit 2)."""
+        found = self.get(entry_id)
+        if found is None:
+            raise HistoryError(f"history: id: expected an entry of {shown(self.where)}, got {entry_id} (none)")
+        return found
+
+    def entries(self, *, ids=None, kind=None, workload=None, accelerator=None, system=None, since=None,
+                figures=True, figure=None) -> list[Entry]:
+        """Entries oldest first (by the result's start, else the time recorded), filtered; `system` is
+        a fingerprint prefix or part of the system's label; `since` an ISO date or time. `figure`:
+        load only that figure (a trend of 10,000 entries)."""
+        where, params = [], []
+        for column, value in (("kind", kind), ("workload", workload), ("accelerator", accelerator)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if ids is not None:
+            where.append(f"id IN ({', '.join('?' * len(ids)) or 'NULL'})")
+            params += [int(i) for i in ids]
+        if system:
+            where.append("(system_fp LIKE ? OR system_label LIKE ?)")
+            params += [system + "%", "%" + system + "%"]
+        if since:
+            where.append("COALESCE(started_at, recorded_at) >= ?")
+            params.append(since)
+        sql = (f"SELECT id, {', '.join(COLUMNS)} FROM entries{' WHERE ' + ' AND '.join(where) if where else ''} "
+               f"ORDER BY COALESCE(started_at, recorded_at), id")
+        rows = self._exec(sql, params).fetchall()
+        found = {int(r[0]): r for r in rows}
+        figs = self._figures(list(found), figure) if figures and found else {}
+        return [_entry(r, figs.get(int(r[0]), ())) for r in rows]
+
+    def _figures(self, ids: list[int], name: str | None) -> dict[int, tuple[Figure, ...]]:
+        sql = "SELECT entry_id, name, label, higher_is_better, per_run, per_epoch FROM figures"
+        params: list = []
+        if name is not None:
+            sql += " WHERE name = ?"
+            params.append(name)
+        if len(ids) <= 500:
+            sql += (" AND" if name is not None else " WHERE") + f" entry_id IN ({', '.join('?' * len(ids))})"
+            params += ids
+        wanted = set(ids)
+        out: dict[int, list[Figure]] = {}
+        for eid, fname, label, hib, per_run, per_epoch in self._exec(sql + " ORDER BY entry_id", params):
+            if int(eid) in wanted:
+                out.setdefault(int(eid), []).append(Figure(fname, label, bool(hib), tuple(json.loads(per_run)),
+                                                           tuple(tuple(e) for e in json.loads(per_epoch))))
+        return {k: tuple(v) for k, v in out.items()}
+
+    def _exec(self, sql: str, params=()):
+        return self._execute(sql if self.PLACEHOLDER == "?" else sql.replace("?", self.PLACEHOLDER), params)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _row(e: Entry) -> tuple:
+    values = {c: getattr(e, c) for c in COLUMNS}
+    values["command"] = list(e.command)
+    for c in JSON_COLUMNS:
+        values[c] = json.dumps(values[c], sort_keys=True)
+    return tuple(values[c] for c in COLUMNS)
+
+
+def _entry(row, figures) -> Entry:
+    values = dict(zip(COLUMNS, row[1:]))
+    for c in JSON_COLUMNS:
+        values[c] = json.loads(values[c])
+    values["command"] = tuple(values["command"])
+    return Entry(id=int(row[0]), figures=tuple(figures), **values)
+
