@@ -27,13 +27,20 @@ MLPerf Storage round missing a constant -> RuleError naming the file, at load ti
     rulesets.submission_names() -> the rounds `suite submission init` offers
     rulesets.argtype("auto")    -> an argparse type= for --ruleset (reads rules/ when parsing, not at --help)
 
-Every function takes `root` (default: the package's rules/, suite/data/rules), so tests can
-discover a private tree.
+Where rounds are found: every directory of $SUITE_RULES_PATH (os.pathsep-separated, read when a
+command asks, never at import), then the package's rules/ (suite/data/rules); a round in an earlier
+directory wins. A private round (tests: rules/v9.9/ with `extends: v3.0`) needs no edit of the
+shipped rules. Every function also takes `rules_root` (one directory, searched alone) for tests
+that discover a private tree.
+
+A round's rule files (engine.rule_path): rules/<round>/<file>, else the file of the round it
+extends (and so on up the chain): a round that changes only constants has no rule file of its own.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -43,6 +50,7 @@ from suite import files
 from suite.errors import RuleError, SuiteError
 
 FILE = "ruleset.yaml"
+PATH_ENV = "SUITE_RULES_PATH"      # extra rules directories, searched before the package's
 MLPERF = "mlperf-storage"
 NOT_INHERITED = ("name", "extends", "description", "default", "detection")
 REQUIRED = {MLPERF: ("covers", "workloads", "runs.count", "runs.warmup", "datasize.min_steps",
@@ -109,6 +117,13 @@ class Ruleset:
     detection: Detection
     fs_separation: bool = False  # data and results on different file systems (v3.0: fs_separation.json)
     leaves: str = "numbered"     # R/run-<k>/, or timestamped (v3.0): R/training/<model>/run/<YYYYMMDD_HHMMSS>/
+    chain: tuple[str, ...] = ()  # this round, then the rounds it extends, nearest first
+    workloads_of: str = ""       # the round workload files list for this one: itself when it declares
+                                 # `workloads:`, else the round it takes them from
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
 
     def params(self) -> dict:
         """The rule params this round's constants give its rule files (the one source of them)."""
@@ -124,14 +139,31 @@ class Ruleset:
 
 
 def root() -> Path:
+    """The package's rules/ (suite/data/rules)."""
     return files.data_dir("rules")
 
 
+def roots() -> tuple[Path, ...]:
+    """The rules directories searched, first wins: $SUITE_RULES_PATH's, then the package's."""
+    extra = tuple(Path(p) for p in os.environ.get(PATH_ENV, "").split(os.pathsep) if p)
+    return (*extra, root())
+
+
 def discover(rules_root: Path | None = None) -> dict[str, Ruleset]:
-    """Every ruleset under `rules_root`, by name, in round order (v0.5 < v1.0 < v2.0 < v10.0)."""
-    base = Path(rules_root) if rules_root is not None else root()
-    stamps = tuple(sorted((p.parent.name, p.stat().st_mtime_ns) for p in base.glob(f"*/{FILE}")))
-    return _discover(str(base), stamps)
+    """Every ruleset under `rules_root` (default: roots()), by name, in round order (v0.5 < v1.0 <
+    v2.0 < v10.0)."""
+    bases = (Path(rules_root),) if rules_root is not None else roots()
+    stamps = tuple(tuple(sorted((p.parent.name, p.stat().st_mtime_ns) for p in b.glob(f"*/{FILE}"))) for b in bases)
+    return _discover(tuple(str(b) for b in bases), stamps)
+
+
+def covering_or_refuse(kind: str, name: str, where: str, error=SuiteError) -> Ruleset:
+    """The round `name` when it covers `kind`; else a one-line `error` naming the rounds that do."""
+    have = covering(kind)
+    if name not in have:
+        raise error(f"{where}: expected {' or '.join(have) or 'a round covering ' + kind} (the rounds with "
+                    f"{kind} rules), got {name}")
+    return get(name)
 
 
 def names(benchmark: str = MLPERF, rules_root: Path | None = None) -> tuple[str, ...]:
@@ -198,32 +230,44 @@ def round_key(name: str) -> tuple:
 
 
 @lru_cache(maxsize=16)
-def _discover(base: str, stamps: tuple) -> dict[str, Ruleset]:
-    raw = {}
-    for name, _ in stamps:
-        path = Path(base) / name / FILE
-        doc = files.load_yaml(path, schema="ruleset", error=RuleError)
-        if doc["name"] != name:
-            raise RuleError(f"{path}: name: expected the folder's name {name!r}, got {doc['name']!r}")
-        raw[name] = doc
+def _discover(bases: tuple[str, ...], stamps: tuple) -> dict[str, Ruleset]:
+    raw, where = {}, {}
+    for base, found in zip(bases, stamps):
+        for name, _ in found:
+            if name in raw:
+                continue                      # an earlier directory's round wins
+            path = Path(base) / name / FILE
+            doc = files.load_yaml(path, schema="ruleset", error=RuleError)
+            if doc["name"] != name:
+                raise RuleError(f"{path}: name: expected the folder's name {name!r}, got {doc['name']!r}")
+            raw[name], where[name] = doc, path
     out = {}
     for name in sorted(raw, key=round_key):
-        out[name] = _record(name, _resolved(name, raw, Path(base), ()), Path(base) / name / FILE)
+        chain = _chain(name, raw, where)
+        workloads_of = next((n for n in chain if "workloads" in raw[n]), name)
+        out[name] = _record(name, _resolved(name, raw, where, ()), where[name], chain, workloads_of)
     return out
 
 
-def _resolved(name: str, raw: dict, base: Path, chain: tuple[str, ...]) -> dict:
+def _chain(name: str, raw: dict, where: dict) -> tuple[str, ...]:
+    out = [name]
+    while raw[out[-1]].get("extends") in raw and raw[out[-1]]["extends"] not in out:
+        out.append(raw[out[-1]]["extends"])
+    return tuple(out)
+
+
+def _resolved(name: str, raw: dict, where: dict, chain: tuple[str, ...]) -> dict:
     """`name`'s document with what it extends merged in (the child wins, mappings key by key)."""
     if name in chain:
-        raise RuleError(f"{base / chain[0] / FILE}: extends: expected no cycle, got {' -> '.join(chain + (name,))}")
+        raise RuleError(f"{where[chain[0]]}: extends: expected no cycle, got {' -> '.join(chain + (name,))}")
     doc = raw[name]
     parent = doc.get("extends")
     if parent is None:
         return dict(doc)
     if parent not in raw:
-        raise RuleError(f"{base / name / FILE}: extends: expected one of {', '.join(sorted(raw, key=round_key))}, "
+        raise RuleError(f"{where[name]}: extends: expected one of {', '.join(sorted(raw, key=round_key))}, "
                         f"got {parent!r}")
-    inherited = {k: v for k, v in _resolved(parent, raw, base, chain + (name,)).items() if k not in NOT_INHERITED}
+    inherited = {k: v for k, v in _resolved(parent, raw, where, chain + (name,)).items() if k not in NOT_INHERITED}
     return _merge(inherited, doc)
 
 
@@ -234,7 +278,7 @@ def _merge(a: dict, b: dict) -> dict:
     return out
 
 
-def _record(name: str, doc: dict, path: Path) -> Ruleset:
+def _record(name: str, doc: dict, path: Path, chain: tuple[str, ...] = (), workloads_of: str = "") -> Ruleset:
     for key in REQUIRED.get(doc["benchmark"], ()):
         node = doc
         for part in key.split("."):
@@ -256,4 +300,5 @@ def _record(name: str, doc: dict, path: Path) -> Ruleset:
                             tuple(det.get("summary_keys_absent") or ()), dict(det.get("implied_accelerator") or {})),
         fs_separation=bool(doc.get("fs_separation")),
         leaves=doc.get("leaves") or "numbered",
+        chain=chain or (name,), workloads_of=workloads_of or name,
     )
