@@ -1,6 +1,6 @@
 """Published MLPerf Storage v3.0 trees (mlcommons/storage_results_v3.0's layout: `closed|open/<Org>/
 results/<system>/<benchmark>/...`, `<Org>/systems/`, the code pool `<Org>/code-<hash8>/`): checked by
-suite.published.check (rules/v3.0/tree/), figures by suite.published.figures, shown by
+suite.published.check (rules/<round>/<tree_rules>/), figures by suite.published.figures, shown by
 suite.published.page. A results kind: it runs nothing. PATH may be the tree, an organisation, a
 system, a benchmark or one leaf; kv_cache and vector_database folders go to the kinds that recognise
 them (`whole_tree`: suite.kinds.tree hands their check over).
@@ -17,7 +17,7 @@ NAME = "mlperf-v3-tree"
 
 
 def run(args) -> int:
-    raise SuiteError(f"benchmark: {NAME} checks published v3.0 trees; it runs nothing")
+    raise SuiteError(f"benchmark: {NAME} checks published trees; it runs nothing")
 
 
 def recognises(path: Path) -> bool:
@@ -32,13 +32,15 @@ def recognises(path: Path) -> bool:
 def _result(path: Path, args=None):
     from suite.published import check as v3check
 
-    return v3check.check(Path(path), delegate=getattr(args, "for_result", None))
+    return v3check.check(Path(path), delegate=getattr(args, "for_result", None),
+                         ruleset_name=getattr(args, "ruleset", None))
 
 
 def check(path: Path, args) -> Checked:
+    from suite.published import check as v3check
     from suite.published import page as v3tree_text
 
-    if getattr(args, "ruleset", None) not in (None, "auto", "v3.0"):
+    if getattr(args, "ruleset", None) not in (None, "auto", *v3check.tree_rounds()):
         from suite.training import kind as training       # another round asked for: the storage checker holds it to that
 
         return training.check_storage(path, args)

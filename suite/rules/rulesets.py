@@ -10,8 +10,10 @@ a new round is a new folder whose ruleset.yaml `extends:` the previous one and o
     runs: {count: 5, warmup: 1}   # v3.0: warmup_in_series: true (suite run makes the warm-up first)
     fs_separation: true           # v3.0: data and results on different file systems
     leaves: timestamped           # v3.0: R/training/<model>/{datasize,datagen,run}/<YYYYMMDD_HHMMSS>/
+    checkpoint_invocation: write_read   # v3.0: a checkpointing run writes then reads in one invocation
+    tree_rules: tree              # v3.0: published trees of this round, held to rules/<round>/tree/*.yaml
     datasize: {min_steps: 500, memory_multiple: 5, formula: files}
-    submission: {create: true, division_dirs: {...}, org_dirs: [...], system_format: yaml, ...}
+    submission: {create: true, layout: pooled, division_dirs: {...}, org_dirs: [...], system_format: yaml, ...}
     detection: {warmup_run: true}  # how `suite check` tells this round's results apart
 
 Schema: suite/schemas/ruleset.schema.json. name, extends, description, default and detection are
@@ -24,6 +26,8 @@ MLPerf Storage round missing a constant -> RuleError naming the file, at load ti
     rulesets.base()             -> the round its `extends` chain starts from (v1.0): what a result
                                    without any round's hints is read as
     rulesets.covering("checkpointing") -> the rounds with rules for that benchmark, in order
+    rulesets.for_kind("kv_cache", named) -> the round a kind's result is held to (named, refused when
+                                   it does not cover the kind; else the default or the newest covering)
     rulesets.submission_names() -> the rounds `suite submission init` offers
     rulesets.argtype("auto")    -> an argparse type= for --ruleset (reads rules/ when parsing, not at --help)
 
@@ -87,6 +91,8 @@ class Submission:
     system_format: str           # json | yaml: the system description's format
     system_schema: str           # suite/schemas/<name>.schema.json
     benchmark_dir: str           # results/<system>/<benchmark_dir> (format fields: workload, accelerator)
+    layout: str = "benchmark_dirs"   # benchmark_dirs (suite.submission.create) | pooled (v3.0: timestamped
+                                     # leaves and the code pool, suite.submission.pooled)
 
 
 @dataclass(frozen=True)
@@ -117,6 +123,9 @@ class Ruleset:
     detection: Detection
     fs_separation: bool = False  # data and results on different file systems (v3.0: fs_separation.json)
     leaves: str = "numbered"     # R/run-<k>/, or timestamped (v3.0): R/training/<model>/run/<YYYYMMDD_HHMMSS>/
+    checkpoint_invocation: str = "one_phase"   # one_phase: a write or a read per invocation; write_read
+                                               # (v3.0): the write then the read in one (suite.checkpointing.writeread)
+    tree_rules: str | None = None  # published trees of this round: their rules in rules/<round>/<tree_rules>/
     chain: tuple[str, ...] = ()  # this round, then the rounds it extends, nearest first
     workloads_of: str = ""       # the round workload files list for this one: itself when it declares
                                  # `workloads:`, else the round it takes them from
@@ -157,13 +166,20 @@ def discover(rules_root: Path | None = None) -> dict[str, Ruleset]:
     return _discover(tuple(str(b) for b in bases), stamps)
 
 
-def covering_or_refuse(kind: str, name: str, where: str, error=SuiteError) -> Ruleset:
-    """The round `name` when it covers `kind`; else a one-line `error` naming the rounds that do."""
+def for_kind(kind: str, named: str | None = None, where: str = "--ruleset", error=SuiteError) -> Ruleset:
+    """The round a `kind` result is held to: `named` (--ruleset, or the round the result names) when
+    that round covers the kind, else a one-line `error` naming the rounds that do; without a name,
+    the default round when it covers the kind, else the newest that does."""
     have = covering(kind)
-    if name not in have:
-        raise error(f"{where}: expected {' or '.join(have) or 'a round covering ' + kind} (the rounds with "
-                    f"{kind} rules), got {name}")
-    return get(name)
+    if named not in (None, "auto"):
+        if named not in have:
+            raise error(f"{where}: expected {' or '.join(have) or 'a round covering ' + kind} (the rounds with "
+                        f"{kind} rules: covers in rules/*/{FILE}), got {named}")
+        return get(named)
+    if not have:
+        raise error(f"{where}: expected a round covering {kind} (covers in rules/*/{FILE}), got none")
+    rs = default()
+    return rs if kind in rs.covers else get(have[-1])
 
 
 def names(benchmark: str = MLPERF, rules_root: Path | None = None) -> tuple[str, ...]:
@@ -295,10 +311,12 @@ def _record(name: str, doc: dict, path: Path, chain: tuple[str, ...] = (), workl
                   bool(runs.get("gap_shorter_than_run"))) if runs else None,
         datasize=Datasize(size["min_steps"], size["memory_multiple"], size["formula"]) if size else None,
         submission=Submission(bool(sub.get("create", True)), dict(sub["division_dirs"]), tuple(sub["org_dirs"]),
-                              sub["system_format"], sub["system_schema"], sub["benchmark_dir"]) if sub else None,
+                              sub["system_format"], sub["system_schema"], sub["benchmark_dir"],
+                              sub.get("layout", "benchmark_dirs")) if sub else None,
         detection=Detection(bool(det.get("warmup_run")), bool(det.get("workload_without_accelerator")),
                             tuple(det.get("summary_keys_absent") or ()), dict(det.get("implied_accelerator") or {})),
         fs_separation=bool(doc.get("fs_separation")),
         leaves=doc.get("leaves") or "numbered",
+        checkpoint_invocation=doc.get("checkpoint_invocation") or "one_phase", tree_rules=doc.get("tree_rules"),
         chain=chain or (name,), workloads_of=workloads_of or name,
     )
