@@ -24,8 +24,9 @@ def add_parser(sub) -> None:
     a.add_argument("--division", required=True, choices=["closed", "open"])
     a.add_argument("--system", required=True, metavar="NAME", help="system name (systems/NAME.json)")
     a.add_argument("--ruleset", type=rulesets.argtype(submission=True), default=None, metavar="RULESET",
-                   help="a ruleset with a submission layout (rules/*/ruleset.yaml; v3.0: the published v3.0 "
-                        "layout, timestamped leaves and the code pool <org>/code-<hash8>/); default: the default round")
+                   help="a ruleset with a submission layout (rules/*/ruleset.yaml submission:; layout pooled: the "
+                        "published layout, timestamped leaves and the code pool <org>/code-<hash8>/); default: the "
+                        "base round")
     a.add_argument("--data-dir", type=Path, default=None,
                    help="the benchmark's data dir, whose mount (file system, options) is described; default DIR")
 
@@ -52,17 +53,18 @@ def run(args) -> int:
     as it is complete (suite.output)."""
     from suite import output
     from suite.report.escape import terminal
-    from suite.submission.layout import open_tree
+    from suite.submission.layout import layout_of, open_tree
 
-    if args.action == "init" and (args.ruleset or _init_default()) == "v3.0":
-        from suite.submission import pooled as v3           # the published v3.0 layout (timestamped leaves, code pool)
+    ruleset = (args.ruleset or _init_default()) if args.action == "init" else None
+    if ruleset and layout_of(ruleset).pooled:
+        from suite.submission import pooled as v3           # the published layout (timestamped leaves, code pool)
         with output.interruptible():
-            lines = v3.init(args.dir, args.org, args.division, args.system, args.data_dir)
+            lines = v3.init(args.dir, args.org, args.division, args.system, args.data_dir, ruleset)
     elif args.action == "init":
         from suite.submission import create
         with output.interruptible():
             lines = create.init(args.dir, args.org, args.division, args.system,
-                                args.ruleset or _init_default(), args.data_dir)
+                                ruleset, args.data_dir)
     else:
         root = open_tree(args.dir).root
         with output.locked(root, f"suite submission {args.action}"), output.interruptible():
@@ -82,7 +84,7 @@ def _init_default() -> str:
 def _change(args) -> list[str]:
     from suite.submission.layout import open_tree
 
-    if open_tree(args.dir).ruleset == "v3.0":
+    if open_tree(args.dir).layout.pooled:
         return _change_v3(args)
     if args.action == "add":
         from suite.submission import add
