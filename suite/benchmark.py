@@ -95,5 +95,5 @@ class Kind:
     defers_check: Callable[[Path, object], bool] | None = None  # suite check (path, args): True where the path is
                                                      # the catch-all kind's to check (another round's rules asked
                                                      # for; a file that is not its own): suite.kinds.tree hands it over
-    submission: Callable[[object], list[str]] | None = None   # suite submission (args) -> lines said, for a tree
-    submission_rounds: tuple[str, ...] = ()          # of these rounds: the layout of published trees it checks
+    submission: Callable[[object, str], list[str]] | None = None   # suite submission (args, ruleset) -> lines said
+    submission_layout: str | None = None             # the submission layout it makes (ruleset.yaml submission.layout)

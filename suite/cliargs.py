@@ -73,7 +73,7 @@ def engine_arg(p, also=()) -> None:
 
 def workload_args(p, names) -> None:
     p.add_argument("--workload", required=True, choices=names)
-    p.add_argument("--accelerator-type", default="h100", help="h100, a100 (v1.0/v2.0) or v100 (v0.5)")
+    p.add_argument("--accelerator-type", default="h100", help="one of the workload's accelerators (workloads/<name>.yaml; each lists the rounds it has)")
 
 
 def sizing_args(p, required: bool, accelerators_help: str, memory_help: str | None = None) -> None:
@@ -84,7 +84,8 @@ def sizing_args(p, required: bool, accelerators_help: str, memory_help: str | No
     p.add_argument("--host-memory", type=size, required=required and memory_help is None,
                    help=memory_help or 'per host, with a unit: "128GiB" or "137.4GB"')
     p.add_argument("--ruleset", type=rulesets.argtype(), default=None, metavar="RULESET",
-                   help="default v1.0 (v0.5 for v100-only workloads)")
+                   help="a round of rules/*/ruleset.yaml; default: the default round where the workload has it, else "
+                        "the base round, else the workload's newest")
 
 
 def accelerator_list(text: str) -> list[int]:

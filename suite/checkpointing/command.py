@@ -24,7 +24,8 @@ def add_run_arguments(p) -> None:
                         "fraction (llama3-8b only)")
     g.add_argument("--checkpoints-write", type=count, default=None, metavar="N",
                    help="checkpoints to write per run (the reference's 10); the write phase passes "
-                        "--checkpoints-read 0 (--ruleset v3.0 without either: write then read in one invocation)")
+                        "--checkpoints-read 0 (without either, under a round whose checkpoint_invocation is write_read: "
+                        "write then read in one invocation)")
     g.add_argument("--checkpoints-read", type=count, default=None, metavar="N",
                    help="checkpoints to read back per run (10), after a cache drop; the read phase passes "
                         "--checkpoints-write 0 and its own --results-dir")
@@ -46,8 +47,9 @@ def refuse_for_checkpointing(args) -> None:
 
 
 def run(args) -> int:
-    """One invocation: v3.0 and later through suite.checkpointing.writeread (write and read in one
-    invocation, leaves), earlier rounds one phase through suite.checkpointing.run."""
+    """One invocation: a round with `checkpoint_invocation: write_read` (v3.0) through
+    suite.checkpointing.writeread (write and read in one invocation, leaves), others one phase
+    through suite.checkpointing.run."""
     from suite.checkpointing import run as checkpoint_run
     from suite.checkpointing import writeread as v3
 

@@ -150,7 +150,7 @@ def build_page(summary: dict, check):
     comp.blocks.append(Table(["rule", "effect", "message"], [[f.rule_id, f.effect, f.message]
                                                              for f in check.all_findings()] or [["-", "-", "no findings"]]))
     sections.append(comp)
-    page = Page(title="Checkpointing (MLPerf Storage v2.0)", subtitle=str(check.root), sections=sections)
+    page = Page(title="Checkpointing (MLPerf Storage)", subtitle=str(check.root), sections=sections)
     page.tables["checkpoint_runs"] = (list(run_rows[0]) if run_rows else ["phase"], run_rows)
     page.tables["checkpoint_ranks"] = (list(rank_rows[0]) if rank_rows else ["phase"], rank_rows)
     return page

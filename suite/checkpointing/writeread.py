@@ -1,4 +1,5 @@
-"""`suite run --workload llama3-* --ruleset v3.0`: MLPerf Storage v3.0 checkpointing.
+"""`suite run --workload llama3-*` under a round with `checkpoint_invocation: write_read` (v3.0):
+MLPerf Storage v3.0 checkpointing.
 
 Without --checkpoints-write/--checkpoints-read: the write (10 checkpoints) and then the read (10) in
 ONE invocation (Rules.md 4.7.1's combined invocation); with one of them 0, that phase only (the
@@ -33,15 +34,15 @@ from suite.checkpointing import timeseries
 from suite.checkpointing import run as ckrun
 from suite.harness.storagerun import say
 
-FIRST = "v3.0"
 CLOSED_COUNTS = (10, 0)          # Table 3: --num-checkpoints-write/read, closed: only 10 or 0
 SUBSET_PROCESSES = 8             # 4.3.5: a subset run is the 8B model with exactly 8 processes
 INTERVAL_S, MINIATURE_INTERVAL_S = 10.0, 2.0     # the timeseries' sampling (published: 10 s)
 
 
 def applies(ruleset: str | None) -> bool:
-    """Whether `ruleset` (resolved) is v3.0 or later."""
-    return bool(ruleset) and rulesets.round_key(ruleset) >= rulesets.round_key(FIRST)
+    """Whether `ruleset` (resolved) writes and reads in one invocation (ruleset.yaml
+    `checkpoint_invocation: write_read`, v3.0 and the rounds extending it)."""
+    return bool(ruleset) and rulesets.get(ruleset).checkpoint_invocation == "write_read"
 
 
 def refuse(opts, doc: dict, write: int, read: int) -> None:

@@ -1,5 +1,6 @@
 """`suite check` / `suite metrics` of a kv_cache leaf, ours or published: the facts of
-rules/v3.0/kv_cache.yaml from the leaf (the trial commands its metadata records, its rank files,
+kv_cache.yaml of the round it is held to (rules/<round>/, the round --ruleset or the leaf names, else
+the default round covering kv_cache: suite.rules.rulesets.for_kind) from the leaf (the trial commands its metadata records, its rank files,
 summary.json, fs_separation.json), the findings, the verdict, and the per-option figures
 (suite.kv_cache.figures) with what re-derived. One path for both kinds of leaf."""
 
@@ -14,11 +15,11 @@ from suite.kv_cache import leaf as kvleaf
 
 from suite.kv_cache import model
 from suite.rules import engine as rules
+from suite.rules import rulesets
 from suite.rules.evaluate import evaluate
 from suite.rules.findings import verdict as grade
 from suite.rules.ops import Item
 
-RULESET = "v3.0"
 RULE_FILES = ("kv_cache.yaml",)
 MAX_LISTED = 10000         # summary.json's missing_files read per option (a hostile list is cut there)
 TABLE = {"--model": "model", "--num-users": "users", "--gpu-mem-gb": "gpu_mem_gb", "--cpu-mem-gb": "cpu_mem_gb",
@@ -177,20 +178,34 @@ def facts(lf: kvleaf.Leaf) -> tuple[dict, dict, list]:
     return out, derived, statements
 
 
-def assess(path: Path) -> dict:
+def round_of(lf: kvleaf.Leaf, ruleset: str | None = None) -> str:
+    """The round the leaf is held to: --ruleset, else the one its metadata names (ours: suite.ruleset),
+    else the default round covering kv_cache; a round that does not cover kv_cache is refused."""
+    from suite.errors import ResultError
+
+    if ruleset not in (None, "auto"):
+        return rulesets.for_kind("kv_cache", ruleset).name
+    suite = (lf.metadata or {}).get("suite")
+    named = suite.get("ruleset") if isinstance(suite, dict) else None
+    where = f"{lf.metadata_path or lf.path}: suite.ruleset"
+    return rulesets.for_kind("kv_cache", named if isinstance(named, str) else None, where, ResultError).name
+
+
+def assess(path: Path, ruleset: str | None = None) -> dict:
     lf = kvleaf.load(path)
     f, derived, statements = facts(lf)
     scope = rules.Scope("run", str(path), f)
-    found = evaluate(rules.load_layers(RULESET, RULE_FILES), "run", scope, Path(path))
+    name = round_of(lf, ruleset)
+    found = evaluate(rules.load_layers(name, RULE_FILES), "run", scope, Path(path))
     rank_statements = [dict(s, rank=f"option_{o}/trial_{t}/rank_{r}") for (o, t, r), (p, d) in sorted(lf.ranks.items())
                        for s in figures.rederive_rank(d, p)]
     return {"leaf": lf, "facts": f, "derived": derived, "statements": statements, "rank_statements": rank_statements,
-            "findings": found, "verdict": grade(found, f["kvcache.division"])}
+            "findings": found, "verdict": grade(found, f["kvcache.division"]), "ruleset": name}
 
 
-def metrics(path: Path) -> dict:
+def metrics(path: Path, ruleset: str | None = None) -> dict:
     """suite metrics' document: the per-option figures (derived, and summary.json's), the verdict."""
-    a = assess(path)
+    a = assess(path, ruleset)
     lf = a["leaf"]
     claimed = (lf.summary or {}).get("options") or {}
     suite = (lf.metadata or {}).get("suite") or {}
@@ -201,7 +216,8 @@ def metrics(path: Path) -> dict:
         lat = d.get("storage_latencies")
         if isinstance(lat, list):
             latencies.setdefault(str(o), []).extend(x for x in lat[:200000] if isinstance(x, (int, float)))
-    return {"schema_version": 1, "kind": "kv_cache", "path": str(path), "division": a["facts"]["kvcache.division"],
+    return {"schema_version": 1, "kind": "kv_cache", "path": str(path), "ruleset": a["ruleset"],
+            "division": a["facts"]["kvcache.division"],
             "miniature": a["facts"]["kvcache.miniature"], "reduced": [str(x)[:200] for x in suite.get("reduced") or [] if isinstance(x, str)] if isinstance(suite, dict)
             and isinstance(suite.get("reduced"), list) else [],
             "verdict": a["verdict"], "findings": [x.to_dict() for x in a["findings"]],

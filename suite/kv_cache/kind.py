@@ -1,5 +1,5 @@
 """The kv_cache kind: MLPerf Storage v3.0's KV-cache offload benchmark (`benchmark: kv_cache`,
-workloads/kv-cache.yaml), run by suite.kv_cache.run, checked by rules/v3.0/kv_cache.yaml
+workloads/kv-cache.yaml), run by suite.kv_cache.run, checked by kv_cache.yaml of its round (rules/<round>/)
 (suite.kv_cache.check), measured by suite.kv_cache.figures (ours and published leaves alike), shown by
 suite.kv_cache.page. Its results: a leaf `kv_cache/<model>/run/<ts>/` (option_<O>/ inside)."""
 
@@ -63,26 +63,26 @@ def recognises(path: Path) -> bool:
 
 
 def check(path: Path, args) -> Checked:
-    return _checked(leaf_dir(path), getattr(args, "format", "text"))
+    return _checked(leaf_dir(path), getattr(args, "format", "text"), getattr(args, "ruleset", None))
 
 
-def _checked(path: Path, form: str) -> Checked:
+def _checked(path: Path, form: str, ruleset: str | None = None) -> Checked:
     """suite check's text or JSON of a kv_cache leaf (suite.kv_cache.check assesses it)."""
     from suite import files
     from suite.report.escape import terminal
 
     from suite.kv_cache.check import assess
 
-    a = assess(path)
+    a = assess(path, ruleset)         # a round not covering kv_cache: refused (exit 2)
     v = a["verdict"]
     compliant = v == "closed"
     if form == "json":
-        out = files.dump_json({"kind": "kv_cache", "path": str(path), "verdict": v, "compliant": compliant,
+        out = files.dump_json({"kind": "kv_cache", "path": str(path), "ruleset": a["ruleset"], "verdict": v, "compliant": compliant,
                                "findings": [f.to_dict() for f in a["findings"]], "options": a["derived"],
                                "rederived": a["statements"]}, indent=2)
     else:
         lines = [f"suite check {path}", "", f"kv_cache leaf: {len(a['leaf'].ranks)} rank files, "
-                 f"{len(a['leaf'].rank_dirs)} trials, division {a['facts']['kvcache.division']}"]
+                 f"{len(a['leaf'].rank_dirs)} trials, division {a['facts']['kvcache.division']}, ruleset {a['ruleset']}"]
         lines += [f"  {f.effect:<7} {f.severity:<7} {f.message}" for f in a["findings"]]
         lines += ["", f"verdict: {v.upper()} ({'compliant' if compliant else 'not compliant'}); {len(a['findings'])} findings"]
         out = "\n".join(terminal(x) for x in lines) + "\n"

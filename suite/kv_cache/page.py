@@ -63,7 +63,7 @@ def text(doc: dict) -> str:
 
 
 def build(doc: dict):
-    head = Section("headline", "KV-cache offload (MLPerf Storage v3.0 kv_cache)")
+    head = Section("headline", f"KV-cache offload (MLPerf Storage {doc['ruleset']} kv_cache)")
     head.blocks.append(Text(("MINIATURE — not valid for submission. " if doc["miniature"] else "")
                             + f"{doc['path']}; division {doc['division']}"
                             + (f"; reduced: {'; '.join(doc['reduced'])}" if doc["reduced"] else "")))

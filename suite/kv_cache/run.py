@@ -27,6 +27,7 @@ from suite.harness import enforced, leafstamp, mpi
 from suite.harness.enforced import Series
 from suite.kv_cache import model
 from suite.storage import separation
+from suite.rules import rulesets
 
 METADATA_SCHEMA = None
 
@@ -238,7 +239,7 @@ class KvCache:
             "args": {"division": o.division, "option": o.option, "trials": trials, "num_processes": o.ranks,
                      "seed": self.trials[0][2].seed_base, "inter_option_delay": delay(o, self.doc, self.miniature),
                      "cache_dir": str(self.cache), "results_dir": str(self.leaf), "hosts": hosts},
-            "suite": {"schema_version": 1, "division": o.division, "miniature": self.miniature, "reduced": self.reduced,
+            "suite": {"schema_version": 1, "ruleset": rulesets.for_kind("kv_cache").name, "division": o.division, "miniature": self.miniature, "reduced": self.reduced,
                       "workload": "kv-cache", "fs_separation": self.separation, "shared_fs": self.shared_fs,
                       "trials": done, "planned_trials": len(self.trials)},
         }

@@ -1,5 +1,6 @@
 """`suite check` on a published MLPerf Storage v3.0 tree: facts per scope from the tree model
-(suite.published.tree), the rules of rules/v3.0/tree/*.yaml evaluated by the one engine, findings
+(suite.published.tree), the rules of rules/<round>/<tree_rules>/*.yaml (the round's ruleset.yaml names
+the folder: `tree_rules: tree`) evaluated by the one engine, findings
 graded error / warning / info with ids `<Rules.md section>-<staff name>` (2.1.17-trainingRunCount,
 4.7.1-checkpointCacheFlushValidation, CHECK-01-poolPointerResolution, ...).
 
@@ -24,19 +25,19 @@ from suite.published import system as v3system
 
 from suite.published import tree as v3tree
 from suite.errors import ResultError
-from suite.rules import engine, findings
+from suite.rules import engine, findings, rulesets
 from suite.rules.engine import Scope
 from suite.rules.evaluate import evaluate
 from suite.rules.ops import Item
 
-RULESET = "v3.0"
-RULE_FILES = ("tree/tree.yaml", "tree/training.yaml", "tree/checkpointing.yaml", "tree/system.yaml")
+RULE_FILES = ("tree.yaml", "training.yaml", "checkpointing.yaml", "system.yaml")   # in the round's tree_rules folder
 
 
 @dataclass
 class Result:
     root: Path
     scope: Path
+    ruleset: str = ""                                 # the round the tree is held to
     findings: list = field(default_factory=list)
     rows: list = field(default_factory=list)          # one per benchmark: its published columns
     delegated: list = field(default_factory=list)     # {path, kind, verdict, compliant, summary}
@@ -62,14 +63,36 @@ class Result:
         return out
 
 
-def ruleset():
-    return engine.load_layers(RULESET, RULE_FILES)
+def tree_rounds() -> tuple[str, ...]:
+    """The rounds with a published-tree check (`tree_rules:` in their ruleset.yaml), in order."""
+    return tuple(n for n, r in rulesets.discover().items() if r.tree_rules)
 
 
-def check(path: Path, delegate=None) -> Result:
+def round_of(named: str | None = None) -> str:
+    """--ruleset when it names a round with tree rules; else the default round when it has them,
+    else the newest that does. A tree names no round: its layout is the round's."""
+    have = tree_rounds()
+    if named not in (None, "auto"):
+        if named not in have:
+            raise ResultError(f"--ruleset: expected {' or '.join(have) or 'a round with tree_rules'} (the rounds "
+                              f"with published-tree rules: tree_rules in rules/*/{rulesets.FILE}), got {named}")
+        return named
+    if not have:
+        raise ResultError(f"rules/*/{rulesets.FILE}: tree_rules: expected a round with published-tree rules, got none")
+    default = rulesets.default().name
+    return default if default in have else have[-1]
+
+
+def ruleset(name: str | None = None):
+    name = round_of(name)
+    folder = rulesets.get(name).tree_rules
+    return engine.load_layers(name, tuple(f"{folder}/{f}" for f in RULE_FILES))
+
+
+def check(path: Path, delegate=None, ruleset_name: str | None = None) -> Result:
     tree = v3tree.load(path)
-    rs = ruleset()
-    res = Result(tree.root, tree.scope)
+    rs = ruleset(ruleset_name)
+    res = Result(tree.root, tree.scope, rs.ruleset)
     rel = tree.root
 
     def run(kind: str, scope: Scope) -> None:

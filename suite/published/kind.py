@@ -1,6 +1,6 @@
 """Published MLPerf Storage v3.0 trees (mlcommons/storage_results_v3.0's layout: `closed|open/<Org>/
 results/<system>/<benchmark>/...`, `<Org>/systems/`, the code pool `<Org>/code-<hash8>/`): checked by
-suite.published.check (rules/v3.0/tree/), figures by suite.published.figures, shown by
+suite.published.check (rules/<round>/<tree_rules>/), figures by suite.published.figures, shown by
 suite.published.page. A results kind: it runs nothing. PATH may be the tree, an organisation, a
 system, a benchmark or one leaf; kv_cache and vector_database folders go to the kinds that recognise
 them (`whole_tree`: suite.kinds.tree hands their check over).
@@ -17,7 +17,7 @@ NAME = "mlperf-v3-tree"
 
 
 def run(args) -> int:
-    raise SuiteError(f"benchmark: {NAME} checks published v3.0 trees; it runs nothing")
+    raise SuiteError(f"benchmark: {NAME} checks published trees; it runs nothing")
 
 
 def recognises(path: Path) -> bool:
@@ -32,7 +32,8 @@ def recognises(path: Path) -> bool:
 def _result(path: Path, args=None):
     from suite.published import check as v3check
 
-    return v3check.check(Path(path), delegate=getattr(args, "for_result", None))
+    return v3check.check(Path(path), delegate=getattr(args, "for_result", None),
+                         ruleset_name=getattr(args, "ruleset", None))
 
 
 def check(path: Path, args) -> Checked:
@@ -44,8 +45,11 @@ def check(path: Path, args) -> Checked:
 
 
 def defers_check(path: Path, args) -> bool:
-    """Another round asked for (--ruleset v1.0, v2.0): the catch-all kind's checker holds the tree to it."""
-    return getattr(args, "ruleset", None) not in (None, "auto", "v3.0")
+    """Another round asked for (one whose rules hold no published-tree folder: --ruleset v1.0, v2.0): the
+    catch-all kind's checker holds the tree to it."""
+    from suite.published import check as v3check
+
+    return getattr(args, "ruleset", None) not in (None, "auto", *v3check.tree_rounds())
 
 
 def metrics(path: Path, form: str) -> int:
@@ -62,14 +66,14 @@ def report_page(path: Path, args):
     return v3tree_text.page(_result(path, args))
 
 
-def submission(args) -> list[str]:
+def submission(args, ruleset: str) -> list[str]:
     """`suite submission ACTION` on a tree in the published v3.0 layout (timestamped leaves, the code
     pool): init and add by suite.published.submission, describe and package by suite.published.package."""
     from suite.published import package as v3package
     from suite.published import submission as v3
 
     if args.action == "init":
-        return v3.init(args.dir, args.org, args.division, args.system, args.data_dir)
+        return v3.init(args.dir, args.org, args.division, args.system, args.data_dir, ruleset)
     if args.action == "add":
         return v3.add(args.dir, args.results, args.system, args.replace)
     if args.action == "describe":
@@ -79,4 +83,4 @@ def submission(args) -> list[str]:
 
 KIND = Kind(name=NAME, run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
             whole_tree=True, defers_check=defers_check,
-            submission=submission, submission_rounds=("v3.0",))
+            submission=submission, submission_layout="pooled")

@@ -1,4 +1,5 @@
-"""`suite submission describe` and `package` for a v3.0 tree (suite.published.submission makes it).
+"""`suite submission describe` and `package` for a tree in the pooled layout, the published v3.0
+one (suite.published.submission makes it).
 
 describe: systems/<system>.{md,html,pdf} from the YAML (the PDF printed by headless chromium; without
 it the PDF is left out and the command says so, and `suite check` reports the missing PDF).
@@ -53,7 +54,7 @@ def describe(root: Path, system: str, replace: bool) -> list[str]:
         ("Storage nodes", [("table", ["field", "value"], _rows(sut.get("product_nodes")))] if sut.get("product_nodes")
          else [("p", "none itemized (cloud, or storage inside the clients)")]),
     ]
-    title = f"{tree.org} {system}: system description (MLPerf Storage v3.0)"
+    title = f"{tree.org} {system}: system description (MLPerf Storage {tree.ruleset})"
     written = []
     targets = {ext: path.with_suffix(f".{ext}") for ext in ("md", "html", "pdf")}
     existing = [p for p in targets.values() if p.exists() or p.is_symlink()]
@@ -85,7 +86,7 @@ def _check(tree, out) -> str:
     from suite.published import check as v3check
     from suite.published import page as v3tree_text
 
-    res = v3check.check(tree.root)
+    res = v3check.check(tree.root, ruleset_name=tree.ruleset)
     if not res.rows:
         raise SuiteError(expected_got(tree.org_dir / "results", "benchmarks", "at least one (suite submission add)",
                                       "none"))

@@ -42,7 +42,7 @@ def summary_line(res) -> str:
         kinds[d["kind"]] = kinds.get(d["kind"], 0) + 1
     what = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none"
     return (f"verdict: {fnd.label(res.verdict, res.fix_required)} "
-            f"({'compliant' if res.compliant else 'not compliant'}); ruleset v3.0; results: {what}; "
+            f"({'compliant' if res.compliant else 'not compliant'}); ruleset {res.ruleset}; results: {what}; "
             f"errors {c['error']}, warnings {c['warning']}, info {c['info']}")
 
 
@@ -56,7 +56,7 @@ def _cell(row: dict, key: str) -> str:
 
 
 def check_text(res) -> str:
-    lines = [f"suite check {res.root}: a published MLPerf Storage v3.0 tree (ruleset v3.0, from its layout)"]
+    lines = [f"suite check {res.root}: a published MLPerf Storage {res.ruleset} tree (ruleset {res.ruleset}, from its layout)"]
     if res.scope != res.root:
         lines.append(f"scope: {_rel(res, res.scope)}")
     lines.append("")
@@ -80,7 +80,7 @@ def check_text(res) -> str:
 
 
 def as_json(res) -> dict:
-    return {"schema_version": 1, "kind": "mlperf-v3-tree", "ruleset": "v3.0", "root": str(res.root),
+    return {"schema_version": 1, "kind": "mlperf-v3-tree", "ruleset": res.ruleset, "root": str(res.root),
             "scope": _rel(res, res.scope), "verdict": res.verdict, "compliant": res.compliant,
             "fix_required": res.fix_required, "counts": res.counts(),
             "benchmarks": [{**r, "path": _rel(res, r["path"])} for r in res.rows],
@@ -93,7 +93,7 @@ def check_json(res) -> str:
 
 
 def metrics_text(res) -> str:
-    lines = [f"MLPerf Storage v3.0 figures, {res.root} (scope {_rel(res, res.scope)}): {summary_line(res)}", ""]
+    lines = [f"MLPerf Storage {res.ruleset} figures, {res.root} (scope {_rel(res, res.scope)}): {summary_line(res)}", ""]
     for row in res.rows:
         lines.append(f"{row['division']}/{row['org']}/{row['system']} {row['benchmark']} {row['model']} "
                      f"[{row['verdict'].upper()}]")
@@ -147,4 +147,4 @@ def page(res) -> Page:
                     if res.findings else [Text("none")])
     export = {"benchmarks": ([k for k, _ in COLUMNS] + ["path"],
                              [{**{k: r.get(k) for k, _ in COLUMNS}, "path": _rel(res, r["path"])} for r in res.rows])}
-    return Page("MLPerf Storage v3.0 results", f"{res.root}", [top, table, *kinds, found], export)
+    return Page(f"MLPerf Storage {res.ruleset} results", f"{res.root}", [top, table, *kinds, found], export)

@@ -1,4 +1,5 @@
-"""`suite submission init/add/describe/package --ruleset v3.0`: a tree in the published v3.0 layout.
+"""`suite submission init/add/describe/package` for a round whose submission layout is `pooled`
+(ruleset.yaml; v3.0): a tree in the published v3.0 layout.
 
     DIR/<division>/<Org>/results/<system>/{training/<model>/{datasize,datagen,run}/<ts>/,
                                            checkpointing/<model>/<ts>/}
@@ -34,9 +35,8 @@ from suite.harness import leafstamp
 from suite.published import pool as v3pool
 from suite.errors import SuiteError, expected_got
 from suite.submission import create, host
-from suite.submission.layout import MARKER, check_name, marker_doc, open_tree
+from suite.submission.layout import MARKER, check_name, layout_of, marker_doc, open_tree
 
-RULESET = "v3.0"
 POOL_FILE = ".mlps-image-pool"
 
 
@@ -85,13 +85,14 @@ def todos(doc) -> list[str]:
     return out
 
 
-def init(root: Path, org: str, division: str, system: str, data_dir: Path | None) -> list[str]:
-    tree, target = create.tree_for_init(root, org, division, system, RULESET)
+def init(root: Path, org: str, division: str, system: str, data_dir: Path | None, ruleset: str) -> list[str]:
+    tree, target = create.tree_for_init(root, org, division, system, ruleset)
     root = Path(root)
     doc = system_doc(host.read(data_dir or root), system)
-    problems = files.schema_errors(doc, "system-v3.0")
+    schema = layout_of(ruleset).system_schema
+    problems = files.schema_errors(doc, schema)
     if problems:                                   # our own output breaking the schema is a bug
-        raise ValueError(f"{target}: system description breaks system-v3.0: {problems[0]}")
+        raise ValueError(f"{target}: system description breaks {schema}: {problems[0]}")
     for name in ("results", "systems"):
         (tree.org_dir / name).mkdir(parents=True, exist_ok=True)
     pool = root / org
@@ -100,8 +101,8 @@ def init(root: Path, org: str, division: str, system: str, data_dir: Path | None
         files.write_atomic(pool / POOL_FILE, f"suite_version={__version__}\ncreated_at={_now()}\n")
     files.write_atomic(target, yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
     if not (root / MARKER).is_file():
-        files.write_json(root / MARKER, marker_doc(RULESET, division, org, __version__), schema="submission")
-    return [f"suite submission init: {tree.org_dir} ({RULESET}, {division}); code pool {pool}",
+        files.write_json(root / MARKER, marker_doc(ruleset, division, org, __version__), schema="submission")
+    return [f"suite submission init: {tree.org_dir} ({ruleset}, {division}); code pool {pool}",
             f"  system description: {target} ({len(doc['todo'])} TODO field(s) to fill in)",
             *(f"    TODO {t}" for t in doc["todo"])]
 
@@ -154,19 +155,19 @@ def _is_v3_layout(d: Path) -> str | None:
     return None
 
 
-def _from_suite_run(src: Path, dest_system: Path) -> list[Path]:
-    """A `suite run` results dir of the v3.0 round, as training/<model>/run/<ts>/ leaves."""
+def _from_suite_run(src: Path, dest_system: Path, ruleset: str) -> list[Path]:
+    """A `suite run` results dir of the tree's round, as training/<model>/run/<ts>/ leaves."""
     runs = sorted((p for p in src.glob("run-*") if (p / "results.json").is_file()),
                   key=lambda p: int(p.name.split("-")[1]) if p.name.split("-")[1].isdigit() else 0)
     if not (src / "run_set.json").is_file() or not runs:
-        raise SuiteError(expected_got(src, "RESULTS", "a v3.0-layout results dir (training/, checkpointing/, "
+        raise SuiteError(expected_got(src, "RESULTS", "a results dir in the published layout (training/, checkpointing/, "
                                       "<model>/run/<ts>/) or a `suite run` results dir (run_set.json, run-<k>/)",
                                       "neither"))
     out = []
     for run in runs:
         res = files.load_json(run / "results.json", root=src)
-        if res.get("ruleset") != RULESET:
-            raise SuiteError(expected_got(run / "results.json", "ruleset", RULESET, repr(res.get("ruleset"))))
+        if res.get("ruleset") != ruleset:
+            raise SuiteError(expected_got(run / "results.json", "ruleset", ruleset, repr(res.get("ruleset"))))
         s = v3load.summary(run / "summary.json", src)
         ts = leafstamp.of(s.start)            # DLIO's naive local start: the rules' clock
         model = check_name("workload", str(res.get("workload")))
@@ -185,8 +186,9 @@ def _from_suite_run(src: Path, dest_system: Path) -> list[Path]:
 
 def add(root: Path, results: list[Path], system: str, replace: bool) -> list[str]:
     tree = open_tree(root)
-    if tree.ruleset != RULESET:
-        raise SuiteError(expected_got(root / MARKER, "ruleset", RULESET, tree.ruleset))
+    if not tree.layout.pooled:
+        raise SuiteError(expected_got(root / MARKER, "ruleset", "a round whose submission layout is pooled",
+                                      tree.ruleset))
     if not tree.system_file(system).is_file():
         raise SuiteError(expected_got(tree.system_file(system), "file", "a system description (suite submission init "
                                       "--system " + system + ")", "none"))
@@ -197,7 +199,7 @@ def add(root: Path, results: list[Path], system: str, replace: bool) -> list[str
         output.outside(dest, "DIR", [src])
         where = _is_v3_layout(src) if src.is_dir() else None
         if where is None:
-            new += _from_suite_run(src, dest)
+            new += _from_suite_run(src, dest, tree.ruleset)
             continue
         target = dest / where if where else dest
         for item in ([src] if where else sorted(p for p in src.iterdir() if p.is_dir())):

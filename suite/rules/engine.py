@@ -24,7 +24,9 @@ Every fact a rule names (field, when.field, {fact: ...}, explain) must be declar
 (suite/rules/vocabulary.py) for the rule's scopes; an unknown one is a RuleError at load time.
 
 Layers for a benchmark: <ruleset>/common.yaml -> <ruleset>/closed.yaml and open.yaml (open.yaml
-only, for results in the open division) -> <ruleset>/<workload>.yaml. No eval, no exec: an
+only, for results in the open division) -> <ruleset>/<workload>.yaml. A file the round's folder
+lacks is the round's it extends (rule_file; a workload layer only for a workload the round lists),
+and `<round>/<file>` names are found where the round is (rulesets.roots(): $SUITE_RULES_PATH first). No eval, no exec: an
 operator is a name in OPS. Unknown op, unknown key, duplicate id, undefined param or cycle in
 `extends` -> RuleError naming the file and the rule id, at load time.
 """
@@ -172,6 +174,25 @@ def rules_dir() -> Path:
     return rulesets.root()
 
 
+def rule_path(rel: str) -> Path:
+    """The file `<round>/<file>` names: in the folder of that round wherever it was found
+    (rulesets.roots()), else under the package's rules/."""
+    name, _, rest = rel.partition("/")
+    found = rulesets.discover()
+    return found[name].folder / rest if name in found and rest else rules_dir() / rel
+
+
+def rule_file(ruleset: str, name: str, inherit: bool = True) -> str | None:
+    """`<round>/<name>` of the first round of `ruleset`'s extends chain whose folder has the file
+    (only `ruleset`'s own folder when not `inherit`), or None."""
+    found = rulesets.discover()
+    chain = found[ruleset].chain if ruleset in found else (ruleset,)
+    for r in chain if inherit else chain[:1]:
+        if rule_path(f"{r}/{name}").is_file():
+            return f"{r}/{name}"
+    return None
+
+
 LAYERS = ("common", "closed", "open")
 NOT_RULES = (rulesets.FILE,)      # a folder's ruleset.yaml holds its constants, not rules
 
@@ -179,9 +200,11 @@ NOT_RULES = (rulesets.FILE,)      # a folder's ruleset.yaml holds its constants,
 def workload_layers(ruleset: str) -> list[str]:
     """The workload names with a layer of their own in `ruleset` (<workload>.yaml): every rule file
     there but common/closed/open, ruleset.yaml and another kind's file (`layer: kind`)."""
-    d = rules_dir() / ruleset
-    return sorted(p.stem for p in d.glob("*.yaml") if p.stem not in LAYERS and p.name not in NOT_RULES
-                  and not _kind_file(p))
+    found = rulesets.discover()
+    d = found[ruleset].folder if ruleset in found else rules_dir() / ruleset
+    own = {p.stem for p in d.glob("*.yaml") if p.stem not in LAYERS and p.name not in NOT_RULES and not _kind_file(p)}
+    listed = found[ruleset].workloads if ruleset in found else ()
+    return sorted(own | {w for w in listed if rule_file(ruleset, f"{w}.yaml")})
 
 
 def _kind_file(path: Path) -> bool:
@@ -191,9 +214,8 @@ def _kind_file(path: Path) -> bool:
 
 def seeded_params(ruleset: str) -> dict:
     """The params the ruleset's ruleset.yaml gives its rule files (none for a folder without one)."""
-    if not (rules_dir() / ruleset / rulesets.FILE).is_file():
-        return {}
-    return rulesets.get(ruleset, rules_dir()).params()
+    found = rulesets.discover()
+    return found[ruleset].params() if ruleset in found else {}
 
 
 def _check_value(value, where: str, op: str, params: dict | None = None):
@@ -223,12 +245,12 @@ def _check_value(value, where: str, op: str, params: dict | None = None):
 def _load_file(rel: str, chain: tuple[str, ...], seen: dict[str, dict]) -> list[tuple[str, dict]]:
     """[(file, doc)] for `rel` and everything it extends, extends first, each file once."""
     if rel in chain:
-        raise RuleError(f"{rules_dir() / rel}: extends: expected no cycle, got {' -> '.join(chain + (rel,))}")
+        raise RuleError(f"{rule_path(rel)}: extends: expected no cycle, got {' -> '.join(chain + (rel,))}")
     if rel in seen:
         return []
-    path = rules_dir() / rel
+    path = rule_path(rel)
     if not path.is_file():
-        where = f"{rules_dir() / chain[-1]}: extends" if chain else str(path)
+        where = f"{rule_path(chain[-1])}: extends" if chain else str(path)
         raise RuleError(f"{where}: expected an existing rule file, got {rel!r}")
     doc = _read(str(path), path.stat().st_mtime_ns)
     if not isinstance(doc, dict):
@@ -265,14 +287,16 @@ def _validated(path: str, mtime_ns: int) -> bool:
 
 
 def layer_files(ruleset: str, division: str | None, workload: str | None) -> list[str]:
-    base = rules_dir() / ruleset
-    if not base.is_dir():
-        have = sorted(p.name for p in rules_dir().iterdir() if p.is_dir())
+    found = rulesets.discover()
+    if ruleset not in found and not (rules_dir() / ruleset).is_dir():
+        have = sorted({*found, *(p.name for p in rules_dir().iterdir() if p.is_dir())})
         raise RuleError(f"ruleset: expected one of {', '.join(have)}, got {ruleset!r}")
     names = ["common.yaml"] + (["open.yaml"] if division == "open" else ["closed.yaml", "open.yaml"])
+    rels = [rule_file(ruleset, n) for n in names]
     if workload and f"{workload}.yaml" not in NOT_RULES:
-        names.append(f"{workload}.yaml")
-    return [f"{ruleset}/{n}" for n in names if (base / n).is_file()]
+        listed = ruleset in found and workload in found[ruleset].workloads
+        rels.append(rule_file(ruleset, f"{workload}.yaml", inherit=listed))
+    return [r for r in rels if r]
 
 
 @lru_cache(maxsize=64)
@@ -284,8 +308,9 @@ def load(ruleset: str, division: str | None = None, workload: str | None = None)
 @lru_cache(maxsize=16)
 def load_layers(ruleset: str, names: tuple[str, ...], division: str | None = None) -> RuleSet:
     """A rule set of the named files of `ruleset` (and what they extend) only: for results that are
-    not training benchmarks (checkpointing: v2.0/checkpointing*.yaml)."""
-    return _assemble(ruleset, division, None, tuple(f"{ruleset}/{n}" for n in names))
+    not training benchmarks (checkpointing: v2.0/checkpointing*.yaml). A file the round's folder
+    lacks is the round's it extends."""
+    return _assemble(ruleset, division, None, tuple(rule_file(ruleset, n) or f"{ruleset}/{n}" for n in names))
 
 
 def _assemble(ruleset: str, division: str | None, workload: str | None, rels: tuple[str, ...]) -> RuleSet:
@@ -299,7 +324,7 @@ def _assemble(ruleset: str, division: str | None, workload: str | None, rels: tu
     for rel, doc in loaded:
         params.update(doc.get("params") or {})
     for rel, doc in loaded:
-        path = rules_dir() / rel
+        path = rule_path(rel)
         for r in doc.get("rules") or []:
             rules.append(_rule(r, path, params, where_id))
     return RuleSet(ruleset, division, workload, rules, params, [rel for rel, _ in loaded])

@@ -10,8 +10,10 @@ a new round is a new folder whose ruleset.yaml `extends:` the previous one and o
     runs: {count: 5, warmup: 1}   # v3.0: warmup_in_series: true (suite run makes the warm-up first)
     fs_separation: true           # v3.0: data and results on different file systems
     leaves: timestamped           # v3.0: R/training/<model>/{datasize,datagen,run}/<YYYYMMDD_HHMMSS>/
+    checkpoint_invocation: write_read   # v3.0: a checkpointing run writes then reads in one invocation
+    tree_rules: tree              # v3.0: published trees of this round, held to rules/<round>/tree/*.yaml
     datasize: {min_steps: 500, memory_multiple: 5, formula: files}
-    submission: {create: true, division_dirs: {...}, org_dirs: [...], system_format: yaml, ...}
+    submission: {create: true, layout: pooled, division_dirs: {...}, org_dirs: [...], system_format: yaml, ...}
     detection: {warmup_run: true}  # how `suite check` tells this round's results apart
 
 Schema: suite/schemas/ruleset.schema.json. name, extends, description, default and detection are
@@ -24,16 +26,25 @@ MLPerf Storage round missing a constant -> RuleError naming the file, at load ti
     rulesets.base()             -> the round its `extends` chain starts from (v1.0): what a result
                                    without any round's hints is read as
     rulesets.covering("checkpointing") -> the rounds with rules for that benchmark, in order
+    rulesets.for_kind("kv_cache", named) -> the round a kind's result is held to (named, refused when
+                                   it does not cover the kind; else the default or the newest covering)
     rulesets.submission_names() -> the rounds `suite submission init` offers
     rulesets.argtype("auto")    -> an argparse type= for --ruleset (reads rules/ when parsing, not at --help)
 
-Every function takes `root` (default: the package's rules/, suite/data/rules), so tests can
-discover a private tree.
+Where rounds are found: every directory of $SUITE_RULES_PATH (os.pathsep-separated, read when a
+command asks, never at import), then the package's rules/ (suite/data/rules); a round in an earlier
+directory wins. A private round (tests: rules/v9.9/ with `extends: v3.0`) needs no edit of the
+shipped rules. Every function also takes `rules_root` (one directory, searched alone) for tests
+that discover a private tree.
+
+A round's rule files (engine.rule_path): rules/<round>/<file>, else the file of the round it
+extends (and so on up the chain): a round that changes only constants has no rule file of its own.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -43,6 +54,7 @@ from suite import files
 from suite.errors import RuleError, SuiteError
 
 FILE = "ruleset.yaml"
+PATH_ENV = "SUITE_RULES_PATH"      # extra rules directories, searched before the package's
 MLPERF = "mlperf-storage"
 NOT_INHERITED = ("name", "extends", "description", "default", "detection")
 REQUIRED = {MLPERF: ("covers", "workloads", "runs.count", "runs.warmup", "datasize.min_steps",
@@ -79,6 +91,8 @@ class Submission:
     system_format: str           # json | yaml: the system description's format
     system_schema: str           # suite/schemas/<name>.schema.json
     benchmark_dir: str           # results/<system>/<benchmark_dir> (format fields: workload, accelerator)
+    layout: str = "benchmark_dirs"   # benchmark_dirs (suite.submission.create) | pooled (v3.0: timestamped
+                                     # leaves and the code pool, suite.published.submission)
 
 
 @dataclass(frozen=True)
@@ -109,6 +123,16 @@ class Ruleset:
     detection: Detection
     fs_separation: bool = False  # data and results on different file systems (v3.0: fs_separation.json)
     leaves: str = "numbered"     # R/run-<k>/, or timestamped (v3.0): R/training/<model>/run/<YYYYMMDD_HHMMSS>/
+    checkpoint_invocation: str = "one_phase"   # one_phase: a write or a read per invocation; write_read
+                                               # (v3.0): the write then the read in one (suite.checkpointing.writeread)
+    tree_rules: str | None = None  # published trees of this round: their rules in rules/<round>/<tree_rules>/
+    chain: tuple[str, ...] = ()  # this round, then the rounds it extends, nearest first
+    workloads_of: str = ""       # the round workload files list for this one: itself when it declares
+                                 # `workloads:`, else the round it takes them from
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
 
     def params(self) -> dict:
         """The rule params this round's constants give its rule files (the one source of them)."""
@@ -124,14 +148,38 @@ class Ruleset:
 
 
 def root() -> Path:
+    """The package's rules/ (suite/data/rules)."""
     return files.data_dir("rules")
 
 
+def roots() -> tuple[Path, ...]:
+    """The rules directories searched, first wins: $SUITE_RULES_PATH's, then the package's."""
+    extra = tuple(Path(p) for p in os.environ.get(PATH_ENV, "").split(os.pathsep) if p)
+    return (*extra, root())
+
+
 def discover(rules_root: Path | None = None) -> dict[str, Ruleset]:
-    """Every ruleset under `rules_root`, by name, in round order (v0.5 < v1.0 < v2.0 < v10.0)."""
-    base = Path(rules_root) if rules_root is not None else root()
-    stamps = tuple(sorted((p.parent.name, p.stat().st_mtime_ns) for p in base.glob(f"*/{FILE}")))
-    return _discover(str(base), stamps)
+    """Every ruleset under `rules_root` (default: roots()), by name, in round order (v0.5 < v1.0 <
+    v2.0 < v10.0)."""
+    bases = (Path(rules_root),) if rules_root is not None else roots()
+    stamps = tuple(tuple(sorted((p.parent.name, p.stat().st_mtime_ns) for p in b.glob(f"*/{FILE}"))) for b in bases)
+    return _discover(tuple(str(b) for b in bases), stamps)
+
+
+def for_kind(kind: str, named: str | None = None, where: str = "--ruleset", error=SuiteError) -> Ruleset:
+    """The round a `kind` result is held to: `named` (--ruleset, or the round the result names) when
+    that round covers the kind, else a one-line `error` naming the rounds that do; without a name,
+    the default round when it covers the kind, else the newest that does."""
+    have = covering(kind)
+    if named not in (None, "auto"):
+        if named not in have:
+            raise error(f"{where}: expected {' or '.join(have) or 'a round covering ' + kind} (the rounds with "
+                        f"{kind} rules: covers in rules/*/{FILE}), got {named}")
+        return get(named)
+    if not have:
+        raise error(f"{where}: expected a round covering {kind} (covers in rules/*/{FILE}), got none")
+    rs = default()
+    return rs if kind in rs.covers else get(have[-1])
 
 
 def names(benchmark: str = MLPERF, rules_root: Path | None = None) -> tuple[str, ...]:
@@ -205,32 +253,44 @@ def round_key(name: str) -> tuple:
 
 
 @lru_cache(maxsize=16)
-def _discover(base: str, stamps: tuple) -> dict[str, Ruleset]:
-    raw = {}
-    for name, _ in stamps:
-        path = Path(base) / name / FILE
-        doc = files.load_yaml(path, schema="ruleset", error=RuleError)
-        if doc["name"] != name:
-            raise RuleError(f"{path}: name: expected the folder's name {name!r}, got {doc['name']!r}")
-        raw[name] = doc
+def _discover(bases: tuple[str, ...], stamps: tuple) -> dict[str, Ruleset]:
+    raw, where = {}, {}
+    for base, found in zip(bases, stamps):
+        for name, _ in found:
+            if name in raw:
+                continue                      # an earlier directory's round wins
+            path = Path(base) / name / FILE
+            doc = files.load_yaml(path, schema="ruleset", error=RuleError)
+            if doc["name"] != name:
+                raise RuleError(f"{path}: name: expected the folder's name {name!r}, got {doc['name']!r}")
+            raw[name], where[name] = doc, path
     out = {}
     for name in sorted(raw, key=round_key):
-        out[name] = _record(name, _resolved(name, raw, Path(base), ()), Path(base) / name / FILE)
+        chain = _chain(name, raw, where)
+        workloads_of = next((n for n in chain if "workloads" in raw[n]), name)
+        out[name] = _record(name, _resolved(name, raw, where, ()), where[name], chain, workloads_of)
     return out
 
 
-def _resolved(name: str, raw: dict, base: Path, chain: tuple[str, ...]) -> dict:
+def _chain(name: str, raw: dict, where: dict) -> tuple[str, ...]:
+    out = [name]
+    while raw[out[-1]].get("extends") in raw and raw[out[-1]]["extends"] not in out:
+        out.append(raw[out[-1]]["extends"])
+    return tuple(out)
+
+
+def _resolved(name: str, raw: dict, where: dict, chain: tuple[str, ...]) -> dict:
     """`name`'s document with what it extends merged in (the child wins, mappings key by key)."""
     if name in chain:
-        raise RuleError(f"{base / chain[0] / FILE}: extends: expected no cycle, got {' -> '.join(chain + (name,))}")
+        raise RuleError(f"{where[chain[0]]}: extends: expected no cycle, got {' -> '.join(chain + (name,))}")
     doc = raw[name]
     parent = doc.get("extends")
     if parent is None:
         return dict(doc)
     if parent not in raw:
-        raise RuleError(f"{base / name / FILE}: extends: expected one of {', '.join(sorted(raw, key=round_key))}, "
+        raise RuleError(f"{where[name]}: extends: expected one of {', '.join(sorted(raw, key=round_key))}, "
                         f"got {parent!r}")
-    inherited = {k: v for k, v in _resolved(parent, raw, base, chain + (name,)).items() if k not in NOT_INHERITED}
+    inherited = {k: v for k, v in _resolved(parent, raw, where, chain + (name,)).items() if k not in NOT_INHERITED}
     return _merge(inherited, doc)
 
 
@@ -241,7 +301,7 @@ def _merge(a: dict, b: dict) -> dict:
     return out
 
 
-def _record(name: str, doc: dict, path: Path) -> Ruleset:
+def _record(name: str, doc: dict, path: Path, chain: tuple[str, ...] = (), workloads_of: str = "") -> Ruleset:
     for key in REQUIRED.get(doc["benchmark"], ()):
         node = doc
         for part in key.split("."):
@@ -258,9 +318,12 @@ def _record(name: str, doc: dict, path: Path) -> Ruleset:
                   bool(runs.get("gap_shorter_than_run"))) if runs else None,
         datasize=Datasize(size["min_steps"], size["memory_multiple"], size["formula"]) if size else None,
         submission=Submission(bool(sub.get("create", True)), dict(sub["division_dirs"]), tuple(sub["org_dirs"]),
-                              sub["system_format"], sub["system_schema"], sub["benchmark_dir"]) if sub else None,
+                              sub["system_format"], sub["system_schema"], sub["benchmark_dir"],
+                              sub.get("layout", "benchmark_dirs")) if sub else None,
         detection=Detection(bool(det.get("warmup_run")), bool(det.get("workload_without_accelerator")),
                             tuple(det.get("summary_keys_absent") or ()), dict(det.get("implied_accelerator") or {})),
         fs_separation=bool(doc.get("fs_separation")),
         leaves=doc.get("leaves") or "numbered",
+        checkpoint_invocation=doc.get("checkpoint_invocation") or "one_phase", tree_rules=doc.get("tree_rules"),
+        chain=chain or (name,), workloads_of=workloads_of or name,
     )

@@ -197,6 +197,15 @@ def accelerators(name: str) -> list[str]:
     return sorted(load(name)["accelerators"])
 
 
+def with_later_rounds(listed) -> tuple[str, ...]:
+    """The rounds a workload file lists, and every round that takes its workloads from one of them
+    (a round that `extends:` a listed one and declares no `workloads:` of its own: rules/*/ruleset.yaml)."""
+    from suite.rules import rulesets
+
+    later = [r.name for r in rulesets.discover().values() if r.workloads_of in listed and r.name not in listed]
+    return (*listed, *later)
+
+
 def resolve(name: str, accelerator: str, params: dict[str, object] | None = None) -> Workload:
     doc = load(name)
     path = paths()[name]
@@ -224,7 +233,7 @@ def resolve(name: str, accelerator: str, params: dict[str, object] | None = None
         raise WorkloadError(f"{path}: accelerators.{accelerator}.train.computation_time: expected a number, got none")
     ds, rd, tr, ck = config["dataset"], config["reader"], config["train"], config["checkpoint"]
     return Workload(
-        name=name, accelerator=accelerator, rulesets=tuple(accels[accelerator]["rulesets"]),
+        name=name, accelerator=accelerator, rulesets=with_later_rounds(accels[accelerator]["rulesets"]),
         framework=doc["framework"], format=ds["format"],
         num_samples_per_file=ds["num_samples_per_file"],
         record_length_bytes=ds["record_length"], record_length_stdev_bytes=ds.get("record_length_stdev", 0),

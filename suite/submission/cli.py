@@ -24,8 +24,9 @@ def add_parser(sub) -> None:
     a.add_argument("--division", required=True, choices=["closed", "open"])
     a.add_argument("--system", required=True, metavar="NAME", help="system name (systems/NAME.json)")
     a.add_argument("--ruleset", type=rulesets.argtype(submission=True), default=None, metavar="RULESET",
-                   help="a ruleset with a submission layout (rules/*/ruleset.yaml; v3.0: the published v3.0 "
-                        "layout, timestamped leaves and the code pool <org>/code-<hash8>/); default: the default round")
+                   help="a ruleset with a submission layout (rules/*/ruleset.yaml submission:; layout pooled: the "
+                        "published layout, timestamped leaves and the code pool <org>/code-<hash8>/); default: the "
+                        "base round")
     a.add_argument("--data-dir", type=Path, default=None,
                    help="the benchmark's data dir, whose mount (file system, options) is described; default DIR")
 
@@ -52,17 +53,18 @@ def run(args) -> int:
     as it is complete (suite.output)."""
     from suite import output
     from suite.report.escape import terminal
-    from suite.submission.layout import open_tree
+    from suite.submission.layout import layout_of, open_tree
 
-    owner = _layout_kind(args.ruleset or _init_default()) if args.action == "init" else None
-    if owner is not None:                    # a published layout (v3.0: timestamped leaves, code pool): its kind's
+    ruleset = (args.ruleset or _init_default()) if args.action == "init" else None
+    owner = _layout_kind(layout_of(ruleset)) if ruleset else None
+    if owner is not None:                    # a layout a kind owns (pooled: timestamped leaves, code pool)
         with output.interruptible():
-            lines = owner.submission(args)
+            lines = owner.submission(args, ruleset)
     elif args.action == "init":
         from suite.submission import create
         with output.interruptible():
             lines = create.init(args.dir, args.org, args.division, args.system,
-                                args.ruleset or _init_default(), args.data_dir)
+                                ruleset, args.data_dir)
     else:
         root = open_tree(args.dir).root
         with output.locked(root, f"suite submission {args.action}"), output.interruptible():
@@ -79,20 +81,23 @@ def _init_default() -> str:
     return rulesets.base().name
 
 
-def _layout_kind(ruleset: str):
-    """The benchmark kind whose published layout a round's submissions take (v3.0: the published
-    kind's), through the registry; None for the layout suite.submission makes itself."""
+def _layout_kind(layout):
+    """The benchmark kind that makes and packages a round's submission layout (ruleset.yaml's
+    submission.layout: pooled is the published kind's), through the registry; None for the layout
+    suite.submission makes itself."""
     from suite.kinds import registry
 
-    return next((k for k in registry.KINDS if ruleset in k.submission_rounds), None)
+    name = "pooled" if layout.pooled else "benchmark_dirs"
+    return next((k for k in registry.KINDS if k.submission_layout == name), None)
 
 
 def _change(args) -> list[str]:
     from suite.submission.layout import open_tree
 
-    owner = _layout_kind(open_tree(args.dir).ruleset)
+    tree = open_tree(args.dir)
+    owner = _layout_kind(tree.layout)
     if owner is not None:
-        return owner.submission(args)
+        return owner.submission(args, tree.ruleset)
     if args.action == "add":
         from suite.submission import add
         return add.add(args.dir, args.results, args.system, args.replace)

@@ -35,12 +35,13 @@ class Layout:
     system_ext: str                # the system description's format
     system_schema: str             # suite/schemas/<name>.schema.json, the one the checker uses
     benchmark: str                 # results/<system>/<benchmark> (format fields: workload, accelerator)
+    pooled: bool = False           # the published v3.0 layout (suite.published.submission): ruleset.yaml submission.layout
 
     @property
     def v1_system(self) -> bool:
         """The system description is v1.0's format (JSON: nodes, benchmark_hosts), not v2.0's (YAML:
         System, Nodes, PowerRequirements)."""
-        return self.system_schema == "system-v1.0"
+        return self.system_ext == "json"
 
 
 def layout_of(ruleset: str) -> Layout:
@@ -50,7 +51,7 @@ def layout_of(ruleset: str) -> Layout:
         raise SuiteError(expected_got("ruleset", "value", f"one of {', '.join(rulesets.submission_names())}",
                                       repr(ruleset)))
     return Layout(ruleset, dict(sub.division_dirs), sub.org_dirs, sub.system_format, sub.system_schema,
-                  sub.benchmark_dir)
+                  sub.benchmark_dir, sub.layout == "pooled")
 
 
 def check_name(what: str, value: str) -> str:

@@ -1,4 +1,6 @@
-"""Checking vector_database leaves against rules/v3.0/vector_database.yaml: the facts of each
+"""Checking vector_database leaves against vector_database.yaml of their round (rules/<round>/: the
+round --ruleset or the leaves' metadata name, else the default round covering vector_database;
+suite.rules.rulesets.for_kind): the facts of each
 benchmark (one <engine>/<INDEX>) and each run leaf, evaluated by the one rule engine
 (suite.rules.evaluate). Published leaves and ours give the same facts (suite.vector_database.leaf).
 """
@@ -7,13 +9,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from suite.errors import ResultError
 from suite.rules import engine as rules
+from suite.rules import rulesets
 from suite.rules.engine import Item, Scope
 from suite.rules.evaluate import evaluate
 from suite.rules.findings import Finding
 from suite.vector_database import leaf as leafmod
 
-RULESET = "v3.0"
 RULE_FILES = ("vector_database.yaml",)
 PUBLISHED_FLOOR = 1e-9          # mlpstorage 3.0.46: recall 0.0 is invalid (the per-scale table is deferred)
 
@@ -64,8 +67,22 @@ def run_scope(r, root: Path) -> Scope:
     return Scope("run", rel, facts)
 
 
-def check(recs: list, root: Path) -> list[Finding]:
-    rs = rules.load_layers(RULESET, RULE_FILES)
+def round_of(recs: list, ruleset: str | None = None) -> str:
+    """--ruleset, else the one round the leaves' metadata name (leaves naming two are refused), else
+    the default round covering vector_database; a round that does not cover it is refused (exit 2)."""
+    if ruleset not in (None, "auto"):
+        return rulesets.for_kind("vector_database", ruleset).name
+    named = {r.ruleset: r.path for r in recs if r.ruleset}
+    if len(named) > 1:
+        (a, pa), (b, pb) = sorted(named.items())[:2]
+        raise ResultError(f"{pb}: vector_database_*_metadata.json: ruleset: expected {a} (as {pa}), got {b}")
+    name, where = next(iter(named.items()), (None, None))
+    return rulesets.for_kind("vector_database", name, f"{where}: vector_database_*_metadata.json: ruleset",
+                             ResultError).name
+
+
+def check(recs: list, root: Path, ruleset: str | None = None) -> list[Finding]:
+    rs = rules.load_layers(round_of(recs, ruleset), RULE_FILES)
     out: list[Finding] = []
     for bdir, group in benchmarks(recs).items():
         out += evaluate(rs, "benchmark", benchmark_scope(bdir, group, root))
@@ -90,8 +107,8 @@ def _rel(p, root: Path) -> str:
         return str(p)
 
 
-def load_and_check(path: Path) -> tuple[list, list[Finding], Path]:
+def load_and_check(path: Path, ruleset: str | None = None) -> tuple[list, list[Finding], Path]:
     path = Path(path)
     root = path if path.is_dir() else path.parent
     recs = leafmod.load_tree(path)
-    return recs, check(recs, root), root
+    return recs, check(recs, root, ruleset), root

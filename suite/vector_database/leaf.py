@@ -54,6 +54,7 @@ class Leaf:
     cache_dropped: bool | None = None
     ground_truth: dict | None = None        # {complete, coverage_vectors, num_vectors, source} or None
     engine_version: str | None = None
+    ruleset: str | None = None              # the round its metadata names (ours: the round the run was held to)
     status: str | None = None
     missing: list = field(default_factory=list)     # published keys absent or not finite
     cdf: dict | None = None
@@ -174,6 +175,7 @@ def _published(rec: Leaf, leaf: Path, root: Path) -> None:
         d = _load(meta[0], root)
         if isinstance(d, dict):
             rec.engine_version = str(d.get("mlpstorage_version") or d.get("version") or "") or None
+            rec.ruleset = d["ruleset"] if isinstance(d.get("ruleset"), str) else None
 
 
 def load_tree(path: Path) -> list[Leaf]:

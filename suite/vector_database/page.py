@@ -13,8 +13,9 @@ RUN_COLUMNS = ("throughput_qps", "p50_latency_ms", "p95_latency_ms", "p99_latenc
                "bytes_read_per_query", "read_ops_per_query", "cached_fraction_before")
 
 
-def summarise(path: Path) -> dict:
-    recs, found, root = vcheck.load_and_check(path)
+def summarise(path: Path, ruleset: str | None = None) -> dict:
+    recs, found, root = vcheck.load_and_check(path, ruleset)
+    name = vcheck.round_of(recs, ruleset)
     benches = []
     for bdir, group in vcheck.benchmarks(recs).items():
         runs = [r for r in group if r.phase == "run"]
@@ -28,7 +29,7 @@ def summarise(path: Path) -> dict:
                         "mean_over_runs": mean, "num_runs": len(runs),
                         "engine_version": next((r.engine_version for r in runs if r.engine_version), None)})
     mine = [f for f in found]
-    return {"schema_version": 1, "kind": "vector_database", "root": str(root), "benchmarks": benches,
+    return {"schema_version": 1, "kind": "vector_database", "root": str(root), "ruleset": name, "benchmarks": benches,
             "verdict": vcheck.verdict(mine), "findings": [f.to_dict() for f in mine]}
 
 
@@ -82,7 +83,7 @@ def page(summary: dict):
         if b["runs"]:
             s.blocks.append(c.Image(f"{sid}-qps-recall-cdf", plot(b), "QPS vs recall, latency CDF and I/O per query per run"))
         sections.append(s)
-    verdict = c.Section("verdict", "Rules (rules/v3.0/vector_database.yaml)", [
+    verdict = c.Section("verdict", f"Rules (rules/{summary['ruleset']}/vector_database.yaml)", [
         c.Verdict(summary["verdict"], f"{summary['verdict'].upper()}: {len(summary['findings'])} finding(s)"),
         c.Table(["rule", "effect", "path", "message"],
                 [[f["rule_id"], f["effect"], f["path"], f["message"]] for f in summary["findings"][:200]],

@@ -60,8 +60,9 @@ def leaf(results_dir: Path, engine: str, index: str, phase: str) -> tuple[Path, 
 def metadata(leaf_dir: Path, ts: str, engine: str, index: str, command: str, w, extra: dict) -> None:
     """vector_database_<ts>_metadata.json: the published keys, then what this run used."""
     from suite import __version__
+    from suite.rules import rulesets
 
-    doc = {"benchmark_type": "vector_database", "model": f"{engine}_{index}", "command": command,
+    doc = {"benchmark_type": "vector_database", "ruleset": rulesets.for_kind("vector_database").name, "model": f"{engine}_{index}", "command": command,
            "run_datetime": ts, "num_processes": None, "accelerator": None, "result_dir": str(leaf_dir),
            "parameters": {"workload": w.name, "num_vectors": w.num_vectors, "dimension": w.dimension,
                           "metric_type": w.metric, "distribution": w.distribution, "index_type": index,

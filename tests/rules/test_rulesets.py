@@ -152,7 +152,7 @@ def test_v3_extends_v2_six_runs_first_a_warmup_fs_separation():
     from suite.rules import engine
 
     v2, v3 = rulesets.get("v2.0"), rulesets.get("v3.0")
-    assert v3.extends == "v2.0" and v3.covers == ("training", "checkpointing") and v3.workloads == ("unet3d", "retinanet")
+    assert v3.extends == "v2.0" and v3.covers == ("training", "checkpointing", "kv_cache", "vector_database") and v3.workloads == ("unet3d", "retinanet")
     assert (v3.runs.count, v3.runs.warmup, v3.runs.warmup_in_series, v3.runs.series) == (5, 1, True, 6)
     assert (v2.runs.warmup_in_series, v2.runs.series, v2.fs_separation) == (False, 5, False)
     assert v3.fs_separation is True and v3.datasize == v2.datasize
