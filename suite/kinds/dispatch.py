@@ -1,8 +1,8 @@
 """The one dispatch of `suite metrics`, `suite report` and `suite compare`: every result under PATH,
 each handed to its kind, none dropped.
 
-A PATH some kind takes as its own (a leaf, a phase, a TPCx-AI run, a vector_database results dir) is
-that kind's, as before; so is a PATH where the catch-all (training) is the only kind found. Otherwise
+A PATH that is one result (a leaf, a phase, a TPCx-AI run), or holds one kind's results only that the
+kind takes at once (a training or a vector_database results dir), is that kind's, as before. Otherwise
 PATH holds several results, or another kind's results below it (a `suite run` results dir, a mixed
 published v3.0 tree, an organisation of one): suite.kinds.registry.results_under finds them, and each
 is one part: a result directory of a kind whose check takes one result at a time (kv_cache, TPCx-AI),
@@ -45,19 +45,41 @@ def parts(path: Path) -> Parts:
     """Every result under `path` as the parts its kinds are called on (see the module's docstring)."""
     path = Path(path)
     kind = registry.for_result(path)              # the existing refusal for a path that is not there
-    catch_all = registry.KINDS[0]
-    if (kind is not catch_all and not kind.whole_tree) or not path.is_dir() or path.is_symlink():
+    if not path.is_dir() or path.is_symlink():
         return Parts(path, [Part(kind, path)], single=True)
     found = registry.results_under(path)
-    others = [k for k in found.kinds() if k != catch_all.name and not registry.get(k).whole_tree]
-    if not others:
+    if kind.whole_tree:                           # it reads PATH itself; the kinds it does not read, apart
+        names = [k for k in found.kinds() if k != registry.KINDS[0].name and not registry.get(k).whole_tree]
+        if not names:
+            return Parts(path, [Part(kind, path)], single=True)
+        return Parts(found.root, [Part(kind, path)] + [Part(registry.get(n), d) for n in names
+                                                        for d in _tops(found, n)])
+    if single(kind, found):
         return Parts(path, [Part(kind, path)], single=True)
-    taken = [] if kind is catch_all else [Part(kind, path)]     # a whole-tree kind reads PATH itself
-    names = others if kind.whole_tree else found.kinds()
-    for name in names:
-        k = registry.get(name)
-        taken += [Part(k, d) for d in _tops(found, name)]
-    return Parts(found.root, taken, found.unclassified)
+    return Parts(found.root, [Part(registry.get(n), d) for n in found.kinds() for d in _tops(found, n)],
+                 found.unclassified)
+
+
+def single(kind: Kind, found: registry.Found) -> bool:
+    """PATH (found.root) is one result of `kind` (or a run inside one), or holds one kind's results
+    only, which that kind takes at once, and nothing unclassified."""
+    root = found.root
+    if kind is not registry.KINDS[0] and (root in found.by_kind[kind.name]
+                                          or set(kind.result_files) & {p.name for p in _entries(root.parent)}):
+        return True
+    kinds = found.kinds()
+    if found.unclassified:
+        return False
+    if not kinds:
+        return True                               # nothing found: the kind says why
+    return len(kinds) == 1 and (registry.get(kinds[0]).checks_trees or found.by_kind[kinds[0]] == [root])
+
+
+def _entries(d: Path) -> list[Path]:
+    try:
+        return list(d.iterdir())
+    except OSError:
+        return []
 
 
 def _tops(found: registry.Found, name: str) -> list[Path]:
