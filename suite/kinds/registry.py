@@ -73,7 +73,8 @@ def _validated(path: str, mtime_ns: int, schema: str, name: str) -> None:
 
 
 def for_result(path: Path) -> Kind:
-    """The kind whose results `path` (a file or directory) holds."""
+    """The kind whose results `path` (a file or directory) holds; a path holding several kinds' results
+    is parted by suite.kinds.dispatch (metrics, report, compare) and suite.kinds.tree (check)."""
     path = Path(path)
     if not path.exists():
         raise ResultError(expected_got(path, "path", "an existing file or directory", "nothing there"))
