@@ -211,3 +211,17 @@ def test_a_path_no_kind_takes_is_one_line_and_exit_2(run_cli, tmp_path, command,
     code, out, err = run_cli(command, d, *extra)
     assert code == 2 and out == "" and err.count("\n") == 1 and str(d.name) in err and "Traceback" not in err
     assert not (tmp_path / "rep").exists()
+
+
+def test_a_broken_result_in_a_mixed_tree_is_said_and_the_others_still_shown(mixed_tree, run_cli, tmp_path):
+    (meta,) = (mixed_tree / SYSTEM / "kv_cache").glob("*/run/*/kv_cache_*_metadata.json")
+    meta.write_text("{broken")
+    code, out, err = run_cli("metrics", mixed_tree, "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and err == ""
+    (kv,) = [r for r in doc["results"] if r["kind"] == "kv_cache"]
+    assert "expected valid JSON" in kv["error"] and kv["metrics"] is None
+    assert {b["kind"] for b in doc["benchmarks"]} == {"training", "checkpointing", "kv_cache", "vector_database"}
+    code, out, err = run_cli("report", mixed_tree, "--out", tmp_path / "rep")
+    page = (tmp_path / "rep" / "index.html").read_text()
+    assert code == 1 and "unusable: " in page and "milvus DISKANN" in page and "unet3d" in page
