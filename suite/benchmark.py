@@ -74,7 +74,8 @@ class Kind:
     run: Callable[[object], int]                     # suite run (args) -> exit code
     recognises: Callable[[Path], bool]               # is this file or directory one of its results?
     check: Callable[[Path, object], Checked]         # suite check (path, args)
-    metrics: Callable[[Path, str], int]              # suite metrics (path, "text" | "json"): prints
+    metrics: Callable[[Path, str], int]              # suite metrics (path, "text" | "json"): prints (its JSON's
+                                                     # benchmarks: suite.kinds.combine's docstring)
     report_page: Callable[[Path, object], object]    # suite report (path, args) -> suite.report.content.Page
     run_options: tuple[str, ...] = ()
     datasize_options: tuple[str, ...] = ()

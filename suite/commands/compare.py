@@ -54,17 +54,23 @@ def only(text: str) -> tuple[str, str]:
     return key, value
 
 
-def gather(paths) -> list:
-    """Every result under the paths, in order, through each path's kind."""
-    from suite.kinds import registry
+def gather(paths, left_out: list | None = None) -> list:
+    """Every result under the paths, in order, through each result's kind (suite.kinds.dispatch);
+    `left_out` gets one line per part whose kind has no figures suite compare reads, where the path
+    has others that it reads (a path with none is refused)."""
+    from suite.kinds import dispatch
 
     out = []
     for path in paths:
-        kind = registry.for_result(path)
-        if kind.measured is None:
+        found = dispatch.parts(path)
+        readable = [p for p in found.parts if p.kind.measured is not None]
+        if not readable:
             raise ResultError(f"{path}: kind: expected a benchmark kind whose figures suite compare reads "
-                              f"(training), got {kind.name}")
-        found = [m for m in kind.measured(path) if m.figures]
+                              f"(training), got {found.parts[0].kind.name}")
+        if left_out is not None:
+            left_out += [f"{p.path}: {p.kind.name} (no figures suite compare reads)"
+                         for p in found.parts if p.kind.measured is None]
+        found = [m for p in readable for m in p.kind.measured(p.path) if m.figures]
         if not found:
             raise ResultError(f"{path}: figures: expected at least one run with numbers, got none")
         out += found
@@ -90,7 +96,14 @@ def history_baseline(results: list, args) -> list:
 def run(args) -> int:
     from suite.compare import analysis, comparable, render
 
-    results = [r for r in gather(args.paths) if all(str(r.identity.get(k)) == v for k, v in args.only)]
+    import sys
+
+    from suite.report.escape import terminal
+
+    left_out: list = []
+    results = [r for r in gather(args.paths, left_out) if all(str(r.identity.get(k)) == v for k, v in args.only)]
+    for line in left_out:
+        print(terminal(f"suite compare: left out {line}"), file=sys.stderr)
     if getattr(args, "baseline", None) == "history":
         results = history_baseline(results, args) + results
     if len(results) < 2:
@@ -113,10 +126,6 @@ def run(args) -> int:
     else:
         print(render.text(doc))
     if args.out is not None:
-        import sys
-
-        from suite.report.escape import terminal
-
         print(terminal(f"suite compare: wrote {len(written)} files to {args.out}: {args.out / 'index.html'}"),
               file=sys.stderr)
     return ExitCode.OK

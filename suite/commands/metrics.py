@@ -1,4 +1,5 @@
-"""`suite metrics`: the published numbers of a result, computed by its kind."""
+"""`suite metrics`: the published numbers of a result, computed by its kind; of every result under a
+path holding several (suite.kinds.dispatch), each by its kind, combined (suite.kinds.combine)."""
 
 from pathlib import Path
 
@@ -13,6 +14,9 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from suite.kinds import registry
+    from suite.kinds import combine, dispatch
 
-    return registry.for_result(args.path).metrics(args.path, args.format)
+    found = dispatch.parts(args.path)
+    if found.single:
+        return found.parts[0].kind.metrics(args.path, args.format)
+    return combine.metrics(found, args.format)

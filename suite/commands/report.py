@@ -1,4 +1,5 @@
-"""`suite report`: an HTML page (+ Markdown, CSV, parquet) of a result, built by its kind."""
+"""`suite report`: an HTML page (+ Markdown, CSV, parquet) of a result, built by its kind; of a path
+holding several results, one page with each result's sections (suite.kinds.combine)."""
 
 import os
 import shutil
@@ -25,12 +26,13 @@ def run(args) -> int:
     from datetime import datetime, timezone
 
     from suite import __version__, output
-    from suite.kinds import registry
     from suite.harness.storagerun import storage_dir
+    from suite.kinds import combine, dispatch
     from suite.report.outdir import report_dir
 
     out = output.outside(args.out, "--out", [storage_dir(Path(args.path))])
-    kind = registry.for_result(args.path)
+    found = dispatch.parts(args.path)        # every result under PATH, by its kind
+    bad = 0
     with report_dir(out, force=args.force) as tmp:
         # matplotlib keeps a font cache: keep it in the report's temp dir, removed with it
         mpl_dir = None
@@ -40,7 +42,10 @@ def run(args) -> int:
         try:
             from suite.report import export
 
-            page = kind.report_page(args.path, args)
+            if found.single:
+                page = found.parts[0].kind.report_page(args.path, args)
+            else:
+                page, bad = combine.page(found, args)
             stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
             written = export.write_report(page, tmp, f"suite {__version__} report, {stamp}")
         finally:
@@ -51,4 +56,4 @@ def run(args) -> int:
 
     print(terminal(f"suite report: wrote {len(written)} files to {out}: {out / 'index.html'} (open it in a browser), "
                    f"{out / 'report.md'}, " + ", ".join(p.name for p in written if p.suffix in (".csv", ".parquet"))))
-    return ExitCode.OK
+    return ExitCode.FAILED if bad else ExitCode.OK

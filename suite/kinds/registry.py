@@ -87,7 +87,8 @@ def _validated(path: str, mtime_ns: int, schema: str, name: str) -> None:
 
 
 def for_result(path: Path) -> Kind:
-    """The kind whose results `path` (a file or directory) holds."""
+    """The kind whose results `path` (a file or directory) holds; a path holding several kinds' results
+    is parted by suite.kinds.dispatch (metrics, report, compare) and suite.kinds.tree (check)."""
     path = Path(path)
     if not path.exists():
         raise ResultError(expected_got(path, "path", "an existing file or directory", "nothing there"))
@@ -127,8 +128,9 @@ class Found:
 def results_under(path: Path) -> Found:
     """Every result under `path`, by kind: a tree walk (suite.check.walker: links not followed, code
     dirs skipped, bounded) that asks each kind, newest first, whether a directory it meets holds one of
-    its results (its `result_files`); below a claimed directory nothing is asked again. Training, the
-    catch-all, takes a directory with run output no other kind claimed. A file naming a kind (its
+    its results (its `result_files`); below a claimed directory nothing is asked again. A directory with
+    run output (the catch-all's files) is first offered to the other kinds' `recognises` (a published
+    vector_database leaf has no file of its own); training, the catch-all, takes what none claims. A file naming a kind (its
     `kind` key) that no kind claimed is unclassified."""
     from suite.check.walker import _Walker
 
@@ -146,6 +148,8 @@ def results_under(path: Path) -> Found:
         kind = next((k for k in reversed(KINDS) if k.result_files and _marks(names, k.result_files)), None)
         if kind is None:
             continue
+        if kind is KINDS[0]:                       # run output: another kind's leaf by its own test first
+            kind = next((k for k in reversed(KINDS[1:]) if not k.whole_tree and k.recognises(d)), kind)
         found.by_kind[kind.name].append(d)
         if kind is not KINDS[0]:
             claimed.append(d)

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from suite.errors import ExitCode
-from suite.kinds import registry
+from suite.kinds import dispatch, registry
 from suite.benchmark import Checked, Kind
 from suite.rules import findings
 
@@ -32,7 +32,7 @@ def check(path: Path, args) -> Checked:
         return kind.check(path, argparse.Namespace(**{**vars(args), "for_result": _handover(kind, args)}))
     if path.is_dir() and not path.is_symlink():
         found = registry.results_under(path)
-        if not _single(path, kind, found):
+        if not dispatch.single(kind, found):
             return _mixed(found, args)
     return kind.check(path, args)
 
@@ -53,27 +53,6 @@ def _handover(whole: Kind, args):
         c = _part(kind, d, argparse.Namespace(**{**vars(args), "ruleset": "auto"}))
         return {"kind": kind.name, "verdict": c.verdict, "compliant": c.code == ExitCode.OK, "summary": c.summary}
     return take
-
-
-def _single(path: Path, kind: Kind, found: registry.Found) -> bool:
-    """PATH is one result of `kind` (or below one), or holds one kind's results and nothing unclassified."""
-    root = found.root
-    if kind is not registry.KINDS[0] and (root in found.by_kind[kind.name]
-                                          or set(kind.result_files) & {p.name for p in _entries(root.parent)}):
-        return True
-    kinds = found.kinds()
-    if found.unclassified:
-        return False
-    if not kinds:
-        return True                               # nothing found: the kind's checker says why
-    return len(kinds) == 1 and (registry.get(kinds[0]).checks_trees or found.by_kind[kinds[0]] == [root])
-
-
-def _entries(d: Path) -> list[Path]:
-    try:
-        return list(d.iterdir())
-    except OSError:
-        return []
 
 
 def _mixed(found: registry.Found, args) -> Checked:
