@@ -97,3 +97,6 @@ class Kind:
                                                      # for; a file that is not its own): suite.kinds.tree hands it over
     submission: Callable[[object], list[str]] | None = None   # suite submission (args) -> lines said, for a tree
     submission_rounds: tuple[str, ...] = ()          # of these rounds: the layout of published trees it checks
+    table_rows: Callable[[Path], list[tuple[str, dict]]] | None = None   # suite report of a published tree: the
+                                                     # (table, row) of each of its results under a path (the published
+                                                     # results tables' columns of that table, its verdict and findings)
