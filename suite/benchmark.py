@@ -98,3 +98,6 @@ class Kind:
                                                      # for; a file that is not its own): suite.kinds.tree hands it over
     submission: Callable[[object, str], list[str]] | None = None   # suite submission (args, ruleset) -> lines said
     submission_layout: str | None = None             # the submission layout it makes (ruleset.yaml submission.layout)
+    table_rows: Callable[[Path], list[tuple[str, dict]]] | None = None   # suite report of a published tree: the
+                                                     # (table, row) of each of its results under a path (the published
+                                                     # results tables' columns of that table, its verdict and findings)

@@ -21,6 +21,19 @@ def add_parser(sub) -> None:
                    help="a sweep's sizing table: accelerators per storage node for K storage nodes (default 1)")
 
 
+def _whole_tree_args(kind, args):
+    """A whole-tree kind (a published v3.0 tree) hands the folders it does not check to the kinds that
+    recognise them, as `suite check` does, and asks them for their results tables' rows."""
+    import argparse
+
+    if not kind.whole_tree:
+        return args
+    from suite.kinds import tree
+
+    plain = argparse.Namespace(**{"format": "json", "ruleset": "auto", **vars(args)})
+    return argparse.Namespace(**{**vars(plain), "for_result": tree.handover(kind, plain), "for_rows": tree.table_rows})
+
+
 def run(args) -> int:
     import sys
     from datetime import datetime, timezone
@@ -43,9 +56,10 @@ def run(args) -> int:
             from suite.report import export
 
             if found.single:
-                page = found.parts[0].kind.report_page(args.path, args)
+                kind = found.parts[0].kind
+                page = kind.report_page(args.path, _whole_tree_args(kind, args))
             else:
-                page, bad = combine.page(found, args)
+                page, bad = combine.page(found, args, _whole_tree_args)
             stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
             written = export.write_report(page, tmp, f"suite {__version__} report, {stamp}")
         finally:

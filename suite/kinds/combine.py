@@ -112,17 +112,19 @@ def _benchmarks(root: Path, part: Part, doc) -> list[dict]:
     return out
 
 
-def page(found: Parts, args):
+def page(found: Parts, args, args_for=lambda kind, args: args):
     """One page: an overview (a row per part), then each part's page as its sections; a part that
-    cannot be used is a section saying why. Returns (page, number of unusable parts)."""
+    cannot be used is a section saying why; the files a part's page exports as they are (a published
+    tree's results tables) are kept. `args_for(kind, args)`: what each kind's report_page is given.
+    Returns (page, number of unusable parts)."""
     from suite.report.content import Page, Section, Table, Text
 
-    rows, sections, tables, bad = [], [], {}, 0
+    rows, sections, tables, exported, bad = [], [], {}, {}, 0
     for i, part in enumerate(found.parts, 1):
         where = rel(found.root, part.path)
         sid = f"r{i}-{_slug(part.kind.name)}"
         try:
-            sub = part.kind.report_page(part.path, args)
+            sub = part.kind.report_page(part.path, args_for(part.kind, args))
         except SuiteError as exc:
             bad += 1
             rows.append([str(i), part.kind.name, where, f"unusable: {exc}"])
@@ -132,6 +134,7 @@ def page(found: Parts, args):
         sections.append(Section(sid, f"{part.kind.name}: {where}", [Text(f"{sub.title} ({sub.subtitle})")]))
         sections += [_renamed(s, sid, f"{part.kind.name} #{i}") for s in sub.sections]
         tables.update({f"{sid}-{name}": t for name, t in sub.tables.items()})
+        exported.update(sub.files)
     top = Section("results", "Every result under this path, by its kind",
                   [Table(["#", "kind", "path", "what"], rows, numbers_right=False)])
     if found.unclassified:
@@ -139,7 +142,7 @@ def page(found: Parts, args):
                                 "no benchmark kind takes these", numbers_right=False))
     what = ", ".join(f"{k} {n}" for k, n in found.counts().items())
     return Page(f"Results under {found.root.name or found.root}", f"{found.root}: {what}", [top, *sections],
-                tables), bad
+                tables, files=exported), bad
 
 
 def _renamed(section, sid: str, where: str):

@@ -29,7 +29,7 @@ def check(path: Path, args) -> Checked:
     if kind.defers_check is not None and kind.defers_check(path, args):
         return registry.KINDS[0].check(path, args)   # e.g. a v3.0 tree held to another round: the storage checker's
     if kind.whole_tree:                        # a published v3.0 tree: the kind walks it and hands over the rest
-        return kind.check(path, argparse.Namespace(**{**vars(args), "for_result": _handover(kind, args)}))
+        return kind.check(path, argparse.Namespace(**{**vars(args), "for_result": handover(kind, args)}))
     if path.is_dir() and not path.is_symlink():
         found = registry.results_under(path)
         if not dispatch.single(kind, found):
@@ -37,7 +37,7 @@ def check(path: Path, args) -> Checked:
     return kind.check(path, args)
 
 
-def _handover(whole: Kind, args):
+def handover(whole: Kind, args):
     """What a whole-tree kind calls for a folder it does not check itself: the kind that recognises
     it checks it ({kind, verdict, compliant, summary}); None when only the catch-all or a whole-tree
     kind would take it."""
@@ -53,6 +53,19 @@ def _handover(whole: Kind, args):
         c = _part(kind, d, argparse.Namespace(**{**vars(args), "ruleset": "auto"}))
         return {"kind": kind.name, "verdict": c.verdict, "compliant": c.code == ExitCode.OK, "summary": c.summary}
     return take
+
+
+def table_rows(d: Path) -> list:
+    """The published results tables' (table, row) of the results under `d`, by the kind that
+    recognises it ([] where it has none to give, or its results cannot be read: its own check and
+    page say why, the rest of the tree's rows still stand)."""
+    from suite.errors import SuiteError
+
+    try:
+        kind = registry.for_result(d)
+        return kind.table_rows(d) if kind.table_rows is not None and not kind.whole_tree else []
+    except SuiteError:
+        return []
 
 
 def _mixed(found: registry.Found, args) -> Checked:

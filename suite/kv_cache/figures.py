@@ -161,3 +161,41 @@ def against_summary(leaf: Leaf, derived: dict) -> list[dict]:
                 out.append({"figure": f"options.{o}.{k}", "claimed": float(v), "derived": float(d[k]),
                             "status": "rederived" if close(float(v), float(d[k])) else "mismatch"})
     return out
+
+
+TABLE_METRICS = (("Throughput (tok/s)", "aggregated_avg_throughput_tokens_per_sec"),
+                 ("Read B/W (GiB/s)", "aggregated_read_bandwidth_gbps"),
+                 ("Write B/W (GiB/s)", "aggregated_write_bandwidth_gbps"),
+                 ("P95 Read Latency (ms)", "aggregated_storage_read_p95_ms"))
+
+
+def _finite(v):
+    import math
+
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+
+
+def table_row(leaf: Leaf) -> dict:
+    """The published kv_cache results table's cells of a leaf, as mlpstorage's reportgen takes them
+    (PR #826, #836's R5): # Client Nodes = summary.json host_count; per option its aggregated
+    tokens/s, read and write GiB/s as summary.json publishes them, and P95 Read Latency (ms) = its
+    aggregated_storage_read_p95_ms or, where summary.json predates that key, the largest
+    summary.cache_stats.storage_read_p95_ms over the option's rank files (blank where none has it)."""
+    s = leaf.summary or {}
+    opts = s.get("options") if isinstance(s.get("options"), dict) else {}
+    out = {}
+    for o in ("1", "2", "3"):
+        got = opts.get(o)
+        if not isinstance(got, dict):
+            continue
+        figs = {col: _finite(got.get(key)) for col, key in TABLE_METRICS}
+        if "aggregated_storage_read_p95_ms" not in got:
+            seen = [_finite(((d.get("summary") or {}).get("cache_stats") or {}).get("storage_read_p95_ms"))
+                    for (oo, _t, _r), (_p, d) in leaf.ranks.items() if str(oo) == o and isinstance(d.get("summary"), dict)
+                    and isinstance(d["summary"].get("cache_stats"), dict)]
+            seen = [v for v in seen if v is not None]
+            figs["P95 Read Latency (ms)"] = max(seen) if seen else None
+        out[o] = figs
+    hosts = s.get("host_count")
+    return {"# Client Nodes": hosts if isinstance(hosts, int) and not isinstance(hosts, bool) else None,
+            "options": out}

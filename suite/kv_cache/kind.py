@@ -110,6 +110,18 @@ def report_page(path: Path, args):
     return kvcache_page.build(kvcheck.metrics(leaf_dir(path)))
 
 
+def table_rows(path: Path) -> list[tuple[str, dict]]:
+    """The published kv_cache results table's row of the leaf at `path`, with our verdict."""
+    from suite.kv_cache import check as kvcheck
+    from suite.kv_cache import figures
+
+    leaf = leaf_dir(path)
+    a = kvcheck.assess(leaf)
+    model = (a["leaf"].metadata or {}).get("model")
+    return [("kv_cache", {**figures.table_row(a["leaf"]), "verdict": a["verdict"], "findings": len(a["findings"]),
+                          "path": str(leaf), "model": model if isinstance(model, str) else ""})]
+
+
 def listing() -> str:
     return ("KV-cache offload (suite run --workload kv-cache --cache-dir D [--option 1|2|3|all] [--trials 3] "
             "[--duration 300] --accelerators RANKS): options 1 llama3.1-8b 200 users, 2 llama3.1-8b 100 users "
@@ -118,7 +130,7 @@ def listing() -> str:
 
 KIND = Kind(
     name="kv_cache", run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
-    listing=listing, add_run_arguments=add_run_arguments, workload_schema="kvcache-workload",
+    listing=listing, add_run_arguments=add_run_arguments, workload_schema="kvcache-workload", table_rows=table_rows,
     workloads_shown="kv-cache", result_files=("option_1", "option_2", "option_3"), checks_trees=False,
     run_options=(*RUN_OPTIONS, "accelerators", "division", "hosts", "launcher", "memory_limit", "allow_no_cache_drop",
                  "no_cache_drop", "seed"))

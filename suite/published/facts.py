@@ -25,7 +25,13 @@ def row(system: v3tree.System, org: v3tree.Org, benchmark: str, model: str, path
             "usable_capacity_tib": sol["usable_capacity_tib"], "int_client_store_tib": sol["int_client_store_tib"],
             "provisioned_power_w": v3figures.provisioned_power_w(doc), "rack_units": v3figures.rack_units(doc),
             "deployment": sol["deployment"], "storage_location": sol["storage_location"],
-            "benchmark_api": sol["benchmark_api"]}
+            "benchmark_api": sol["benchmark_api"], "sut_type": sol["sut_type"],
+            "access_protocol": sol["access_protocol"]}
+
+
+def code_image(leaves) -> str | None:
+    """The code image (32-hex hash) the first leaf with a `.mlps-code-image` pointer names."""
+    return next((x.pointer[1] for x in leaves if getattr(x, "pointer", None)), None)
 
 
 def _meta(leaves) -> v3load.Metadata | None:
@@ -82,7 +88,8 @@ def training(t: v3tree.Training, org, system, params: dict):
     out.update(v3figures.training(measured))
     out.update({"accelerator": meta.accelerator if meta else None,
                 "accelerators": firsts[-1].num_accelerators if firsts else None,
-                "client_hosts": firsts[-1].num_hosts if firsts else None, "runs_found": len(runs)})
+                "client_hosts": firsts[-1].num_hosts if firsts else None, "runs_found": len(runs),
+                "code_image": code_image(runs + t.datasize + t.datagen)})
     return facts, leaf_facts, out
 
 
@@ -147,7 +154,7 @@ def checkpointing(c: v3tree.Checkpointing, org, system, params: dict):
     out = row(system, org, "checkpointing", model, c.path)
     out.update(figs)
     out.update({"processes": procs, "client_hosts": (writes + reads)[0].summary.num_hosts if writes + reads else None,
-                "mode": "subset" if subset else "full"})
+                "mode": "subset" if subset else "full", "code_image": code_image(leaves)})
     return facts, phases, out
 
 

@@ -95,6 +95,18 @@ def itemized_rack_units(doc) -> int:
     return nodes + sum(_int(s.get("rack_units")) * _int(s.get("unit_count")) for s in _groups(sut, "product_switches"))
 
 
+def _sut_type(sol: dict, arch: dict) -> str | None:
+    """The results tables' Type: Shared (simultaneous write and read) or Failover, the storage
+    location, the product API; None when one of them is not declared."""
+    caps = sol.get("capabilities") if isinstance(sol.get("capabilities"), dict) else {}
+    loc, api = arch.get("storage_location"), arch.get("product_API")
+    w, r = caps.get("simultaneous_write"), caps.get("simultaneous_read")
+    if None in (loc, api, w, r):
+        return None
+    where = "remote and local" if loc == "remote_and_local" else str(loc)
+    return f"{'Shared' if w and r else 'Failover'} {where} {api}"
+
+
 def solution(doc) -> dict:
     """The system-under-test columns: availability, usable capacity (TiB), integrated client storage."""
     sol = _sut(doc).get("solution")
@@ -103,7 +115,9 @@ def solution(doc) -> dict:
 
     def num(k):
         return sol.get(k) if is_number(sol.get(k)) else None
-    return {"availability": sol.get("availability") if isinstance(sol.get("availability"), str) else None,
+    api = arch.get("benchmark_API")
+    return {"sut_type": _sut_type(sol, arch), "access_protocol": None if api is None else "POSIX" if api == "file" else "S3",
+            "availability": sol.get("availability") if isinstance(sol.get("availability"), str) else None,
             "usable_capacity_tib": num("usable_capacity_tib"), "int_client_store_tib": num("int_client_store_tib"),
             "deployment": _sut(doc).get("deployment") if isinstance(_sut(doc).get("deployment"), str) else None,
             "storage_location": arch.get("storage_location") if isinstance(arch.get("storage_location"), str) else None,

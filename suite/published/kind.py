@@ -61,9 +61,14 @@ def metrics(path: Path, form: str) -> int:
 
 
 def report_page(path: Path, args):
+    """The page of the tree; `args.for_rows` (the registry's, given by suite report) gives the results
+    tables' rows of each folder another kind checked."""
     from suite.published import page as v3tree_text
 
-    return v3tree_text.page(_result(path, args))
+    res = _result(path, args)
+    rows_of = getattr(args, "for_rows", None)
+    others = [(d["path"], rows_of(Path(d["path"]))) for d in res.delegated] if rows_of else []
+    return v3tree_text.page(res, others)
 
 
 def submission(args, ruleset: str) -> list[str]:

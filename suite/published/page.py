@@ -121,7 +121,10 @@ def metrics_json(res) -> str:
     return json.dumps(doc, indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
-def page(res) -> Page:
+def page(res, others: list = ()) -> Page:
+    """The report page; its files results.csv and results.json are the published results tables
+    (suite.published.tables) of every result, `others` those the kinds of its kv_cache and
+    vector_database folders gave."""
     header = [h for _, h in COLUMNS]
     rows = [[_cell(r, k) for k, _ in COLUMNS] for r in res.rows]
     c = res.counts()
@@ -147,4 +150,8 @@ def page(res) -> Page:
                     if res.findings else [Text("none")])
     export = {"benchmarks": ([k for k, _ in COLUMNS] + ["path"],
                              [{**{k: r.get(k) for k, _ in COLUMNS}, "path": _rel(res, r["path"])} for r in res.rows])}
-    return Page(f"MLPerf Storage {res.ruleset} results", f"{res.root}", [top, table, *kinds, found], export)
+    from suite.published import tables
+
+    rows = tables.assemble(res, list(others))
+    return Page(f"MLPerf Storage {res.ruleset} results", f"{res.root}", [top, table, *kinds, found], export,
+                files={"results.csv": tables.csv_text(rows), "results.json": tables.json_text(rows)})

@@ -37,7 +37,8 @@ def parquet_bytes(columns: list, rows: list[dict]) -> bytes:
 
 
 def write_report(page, out, generated_by: str) -> list:
-    """index.html, report.md, plots/*.png and every table as CSV and parquet, under `out` only."""
+    """index.html, report.md, plots/*.png, every table as CSV and parquet and the page's own files (plain
+    names, its kind's escaping done), under `out` only."""
     from pathlib import Path
 
     from suite.report import html, markdown
@@ -57,4 +58,6 @@ def write_report(page, out, generated_by: str) -> list:
     for name, (columns, rows) in page.tables.items():
         put(f"{name}.csv", csv_text(columns, rows))
         put(f"{name}.parquet", parquet_bytes(columns, rows))
+    for name, text in page.files.items():
+        put(name, text)
     return written

@@ -128,6 +128,12 @@ def report_page(path: Path, args):
     return show.page(show.summarise(path))
 
 
+def table_rows(path: Path) -> list[tuple[str, dict]]:
+    from suite.vector_database import page as show
+
+    return show.table_rows(path)
+
+
 def listing() -> str:
     from suite.vector_database import workload
 
@@ -138,4 +144,5 @@ def listing() -> str:
 KIND = Kind(
     name="vector_database", run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
     listing=listing, add_run_arguments=add_run_arguments, datagen=datagen, workload_schema="vdb-workload",
+    table_rows=table_rows,
     result_files=("vector_database_*_metadata.json",), checks_trees=True, run_options=RUN_OPTIONS)

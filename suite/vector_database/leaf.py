@@ -56,6 +56,8 @@ class Leaf:
     engine_version: str | None = None
     ruleset: str | None = None              # the round its metadata names (ours: the round the run was held to)
     status: str | None = None
+    client_hosts: int | None = None         # disk_io.host_count (summary.json, else the published native stats)
+    read_bytes_per_s: float | None = None   # disk_io.total_bytes_read_per_sec, likewise
     missing: list = field(default_factory=list)     # published keys absent or not finite
     cdf: dict | None = None
 
@@ -125,6 +127,7 @@ def read(leaf: Path, root: Path | None = None) -> Leaf:
     db = doc.get("database")
     rec.database = db.get("database") if isinstance(db, dict) and isinstance(db.get("database"), str) else None
     rec.status = doc.get("status") if isinstance(doc.get("status"), str) else None
+    _disk_io(rec, doc)
     if rec.phase == "run":
         rec.missing = [k for k in (*PUBLISHED_KEYS, "recall") if _num(doc.get(k)) is None]
     if ours:
@@ -132,6 +135,16 @@ def read(leaf: Path, root: Path | None = None) -> Leaf:
     else:
         _published(rec, leaf, root)
     return rec
+
+
+def _disk_io(rec: Leaf, doc: dict) -> None:
+    """The client hosts and read bytes per second a document's disk_io block gives, where still unknown."""
+    io = doc.get("disk_io") if isinstance(doc.get("disk_io"), dict) else {}
+    hosts = _num(io.get("host_count"))
+    if rec.client_hosts is None and hosts is not None and hosts == int(hosts) and hosts > 0:
+        rec.client_hosts = int(hosts)
+    if rec.read_bytes_per_s is None:
+        rec.read_bytes_per_s = _num(io.get("total_bytes_read_per_sec"))
 
 
 def _ours(rec: Leaf, doc: dict, leaf: Path, root: Path) -> None:
@@ -163,6 +176,8 @@ def _published(rec: Leaf, leaf: Path, root: Path) -> None:
             d = _load(p, root)
             if isinstance(d, dict) and rec.p50_latency_ms is None:
                 rec.p50_latency_ms = _num(d.get("median_latency_ms"))
+            if isinstance(d, dict):
+                _disk_io(rec, d)
     verdict = leaf / "result_verdict.json"
     if verdict.is_file():
         d = _load(verdict, root)

@@ -124,3 +124,32 @@ def plot(b: dict) -> bytes:
     if len(runs) <= plots.MANY_RUNS:
         a1.legend(fontsize=7)
     return plots._png(fig)
+
+
+def table_rows(path: Path) -> list[tuple[str, dict]]:
+    """The published vector_database results table's row of each benchmark (<engine>/<INDEX>) under
+    `path`, with our verdict and its findings. The columns as mlpstorage's reportgen names them (PR
+    #826): # Client Nodes (disk_io.host_count; 1 where no run records one), Vector Count and Dimension,
+    Index Type, Queries per Sec, Query Latency (ms) (p99), Recall Percentage (recall x 100), Storage
+    IOPs (not measured: blank), Read B/W (GiB/s) (disk_io.total_bytes_read_per_sec / 2^30). Ours are
+    the means over the benchmark's runs (reportgen publishes one run leaf's figures)."""
+    recs, found, root = vcheck.load_and_check(path)
+    out = []
+    for bdir, group in vcheck.benchmarks(recs).items():
+        runs = sorted((r for r in group if r.phase == "run"), key=lambda r: r.ts)
+
+        def mean(key, scale=1.0):
+            vals = [getattr(r, key) for r in runs if getattr(r, key) is not None]
+            return statistics.fmean(vals) * scale if vals and len(vals) == len(runs) else None
+
+        first = lambda key: next((getattr(r, key) for r in runs + group if getattr(r, key) is not None), None)  # noqa: E731
+        rel = vcheck._rel(bdir, root)
+        mine = [f for f in found if f.path == rel or f.path.startswith(rel.rstrip("/") + "/") or rel == "."]
+        out.append(("vector_database", {
+            "# Client Nodes": first("client_hosts") or (1 if runs else None), "Vector Count": first("num_vectors"),
+            "Vector Dimension": first("dimension"), "Index Type": first("summary_index_type") or group[0].index_type,
+            "Queries per Sec": mean("throughput_qps"), "Query Latency (ms)": mean("p99_latency_ms"),
+            "Recall Percentage": mean("recall", 100.0), "Storage IOPs": None,
+            "Read B/W (GiB/s)": mean("read_bytes_per_s", 1 / (1 << 30)),
+            "verdict": vcheck.verdict(mine), "findings": len(mine), "path": runs[0].path if runs else bdir}))
+    return out
