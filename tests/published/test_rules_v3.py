@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+import yaml
 
 from suite.published import check as v3check
 from suite.published import ruledoc
@@ -21,7 +22,9 @@ from tests.published.test_published_check import (CKPT_META, CSYS, DATA, READ, R
                                                   _read_start_after_write_end, _set, _shift_runs_from, _yaml_replace,
                                                   edit_json, ids, result, run_summary)
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "checker.md"
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs" / "checker.md"
+TREE_RULES = ROOT / "rules" / "v3.0" / "tree"
 GALAX = "closed/Suzhou_Zishan_Longlin/systems/GalaxSphere-1Tier0.yaml"
 DATAGEN = "20260704_070534"
 DATASIZE = "20260711_035511"
@@ -188,6 +191,9 @@ def tree(tmp_path) -> Path:
 
 
 def test_every_rule_of_the_tree_rules_has_its_case():
+    on_disk = {r["id"] for p in sorted(TREE_RULES.glob("*.yaml"))
+               for r in (yaml.safe_load(p.read_text()) or {}).get("rules") or []}
+    assert set(CASES) == on_disk                                  # every file of the directory, listed or not
     assert set(CASES) == {r.id for r in v3check.ruleset().rules}
     assert set(CASES) == set(ruledoc.rule_ids())
 
