@@ -245,7 +245,7 @@ def _system_scope(system: v3tree.System, org: v3tree.Org) -> Scope:
 
 def _leaf_scope(leaf: v3tree.Leaf, benchmark: str, phase: str, division: str, measured: bool) -> dict:
     missing = []
-    if phase in ("run", "write", "read") and leaf.summary is None and not any(
+    if phase in ("run", "write", "read", "combined") and leaf.summary is None and not any(
             p.path.name == "summary.json" for p in leaf.problems):
         pruned = "summary.json" in leaf.pruned
         missing.append(Item("pruned by staff" if pruned else "missing", leaf.path / "summary.json", "(file)",
@@ -262,6 +262,7 @@ def _training(t: v3tree.Training, org, system, rs, run, res: Result) -> None:
     facts, leaf_facts, row = v3facts.training(t, org, system, rs.params)
     for leaf, phase, measured, extra in leaf_facts:
         f = _leaf_scope(leaf, "training", phase, org.division, measured)
+        f.update(v3facts.leaf_facts(leaf))
         f.update(extra)
         run("run", Scope("run", leaf.path, f, _leaf_sources(leaf)))
     run("benchmark", Scope("benchmark", t.path, facts))
@@ -271,8 +272,9 @@ def _training(t: v3tree.Training, org, system, rs, run, res: Result) -> None:
 def _checkpointing(c: v3tree.Checkpointing, org, system, rs, run, res: Result) -> None:
     facts, phases, row = v3facts.checkpointing(c, org, system, rs.params)
     for leaf in c.leaves:
-        run("run", Scope("run", leaf.path, _leaf_scope(leaf, "checkpointing", phases.get(leaf.ts, "run"),
-                                                      org.division, True), _leaf_sources(leaf)))
+        f = _leaf_scope(leaf, "checkpointing", phases.get(leaf.ts, "run"), org.division, True)
+        f.update(v3facts.leaf_facts(leaf))
+        run("run", Scope("run", leaf.path, f, _leaf_sources(leaf)))
     run("benchmark", Scope("benchmark", c.path, facts, {k: (c.path, k.split(".", 2)[-1]) for k in facts}))
     res.rows.append(row)
 
@@ -280,6 +282,9 @@ def _checkpointing(c: v3tree.Checkpointing, org, system, rs, run, res: Result) -
 def _leaf_sources(leaf: v3tree.Leaf) -> dict:
     s = leaf.path / "summary.json"
     fs = leaf.path / "fs_separation.json"
-    return {"v3.au_mean_pct": (s, "metric.train_au_mean_percentage"), "v3.gap_to_next_s": (s, "end (to the next run's start)"),
+    meta = leaf.meta.path if leaf.meta is not None else leaf.path / "(metadata)"
+    return {"v3.ckpt.fsync": (meta, "parameters.checkpoint.fsync"), "v3.overrides": (meta, "override_parameters"),
+            "v3.paths.shared": (fs, "data_or_chkpt_path, results_path"),
+            "v3.au_mean_pct": (s, "metric.train_au_mean_percentage"), "v3.gap_to_next_s": (s, "end (to the next run's start)"),
             "v3.num_files_train": (s, "num_files_train"), "v3.fs.same_filesystem": (fs, "same_filesystem"),
             "v3.fs.present": (fs, "(file)")}

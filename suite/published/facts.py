@@ -4,7 +4,7 @@ declared in rules/facts.yaml) and the row of published columns it contributes (s
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from suite.published import leaf as v3load
 from suite.harness import leafstamp
@@ -80,6 +80,7 @@ def training(t: v3tree.Training, org, system, params: dict):
              "v3.runs.order": _order(runs), "v3.datasize.present": bool(t.datasize),
              "v3.runs.num_files_train": [Item(r.summary.num_files_train, r.path / "summary.json", "num_files_train")
                                          for r in runs if r.summary is not None]}
+    facts.update(_phases(t, ds_files))
     firsts = [r.summary for r in runs if r.summary is not None]
     if firsts and all(s.num_hosts == 1 for s in firsts) and firsts[0].num_accelerators is not None:
         facts["v3.single_host_accelerators"] = firsts[0].num_accelerators
@@ -91,6 +92,39 @@ def training(t: v3tree.Training, org, system, params: dict):
                 "client_hosts": firsts[-1].num_hosts if firsts else None, "runs_found": len(runs),
                 "code_image": code_image(runs + t.datasize + t.datagen)})
     return facts, leaf_facts, out
+
+
+def _phases(t: v3tree.Training, ds_files) -> dict:
+    """2.1.11 the workload folder, 2.1.13 the datagen leaves, 3.2.1 what datagen generated against what
+    datasize sized, 3.3.6 runs whose accelerators do not divide evenly over their hosts."""
+    out = {"v3.training.workload": t.model, "v3.datagen.count": len(t.datagen),
+           "v3.runs.uneven_accelerators": [
+               Item(f"{s.num_accelerators} accelerators on {s.num_hosts} hosts", r.path / "summary.json",
+                    "num_accelerators", "a multiple of num_hosts (the same accelerators on every host)")
+               for r in t.runs for s in [r.summary]
+               if s is not None and s.num_hosts and s.num_accelerators is not None and s.num_accelerators % s.num_hosts]}
+    gen = _meta(list(reversed(t.datagen)))
+    if gen is not None and gen.num_files_train is not None:
+        out["v3.datagen.num_files_train"] = gen.num_files_train
+    if ds_files is not None:
+        out["v3.datasize.num_files_train"] = ds_files
+    return out
+
+
+def leaf_facts(leaf: v3tree.Leaf) -> dict:
+    """A leaf's own facts from its metadata and fs_separation.json: what it overrode (3.6.2, 3.6.3,
+    4.6.3), whether its data and results paths are one (3.4.1, 4.4.1), checkpoint fsync (4.3.2)."""
+    out = {}
+    m = leaf.meta
+    if m is not None:
+        out["v3.overrides"] = [Item(k, m.path, "override_parameters") for k in m.override_keys]
+        if m.fsync is not None:
+            out["v3.ckpt.fsync"] = m.fsync
+    fs = leaf.fs
+    if fs is not None and fs.data_path and fs.results_path:
+        d, r = PurePosixPath(fs.data_path), PurePosixPath(fs.results_path)
+        out["v3.paths.shared"] = d == r or d in r.parents or r in d.parents
+    return out
 
 
 def _phase(leaf: v3tree.Leaf) -> str:
@@ -137,6 +171,7 @@ def checkpointing(c: v3tree.Checkpointing, org, system, params: dict):
              "v3.ckpt.structure": _structure(leaves, phases), "v3.ckpt.subset": subset,
              "v3.ckpt.subset_allowed": model == "llama3-8b" and procs == 8}
     closed = (params.get("v3_ckpt_closed_processes") or {}).get(model)
+    facts.update(_ckpt_shape(c, model, phases, procs, params))
     if procs is not None:
         facts["v3.ckpt.num_processes"] = procs
     if closed is not None:
@@ -156,6 +191,24 @@ def checkpointing(c: v3tree.Checkpointing, org, system, params: dict):
     out.update({"processes": procs, "client_hosts": (writes + reads)[0].summary.num_hosts if writes + reads else None,
                 "mode": "subset" if subset else "full", "code_image": code_image(leaves)})
     return facts, phases, out
+
+
+def _ckpt_shape(c: v3tree.Checkpointing, model: str, phases: dict, procs, params: dict) -> dict:
+    """2.1.21/4.3.3 the model, 2.1.23 the leaves, 4.3.1 a combined invocation, 2.1.24 the write's
+    duration, 4.6.2 processes per host, 4.6.4 processes against TP x PP."""
+    out = {"v3.ckpt.workload": c.model, "v3.ckpt.model": model, "v3.ckpt.leaves": len(c.leaves),
+           "v3.ckpt.combined": "combined" in phases.values()}
+    w = next((x for x in c.leaves if phases[x.ts] == "write" and x.summary is not None), None)
+    if w is not None:
+        out["v3.ckpt.write_duration_s"] = w.summary.duration_s
+    per_host = [x.meta.num_processes // x.summary.num_hosts for x in c.leaves if x.meta and x.summary
+                and x.meta.num_processes is not None and x.summary.num_hosts]
+    if per_host:
+        out["v3.ckpt.processes_per_host"] = min(per_host)
+    tp_pp = (params.get("v3_ckpt_tp_pp") or {}).get(model)
+    if procs is not None and tp_pp:
+        out["v3.ckpt.tp_pp_remainder"] = procs % tp_pp
+    return out
 
 
 def _memory(facts: dict, leaves: list, figs: dict) -> None:

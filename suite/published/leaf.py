@@ -167,6 +167,8 @@ class Metadata:
     data_folder: str | None
     invocation_start: datetime | None = None     # mlpstorage's bookends of the whole invocation (4.7.1)
     invocation_end: datetime | None = None
+    fsync: bool | None = None                    # parameters.checkpoint.fsync (4.3.2)
+    override_keys: tuple = ()                    # override_parameters' keys: what the run changed (3.6.2, 4.6.3)
 
 
 def metadata(path: Path, root: Path) -> Metadata:
@@ -180,10 +182,12 @@ def metadata(path: Path, root: Path) -> Metadata:
               or ckpt.get("mode") == "subset")
     bookends = [_timestamp(doc[k], path, k) if doc.get(k) is not None else None
                 for k in ("invocation_start_time", "invocation_end_time")]
+    fsync = ckpt.get("fsync")
     return Metadata(path, _str(doc, "benchmark_type"), _str(doc, "model"), _str(doc, "command"),
                     _count(doc, "num_processes", path), _str(doc, "accelerator"),
                     _count(ckpt, "num_checkpoints_write", path), _count(ckpt, "num_checkpoints_read", path),
-                    subset, _count(ds, "num_files_train", path), _str(ds, "data_folder"), *bookends)
+                    subset, _count(ds, "num_files_train", path), _str(ds, "data_folder"), *bookends,
+                    fsync if isinstance(fsync, bool) else None, tuple(str(k)[:200] for k in list(over)[:500]))
 
 
 def _str(doc: dict, key: str) -> str | None:
@@ -191,13 +195,23 @@ def _str(doc: dict, key: str) -> str | None:
     return v[:200] if isinstance(v, str) else None
 
 
-def fs_separation(path: Path, root: Path) -> bool | None:
-    """same_filesystem as recorded (True: data and results share a file system)."""
+@dataclass
+class FsSeparation:
+    """fs_separation.json: where the data (or checkpoints) and the results were, and whether they
+    share a file system (True: they do)."""
+
+    path: Path
+    same_filesystem: bool
+    data_path: str | None
+    results_path: str | None
+
+
+def fs_separation(path: Path, root: Path) -> FsSeparation:
     doc = _json(path, root)
     same = doc.get("same_filesystem")
     if not isinstance(same, bool):
         raise ResultError(expected_got(path, "same_filesystem", "true or false", repr(same)[:60]))
-    return same
+    return FsSeparation(path, same, _str(doc, "data_or_chkpt_path"), _str(doc, "results_path"))
 
 
 def pointer(path: Path, root: Path) -> tuple[str, str]:

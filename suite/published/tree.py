@@ -50,9 +50,13 @@ class Leaf:
     summary: v3load.Summary | None = None
     meta: v3load.Metadata | None = None
     fs_present: bool = False
-    same_fs: bool | None = None
+    fs: v3load.FsSeparation | None = None
     pointer: tuple | None = None
     problems: list = field(default_factory=list)
+
+    @property
+    def same_fs(self) -> bool | None:
+        return self.fs.same_filesystem if self.fs is not None else None
 
 
 @dataclass
@@ -307,7 +311,7 @@ def _leaf(ldir: Path, tree: Tree) -> Leaf:
     meta = [n for n in names if leafstamp.metadata_re().fullmatch(n)]
     steps = [("summary.json", v3load.summary, "summary"),
              (meta[0] if meta else None, v3load.metadata, "meta"),
-             ("fs_separation.json", v3load.fs_separation, "same_fs"),
+             ("fs_separation.json", v3load.fs_separation, "fs"),
              (".mlps-code-image", v3load.pointer, "pointer")]
     for name, reader, attr in steps:
         if name is None or name not in leaf.names or name in leaf.pruned:
