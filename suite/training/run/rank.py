@@ -125,7 +125,8 @@ def _run(comm, plan: RunPlan, host: str, out) -> RankSteps:
         read_threads=plan.read_threads, prefetch_size=plan.prefetch_size,
         transfer_size_bytes=plan.transfer_size_bytes, odirect=plan.odirect, format=plan.format,
         samples_per_file=plan.samples_per_file, batch_size=plan.batch_size,
-        delay_per_file_s=plan.delay_per_file_s), backend_for(plan.storage_type, ""))
+        delay_per_file_s=plan.delay_per_file_s, max_file_bytes=max((int(s) for _, s in plan.files), default=0)),
+        backend_for(plan.storage_type, ""))
     barrier(comm)
     run_start = comm.bcast(time.time() if rank == 0 else None, root=0)
     record = RankSteps(rank=rank, hostname=host, run_start_unix_s=run_start)
