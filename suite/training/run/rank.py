@@ -78,6 +78,19 @@ def write_checkpoint(plan: RunPlan, run_start: float, run_index_name: str) -> di
             "start_s": t0 - run_start, "end_s": t1 - run_start, "fsync": True, "removed_after": True}
 
 
+def peak_rss_bytes(status: str = "/proc/self/status") -> int | None:
+    """This process's peak resident memory (VmHWM: Python, mpi4py, the read buffers), or None where
+    /proc does not say: the miniature's record sets it beside the cgroup's cache budget."""
+    try:
+        with open(status, encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def worker(plan_path: str) -> int:
     """One rank: read the shard, simulate compute, barrier each step, write steps/rank-<r>.json."""
     from mpi4py import MPI
@@ -98,6 +111,7 @@ def worker(plan_path: str) -> int:
 
     try:
         record = _run(comm, plan, host, out)
+        record.peak_rss_bytes = peak_rss_bytes()
         files.write_json(run_dir / "steps" / f"rank-{rank}.json", record.to_dict(), schema="steps")
         if plan.storage_type in ("object", "s3"):
             from suite.storage.objectstore import write_rank
