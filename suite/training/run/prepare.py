@@ -187,11 +187,7 @@ def prepare(opts: Options, cluster=None) -> Prepared:
         host_memory = budget.cache_budget_bytes if budget else (memory_limit or mem_total_bytes())
         required = datasize.compute(workload, opts.accelerators, len(hosts), host_memory, ruleset)
     if miniature:
-        # every rule but the minimum-steps one: 5x the (small) memory limit, a few steps per epoch
-        spf, batch = workload.num_samples_per_file, workload.batch_size
-        min_files = -(-MINIATURE_MIN_STEPS * batch * opts.accelerators // spf)
-        required_files = max(required.memory_rule_samples // spf, min_files,
-                             miniature_files_beyond(budget, workload) if budget else 0)
+        required_files = miniature_files(workload, opts.accelerators, required, budget)
         reasons.append(f"miniature: the {required.steps}-step minimum of the dataset-size rule is not applied "
                        f"({required.num_files} files would be needed); not valid for submission")
         data_dir = miniature_data_dir(workload, required_files)
@@ -317,11 +313,15 @@ def miniature_budget(workload, opts: Options):
     return budget.miniature(workload, opts.accelerators, cache)
 
 
-def miniature_files_beyond(memory_budget, workload) -> int:
-    """The miniature dataset's floor: more bytes than the whole cgroup limit (suite.training.run.budget)."""
+def miniature_files(workload, accelerators: int, required, memory_budget) -> int:
+    """Every rule but the minimum-steps one: 5x the (small) cache budget (`required`, datasize's answer
+    for it), a few steps per epoch, and (with a budget) more bytes than the whole cgroup limit."""
     from suite.training.run import budget
 
-    return budget.files_beyond(memory_budget, workload)
+    spf, batch = workload.num_samples_per_file, workload.batch_size
+    min_files = -(-MINIATURE_MIN_STEPS * batch * accelerators // spf)
+    beyond = budget.files_beyond(memory_budget, workload) if memory_budget else 0
+    return max(required.memory_rule_samples // spf, min_files, beyond)
 
 
 def miniature_data_dir(workload, num_files: int) -> Path:
