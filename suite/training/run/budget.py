@@ -77,12 +77,13 @@ def files_beyond(budget: MemoryBudget, workload) -> int:
     return budget.cgroup_limit_bytes // per_file + 1
 
 
-def measured(budget: MemoryBudget, ranks_peak_rss_bytes: list) -> dict:
+def measured(budget: MemoryBudget, ranks_peak_rss_bytes: list, ranks_storage_read_bytes: list) -> dict:
     """results.json's enforcement.memory_budget: the parts, each rank's measured peak, the room that left
-    the page cache at most (the limit less the ranks' peaks and the launcher's bound) and whether every
-    rank stayed within its bound."""
+    the page cache at most (the limit less the ranks' peaks and the launcher's bound), whether every
+    rank stayed within its bound, and what each rank's reads fetched from storage (not the cache)."""
     peaks = [p for p in ranks_peak_rss_bytes if isinstance(p, int)]
-    out = {**budget.to_dict(), "ranks_peak_rss_bytes": list(ranks_peak_rss_bytes)}
+    out = {**budget.to_dict(), "ranks_peak_rss_bytes": list(ranks_peak_rss_bytes),
+           "ranks_storage_read_bytes": list(ranks_storage_read_bytes)}
     if peaks and len(peaks) == len(ranks_peak_rss_bytes):
         out["cache_room_bytes"] = budget.cgroup_limit_bytes - sum(peaks) - budget.launcher_bytes
         out["within_bound"] = max(peaks) <= budget.rank_base_bytes + budget.rank_buffers_bytes

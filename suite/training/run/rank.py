@@ -78,14 +78,15 @@ def write_checkpoint(plan: RunPlan, run_start: float, run_index_name: str) -> di
             "start_s": t0 - run_start, "end_s": t1 - run_start, "fsync": True, "removed_after": True}
 
 
-def peak_rss_bytes(status: str = "/proc/self/status") -> int | None:
-    """This process's peak resident memory (VmHWM: Python, mpi4py, the read buffers), or None where
-    /proc does not say: the miniature's record sets it beside the cgroup's cache budget."""
+def proc_field(path: str, key: str, unit_bytes: int) -> int | None:
+    """One figure of this process from /proc (None where /proc does not say): its peak resident memory
+    (status VmHWM, kB: Python, mpi4py, the read buffers) and what its reads fetched from storage rather
+    than the page cache (io read_bytes): the miniature's record sets both beside the cgroup's budget."""
     try:
-        with open(status, encoding="ascii", errors="replace") as f:
+        with open(path, encoding="ascii", errors="replace") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
+                if line.startswith(key):
+                    return int(line.split()[1]) * unit_bytes
     except (OSError, ValueError, IndexError):
         return None
     return None
@@ -111,7 +112,8 @@ def worker(plan_path: str) -> int:
 
     try:
         record = _run(comm, plan, host, out)
-        record.peak_rss_bytes = peak_rss_bytes()
+        record.peak_rss_bytes = proc_field("/proc/self/status", "VmHWM:", 1024)
+        record.storage_read_bytes = proc_field("/proc/self/io", "read_bytes:", 1)
         files.write_json(run_dir / "steps" / f"rank-{rank}.json", record.to_dict(), schema="steps")
         if plan.storage_type in ("object", "s3"):
             from suite.storage.objectstore import write_rank

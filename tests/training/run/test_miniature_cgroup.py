@@ -63,6 +63,8 @@ def test_retinanet_b200_miniature_in_a_small_cgroup_completes_without_oom_and_re
         assert dataset_bytes > b["cgroup_limit_bytes"]   # the page cache cannot hold the dataset
         assert dataset_bytes >= 5 * b["cache_budget_bytes"] - 322957    # the 5x rule, floor arithmetic
         assert d["metric"]["train_au_mean_percentage"] > 0
+        (fetched,) = b["ranks_storage_read_bytes"]      # the reads came from the disk, not the page cache
+        assert fetched >= d["metric"]["bytes_read"] - 2 * b["cache_room_bytes"], (fetched, d["metric"]["bytes_read"])
 
 
 CASES = [("retinanet", "b200"), ("retinanet", "mi355"), ("unet3d", "b200")]
