@@ -185,7 +185,7 @@ class Workload:
     num_subfolders_train: int
     data_folder: str
     config: dict = field(compare=False, repr=False)  # the merged DLIO-style config
-    miniature_memory_bytes: int | None = None        # the miniature's memory cgroup (suite run without --data-dir)
+    miniature_cache_budget_bytes: int | None = None  # the miniature's page-cache budget (suite run without --data-dir)
 
     @property
     def dlio_name(self) -> str:
@@ -247,7 +247,7 @@ def resolve(name: str, accelerator: str, params: dict[str, object] | None = None
         checkpoint_after_epoch=ck.get("checkpoint_after_epoch"),
         au_threshold=config["metric"]["au"], num_files_train=ds.get("num_files_train"),
         num_subfolders_train=ds.get("num_subfolders_train", 0), data_folder=ds.get("data_folder", f"data/{name}/"),
-        config=config, miniature_memory_bytes=(doc.get("miniature") or {}).get("memory_limit"),
+        config=config, miniature_cache_budget_bytes=(doc.get("miniature") or {}).get("cache_budget_bytes"),
     )
 
 

@@ -88,11 +88,11 @@ def test_param_values_are_schema_checked():
 
 def test_v3_unet3d_b200_writes_no_checkpoint_and_retinanet_has_a_small_miniature():
     """mlcommons/storage configs/dlio/workload/unet3d_b200.yaml: workflow.checkpoint False; h100 keeps its
-    end-of-training checkpoint. retinanet's miniature is sized by a 64 MiB cgroup (workloads/retinanet.yaml)."""
+    end-of-training checkpoint. retinanet's miniature is sized by a 64 MiB page-cache budget (workloads/retinanet.yaml)."""
     from suite.training.run.dlio_output import config
 
     b200, h100 = workloads.resolve("unet3d", "b200"), workloads.resolve("unet3d", "h100")
     assert b200.checkpoint_model_size_bytes is None and h100.checkpoint_model_size_bytes == 499153191
     assert config(b200, 1, "d")["workload"]["workflow"]["checkpoint"] is False
-    assert workloads.resolve("retinanet", "b200").miniature_memory_bytes == 64 * 1024**2
-    assert workloads.resolve("unet3d", "b200").miniature_memory_bytes is None
+    assert workloads.resolve("retinanet", "b200").miniature_cache_budget_bytes == 64 * 1024**2
+    assert workloads.resolve("unet3d", "b200").miniature_cache_budget_bytes is None

@@ -180,6 +180,11 @@ def announce(prep: Prepared) -> None:
         f"{prep.required_files} required)")
     say(f"  memory: {'cgroup limit ' + str(prep.memory_limit) + ' bytes' if prep.memory_limit else 'MemTotal'}"
         f" -> host memory {prep.host_memory_bytes / 1024**3:.2f} GiB for the dataset-size rule")
+    if prep.memory_budget is not None:
+        b = prep.memory_budget
+        say(f"  memory budget: {b.cache_budget_bytes / 1024**2:.0f} MiB page cache (sizes the dataset) + "
+            f"{b.own_memory_bytes / 1024**2:.0f} MiB the processes' own (mpiexec; {b.ranks} rank(s) of "
+            f"{b.rank_base_bytes / 1024**2:.0f} MiB + {b.rank_buffers_bytes / 1024**2:.1f} MiB read buffers)")
     say(f"  results: {prep.results_dir}")
     if prep.miniature:
         say("  MINIATURE: the embedded default (no --data-dir); every rule but the 500-step minimum applies; "

@@ -50,13 +50,24 @@ class ReaderConfig:
     samples_per_file: int = 1
     batch_size: int = 1
     delay_per_file_s: float = 0.0    # benchmarks only (a storage path with a known delay)
+    max_file_bytes: int = 0          # the largest file the rank reads (0: unknown): caps each buffer
 
     @property
     def chunk_bytes(self) -> int:
+        """One read's size and each thread's buffer: transfer_size (else 4 MiB), never more than the
+        largest file rounded up to a page (a 316 KiB JPEG needs no 4 MiB buffer: 8 threads would hold
+        32 MiB of the rank's memory for nothing; the reads are the same one call per file)."""
         size = self.transfer_size_bytes or DEFAULT_CHUNK_BYTES
+        if self.max_file_bytes > 0:
+            size = min(size, max(ALIGN, -(-self.max_file_bytes // ALIGN) * ALIGN))
         if self.odirect:
             size = max(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN)
         return size
+
+    @property
+    def buffers_bytes(self) -> int:
+        """The rank's read buffers together (read_threads of chunk_bytes): its own memory beside Python's."""
+        return max(1, self.read_threads) * self.chunk_bytes
 
 
 class _TFRecordWalk:

@@ -98,6 +98,7 @@ class Prepared:
     leaves: dict = field(default_factory=dict)   # run k -> its directory (suite.training.leaf)
     commands: dict = field(default_factory=dict)   # run k -> the argv it executed (mpiexec and the ranks)
     data: object = None             # the data location and its backend (select.DataLocation), resolved once
+    memory_budget: object = None    # the miniature's cgroup in parts (suite.training.run.budget.MemoryBudget)
 
 
 def results_name(workload, n: int) -> str:
@@ -150,9 +151,12 @@ def prepare(opts: Options, cluster=None) -> Prepared:
     if data_folder and isinstance(data_folder, (str, Path)) and "storage.storage_root" in params and not Path(data_folder).is_absolute():
         data_folder = str(Path(str(params["storage.storage_root"])) / data_folder)
     miniature = data_folder is None
-    memory_limit = opts.memory_limit
-    if miniature and memory_limit is None:
-        memory_limit = workload.miniature_memory_bytes or MINIATURE_MEMORY_BYTES
+    memory_limit, budget = opts.memory_limit, None
+    if miniature and cluster is None:      # the cgroup: the cache budget the data is sized from + the ranks' own memory
+        budget = miniature_budget(workload, opts)
+        memory_limit = budget.cgroup_limit_bytes
+    elif miniature and memory_limit is None:
+        memory_limit = workload.miniature_cache_budget_bytes or MINIATURE_MEMORY_BYTES
     if cluster is not None:
         import dataclasses
         host_memory = cluster.total_memory_bytes
@@ -163,13 +167,10 @@ def prepare(opts: Options, cluster=None) -> Prepared:
             reasons.append(f"ranks per host: expected the same count on every host, got {counts[0]} to "
                            f"{counts[-1]} (open division only)")
     else:
-        host_memory = memory_limit or mem_total_bytes()
+        host_memory = budget.cache_budget_bytes if budget else (memory_limit or mem_total_bytes())
         required = datasize.compute(workload, opts.accelerators, len(hosts), host_memory, ruleset)
     if miniature:
-        # every rule but the minimum-steps one: 5x the (small) memory limit, a few steps per epoch
-        spf, batch = workload.num_samples_per_file, workload.batch_size
-        min_files = -(-MINIATURE_MIN_STEPS * batch * opts.accelerators // spf)
-        required_files = max(required.memory_rule_samples // spf, min_files)
+        required_files = miniature_files(workload, opts.accelerators, required, budget)
         reasons.append(f"miniature: the {required.steps}-step minimum of the dataset-size rule is not applied "
                        f"({required.num_files} files would be needed); not valid for submission")
         data = resolve(miniature_data_dir(workload, required_files), workload)
@@ -207,7 +208,7 @@ def prepare(opts: Options, cluster=None) -> Prepared:
                     data_dir=data_dir, data=data, results_dir=results_dir, files=files_, format=fmt, total_bytes=total,
                     required=required, required_files=required_files, reasons=reasons,
                     dataset_evidence=dataset_evidence, cluster=cluster, fs_separation=separation,
-                    generated=generated, **_series(opts, ruleset))
+                    generated=generated, memory_budget=budget, **_series(opts, ruleset))
 
 
 def _series(opts: Options, ruleset: str) -> dict:
@@ -284,6 +285,26 @@ def _resolve(opts: Options):
         reasons.append(f"--param {', '.join(outside)}: outside the open division's allow-list too "
                        f"(a measurement run, not a submission)")
     return workload, params, ruleset, reasons
+
+
+def miniature_budget(workload, opts: Options):
+    """The miniature's cgroup on this host (suite.training.run.budget): the cache budget (the workload's
+    miniature.cache_budget_bytes, else --memory-limit, else 1 GiB) plus the ranks' own memory."""
+    from suite.training.run import budget
+
+    cache = opts.memory_limit or workload.miniature_cache_budget_bytes or MINIATURE_MEMORY_BYTES
+    return budget.miniature(workload, opts.accelerators, cache)
+
+
+def miniature_files(workload, accelerators: int, required, memory_budget) -> int:
+    """Every rule but the minimum-steps one: 5x the (small) cache budget (`required`, datasize's answer
+    for it), a few steps per epoch, and (with a budget) more bytes than the whole cgroup limit."""
+    from suite.training.run import budget
+
+    spf, batch = workload.num_samples_per_file, workload.batch_size
+    min_files = -(-MINIATURE_MIN_STEPS * batch * accelerators // spf)
+    beyond = budget.files_beyond(memory_budget, workload) if memory_budget else 0
+    return max(required.memory_rule_samples // spf, min_files, beyond)
 
 
 def miniature_data_dir(workload, num_files: int) -> Path:

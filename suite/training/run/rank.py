@@ -78,6 +78,20 @@ def write_checkpoint(plan: RunPlan, run_start: float, run_index_name: str) -> di
             "start_s": t0 - run_start, "end_s": t1 - run_start, "fsync": True, "removed_after": True}
 
 
+def proc_field(path: str, key: str, unit_bytes: int) -> int | None:
+    """One figure of this process from /proc (None where /proc does not say): its peak resident memory
+    (status VmHWM, kB: Python, mpi4py, the read buffers) and what its reads fetched from storage rather
+    than the page cache (io read_bytes): the miniature's record sets both beside the cgroup's budget."""
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith(key):
+                    return int(line.split()[1]) * unit_bytes
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def worker(plan_path: str) -> int:
     """One rank: read the shard, simulate compute, barrier each step, write steps/rank-<r>.json."""
     from mpi4py import MPI
@@ -98,6 +112,8 @@ def worker(plan_path: str) -> int:
 
     try:
         record = _run(comm, plan, host, out)
+        record.peak_rss_bytes = proc_field("/proc/self/status", "VmHWM:", 1024)
+        record.storage_read_bytes = proc_field("/proc/self/io", "read_bytes:", 1)
         files.write_json(run_dir / "steps" / f"rank-{rank}.json", record.to_dict(), schema="steps")
         if plan.storage_type in ("object", "s3"):
             from suite.storage.objectstore import write_rank
@@ -125,7 +141,8 @@ def _run(comm, plan: RunPlan, host: str, out) -> RankSteps:
         read_threads=plan.read_threads, prefetch_size=plan.prefetch_size,
         transfer_size_bytes=plan.transfer_size_bytes, odirect=plan.odirect, format=plan.format,
         samples_per_file=plan.samples_per_file, batch_size=plan.batch_size,
-        delay_per_file_s=plan.delay_per_file_s), backend_for(plan.storage_type, ""))
+        delay_per_file_s=plan.delay_per_file_s, max_file_bytes=max((int(s) for _, s in plan.files), default=0)),
+        backend_for(plan.storage_type, ""))
     barrier(comm)
     run_start = comm.bcast(time.time() if rank == 0 else None, root=0)
     record = RankSteps(rank=rank, hostname=host, run_start_unix_s=run_start)

@@ -82,9 +82,13 @@ class RankSteps:
     run_start_unix_s: float
     epochs: list = field(default_factory=list)         # [RankEpoch]
     checkpoint: dict | None = None                     # rank 0: {bytes_written, duration_s, path, start_s, end_s}
+    peak_rss_bytes: int | None = None                  # the rank's own memory at its peak (VmHWM): None unknown
+    storage_read_bytes: int | None = None              # what its reads fetched from storage (/proc/self/io read_bytes)
 
     def to_dict(self) -> dict:
         return {
+            "peak_rss_bytes": self.peak_rss_bytes,
+            "storage_read_bytes": self.storage_read_bytes,
             "schema_version": STEPS_SCHEMA_VERSION,
             "rank": self.rank,
             "hostname": self.hostname,
@@ -96,4 +100,5 @@ class RankSteps:
     @classmethod
     def from_dict(cls, doc: dict) -> "RankSteps":
         return cls(rank=doc["rank"], hostname=doc["hostname"], run_start_unix_s=doc["run_start_unix_s"],
-                   epochs=[RankEpoch(**e) for e in doc["epochs"]], checkpoint=doc.get("checkpoint"))
+                   epochs=[RankEpoch(**e) for e in doc["epochs"]], checkpoint=doc.get("checkpoint"),
+                   peak_rss_bytes=doc.get("peak_rss_bytes"), storage_read_bytes=doc.get("storage_read_bytes"))

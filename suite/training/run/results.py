@@ -35,6 +35,10 @@ def collect(prep, k: int, run_dir: Path, start: float, end: float, status: str, 
         start = ranks[0].run_start_unix_s
     reasons = compliance_reasons(prep, status, error, drop, metric, memory_evidence)
     enforcement = {"cache_drop": drop.to_dict(), "memory_limit": memory_evidence}
+    if getattr(prep, "memory_budget", None) is not None:     # the miniature's cgroup in parts, with the ranks' peaks
+        from suite.training.run import budget
+        enforcement["memory_budget"] = budget.measured(prep.memory_budget, [r.peak_rss_bytes for r in ranks],
+                                                       [r.storage_read_bytes for r in ranks])
     if prep.cluster:        # per host: placement, memory for the rules, its drop, its cgroup
         enforcement["hosts"] = prep.cluster.evidence(drop, memory_evidence)
         from suite.harness.hosts import check_ranks_hosts
