@@ -66,6 +66,7 @@ class Series:
     closed: bool = True                    # a broken gap rule stops the series (closed) or is recorded (open)
     provenance: dict | None = None         # the code image of this invocation (set by run(), before run 1)
     host_metrics_scope: str | None = hostmetrics.THIS_HOST   # what each run's host_metrics.json samples (None: none)
+    host_metrics_dir: Callable[[int], Path | None] | None = None   # where run k's goes (default: run_dir's)
 
 
 def run(kind) -> tuple[Series, list[dict]]:
@@ -169,7 +170,8 @@ def sampled(series: Series, k: int):
     """Run k under the host sampler; its host_metrics.json written in its directory however it ended."""
     if series.host_metrics_scope is None:
         return contextlib.nullcontext()
-    return hostmetrics.sampling(lambda: _where(series, k), series.host_metrics_scope)
+    where = (lambda: series.host_metrics_dir(k)) if series.host_metrics_dir else (lambda: _where(series, k))
+    return hostmetrics.sampling(where, series.host_metrics_scope)
 
 
 def record_provenance(series: Series, k: int) -> None:
