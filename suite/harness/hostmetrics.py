@@ -252,3 +252,21 @@ def saturated_spans(hm: HostMetrics, busy_pct: float, min_span_s: float) -> list
         if s is not None:
             prev_t = s.t_s
     return spans
+
+
+MAX_FOUND = 1000
+
+
+def below(root: Path) -> list[tuple[str, HostMetrics]]:
+    """Every host_metrics.json under `root` (links not followed, at most MAX_FOUND), by its directory
+    relative to root, sorted: what a kind's report page plots when its runs are the directories."""
+    root = Path(root)
+    found = []
+    for path in sorted(root.rglob(FILE)) if root.is_dir() else []:
+        if path.is_symlink() or not path.is_file() or any(p.is_symlink() for p in path.relative_to(root).parents
+                                                         if str(p) != "."):
+            continue
+        if len(found) == MAX_FOUND:
+            raise ResultError(f"{root}: {FILE}: expected at most {MAX_FOUND} files, got more")
+        found.append((str(path.parent.relative_to(root)) or ".", load(path, root=root)))
+    return found

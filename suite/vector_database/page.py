@@ -123,3 +123,15 @@ def plot(b: dict) -> bytes:
     if len(runs) <= plots.MANY_RUNS:
         a1.legend(fontsize=7)
     return plots._png(fig)
+
+
+def host_section(path):
+    """The runs' host metrics (every host_metrics.json under the result: suite run samples each query run)
+    as suite.report.hostplots' section; None where there are none."""
+    from pathlib import Path
+
+    from suite.harness import hostmetrics
+    from suite.report import hostplots
+
+    return hostplots.section("host", [(name, hm, None) for name, hm in hostmetrics.below(Path(path))],
+                             "Host metrics (client CPU, disk, network)")
