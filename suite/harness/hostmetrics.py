@@ -228,6 +228,15 @@ def find(run_dir: Path, root=None) -> HostMetrics | None:
     return load(path, root=root) if path.is_file() else None
 
 
+BUSY_PCT = 95.0      # user+system at or above this: the CPUs had nothing left (host-cpu-saturated)
+
+
+def longest_saturated_s(hm: HostMetrics, busy_pct: float = BUSY_PCT) -> float:
+    """The longest span (s) with user+system at or above busy_pct: the fact host-cpu-saturated bounds."""
+    spans = saturated_spans(hm, busy_pct, 0.0)
+    return max((sp["end_s"] - sp["start_s"] for sp in spans), default=0.0)
+
+
 def saturated_spans(hm: HostMetrics, busy_pct: float, min_span_s: float) -> list[dict]:
     """The spans where user+system stayed at or above busy_pct for at least min_span_s: the client's
     CPU set the pace there. With user+system that high the CPUs hardly wait on I/O (iowait is what is
