@@ -197,7 +197,16 @@ def load(path: Path, root=None) -> HostMetrics:
     """A host_metrics.json (ours or another party's): bounded, schema'd, every number finite, the
     percentages within 0..100, t_s increasing and the byte counters never decreasing; ResultError
     (one line naming the file, the field, what was expected and what was found) otherwise."""
-    doc = files.load_json(Path(path), schema=SCHEMA, error=ResultError, limit=MAX_FILE_BYTES, root=root)
+    return _record(files.load_json(Path(path), schema=SCHEMA, error=ResultError, limit=MAX_FILE_BYTES, root=root), path)
+
+
+def load_doc(doc: dict, where: str = FILE) -> HostMetrics:
+    """A document already in memory, checked as load() checks a file."""
+    files.validate(doc, SCHEMA, where, ResultError)
+    return _record(doc, where)
+
+
+def _record(doc: dict, path) -> HostMetrics:
     prev = None
     for i, s in enumerate(doc["samples"]):
         for k, v in s.items():
