@@ -73,7 +73,10 @@ def report_page(path: Path, args):
 
     refuse_storage_nodes(path, args)
     path = storage_dir(path)
-    return checkpoint_text.build_page(checkpoint_text.summarise(path), checkpoint.check(path, "auto"))
+    built = checkpoint_text.build_page(checkpoint_text.summarise(path), checkpoint.check(path, "auto"))
+    host = checkpoint_text.host_section(path)
+    built.sections += [host] if host else []
+    return built
 
 
 def listing() -> str:

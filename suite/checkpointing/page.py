@@ -154,3 +154,15 @@ def build_page(summary: dict, check):
     page.tables["checkpoint_runs"] = (list(run_rows[0]) if run_rows else ["phase"], run_rows)
     page.tables["checkpoint_ranks"] = (list(rank_rows[0]) if rank_rows else ["phase"], rank_rows)
     return page
+
+
+def host_section(path):
+    """The runs' host metrics (every host_metrics.json under the result: suite run samples each run)
+    as suite.report.hostplots' section; None where there are none."""
+    from pathlib import Path
+
+    from suite.harness import hostmetrics
+    from suite.report import hostplots
+
+    return hostplots.section("host", [(name, hm, None) for name, hm in hostmetrics.below(Path(path))],
+                             "Host metrics (client CPU, disk, network)")

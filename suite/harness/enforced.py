@@ -9,6 +9,8 @@ claims the results dir (resultsdir.claim: atomic), then per run clears the cache
 `clear_cache`, the one call site) and calls run_once under SIGINT/SIGTERM handling (the ranks
 stopped, the run marked interrupted, RunError); it writes the run set however the series ended
 (the kind's `write_run_set`). run_once uses memory_cgroup() and enforced() around mpi.launch.
+Each run is sampled (suite.harness.hostmetrics: this host's CPU, memory, disk and network at 1 s)
+and its host_metrics.json written beside its provenance, however the run ended.
 """
 
 import contextlib
@@ -23,7 +25,7 @@ from typing import Callable
 
 from suite import files
 from suite.errors import RuleError, RunError, SuiteError
-from suite.harness import provenance, resultsdir
+from suite.harness import hostmetrics, provenance, resultsdir
 from suite.harness.mpi import Interrupted
 
 CGROUP_PREFIX = "suite-run-"        # + <owner pid>-<run>: enforce.remove_stale finds a killed run's by it
@@ -63,6 +65,8 @@ class Series:
     gap_shorter_than_run: bool = False     # v3.0: each gap between runs (the clear included) shorter than the run before
     closed: bool = True                    # a broken gap rule stops the series (closed) or is recorded (open)
     provenance: dict | None = None         # the code image of this invocation (set by run(), before run 1)
+    host_metrics_scope: str | None = hostmetrics.THIS_HOST   # what each run's host_metrics.json samples (None: none)
+    host_metrics_dir: Callable[[int], Path | None] | None = None   # where run k's goes (default: run_dir's)
 
 
 def run(kind) -> tuple[Series, list[dict]]:
@@ -83,7 +87,8 @@ def run(kind) -> tuple[Series, list[dict]]:
         with signals_interrupt():       # SIGINT/SIGTERM: the ranks stopped, the run recorded interrupted
             for k in range(1, series.runs + 1):
                 drop = timing.between(series, k, clear(series, k))
-                result = kind.run_once(k, drop)
+                with sampled(series, k):
+                    result = kind.run_once(k, drop)
                 timing.ended()
                 results.append(result)
                 record_provenance(series, k)
@@ -155,11 +160,25 @@ class GapRecorded:
         return out
 
 
+def _where(series: Series, k: int) -> Path | None:
+    """Run k's directory (the kind's run_dir(k), else R/run-<k>), when the run made one."""
+    where = series.run_dir(k) if series.run_dir else Path(series.results_dir) / f"run-{k}"
+    return Path(where) if where is not None and Path(where).is_dir() else None
+
+
+def sampled(series: Series, k: int):
+    """Run k under the host sampler; its host_metrics.json written in its directory however it ended."""
+    if series.host_metrics_scope is None:
+        return contextlib.nullcontext()
+    where = (lambda: series.host_metrics_dir(k)) if series.host_metrics_dir else (lambda: _where(series, k))
+    return hostmetrics.sampling(where, series.host_metrics_scope)
+
+
 def record_provenance(series: Series, k: int) -> None:
     """Run k's code image: `.mlps-code-image` (one line, md5-tree-v2:<hash>) and provenance.json in its
     directory (the kind's run_dir(k), else R/run-<k>), when the run made one."""
-    where = series.run_dir(k) if series.run_dir else Path(series.results_dir) / f"run-{k}"
-    if where is None or not Path(where).is_dir():
+    where = _where(series, k)
+    if where is None:
         return
     provenance.write_pointer(where)
     files.write_json(Path(where) / provenance.RECORD_FILE, {"schema_version": 1, **series.provenance},

@@ -152,6 +152,16 @@ def summary_problems(lf: kvleaf.Leaf, derived: dict, complete: set) -> tuple[lis
             if s["status"] == "mismatch"], statements
 
 
+def host_saturation(lf: kvleaf.Leaf) -> float | None:
+    """The longest span (s) a trial's client CPUs were saturated (user+system at or above
+    hostmetrics.BUSY_PCT), over the trials' host_metrics.json; None where no trial was sampled."""
+    from suite.harness import hostmetrics
+
+    spans = [hostmetrics.longest_saturated_s(hm) for o, t in sorted(lf.rank_dirs)
+             if (hm := hostmetrics.find(lf.path / f"option_{o}" / f"trial_{t}", root=lf.path)) is not None]
+    return round(max(spans), 3) if spans else None
+
+
 def facts(lf: kvleaf.Leaf) -> tuple[dict, dict, list]:
     doc = model.load()
     div = division(lf)
@@ -164,6 +174,9 @@ def facts(lf: kvleaf.Leaf) -> tuple[dict, dict, list]:
     if lf.summary_name is not None:
         out["kvcache.summary_name"] = lf.summary_name
     out["kvcache.miniature"] = bool(suite.get("miniature")) if isinstance(suite, dict) else False
+    saturated = host_saturation(lf)
+    if saturated is not None:
+        out["kvcache.cpu_saturated_s"] = saturated
     sep = lf.path / "fs_separation.json"
     if sep.is_file():
         from suite import files

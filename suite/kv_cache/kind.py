@@ -107,7 +107,10 @@ def report_page(path: Path, args):
     from suite.kv_cache import page as kvcache_page
 
     refuse_storage_nodes(path, args)
-    return kvcache_page.build(kvcheck.metrics(leaf_dir(path)))
+    built = kvcache_page.build(kvcheck.metrics(leaf_dir(path)))
+    host = kvcache_page.host_section(leaf_dir(path))
+    built.sections += [host] if host else []
+    return built
 
 
 def table_rows(path: Path) -> list[tuple[str, dict]]:

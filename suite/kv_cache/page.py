@@ -134,3 +134,15 @@ def occupancy(timelines: dict) -> bytes:
     ax.set_ylabel("GiB held")
     ax.legend(fontsize=6)
     return _png(fig)
+
+
+def host_section(path):
+    """The runs' host metrics (every host_metrics.json under the result: suite run samples each trial)
+    as suite.report.hostplots' section; None where there are none."""
+    from pathlib import Path
+
+    from suite.harness import hostmetrics
+    from suite.report import hostplots
+
+    return hostplots.section("host", [(name, hm, None) for name, hm in hostmetrics.below(Path(path))],
+                             "Host metrics (client CPU, disk, network)")

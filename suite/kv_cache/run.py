@@ -25,6 +25,7 @@ from suite import files
 from suite.errors import ExitCode, RuleError, SuiteError
 from suite.harness import enforced, leafstamp, mpi
 from suite.harness.enforced import Series
+from suite.harness.hostmetrics import LAUNCHER_ONLY, THIS_HOST
 from suite.kv_cache import model
 from suite.storage import separation
 from suite.rules import rulesets
@@ -148,7 +149,15 @@ class KvCache:
             enforced.refuse_without_clear(clear, opts.division, opts.allow_no_cache_drop)
         return Series(name="kv-cache", results_dir=opts.results_dir, runs=len(self.trials),
                       clear_cache=None if opts.no_cache_drop else clear, write_run_set=self.write_leaf,
-                      started=self.started)
+                      started=self.started, host_metrics_dir=self.trial_dir,
+                      host_metrics_scope=LAUNCHER_ONLY if self.cluster else THIS_HOST)
+
+    def trial_dir(self, k: int) -> Path:
+        """Trial k's directory (option_<O>/trial_<T>/: its ranks' and its host_metrics.json)."""
+        o, t, _ = self.trials[k - 1]
+        where = self.leaf / f"option_{o}" / f"trial_{t}"
+        where.mkdir(parents=True, exist_ok=True)
+        return where
 
     def started(self, results_dir: Path) -> None:
         model_name = self.trials[0][2].model

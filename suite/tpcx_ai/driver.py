@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from suite.errors import SuiteError, WorkloadError, expected_got
+from suite.harness import hostmetrics
 from suite.tpcx_ai import extra
 from suite.tpcx_ai import generate
 from suite.tpcx_ai import load
@@ -308,8 +309,9 @@ class Driver:
         self.res.mkdir(parents=True, exist_ok=True)
         previous = _on_sigterm()
         try:
-            for name, body in steps:
-                self.phase(name, body)
+            with hostmetrics.sampling(lambda: self.res, hostmetrics.LAUNCHER_ONLY if self.cluster else hostmetrics.THIS_HOST):
+                for name, body in steps:     # the run sampled: host_metrics.json beside tpcxai-result.json
+                    self.phase(name, body)
             self.run.status = "complete"
         except KeyboardInterrupt:
             self.launcher.stop_all()

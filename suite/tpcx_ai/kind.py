@@ -132,7 +132,10 @@ def report_page(path: Path, args):
 
     refuse_storage_nodes(path, args)
     data = fdr.load(path)
-    return page.build(data, data.compute(), assess.of_path(path, data))
+    built = page.build(data, data.compute(), assess.of_path(path, data))
+    host = page.host_section(path) if Path(path).is_dir() else None
+    built.sections += [host] if host else []
+    return built
 
 
 def listing() -> str:

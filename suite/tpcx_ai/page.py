@@ -256,3 +256,15 @@ def text(fdr, result, assessment=None) -> str:
             rows.append(["published", money(published["price_per_aiucpm"], result.currency),
                          f"per AIUCpm; computed - published = {diff:+.2f}"])
     return "\n".join(head + [table(rows, ["figure", "value", "how"])])
+
+
+def host_section(path):
+    """The runs' host metrics (every host_metrics.json under the result: suite run samples each run)
+    as suite.report.hostplots' section; None where there are none."""
+    from pathlib import Path
+
+    from suite.harness import hostmetrics
+    from suite.report import hostplots
+
+    return hostplots.section("host", [(name, hm, None) for name, hm in hostmetrics.below(Path(path))],
+                             "Host metrics (client CPU, disk, network)")

@@ -156,7 +156,10 @@ def report_page(path: Path, args):
     from suite.training import page
 
     path = storage_dir(path)
-    return page.build(aggregate.summarise(path), check(path, ruleset="auto"))
+    summary = aggregate.summarise(path)
+    built = page.build(summary, check(path, ruleset="auto"))
+    built.sections += page.host_sections(summary)
+    return built
 
 
 def listing() -> str:

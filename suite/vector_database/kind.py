@@ -125,7 +125,10 @@ def report_page(path: Path, args):
     from suite.vector_database import page as show
 
     refuse_storage_nodes(path, args)
-    return show.page(show.summarise(path))
+    built = show.page(show.summarise(path))
+    host = show.host_section(path)
+    built.sections += [host] if host else []
+    return built
 
 
 def table_rows(path: Path) -> list[tuple[str, dict]]:

@@ -153,3 +153,15 @@ def table_rows(path: Path) -> list[tuple[str, dict]]:
             "Read B/W (GiB/s)": mean("read_bytes_per_s", 1 / (1 << 30)),
             "verdict": vcheck.verdict(mine), "findings": len(mine), "path": runs[0].path if runs else bdir}))
     return out
+
+
+def host_section(path):
+    """The runs' host metrics (every host_metrics.json under the result: suite run samples each query run)
+    as suite.report.hostplots' section; None where there are none."""
+    from pathlib import Path
+
+    from suite.harness import hostmetrics
+    from suite.report import hostplots
+
+    return hostplots.section("host", [(name, hm, None) for name, hm in hostmetrics.below(Path(path))],
+                             "Host metrics (client CPU, disk, network)")

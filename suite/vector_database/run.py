@@ -56,6 +56,7 @@ class VdbRun:
         self.engine = opts.engine or ENGINE_FOR[opts.index]
         self.runs_done: list[dict] = []
         self.build: dict = {}
+        self.leaves: dict[int, Path] = {}         # run k's leaf (its host_metrics.json goes there)
 
     # ---------------------------------------------------------------- prepare: refusals, nothing written
     def prepare(self) -> enforced.Series:
@@ -86,7 +87,7 @@ class VdbRun:
             enforced.refuse_without_clear(clear, o.division, o.allow_no_cache_drop)
         return enforced.Series(name=f"{w.name}-{o.index.lower()}", results_dir=o.results_dir,
                                runs=o.runs or w.runs, clear_cache=clear, write_run_set=self.write_run_set,
-                               started=self.started)
+                               started=self.started, host_metrics_dir=lambda k: self.leaves.get(k))
 
     def _index_state(self) -> bool:
         """True: a complete index of this dataset is there to load. An index made from other data (or
@@ -165,6 +166,7 @@ class VdbRun:
     # ---------------------------------------------------------------- one query run (run leaf)
     def run_once(self, k: int, drop) -> dict:
         leaf, ts = results.leaf(self.results_dir, self.engine, self.o.index, "run")
+        self.leaves[k] = leaf
         cache = evidence.page_cache(self.index_dir) if self.index_dir.is_dir() else None
         dev = evidence.device_of(self.index_dir if self.index_dir.exists() else self.data_dir)
         before = evidence.diskstats(dev.get("dev"))

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 
+import host_builders
 import pytest
 
 from suite import files
@@ -89,7 +90,10 @@ def test_report_page(closed_leaf, run_cli, tmp_path):
     assert code == 0, err
     html = (tmp_path / "rep" / "index.html").read_text()
     assert "<h2>Per option</h2>" in html and "<h2>Latency and tier occupancy</h2>" in html
-    assert {p.name for p in (tmp_path / "rep" / "plots").iterdir()} == {"kvcache-latency-cdf.png", "kvcache-occupancy.png"}
+    assert {p.name for p in (tmp_path / "rep" / "plots").iterdir()} == {"kvcache-latency-cdf.png", "kvcache-occupancy.png",
+                                                                  "host-1.png", "host-2.png", "host-3.png"}
+    assert "<h2>Host metrics (client CPU, disk, network)</h2>" in html       # a trial's host_metrics.json each
+    assert sorted(p.parent.name for p in leaf.glob("option_*/trial_*/host_metrics.json")) == ["trial_0"] * 3
     assert (tmp_path / "rep" / "kvcache_options.csv").read_text().startswith("option,aggregated_avg_throughput")
 
 
@@ -118,6 +122,7 @@ def _rank(leaf):
 
 
 BREAKS = {
+    "kvcache-host-cpu-saturated": lambda l: host_builders.write(l / "option_1" / "trial_0", host_builders.saturated(busy_s=20)),
     "kvcache-commands-recorded": lambda l: _edit_json(_meta(l), lambda d: d.update(command_output_files=[])),
     "kvcache-fixed-workload-per-option": lambda l: _commands(l, "--num-users 200", "--num-users 20"),
     "kvcache-autoscaling-prohibited": lambda l: _commands(l, "--generation-mode none", "--generation-mode none --enable-autoscaling"),

@@ -63,6 +63,7 @@ class Training:
     def prepare(self) -> Series:
         from suite.training.run.results import write_run_set
 
+        from suite.harness import hostmetrics
         from suite.rules import rulesets
 
         prep = self.prep = prepare(self.opts, self.cluster)
@@ -71,7 +72,8 @@ class Training:
                       write_run_set=lambda results: write_run_set(prep, results), started=self.started,
                       run_dir=lambda k: evidence_dir(prep, k),
                       gap_shorter_than_run=rulesets.get(prep.ruleset).runs.gap_shorter_than_run,
-                      closed=self.opts.division == "closed")
+                      closed=self.opts.division == "closed",
+                      host_metrics_scope=hostmetrics.LAUNCHER_ONLY if self.cluster else hostmetrics.THIS_HOST)
 
     def started(self, results_dir: Path) -> None:
         from suite.training import leaf

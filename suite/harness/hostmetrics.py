@@ -1,0 +1,290 @@
+"""host_metrics.json: this host's CPU, memory, disk and network through one run, sampled from /proc
+at a fixed interval, in the run's leaf (every kind: the enforced loop samples training,
+checkpointing and the DLIO engine; kv_cache, vector_database and tpcx_ai sample their own runs).
+
+    with hostmetrics.Sampler() as s:      # a baseline now, a sample each interval_s and at the end
+        ...the run...
+    s.write(run_dir)                      # run_dir/host_metrics.json, atomically, schema'd
+    hm = hostmetrics.load(run_dir / hostmetrics.FILE)       # hostile input: bounded, finite, one line
+
+The interval: 1 s. Our runs are short (a miniature run lasts seconds, a closed one minutes); at
+mlpstorage's 10 s a run of 30 s would have three points, too few to see a CPU-bound stretch. A
+sample reads four small /proc files (/proc/stat, /proc/meminfo, /proc/diskstats, /proc/net/dev):
+about 0.2 ms of one core, 0.02 % at 1 s; the file records what its samples cost (sampler_cpu_s)
+and benchmarks/host_metrics_cost.py measures the runner's read rate with and without it.
+SUITE_HOST_METRICS_INTERVAL_S sets the interval for a run (0: no sampling, no file; what the cost
+benchmark compares against). Beyond MAX_POINTS points (an hour at 1 s) every other point is dropped and the interval doubles:
+the counters are cumulative, so nothing is lost but resolution.
+
+Each sample: t_s since the run's start; cpu_{user,system,iowait}_pct of all CPUs over the span since
+the previous sample (user includes nice, system includes irq and softirq); mem_used_bytes (total -
+free - buffers - page cache - reclaimable slab, as free(1)) and page_cache_bytes (Cached) at the
+sample; disk_{read,write}_bytes and net_{rx,tx}_bytes cumulative since the start (whole disks, no
+partitions or stacked dm/md devices; every interface but lo). On runs across hosts the launcher's
+host is sampled, not the others (`scope` says so): the other hosts are only reached through short
+hostagent calls, with no process of ours living beside their ranks to sample them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import socket
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from suite import files
+from suite.errors import ResultError, SuiteError
+from suite.harness import proc
+
+FILE = "host_metrics.json"
+SCHEMA = "host-metrics"
+INTERVAL_S = 1.0
+MAX_POINTS = 3600
+MAX_FILE_BYTES = 16 << 20
+SECTOR_BYTES = 512
+THIS_HOST, LAUNCHER_ONLY = "this host", "launcher host only (the other hosts are not sampled)"
+VIRTUAL_DISKS = ("loop", "ram", "zram", "dm-", "md", "sr", "fd", "nbd")
+COUNTERS = ("disk_read_bytes", "disk_write_bytes", "net_rx_bytes", "net_tx_bytes")
+
+
+@dataclass(frozen=True)
+class Sample:
+    t_s: float
+    cpu_user_pct: float
+    cpu_system_pct: float
+    cpu_iowait_pct: float
+    mem_used_bytes: int
+    page_cache_bytes: int
+    disk_read_bytes: int
+    disk_write_bytes: int
+    net_rx_bytes: int
+    net_tx_bytes: int
+
+
+@dataclass(frozen=True)
+class HostMetrics:
+    host: str
+    scope: str
+    interval_s: float
+    started_at: str
+    duration_s: float
+    sampler_cpu_s: float
+    disk_devices: tuple
+    net_interfaces: tuple
+    samples: tuple             # of Sample, t_s increasing
+
+    def rates(self) -> list[dict]:
+        """Per sample: t_s and the counters as MiB/s over the span since the previous sample."""
+        out, prev_t, prev = [], 0.0, dict.fromkeys(COUNTERS, 0)
+        for s in self.samples:
+            dt = s.t_s - prev_t
+            row = {"t_s": s.t_s}
+            for c in COUNTERS:
+                v = getattr(s, c)
+                row[c.replace("_bytes", "_mib_s")] = (v - prev[c]) / dt / (1 << 20) if dt > 0 else 0.0
+                prev[c] = v
+            out.append(row)
+            prev_t = s.t_s
+        return out
+
+
+def interval_s() -> float:
+    """The sampling interval for this run: SUITE_HOST_METRICS_INTERVAL_S when set (0: off), else 1 s."""
+    raw = os.environ.get("SUITE_HOST_METRICS_INTERVAL_S", "")
+    try:
+        value = float(raw) if raw.strip() else INTERVAL_S
+    except ValueError:
+        raise SuiteError(f"SUITE_HOST_METRICS_INTERVAL_S: expected seconds (0: off), got {raw!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise SuiteError(f"SUITE_HOST_METRICS_INTERVAL_S: expected seconds >= 0 (0: off), got {raw!r}")
+    return value
+
+
+@contextlib.contextmanager
+def sampling(where, scope: str = THIS_HOST):
+    """The run in the block sampled; host_metrics.json written in `where()` (a callable: the run's
+    directory may only be known afterwards; None: not written) however the block ended."""
+    interval = interval_s()
+    if not interval:
+        yield None
+        return
+    sampler = Sampler(interval, scope)
+    try:
+        with sampler:
+            yield sampler
+    finally:
+        path = where()
+        if path is not None and Path(path).is_dir():
+            sampler.write(Path(path))
+
+
+def whole_disks(names) -> list[str]:
+    """The physical whole disks among /proc/diskstats' names: no partition (a name another name
+    begins: sda1, nvme0n1p1) and no virtual or stacked device (loop, dm-, md, ...)."""
+    names = [n for n in names if not n.startswith(VIRTUAL_DISKS)]
+    return sorted(n for n in names if not any(o != n and n.startswith(o) for o in names))
+
+
+class Sampler(proc.Ticker):
+    """This host's counters from __enter__ to __exit__; doc() and write() give host_metrics.json."""
+
+    def __init__(self, interval_s: float = INTERVAL_S, scope: str = THIS_HOST):
+        super().__init__(interval_s)
+        self.scope = scope
+        self.points: list[tuple] = []
+        self.t0 = self.started_at = None
+        self.disks = whole_disks(d["device_name"] for d in proc.diskstats(proc.read("/proc/diskstats")))
+        self.interfaces = sorted(n["interface_name"] for n in proc.netdev(proc.read("/proc/net/dev"))
+                                 if n["interface_name"] != "lo")
+
+    def take(self) -> None:
+        now = time.monotonic()
+        if self.t0 is None:
+            self.t0, self.started_at = now, datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        mem = proc.keyed_ints(proc.read("/proc/meminfo"), ":")
+        disks = {d["device_name"]: d for d in proc.diskstats(proc.read("/proc/diskstats"))}
+        nets = {n["interface_name"]: n for n in proc.netdev(proc.read("/proc/net/dev"))}
+        self.points.append((
+            now - self.t0, proc.cpu_jiffies(proc.read("/proc/stat")), mem,
+            sum(disks[d]["sectors_read"] for d in self.disks if d in disks) * SECTOR_BYTES,
+            sum(disks[d]["sectors_written"] for d in self.disks if d in disks) * SECTOR_BYTES,
+            sum(nets[n]["rx_bytes"] for n in self.interfaces if n in nets),
+            sum(nets[n]["tx_bytes"] for n in self.interfaces if n in nets)))
+        if len(self.points) > MAX_POINTS:       # keep the baseline and the newest; halve the rest
+            self.points = self.points[:1] + self.points[1:-1][1::2] + self.points[-1:]
+            self.interval_s *= 2
+
+    def samples(self) -> list[Sample]:
+        out = []
+        for prev, cur in zip(self.points, self.points[1:]):
+            out.append(_sample(prev, cur, self.points[0]))
+        return out
+
+    def doc(self) -> dict:
+        samples = self.samples()
+        return {"schema_version": 1, "host": socket.gethostname(), "scope": self.scope,
+                "interval_s": self.interval_s, "started_at": self.started_at or "",
+                "duration_s": round(self.points[-1][0], 6) if self.points else 0.0,
+                "sampler_cpu_s": round(self.cpu_s, 6), "disk_devices": self.disks,
+                "net_interfaces": self.interfaces, "samples": [asdict(s) for s in samples]}
+
+    def write(self, where: Path) -> Path:
+        path = Path(where) / FILE
+        files.write_json(path, self.doc(), schema=SCHEMA, indent=None)
+        return path
+
+
+def _sample(prev: tuple, cur: tuple, base: tuple) -> Sample:
+    t, cpu, mem = cur[0], cur[1], cur[2]
+    d = {k: max(0, cpu[k] - prev[1][k]) for k in proc.CPU_FIELDS}
+    total = sum(d.values())
+
+    def pct(*keys) -> float:
+        return round(100.0 * sum(d[k] for k in keys) / total, 3) if total else 0.0
+    cached = mem.get("Cached", 0) * 1024       # /proc/meminfo counts KiB
+    used = (mem.get("MemTotal", 0) - mem.get("MemFree", 0) - mem.get("Buffers", 0) - mem.get("SReclaimable", 0)) * 1024 - cached
+    return Sample(t_s=round(t, 6), cpu_user_pct=pct("user", "nice"), cpu_system_pct=pct("system", "irq", "softirq"),
+                  cpu_iowait_pct=pct("iowait"), mem_used_bytes=max(0, used), page_cache_bytes=max(0, cached),
+                  disk_read_bytes=max(0, cur[3] - base[3]), disk_write_bytes=max(0, cur[4] - base[4]),
+                  net_rx_bytes=max(0, cur[5] - base[5]), net_tx_bytes=max(0, cur[6] - base[6]))
+
+
+def load(path: Path, root=None) -> HostMetrics:
+    """A host_metrics.json (ours or another party's): bounded, schema'd, every number finite, the
+    percentages within 0..100, t_s increasing and the byte counters never decreasing; ResultError
+    (one line naming the file, the field, what was expected and what was found) otherwise."""
+    return _record(files.load_json(Path(path), schema=SCHEMA, error=ResultError, limit=MAX_FILE_BYTES, root=root), path)
+
+
+def load_doc(doc: dict, where: str = FILE) -> HostMetrics:
+    """A document already in memory, checked as load() checks a file."""
+    files.validate(doc, SCHEMA, where, ResultError)
+    return _record(doc, where)
+
+
+def _record(doc: dict, path) -> HostMetrics:
+    prev = None
+    for i, s in enumerate(doc["samples"]):
+        for k, v in s.items():
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ResultError(f"{path}: samples[{i}].{k}: expected a finite number, got {v}")
+        if prev is not None:
+            if s["t_s"] <= prev["t_s"]:
+                raise ResultError(f"{path}: samples[{i}].t_s: expected more than {prev['t_s']}, got {s['t_s']}")
+            for c in COUNTERS:
+                if s[c] < prev[c]:
+                    raise ResultError(f"{path}: samples[{i}].{c}: expected a cumulative count of at least "
+                                      f"{prev[c]}, got {s[c]}")
+        prev = s
+    for k in ("interval_s", "duration_s", "sampler_cpu_s"):
+        if not math.isfinite(doc[k]):
+            raise ResultError(f"{path}: {k}: expected a finite number, got {doc[k]}")
+    fields = Sample.__dataclass_fields__
+    return HostMetrics(host=doc["host"], scope=doc["scope"], interval_s=float(doc["interval_s"]),
+                       started_at=doc["started_at"], duration_s=float(doc["duration_s"]),
+                       sampler_cpu_s=float(doc["sampler_cpu_s"]), disk_devices=tuple(doc["disk_devices"]),
+                       net_interfaces=tuple(doc["net_interfaces"]),
+                       samples=tuple(Sample(**{k: s[k] for k in fields}) for s in doc["samples"]))
+
+
+def find(run_dir: Path, root=None) -> HostMetrics | None:
+    """The run's host metrics, None where it has none (results written before they were sampled)."""
+    path = Path(run_dir) / FILE
+    return load(path, root=root) if path.is_file() else None
+
+
+BUSY_PCT = 95.0      # user+system at or above this: the CPUs had nothing left (host-cpu-saturated)
+
+
+def longest_saturated_s(hm: HostMetrics, busy_pct: float = BUSY_PCT) -> float:
+    """The longest span (s) with user+system at or above busy_pct: the fact host-cpu-saturated bounds."""
+    spans = saturated_spans(hm, busy_pct, 0.0)
+    return max((sp["end_s"] - sp["start_s"] for sp in spans), default=0.0)
+
+
+def saturated_spans(hm: HostMetrics, busy_pct: float, min_span_s: float) -> list[dict]:
+    """The spans where user+system stayed at or above busy_pct for at least min_span_s: the client's
+    CPU set the pace there. With user+system that high the CPUs hardly wait on I/O (iowait is what is
+    left), so the storage was waiting on the client, not the client on the storage; each span says
+    so with its mean iowait and disk MiB/s beside the run's busiest disk MiB/s."""
+    rates = hm.rates()
+    disk = [r["disk_read_mib_s"] + r["disk_write_mib_s"] for r in rates]
+    spans, run, prev_t = [], [], 0.0
+    for i, s in enumerate(hm.samples + (None,)):
+        if s is not None and s.cpu_user_pct + s.cpu_system_pct >= busy_pct:
+            run.append((i, prev_t))
+        else:
+            if run and hm.samples[run[-1][0]].t_s - run[0][1] >= min_span_s:
+                idx = [j for j, _ in run]
+                spans.append({"start_s": round(run[0][1], 3), "end_s": round(hm.samples[idx[-1]].t_s, 3),
+                              "busy_mean_pct": round(sum(hm.samples[j].cpu_user_pct + hm.samples[j].cpu_system_pct
+                                                         for j in idx) / len(idx), 3),
+                              "iowait_mean_pct": round(sum(hm.samples[j].cpu_iowait_pct for j in idx) / len(idx), 3),
+                              "disk_mean_mib_s": round(sum(disk[j] for j in idx) / len(idx), 3),
+                              "disk_peak_mib_s": round(max(disk), 3)})
+            run = []
+        if s is not None:
+            prev_t = s.t_s
+    return spans
+
+
+MAX_FOUND = 1000
+
+
+def below(root: Path) -> list[tuple[str, HostMetrics]]:
+    """Every host_metrics.json under `root` (links not followed, at most MAX_FOUND), by its directory
+    relative to root, sorted: what a kind's report page plots when its runs are the directories."""
+    root = Path(root)
+    found = []
+    for path in sorted(root.rglob(FILE)) if root.is_dir() else []:
+        if path.is_symlink() or not path.is_file() or any(p.is_symlink() for p in path.relative_to(root).parents
+                                                         if str(p) != "."):
+            continue
+        if len(found) == MAX_FOUND:
+            raise ResultError(f"{root}: {FILE}: expected at most {MAX_FOUND} files, got more")
+        found.append((str(path.parent.relative_to(root)) or ".", load(path, root=root)))
+    return found
