@@ -4,7 +4,8 @@ import pytest
 
 from suite import cli, runscope
 
-ALL_KINDS = {"help", "command", "workload", "data_dir", "results_dir", "format", "engine", "scope_defaults"}
+ALL_KINDS = {"help", "command", "workload", "data_dir", "results_dir", "format", "engine", "scope_defaults", "history",
+             "no_history"}
 
 
 def run_parser_dests() -> set:

@@ -20,7 +20,7 @@ ELSEWHERE = (
     ("2.1.14", "datagenFiles", "not checked: the published release prunes logs to the staff's placeholder or "
      "leaves them out; what the figures need is required (`2.1.19-runFiles`), the rest is not"),
     ("2.1.15", "datagenDlioConfig", "not checked, as 2.1.14: dlio_config/ is not needed for any figure or fact"),
-    ("2.1.16", "runResultsJson", "not checked: the v3.0 release carries no results.json; its figures are "
+    ("2.1.16", "runResultsJson", "not checked: the published release carries no results.json; its figures are "
      "recomputed from the leaves"),
     ("2.1.18a", "runPickingSubsets", "a permission: the six kept runs are held to 2.1.17 and 2.1.18"),
     ("2.1.20", "runDlioConfig", "not checked, as 2.1.15"),
@@ -40,7 +40,7 @@ ELSEWHERE = (
      "no per-node capability"),
     ("3.6.1", "trainingClosedSubmissionChecksum", "in part: `CHECK-02-poolImageIntegrity` recomputes each "
      "image's hash; the round's pinned reference digest is not published"),
-    ("4.3.4", "checkpointAggregateAcceleratorMemory", "not checkable: v3.0 checkpoint metadata records "
+    ("4.3.4", "checkpointAggregateAcceleratorMemory", "not checkable: the published checkpoint metadata records "
      "`accelerator: null`, so there is no accelerator memory to multiply"),
     ("4.6.1", "checkpointClosedMpiProcesses", "by `4.2.2-checkpointClosedProcessCount` (its id kept)"),
     ("4.7.2", "checkpointTotalTestDuration", "defines the reported duration; nothing a result can break"),
@@ -77,7 +77,7 @@ def render() -> str:
     rows = [BEGIN, "", "| rule id | Rules.md section | grade | the fact | rule file | test |",
             "|---|---|---|---|---|---|"]
     for r in sorted(v3check.ruleset().rules, key=_section):
-        file = "rules/v3.0/" + Path(r.source).parent.name + "/" + Path(r.source).name
+        file = "rules/" + "/".join(Path(r.source).parts[-3:])        # rules/<round>/<tree rules>/<file>
         grade = r.severity + (" (fix required)" if r.effect == "fix-required" else "")
         rows.append(f"| `{r.id}` | {r.guideline or '(ours)'} | {grade} | {_fact(r)}: {r.message} | {file} | "
                     f"{TEST}::test_rule_*[{r.id}] |")

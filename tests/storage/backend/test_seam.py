@@ -45,7 +45,6 @@ ALLOWED = {  # (module under suite/storage, call): why it is not dataset or chec
     ("harness/leafstamp.py", "iterdir"): "the names of the v3.0 leaves in the results directory (the next one is later)",
     ("checkpointing/leaf.py", "iterdir"): "the v3.0 timestamp leaves of checkpointing/<model>/ in the results directory",
     ("checkpointing/leaf.py", "glob"): "the ranks' error files of run-1/errors/ in the results directory",
-    ("checkpointing/timeseries.py", "open"): "/proc files (diskstats, vmstat, meminfo, loadavg) sampled for the timeseries",
 }
 
 
