@@ -1,8 +1,8 @@
 """Apples and oranges: what two results must share to be compared, and their systems side by side.
 
 The identity fields (suite.benchmark.Measured.identity) are the kind's: for training the
-workload, accelerator type, dataset size, ruleset and division; for TPCx-AI the scale factor and
-engine; checkpointing adds its phase, mode and processes, kv_cache its option, a vector database
+workload, accelerator type, dataset size, ruleset and division; for TPCx-AI the scale factor,
+streams, use cases and kit version; checkpointing adds its phase, mode and processes, kv_cache its option, a vector database
 its index and dataset.
 A field that differs is a refusal (one line, exit 2) unless --allow-different, which lists the
 differences at the top of the comparison instead. A field neither result states (None on both
@@ -19,7 +19,8 @@ NAMES = {"workload": "workload", "accelerator": "accelerator type", "dataset_siz
          # the storage kinds' and TPCx-AI's own (their `measured`): a checkpoint phase, its layout, a
          # kv_cache option, a vector database's index and query set, a TPCx-AI engine
          "phase": "phase", "mode": "mode", "miniature": "miniature", "processes": "processes",
-         "option": "option", "index": "index", "dataset": "dataset", "engine": "engine"}
+         "option": "option", "index": "index", "dataset": "dataset", "engine": "engine",
+         "streams": "streams", "use_cases": "use cases", "kit_version": "kit version"}
 
 
 def differences(base: Measured, other: Measured) -> list[tuple[str, object, object]]:
