@@ -49,6 +49,7 @@ def trials(lf: kvleaf.Leaf, o: int) -> tuple[dict[str, list[float]], list[str]]:
 
 
 def measured(path: Path) -> list[Measured]:
+    """One result per option_<O>/ of the leaf (its path: the history hashes each option's own files)."""
     lf = kvleaf.load(path)
     meta = lf.metadata or {}
     model = meta.get("model") if isinstance(meta.get("model"), str) else None
@@ -62,7 +63,7 @@ def measured(path: Path) -> list[Measured]:
         per, notes = trials(lf, o)
         figs = tuple(Samples(name=n, label=label, higher_is_better=higher, per_run=tuple(per[key]))
                      for n, label, key, higher in FIGURES if per[key])
-        out.append(Measured(path=lf.path, kind="kv_cache", label=f"{model or lf.path.name} option {o}",
+        out.append(Measured(path=lf.path / f"option_{o}", kind="kv_cache", label=f"{model or lf.path.name} option {o}",
                             identity={"workload": model, "option": o, "ruleset": ruleset, "division": division},
                             system=system, figures=figs, notes=tuple(notes),
                             when=when if isinstance(when, str) else None))

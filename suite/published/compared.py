@@ -132,8 +132,9 @@ def checkpointing(c: v3tree.Checkpointing, org, system, ruleset, root: Path) -> 
                      for name, label, hib, per_epoch in (
                          ("gib_s", "GiB/s", True, [r[0] for r in rows if r[0]]),
                          ("duration_s", "s per checkpoint", False, [r[1] for r in rows if r[1]])) if per_epoch)
-        out.append(Measured(
-            path=c.path, kind="checkpointing", label=f"{org.name} / {system.name} {which}",
+        one = leaves[0].path if len(leaves) == 1 and phases[leaves[0].ts] == which else c.path
+        out.append(Measured(                   # a phase's own leaf: the history hashes each phase apart
+            path=one, kind="checkpointing", label=f"{org.name} / {system.name} {which}",
             identity={"workload": meta.model if meta and meta.model else c.model, "phase": which,
                       "mode": "subset" if subset else "default", "miniature": False, "processes": procs,
                       "ruleset": ruleset, "division": org.division},
