@@ -105,7 +105,8 @@ def entries_for(path: Path, base: dict) -> list[Entry]:
 
     path = Path(path)
     out: list[Entry] = []
-    for part in dispatch.parts(path).parts:
+    parts = dispatch.parts(path).parts
+    for part in parts:
         measured = []
         if part.kind.measured is not None:
             try:
@@ -113,7 +114,8 @@ def entries_for(path: Path, base: dict) -> list[Entry]:
             except (SuiteError, OSError, ValueError, RecursionError):
                 measured = []       # a run that failed before writing numbers: recorded without figures
         if not measured:
-            out.append(_entry(part.path, part.kind.name, {}, {}, (), None, base))
+            if not (part.kind.whole_tree and len(parts) > 1):     # a tree kind's part whose leaves others read
+                out.append(_entry(part.path, part.kind.name, {}, {}, (), None, base))
             continue
         out += [_entry(m.path, m.kind, redact.mapping(m.system), m.identity, _figures(m), m.when, base, m.label)
                 for m in measured]

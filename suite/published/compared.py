@@ -41,11 +41,21 @@ def measured(path: Path) -> list[Measured]:
     for org in tree.orgs:
         for system in org.systems:
             for b in system.benchmarks:
+                if _ours(b):
+                    continue                # our own run's leaves: their kind's figures (suite.kinds.dispatch)
                 if isinstance(b, v3tree.Training):
                     out.append(training(b, org, system, ruleset))
                 elif isinstance(b, v3tree.Checkpointing):
                     out += checkpointing(b, org, system, ruleset, tree.root)
     return out
+
+
+def _ours(b) -> bool:
+    """Leaves written by our `suite run` (their run set and per-run results.json beside the published
+    files): the training and checkpointing kinds read those, from their ranks' records."""
+    leaves = b.runs if isinstance(b, v3tree.Training) else getattr(b, "leaves", [])
+    return any(any(n.endswith("run_set.json") for n in x.names) or (x.path / "run-1" / "results.json").is_file()
+               for x in leaves)
 
 
 def _system(org, system, b, hosts, accelerators) -> dict:
