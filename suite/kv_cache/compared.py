@@ -26,6 +26,9 @@ FIGURES = (("tokens_per_second", "tokens/s", "avg_tps", True),
 def rank(doc: dict, where) -> dict:
     """One rank's figures: its own summary's, with what its totals and arrays re-derive put in."""
     out = figures.rank_figures(doc, where)
+    lat = doc.get("storage_latencies")
+    if isinstance(lat, list) and not lat:
+        out["p95_ms"] = None                  # no request timed: no P95, whatever the summary says
     for s in figures.rederive_rank(doc, where):
         if s["figure"] in REDERIVED:
             out[REDERIVED[s["figure"]]] = s["derived"]
@@ -43,8 +46,9 @@ def trials(lf: kvleaf.Leaf, o: int) -> tuple[dict[str, list[float]], list[str]]:
             notes.append(f"option_{o}/trial_{t}: left out ({len(found)} of {len(ranks)} rank files)")
             continue
         for _, _, key, higher in FIGURES:
-            vals = [f[key] for f in found]
-            per[key].append(sum(vals) if higher else max(vals))
+            vals = [f[key] for f in found if f[key] is not None]
+            if vals:
+                per[key].append(sum(vals) if higher else max(vals))
     return per, notes
 
 

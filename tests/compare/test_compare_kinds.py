@@ -134,13 +134,13 @@ def test_tpcx_ai_figures_come_from_the_jobs(run_cli, tmp_path):
 
 @pytest.fixture(scope="module")
 def kv(tmp_path_factory):
-    """One real kv-cache run: option 1, two trials of one second, one rank."""
+    """One real kv-cache run: option 1, two trials of four seconds (requests complete), one rank."""
     from suite import cli
 
     base = tmp_path_factory.mktemp("kv")
     (base / "cache").mkdir()
     cli.main([str(a) for a in ("run", "--workload", "kv-cache", "--cache-dir", base / "cache", "--results-dir",
-                               base / "R", "--option", "1", "--trials", 2, "--duration", 1, "--inter-option-delay", 0,
+                               base / "R", "--option", "1", "--trials", 2, "--duration", 4, "--inter-option-delay", 0,
                                "--accelerators", 1, "--allow-no-cache-drop", "--division", "open")])
     (leaf,) = (base / "R" / "kv_cache").glob("*/run/*")
     return base / "R", leaf
@@ -205,4 +205,4 @@ def test_vector_database_figures_come_from_the_worker_evidence(vdb, run_cli, tmp
     assert f["recall"]["a_mean"] >= 0.8 and f["qps"]["a_mean"] < 1e9
     res = doc["results"][0]
     assert res["identity"]["index"] == "DISKANN" and res["identity"]["dataset"] == "2000 x 16"
-    refused(run_cli, vdb, V3 / "vector_database_TTA", what="expected diskann")     # milvus, 1M x 1536
+    refused(run_cli, vdb, V3 / "vector_database_TTA", what="workload: expected vdb-tiny")   # milvus, 1M x 1536
