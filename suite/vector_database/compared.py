@@ -62,7 +62,7 @@ def run_figures(r) -> tuple[dict, str | None]:
         return out, None
     try:
         return _ours(Path(r.path), out)
-    except (SuiteError, OSError, ValueError, KeyError, TypeError) as exc:
+    except (SuiteError, OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         return out, f"summary.json's figures: the query evidence is unreadable ({str(exc)[:160]})"
 
 
@@ -79,7 +79,8 @@ def _ours(leaf: Path, out: dict) -> tuple[dict, str | None]:
     gt = summary.get("ground_truth") if isinstance(summary.get("ground_truth"), dict) else {}
     truth = Path(str(gt.get("file") or ""))
     k = summary.get("k")
-    if not (gt.get("file") and truth.is_file() and isinstance(k, int) and dataset.sha256(truth) == gt.get("sha256")):
+    if not (gt.get("file") and truth.is_file() and not truth.is_symlink() and isinstance(k, int) and 0 < k
+            and truth.stat().st_size <= MAX_ARRAY_BYTES and dataset.sha256(truth) == gt.get("sha256")):
         return out, "recall as summary.json states it (the dataset's ground truth is not where the run names it)"
     from suite.vector_database import results
 
