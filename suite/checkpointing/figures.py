@@ -39,6 +39,7 @@ class Derived:
         self.rank_items: list[Item] = []      # rank records inconsistent in themselves or with the layout
         self.items: list[Item] = []           # results.json / summary.json claims against the ranks
         self.metric: dict | None = None       # {phase: phase_metric} re-derived
+        self.checkpoints: list[dict] = []     # per checkpoint (results.per_checkpoint), re-derived
         self.source = "ranks"
         self.statement: list[dict] = []
 
@@ -128,6 +129,7 @@ def run(run_dir: Path, doc: dict) -> Derived:
         again, src = [c for c in doc["checkpoints"] if c.get("phase") == doc["phase"]], "results.json checkpoints"
     else:
         _checkpoints(d, path, doc, again, ranks, src)
+    d.checkpoints = again
     d.metric = {p: m for p in results.PHASES if (m := results.phase_metric(again, p))}
     for phase in sorted(set(d.metric) | set(doc["metric"])):
         for key in (*RUN_KEYS, "duration_stdev_s", "throughput_stdev_gib_s", "checkpoints"):

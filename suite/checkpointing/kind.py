@@ -79,6 +79,12 @@ def report_page(path: Path, args):
     return built
 
 
+def measured(path: Path) -> list:
+    from suite.checkpointing import compared
+
+    return compared.measured(path)
+
+
 def listing() -> str:
     from suite.storage import workloads
 
@@ -92,4 +98,4 @@ KIND = Kind(
     add_datasize_arguments=add_datasize_arguments, workload_schema=workloads.SCHEMAS[workloads.CHECKPOINTING],
     workloads_shown="llama3-*", result_files=("checkpoint_run_set.json",),
     run_options=(*STORAGE_RUN_OPTIONS, "mode", "checkpoints_write", "checkpoints_read", "miniature"),
-    datasize_options=("mode",))
+    datasize_options=("mode",), measured=measured)

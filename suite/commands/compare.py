@@ -24,8 +24,9 @@ def add_parser(sub) -> None:
                        description="Compare results of one kind (our runs, published results, whole trees): per "
                                    "figure the ratio B/A of the geometric means, a Welch interval on the logarithms "
                                    "(per-run values with 3 or more runs a side, else per-epoch) and a verdict: "
-                                   "faster, slower or not significant at --level. Results that differ in workload, "
-                                   "accelerator, dataset size, ruleset, division or scale factor are refused "
+                                   "faster, slower or not significant at --level. Results that differ in kind, workload, "
+                                   "accelerator, dataset size, ruleset, division, scale factor (or a kind's own "
+                                   "identity: phase, option, index ...) are refused "
                                    "(exit 2) unless --allow-different. See docs/compare.md.")
     p.add_argument("paths", type=Path, nargs="+", metavar="RESULT",
                    help="results directories, published benchmarks or trees; the first is the baseline A")
@@ -42,7 +43,8 @@ def add_parser(sub) -> None:
     p.add_argument("--level", type=level, default=0.95, help="confidence level of the intervals (default 0.95)")
     p.add_argument("--only", action="append", type=only, metavar="FIELD=VALUE", default=[],
                    help="keep the results whose FIELD (workload, accelerator, dataset_size, ruleset, division, "
-                        "scale_factor) is VALUE, e.g. workload=unet3d (repeatable): every org's unet3d in a tree")
+                        "scale_factor; phase, option, index ... of the storage kinds) is VALUE, e.g. workload=unet3d "
+                        "(repeatable): every org's unet3d in a tree")
 
 
 def only(text: str) -> tuple[str, str]:
@@ -65,8 +67,11 @@ def gather(paths, left_out: list | None = None) -> list:
         found = dispatch.parts(path)
         readable = [p for p in found.parts if p.kind.measured is not None]
         if not readable:
+            from suite.kinds import registry
+
+            names = ", ".join(k.name for k in registry.KINDS if k.measured is not None)
             raise ResultError(f"{path}: kind: expected a benchmark kind whose figures suite compare reads "
-                              f"(training), got {found.parts[0].kind.name}")
+                              f"({names}), got {found.parts[0].kind.name}")
         if left_out is not None:
             left_out += [f"{p.path}: {p.kind.name} (no figures suite compare reads)"
                          for p in found.parts if p.kind.measured is None]

@@ -1,7 +1,9 @@
 """Apples and oranges: what two results must share to be compared, and their systems side by side.
 
 The identity fields (suite.benchmark.Measured.identity) are the kind's: for training the
-workload, accelerator type, dataset size, ruleset and division; for TPCx-AI the scale factor.
+workload, accelerator type, dataset size, ruleset and division; for TPCx-AI the scale factor,
+streams, use cases and kit version; checkpointing adds its phase, mode and processes, kv_cache its option, a vector database
+its index and dataset.
 A field that differs is a refusal (one line, exit 2) unless --allow-different, which lists the
 differences at the top of the comparison instead. A field neither result states (None on both
 sides) is not a difference; one stated on one side only is.
@@ -13,7 +15,12 @@ from suite.errors import ResultError
 from suite.benchmark import Measured
 
 NAMES = {"workload": "workload", "accelerator": "accelerator type", "dataset_size": "dataset size",
-         "ruleset": "ruleset", "division": "division", "scale_factor": "scale factor"}
+         "ruleset": "ruleset", "division": "division", "scale_factor": "scale factor",
+         # the storage kinds' and TPCx-AI's own (their `measured`): a checkpoint phase, its layout, a
+         # kv_cache option, a vector database's index and query set, a TPCx-AI engine
+         "phase": "phase", "mode": "mode", "miniature": "miniature", "processes": "processes",
+         "option": "option", "index": "index", "dataset": "dataset", "engine": "engine",
+         "streams": "streams", "use_cases": "use cases", "kit_version": "kit version"}
 
 
 def differences(base: Measured, other: Measured) -> list[tuple[str, object, object]]:

@@ -96,24 +96,30 @@ def _int(value):
 
 
 def entries_for(path: Path, base: dict) -> list[Entry]:
-    """One Entry per benchmark under `path` (its kind's figures and system); one without figures
-    where the kind reads none or the result holds no numbers (a failed run). `base`: the fields the
-    caller knows (source, status, verdict, command ...)."""
+    """One Entry per benchmark under `path`, each through its kind (suite.kinds.dispatch: a results dir
+    of `suite run` holding kv_cache or checkpointing leaves, a mixed tree); one without figures where
+    the kind reads none or the result holds no numbers (a failed run). `base`: the fields the caller
+    knows (source, status, verdict, command ...)."""
     from suite.errors import SuiteError
-    from suite.kinds import registry
+    from suite.kinds import dispatch
 
     path = Path(path)
-    kind = registry.for_result(path)
-    measured = []
-    if getattr(kind, "measured", None) is not None:
-        try:
-            measured = list(kind.measured(path))
-        except (SuiteError, OSError, ValueError, RecursionError):
-            measured = []           # a run that failed before writing numbers: recorded without figures
-    if not measured:
-        return [_entry(path, kind.name, {}, {}, (), None, base)]
-    return [_entry(m.path, m.kind, redact.mapping(m.system), m.identity, _figures(m), m.when, base, m.label)
-            for m in measured]
+    out: list[Entry] = []
+    parts = dispatch.parts(path).parts
+    for part in parts:
+        measured = []
+        if part.kind.measured is not None:
+            try:
+                measured = list(part.kind.measured(part.path))
+            except (SuiteError, OSError, ValueError, RecursionError):
+                measured = []       # a run that failed before writing numbers: recorded without figures
+        if not measured:
+            if not (part.kind.whole_tree and len(parts) > 1):     # a tree kind's part whose leaves others read
+                out.append(_entry(part.path, part.kind.name, {}, {}, (), None, base))
+            continue
+        out += [_entry(m.path, m.kind, redact.mapping(m.system), m.identity, _figures(m), m.when, base, m.label)
+                for m in measured]
+    return out
 
 
 def _entry(path, kind, system, identity, figures, when, base, shown=None) -> Entry:

@@ -125,6 +125,12 @@ def table_rows(path: Path) -> list[tuple[str, dict]]:
                           "path": str(leaf), "model": model if isinstance(model, str) else ""})]
 
 
+def measured(path: Path) -> list:
+    from suite.kv_cache import compared
+
+    return compared.measured(leaf_dir(path))
+
+
 def listing() -> str:
     return ("KV-cache offload (suite run --workload kv-cache --cache-dir D [--option 1|2|3|all] [--trials 3] "
             "[--duration 300] --accelerators RANKS): options 1 llama3.1-8b 200 users, 2 llama3.1-8b 100 users "
@@ -134,6 +140,6 @@ def listing() -> str:
 KIND = Kind(
     name="kv_cache", run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
     listing=listing, add_run_arguments=add_run_arguments, workload_schema="kvcache-workload", table_rows=table_rows,
-    workloads_shown="kv-cache", result_files=("option_1", "option_2", "option_3"), checks_trees=False,
+    workloads_shown="kv-cache", result_files=("option_1", "option_2", "option_3"), checks_trees=False, measured=measured,
     run_options=(*RUN_OPTIONS, "accelerators", "division", "hosts", "launcher", "memory_limit", "allow_no_cache_drop",
                  "no_cache_drop", "seed"))

@@ -71,6 +71,13 @@ def report_page(path: Path, args):
     return v3tree_text.page(res, others)
 
 
+def measured(path: Path) -> list:
+    """Each training and checkpointing benchmark of the tree under PATH (suite.published.compared)."""
+    from suite.published import compared
+
+    return compared.measured(path)
+
+
 def submission(args, ruleset: str) -> list[str]:
     """`suite submission ACTION` on a tree in the published v3.0 layout (timestamped leaves, the code
     pool): init and add by suite.published.submission, describe and package by suite.published.package."""
@@ -87,5 +94,5 @@ def submission(args, ruleset: str) -> list[str]:
 
 
 KIND = Kind(name=NAME, run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
-            whole_tree=True, defers_check=defers_check,
+            whole_tree=True, defers_check=defers_check, measured=measured,
             submission=submission, submission_layout="pooled")

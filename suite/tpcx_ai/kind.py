@@ -138,6 +138,12 @@ def report_page(path: Path, args):
     return built
 
 
+def measured(path: Path) -> list:
+    from suite.tpcx_ai import compared
+
+    return compared.measured(path)
+
+
 def listing() -> str:
     from suite.report import text
     from suite.tpcx_ai import usecase
@@ -150,5 +156,5 @@ def listing() -> str:
 KIND = Kind(
     name="tpcx-ai", run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
     listing=listing, add_run_arguments=add_run_arguments, workload_schema="tpcxai-workload", defers_check=defers_check,
-    result_files=("tpcxai-result.json",), checks_trees=False,
+    result_files=("tpcxai-result.json",), checks_trees=False, measured=measured,
     run_options=("scale_factor", "streams", "use_cases", "processes", "seed", "scheduler"))

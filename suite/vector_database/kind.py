@@ -137,6 +137,12 @@ def table_rows(path: Path) -> list[tuple[str, dict]]:
     return show.table_rows(path)
 
 
+def measured(path: Path) -> list:
+    from suite.vector_database import compared
+
+    return compared.measured(path)
+
+
 def listing() -> str:
     from suite.vector_database import workload
 
@@ -147,5 +153,5 @@ def listing() -> str:
 KIND = Kind(
     name="vector_database", run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
     listing=listing, add_run_arguments=add_run_arguments, datagen=datagen, workload_schema="vdb-workload",
-    table_rows=table_rows,
+    table_rows=table_rows, measured=measured,
     result_files=("vector_database_*_metadata.json",), checks_trees=True, run_options=RUN_OPTIONS)

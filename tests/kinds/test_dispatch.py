@@ -186,16 +186,18 @@ def test_an_organisation_of_a_mixed_tree(mixed_tree, run_cli):
     assert all(b["path"].startswith("results/") for b in doc["benchmarks"])
 
 
-def test_compare_reads_the_training_of_a_mixed_dir_and_says_what_it_left_out(runs, run_cli, tmp_path):
+def test_compare_reads_every_kind_of_a_mixed_dir_and_refuses_unlike_kinds(runs, run_cli, tmp_path):
     r = tmp_path / "R"
     shutil.copytree(runs["training"], r)
     shutil.copytree(runs["kv_cache"] / "kv_cache", r / "kv_cache")
-    code, out, err = run_cli("compare", r, runs["training"], "--format", "json")
+    code, out, err = run_cli("compare", r, runs["training"], "--format", "json")       # kv_cache against training
+    assert code == 2 and "kind: expected training" in err and "left out" not in err
+    code, out, err = run_cli("compare", r, runs["training"], "--format", "json", "--only", "workload=retinanet")
     assert code == 0, err
-    assert len(json.loads(out)["results"]) == 2
-    assert "suite compare: left out " in err and "kv_cache (no figures suite compare reads)" in err
-    code, out, err = run_cli("compare", runs["kv_cache"], runs["kv_cache"])     # nothing it reads: refused
-    assert code == 2 and err.count("\n") == 1 and "expected a benchmark kind whose figures" in err
+    assert [x["kind"] for x in json.loads(out)["results"]] == ["training", "training"] and err == ""
+    code, out, err = run_cli("compare", runs["kv_cache"], runs["kv_cache"], "--format", "json")
+    assert code == 0, err
+    assert {x["kind"] for x in json.loads(out)["results"]} == {"kv_cache"}
 
 
 @pytest.mark.parametrize("command", ["check", "metrics", "report", "compare"])

@@ -1,0 +1,54 @@
+"""`suite history import` of results of every storage kind records each benchmark with the figures
+`suite compare` reads (its kind's `measured`): our checkpointing phases, a published kv_cache leaf
+(one entry per option), a published v3.0 tree's training and checkpointing phases; importing again
+adds nothing. Real committed results, a real SQLite store, the CLI as users call it."""
+
+import shutil
+
+import pytest
+
+import paths
+from suite.history import db
+
+
+def imported(run_cli, store, path) -> list:
+    code, out, err = run_cli("history", "import", path, "--history", store)
+    assert code == 0, err
+    with db.open_store(str(store)) as s:
+        return s.entries()
+
+
+def test_a_checkpointing_result_is_recorded_with_its_figures(run_cli, tmp_path):
+    r = tmp_path / "R"
+    shutil.copytree(paths.DATA / "checkpoint" / "llama3-8b-miniature" / "R", r)
+    (e,) = imported(run_cli, tmp_path / "h.sqlite", r)
+    figs = {f.name: f for f in e.figures}
+    assert e.kind == "checkpointing" and e.workload == "llama3-8b" and e.identity["phase"] == "read"
+    assert len(figs["read_gib_s"].per_run) == 5 and all(x > 0 for x in figs["read_gib_s"].per_run)
+    assert not figs["read_duration_s"].higher_is_better and len(figs["read_duration_s"].per_epoch) == 5
+    code, out, err = run_cli("history", "import", r, "--history", tmp_path / "h.sqlite")
+    assert code == 0 and "0 recorded" in out
+
+
+def test_a_kv_cache_leaf_is_recorded_per_option_with_its_figures(run_cli, tmp_path):
+    (leaf,) = (paths.DATA / "v3" / "kv_cache_FarmGPU").glob("open/*/results/*/kv_cache/*/run/*")
+    (e,) = imported(run_cli, tmp_path / "h.sqlite", leaf)
+    figs = {f.name: f for f in e.figures}
+    assert e.kind == "kv_cache" and e.identity["option"] == 3 and e.workload == "llama3.1-70b-instruct"
+    assert e.division == "open" and e.results_path.endswith("option_3")
+    assert figs["tokens_per_second"].per_run[0] > 0 and not figs["p95_latency_ms"].higher_is_better
+
+
+def test_a_published_tree_records_training_and_each_checkpoint_phase(run_cli, tmp_path):
+    got = imported(run_cli, tmp_path / "h.sqlite", paths.DATA / "v3" / "tree")
+    kinds = sorted((e.kind, e.identity.get("phase")) for e in got)
+    assert kinds == [("checkpointing", "read"), ("checkpointing", "write"), ("training", None)]
+    (t,) = [e for e in got if e.kind == "training"]
+    assert len({f.name: f for f in t.figures}["samples_per_second"].per_run) == 5       # the warm-up left out
+    assert all(e.figures for e in got)
+
+
+def test_a_tpcx_ai_run_is_recorded_with_aiucpm(run_cli, tmp_path):
+    (e,) = imported(run_cli, tmp_path / "h.sqlite", paths.DATA / "tpcxai-sf0.01")
+    figs = {f.name: f for f in e.figures}
+    assert e.kind == "tpcx-ai" and figs["aiucpm"].per_run == pytest.approx((3.518,), abs=1e-3)
