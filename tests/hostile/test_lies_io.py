@@ -153,3 +153,178 @@ def test_the_committed_sweep_rederives_to_itself(run_cli):
 
     doc, found = rederive.load(SWEEP)
     assert found == [] and doc["points"] and all(p["storage"]["runs"] for p in doc["points"] if p["storage"])
+
+
+# --------------------------------------------------------------------------- classes 10, 13: the dask engine
+
+TOY = paths.REPO / "tests" / "tpcx_ai" / "tpcx_toy.py"
+DASK_ENV = {**ENV, "PYTHONPATH": os.pathsep.join([str(paths.REPO), str(TOY.parent)])}
+CLAIM = ".suite-claim"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start(argv, log: Path):
+    with open(log, "wb") as f:
+        return subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, env=DASK_ENV, start_new_session=True)
+
+
+def _stop(proc) -> None:
+    import signal
+
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+
+
+@pytest.fixture
+def dask_cluster(tmp_path):
+    """A real scheduler and one worker (no nanny: a killed worker stays dead) on 127.0.0.1."""
+    distributed = pytest.importorskip("distributed")
+    import time
+
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    sched = _start([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port),
+                    "--no-dashboard"], tmp_path / "scheduler.log")
+    worker = _start([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1", "--no-nanny",
+                     "--no-dashboard", "--host", "127.0.0.1", "--memory-limit", "2GiB"], tmp_path / "worker.log")
+    try:
+        deadline = time.monotonic() + 90
+        while True:                                   # bounded: 90 s for both to come up
+            try:
+                with distributed.Client(address, timeout=5) as c:
+                    c.wait_for_workers(1, timeout=max(1.0, deadline - time.monotonic()))
+                    break
+            except (OSError, TimeoutError):
+                assert time.monotonic() < deadline and sched.poll() is None and worker.poll() is None
+                time.sleep(0.5)
+        yield address, worker
+    finally:
+        _stop(worker)
+        _stop(sched)
+
+
+def test_a_worker_killed_mid_run_ends_the_run_within_a_bound(dask_cluster, tmp_path):
+    import json
+    import signal
+    import time
+
+    from suite.tpcx_ai import engine_dask
+
+    address, worker = dask_cluster
+    res = tmp_path / "r"
+    p = subprocess.Popen([sys.executable, str(TOY), str(tmp_path / "toy"), "--fault", "3=sleep", "--scale-factor", "0.01",
+                          "--use-cases", "2,3", "--engine", "dask", "--scheduler", address, "--results-dir", str(res),
+                          "--data-dir", str(tmp_path / "d"), "--processes", "1"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=DASK_ENV)
+    try:
+        deadline = time.monotonic() + 180
+        for line in p.stdout:                          # until uc03's training (which sleeps) runs on the worker
+            if "training: uc02 ok" in line or time.monotonic() > deadline:
+                break
+        time.sleep(1.0)
+        os.killpg(worker.pid, signal.SIGKILL)          # the worker and the job it runs: the host gone
+        killed = time.monotonic()
+        out, err = p.communicate(timeout=engine_dask.WORKERLESS_S + 60)
+        took = time.monotonic() - killed
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 1, (out, err)
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "no worker" in err, err
+    assert took < engine_dask.WORKERLESS_S + 45, took
+    assert not (res / CLAIM).exists()                  # the dir is not left claimed
+    doc = json.loads((res / "tpcxai-result.json").read_text())
+    assert doc["status"] == "incomplete" and any("no worker" in r for r in doc["reasons"])
+
+
+@pytest.mark.parametrize("address", ["ucx://127.0.0.1:8786", "tls://127.0.0.1:8786", "inproc://here", "127.0.0.1"])
+def test_a_scheduler_of_another_protocol_is_one_line_exit_2(run_cli, tmp_path, address):
+    pytest.importorskip("distributed")
+    code, _, err = run_cli("run", "--workload", "tpcx-ai", "--scale-factor", "0.01", "--use-cases", "1", "--streams", "1",
+                           "--engine", "dask", "--scheduler", address, "--results-dir", tmp_path / "r")
+    one_line(code, err, "--scheduler: expected a reachable dask scheduler address")
+    assert address in err and not (tmp_path / "r").exists()
+
+
+class _Server:
+    """A real TCP server on 127.0.0.1 that is not a dask scheduler: an HTTP server (it waits for a request)
+    or one that greets with bytes that, read as a dask frame length, are exabytes."""
+
+    def __init__(self, kind: str):
+        import socketserver
+        import threading
+        from http.server import BaseHTTPRequestHandler, HTTPServer
+
+        if kind == "http":
+            self.server = HTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+        else:
+            class Greet(socketserver.BaseRequestHandler):
+                def handle(self):
+                    self.request.sendall(b"HTTP/1.0 200 OK\r\n\r\n" * 4)
+
+            self.server = socketserver.TCPServer(("127.0.0.1", 0), Greet)
+        self.server.timeout = 1
+        self.address = f"tcp://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
+
+
+@pytest.mark.parametrize("kind", ["http", "greets"])
+def test_a_non_dask_server_as_scheduler_is_one_line_within_the_bound(run_cli, monkeypatch, tmp_path, kind):
+    pytest.importorskip("distributed")
+    import time
+
+    from suite.tpcx_ai import engine_dask
+
+    monkeypatch.setattr(engine_dask, "CONNECT_TIMEOUT_S", 3)
+    server = _Server(kind)
+    try:
+        t0 = time.monotonic()
+        code, _, err = run_cli("run", "--workload", "tpcx-ai", "--scale-factor", "0.01", "--use-cases", "1",
+                               "--streams", "1", "--engine", "dask", "--scheduler", server.address,
+                               "--results-dir", tmp_path / "r")
+        took = time.monotonic() - t0
+    finally:
+        server.close()
+    one_line(code, err, "not a dask scheduler")
+    assert took < 3 + 10, took
+    assert not (tmp_path / "r").exists()
+
+
+def test_sigterm_while_reaching_the_scheduler_leaves_no_claim(tmp_path):
+    """SIGTERM while the run waits on a silent server given as --scheduler: the claim is given up."""
+    pytest.importorskip("distributed")
+    import signal
+    import time
+
+    server = _Server("http")
+    res = tmp_path / "r"
+    res.mkdir()                                      # an existing empty dir: claimed, then given back empty
+    try:
+        p = subprocess.Popen([*PY, "run", "--workload", "tpcx-ai", "--scale-factor", "0.01", "--use-cases", "1",
+                              "--streams", "1", "--engine", "dask", "--scheduler", server.address, "--results-dir",
+                              str(res)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+        deadline = time.monotonic() + 60
+        while not (res / CLAIM).exists() and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.05)
+        assert (res / CLAIM).exists()
+        time.sleep(0.5)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=30)
+    finally:
+        server.close()
+    assert p.returncode == 130 and "Traceback" not in err, err
+    assert list(res.iterdir()) == []                # no claim left: the next run may use the dir
