@@ -328,3 +328,60 @@ def test_sigterm_while_reaching_the_scheduler_leaves_no_claim(tmp_path):
         server.close()
     assert p.returncode == 130 and "Traceback" not in err, err
     assert list(res.iterdir()) == []                # no claim left: the next run may use the dir
+
+
+# --------------------------------------------------------------------------- classes 10, 13: S3
+
+AWS_VARS = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
+            "AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION")
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory):
+    """The real local S3 server (tools/s3-server.sh, as tests/storage/s3 start it) and a bucket on it."""
+    from tests.storage.s3.conftest import server, start
+
+    folder = tmp_path_factory.mktemp("s3-lies")
+    env = start(folder)
+    try:
+        import boto3
+
+        boto3.session.Session(aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+                              aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+                              region_name=env.get("AWS_REGION", "us-east-1")).client(
+            "s3", endpoint_url=env["AWS_ENDPOINT_URL"]).create_bucket(Bucket="lies")
+        yield env
+    finally:
+        server("stop", folder)
+
+
+def _aws(env: dict, **over) -> dict:
+    out = {k: v for k, v in ENV.items() if k not in AWS_VARS}
+    out.update(env, AWS_CONFIG_FILE=os.devnull, AWS_SHARED_CREDENTIALS_FILE=os.devnull)
+    out.update(over)
+    return {k: v for k, v in out.items() if v is not None}
+
+
+S3_CASES = {
+    "profile-missing": lambda env: {"AWS_PROFILE": "nope"},
+    "secret-wrong": lambda env: {"AWS_SECRET_ACCESS_KEY": "WRONG-" + env["AWS_SECRET_ACCESS_KEY"]},
+    "endpoint-unreachable": lambda env: {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{_free_port()}"},
+}
+
+
+@pytest.mark.parametrize("command", ["datagen", "run"])
+@pytest.mark.parametrize("case", sorted(S3_CASES))
+def test_a_bad_aws_setup_is_one_line_exit_2_with_no_secret(s3, tmp_path, case, command):
+    import time
+
+    env = _aws(s3, **S3_CASES[case](s3))
+    argv = (["datagen", "--workload", "unet3d", "--files", 4, "--processes", 1] if command == "datagen" else
+            ["run", "--workload", "unet3d", "--accelerators", 1, "--runs", 1, "--division", "open",
+             "--results-dir", tmp_path / "r"])
+    t0 = time.monotonic()
+    code, out, err = cli(*argv, "--data-dir", "s3://lies/u3", env=env, timeout=120)
+    assert time.monotonic() - t0 < 60
+    one_line(code, err, "expected")
+    for secret in {s3["AWS_SECRET_ACCESS_KEY"], env.get("AWS_SECRET_ACCESS_KEY")} - {None}:
+        assert secret not in err + out
+    assert not (tmp_path / "r").exists()
