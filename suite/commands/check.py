@@ -20,14 +20,14 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from suite import files, output
-    from suite.kinds import tree
+    from suite.kinds import registry, tree
     from suite.harness.storagerun import storage_dir
     from suite.report.escape import terminal
 
     path = Path(args.path)
     target = None
     if args.output is not None:   # refused before the work: never a surprise location, never inside the evidence
-        target = output.target_file(args.output, "--output", [storage_dir(path), *read_around(path)])
+        target = output.target_file(args.output, "--output", [storage_dir(path), *registry.reads_around(path)])
     checked = tree.check(path, args)      # every result below PATH, by its kind (issue 24)
     if target is None:
         sys.stdout.write(checked.out)
@@ -37,11 +37,3 @@ def run(args) -> int:
         print(terminal(f"{checked.summary}; wrote {target}"))
     return checked.code
 
-
-def read_around(path: Path) -> list[Path]:
-    """What the check of `path` reads beyond it: the tree around a leaf, by the kind that checks it
-    (a published leaf reads its tree's systems/, code pool and siblings; a run-<k> its phase)."""
-    from suite.kinds import registry
-
-    kind = registry.for_result(path)      # a path that is not there: the existing one-line refusal
-    return list(kind.check_reads(path)) if kind.check_reads is not None else []

@@ -385,3 +385,10 @@ def test_a_bad_aws_setup_is_one_line_exit_2_with_no_secret(s3, tmp_path, case, c
     for secret in {s3["AWS_SECRET_ACCESS_KEY"], env.get("AWS_SECRET_ACCESS_KEY")} - {None}:
         assert secret not in err + out
     assert not (tmp_path / "r").exists()
+
+
+def test_report_out_into_the_tree_around_a_leaf_is_refused(run_cli, tree):
+    before = snapshot(tree)
+    code, _, err = run_cli("report", tree / BENCH / "20260708_064613", "--out", tree / ORG / "systems" / "report")
+    one_line(code, err, "--out")
+    assert snapshot(tree) == before
