@@ -173,7 +173,7 @@ class Cluster:
         """The workers the scheduler has now (0 when it cannot be asked within the connect bound)."""
         try:
             return len(self.client.scheduler_info(n_workers=-1)["workers"])
-        except (OSError, TimeoutError):
+        except Exception:          # the scheduler gone too (CommClosedError, a closed client): no worker to wait on
             return 0
 
     def workers(self) -> list[dict]:
