@@ -92,6 +92,8 @@ class Kind:
     datagen: Callable[[object], int] | None = None   # suite datagen (args) for a kind with its own data (vector_database)
     whole_tree: bool = False                         # its check reads the tree around PATH itself and hands other
                                                      # kinds' folders to `args.for_result` (published v3.0 trees)
+    check_reads: Callable[[Path], list[Path]] | None = None   # what its check of PATH reads beyond PATH (the tree
+                                                     # around a leaf): suite check --output is refused inside any
     measured: Callable[[Path], list[Measured]] | None = None   # suite compare: every result under a path, its figures
     defers_check: Callable[[Path, object], bool] | None = None  # suite check (path, args): True where the path is
                                                      # the catch-all kind's to check (another round's rules asked

@@ -51,6 +51,14 @@ def check(path: Path, args) -> Checked:
     return report.checked(checkpoint.check(path, args.ruleset), args.format)
 
 
+def check_reads(path: Path) -> list[Path]:
+    """A run-<k>'s check reads its phase (checkpoint_run_set.json beside it and the other runs)."""
+    from suite.checkpointing import check as checkpoint
+
+    d = storage_dir(path)
+    return [d.parent] if (d / "results.json").is_file() and (d.parent / checkpoint.RUN_SET).is_file() else []
+
+
 def recognises(path: Path) -> bool:
     from suite.checkpointing import check as checkpoint
 
@@ -93,7 +101,7 @@ def listing() -> str:
 
 
 KIND = Kind(
-    name="checkpointing", run=run, recognises=recognises, check=check, metrics=metrics,
+    name="checkpointing", run=run, recognises=recognises, check=check, metrics=metrics, check_reads=check_reads,
     report_page=report_page, datasize=datasize, listing=listing, add_run_arguments=add_run_arguments,
     add_datasize_arguments=add_datasize_arguments, workload_schema=workloads.SCHEMAS[workloads.CHECKPOINTING],
     workloads_shown="llama3-*", result_files=("checkpoint_run_set.json",),

@@ -20,14 +20,14 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from suite import files, output
-    from suite.kinds import tree
+    from suite.kinds import registry, tree
     from suite.harness.storagerun import storage_dir
     from suite.report.escape import terminal
 
     path = Path(args.path)
     target = None
     if args.output is not None:   # refused before the work: never a surprise location, never inside the evidence
-        target = output.target_file(args.output, "--output", [storage_dir(path)])
+        target = output.target_file(args.output, "--output", [storage_dir(path), *registry.reads_around(path)])
     checked = tree.check(path, args)      # every result below PATH, by its kind (issue 24)
     if target is None:
         sys.stdout.write(checked.out)
@@ -36,3 +36,4 @@ def run(args) -> int:
             files.write_atomic(target, checked.out)
         print(terminal(f"{checked.summary}; wrote {target}"))
     return checked.code
+

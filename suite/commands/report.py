@@ -40,10 +40,10 @@ def run(args) -> int:
 
     from suite import __version__, output
     from suite.harness.storagerun import storage_dir
-    from suite.kinds import combine, dispatch
+    from suite.kinds import combine, dispatch, registry
     from suite.report.outdir import report_dir
 
-    out = output.outside(args.out, "--out", [storage_dir(Path(args.path))])
+    out = output.outside(args.out, "--out", [storage_dir(Path(args.path)), *registry.reads_around(Path(args.path))])
     found = dispatch.parts(args.path)        # every result under PATH, by its kind
     bad = 0
     with report_dir(out, force=args.force) as tmp:

@@ -25,15 +25,20 @@ def run(args) -> int:
     from suite.training.sweep import result
     from suite.training.sweep import sizing
 
-    from suite.training.sweep import verify
+    from suite.training.sweep import rederive, verify
 
     doc = result.load(args.source) if args.source else None
+    found = []
     if doc is not None:
         verify.refuse(doc, args.source)        # a claimed maximum its own points contradict: exit 2
+        doc, found = rederive.review(doc, args.source)   # every figure from its runs, never from the claims
     # a sweep run with --param (a smaller record, another compute time): size with the same workload
     params = workloads.parse_params(doc["params"]) if doc else {}
     workload = workloads.resolve(args.workload, args.accelerator_type, params)
     memory = args.host_memory or mem_total_bytes()
     out = sizing.sizing(workload, args.accelerators, args.client_hosts, memory, args.ruleset, doc)
     print(sweep_text.sizing(out, args.host_memory is None))
+    if found:
+        print(sweep_text.findings(found, args.source))
+        return ExitCode.FAILED
     return ExitCode.OK

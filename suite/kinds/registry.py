@@ -185,3 +185,14 @@ def _foreign(p: Path) -> str:
         return ""
     return (f"kind: {named!r}, but no {kind.name} result directory around it (expected "
             f"{' or '.join(kind.result_files)} beside it or above it)")
+
+
+def reads_around(path: Path) -> list[Path]:
+    """What a check (or report) of `path` reads beyond it, by the kind that recognises it: the tree
+    around a leaf (a published leaf: its tree's systems/, code pool and siblings; a checkpointing
+    run-<k>: its phase). An output is refused there too (suite.output.outside)."""
+    try:
+        kind = for_result(path)
+    except ResultError:                   # no kind's: the command's own refusal says so
+        return []
+    return list(kind.check_reads(path)) if kind.check_reads is not None else []

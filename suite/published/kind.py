@@ -52,6 +52,13 @@ def defers_check(path: Path, args) -> bool:
     return getattr(args, "ruleset", None) not in (None, "auto", *v3check.tree_rounds())
 
 
+def check_reads(path: Path) -> list[Path]:
+    """The tree around PATH: a leaf's check reads its system's YAML, the code pool and its siblings."""
+    from suite.published import tree as v3tree
+
+    return [v3tree.read_root(path)]
+
+
 def metrics(path: Path, form: str) -> int:
     from suite.published import page as v3tree_text
 
@@ -94,5 +101,5 @@ def submission(args, ruleset: str) -> list[str]:
 
 
 KIND = Kind(name=NAME, run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
-            whole_tree=True, defers_check=defers_check, measured=measured,
+            whole_tree=True, defers_check=defers_check, measured=measured, check_reads=check_reads,
             submission=submission, submission_layout="pooled")

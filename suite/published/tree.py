@@ -182,6 +182,14 @@ def find_root(path: Path) -> Path:
     return real if real.is_dir() else real.parent
 
 
+def read_root(path: Path) -> Path:
+    """The directory a check (a page, metrics) of `path` reads: the published tree's root around it
+    (its systems/, the code pool, every leaf), or outside a tree the top of the v3.0 structure."""
+    scope = Path(os.path.realpath(path))
+    root = find_root(scope)
+    return root if is_tree_root(root) else _loose_root(scope)
+
+
 def load(path: Path) -> Tree:
     scope = Path(os.path.realpath(path))
     root = find_root(scope)

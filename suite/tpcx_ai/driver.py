@@ -150,6 +150,8 @@ class Driver:
         entry = {"name": name, "start_s": round(start, 3), "end_s": None, "duration_s": None, "complete": False}
         self.run.phases.append(entry)
         body()
+        if getattr(self.launcher, "lost", None) is not None:   # the dask cluster lost its workers: the run stops
+            raise self.launcher.lost
         end = self.launcher.now()
         entry.update(end_s=round(end, 3), duration_s=round(end - start, 3), complete=True)
         cpu = "" if cpu0 is None else f" (CPU {_cpu_s() - cpu0:.3f} s: the driver and its finished local processes)"
@@ -218,8 +220,8 @@ class Driver:
         logs = self.res / "logs" / f"uc{n:02d}-{tag}"
         argv = self.job_argv(n, phase, out) + [f"--log={logs}.traceback"]
         o = self.launcher.run(argv, logs.with_suffix(".err"), label)
-        if self.launcher.stopping.is_set() and not o.ok:
-            return None                          # stopped by Ctrl-C: not a use-case failure
+        if (self.launcher.stopping.is_set() or getattr(self.launcher, "lost", None) is not None) and not o.ok:
+            return None                          # stopped by Ctrl-C, or the cluster lost: not a use-case failure
         rec = JobRecord(phase, n, o.start_s, o.end_s, "ok" if o.ok else "failed", stream, o.error,
                         getattr(o, "cpu_s", None))
         self.run.jobs.append(rec)

@@ -18,6 +18,7 @@ The workers must see the data and results directories at the same paths (a share
 
 import os
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -30,7 +31,10 @@ from suite.tpcx_ai.launch import Outcome, _error_line, _suite_root
 
 ENGINES = ("local", "dask")
 LOCAL_WORKERS = 2
-CONNECT_TIMEOUT_S = 30
+CONNECT_TIMEOUT_S = 30     # bounds the connection and the scheduler's handshake (suite.tpcx_ai.engine_dask.probe)
+WORKERLESS_S = 10.0        # a cluster with no worker for this long has lost the run's work: the run fails
+POLL_S = 0.5               # how often a wait on the cluster looks at its workers
+MAX_HANDSHAKE_BYTES = 1 << 20      # a dask handshake is a few dozen bytes; more is not a dask scheduler
 # what a dask nanny sets in its worker's environment (distributed.nanny.pre-spawn-environ: one BLAS /
 # OpenMP thread); a job gets the CLIENT's values instead, as on the local engine, or its floating-point
 # sums (and so UC08's model) differ: measured, UC08 accuracy 0.7910 vs 0.7907 at SF 0.1 before this
@@ -48,6 +52,55 @@ def require():
     return distributed
 
 
+def _refused(given, why: str) -> SuiteError:
+    return SuiteError(f"--scheduler: expected a reachable dask scheduler address (tcp://HOST:PORT or HOST:PORT), "
+                      f"got {given!r}: {why}")
+
+
+def scheduler_address(given: str) -> tuple[str, str, int]:
+    """`tcp://HOST:PORT` or `HOST:PORT` as (tcp://HOST:PORT, HOST, PORT); any other protocol (ucx://, tls://,
+    inproc://, http://: what this engine does not speak) or form is refused in one line."""
+    scheme, sep, rest = str(given).strip().partition("://")
+    if not sep:
+        scheme, rest = "tcp", scheme
+    if scheme.lower() != "tcp":
+        raise _refused(given, f"the {scheme}:// protocol is not supported (only tcp)")
+    host, colon, port = rest.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not colon or not host or "/" in host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise _refused(given, "not HOST:PORT")
+    return f"tcp://{rest}", host, int(port)
+
+
+def probe(given: str, host: str, port: int, timeout_s: float) -> None:
+    """A dask scheduler greets a new connection with its handshake (8 bytes of total length, 8 of frame
+    count, then msgpack): a server that sends nothing within `timeout_s`, closes, or sends something else
+    is not one, said in one line (distributed would wait on it without end, or read its first bytes as a
+    length and allocate exabytes)."""
+    deadline = time.monotonic() + timeout_s
+    head = b""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s) as sock:
+            while len(head) < 16:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                sock.settimeout(left)
+                got = sock.recv(16 - len(head))
+                if not got:
+                    break
+                head += got
+    except (TimeoutError, socket.timeout):
+        raise _refused(given, f"no dask handshake within {timeout_s:g} s (not a dask scheduler?)") from None
+    except OSError as exc:
+        raise _refused(given, exc.strerror or type(exc).__name__) from None
+    if len(head) < 16:
+        raise _refused(given, f"the server closed the connection after {len(head)} byte(s) (not a dask scheduler)")
+    total, frames = struct.unpack("<QQ", head)
+    if not (0 < frames <= 16 and 16 < total <= MAX_HANDSHAKE_BYTES):
+        raise _refused(given, f"not a dask scheduler (it began with {head[:16]!r})")
+
+
 class Cluster:
     """A client of an existing scheduler, or of a LocalCluster started (and closed) here."""
 
@@ -56,7 +109,8 @@ class Cluster:
         self._local = None
         self.partitions: dict = {}      # {split: {table: parquet row groups = generated chunks}}
         if scheduler:
-            self.address = scheduler
+            self.address, host, port = scheduler_address(scheduler)
+            probe(scheduler, host, port, CONNECT_TIMEOUT_S)
         else:
             self._local = distributed.LocalCluster(n_workers=local_workers, threads_per_worker=1, processes=True,
                                                    dashboard_address=None, silence_logs=40)
@@ -70,6 +124,57 @@ class Cluster:
         if not self.client.scheduler_info(n_workers=-1)["workers"]:
             self.close()
             raise SuiteError(f"--scheduler: expected a dask scheduler with at least one worker, got none at {self.address}")
+
+    def result(self, fut, what: str):
+        """`fut.result()`, bounded: a cluster left with no worker for WORKERLESS_S (the worker killed, its
+        host gone: the future waits for a worker without end) ends the wait with a RunError (one line),
+        and so does a task distributed gave up on (KilledWorker, cancelled)."""
+        lost_since = None
+        while True:
+            try:
+                return fut.result(timeout=POLL_S)
+            except TimeoutError:
+                pass
+            except SuiteError:
+                raise
+            except Exception as exc:      # distributed.KilledWorker, CancelledError, FutureCancelledError
+                if type(exc).__module__.split(".")[0] not in ("distributed", "concurrent", "asyncio"):
+                    raise
+                raise RunError(f"{what}: the dask cluster at {self.address} lost the task: "
+                               f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+            lost_since = self._watch(lost_since, what)
+
+    def completed(self, futures, what: str):
+        """The futures' results as they complete, bounded as `result` is."""
+        from distributed import wait
+
+        pending, lost_since = set(futures), None
+        while pending:
+            try:
+                done, pending = wait(pending, timeout=POLL_S, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                done = set()
+            for f in done:
+                yield self.result(f, what)
+            lost_since = None if done else self._watch(lost_since, what)
+
+    def _watch(self, lost_since, what: str):
+        """When the cluster first had no worker (None while it has one); past WORKERLESS_S a RunError."""
+        if self.n_workers() > 0:
+            return None
+        if lost_since is None:
+            return time.monotonic()
+        if time.monotonic() - lost_since > WORKERLESS_S:
+            raise RunError(f"{what}: the dask cluster at {self.address} has had no worker for "
+                           f"{WORKERLESS_S:g} s (a worker killed or its host gone): the run stops")
+        return lost_since
+
+    def n_workers(self) -> int:
+        """The workers the scheduler has now (0 when it cannot be asked within the connect bound)."""
+        try:
+            return len(self.client.scheduler_info(n_workers=-1)["workers"])
+        except Exception:          # the scheduler gone too (CommClosedError, a closed client): no worker to wait on
+            return 0
 
     def workers(self) -> list[dict]:
         """Each worker: address, host name (as the worker's host says it), threads, memory limit."""
@@ -101,13 +206,10 @@ class Cluster:
 def generate_on(cluster: Cluster):
     """An executor for generate.generate: the chunk tasks as futures, results as they complete."""
     def execute(tasks):
-        from distributed import as_completed
-
         from suite.tpcx_ai import generate
 
         futures = cluster.client.map(generate.chunk_task, tasks, pure=False)
-        for f in as_completed(futures):
-            yield f.result()
+        yield from cluster.completed(futures, "generation")
     return execute
 
 
@@ -146,7 +248,7 @@ def load_split(cluster: Cluster, data_dir: Path, split: str, schemas: dict):
             if not futures:
                 writer.write_table(schema.empty_table())
             for f in futures:                      # chunk order: row group i is chunk order[i]
-                table = f.result()
+                table = cluster.result(f, f"load {split} {name}")
                 writer.write_table(table, row_group_size=max(table.num_rows, 1))
                 stats.rows += table.num_rows
         stats.raw_bytes += sum(p.stat().st_size for p in paths)
@@ -205,6 +307,7 @@ class DaskLauncher:
         self.epoch = time.perf_counter() if epoch is None else epoch
         self.stopping = threading.Event()
         self.placements: list = []            # [{label, hostname}] where each job ran
+        self.lost: RunError | None = None     # the cluster lost the run's work (no worker, unreachable)
         self._count = 0
         self._lock = threading.Lock()
 
@@ -219,17 +322,24 @@ class DaskLauncher:
             self._count += 1
             key = f"tpcxai-job-{self._count}-{label.replace(' ', '-')}"
         start = time.perf_counter()
+        if self.lost is not None:                 # the cluster lost its workers: no job waits on it again
+            return Outcome(round(start - self.epoch, 3), round(start - self.epoch, 3), 1, str(self.lost))
         try:
             with Client(self.cluster.address, timeout=CONNECT_TIMEOUT_S) as client:
                 fut = client.submit(_job_on_worker, key, list(argv), str(errfile), _suite_root(),
                                     {k: os.environ.get(k) for k in JOB_ENV}, key=key, pure=False)
-                rc, host = fut.result()
+                rc, host = self.cluster.result(fut, label)
         except KeyboardInterrupt:
             self.stop_all()
             raise
         except (OSError, TimeoutError) as exc:
-            raise RunError(f"{label}: the dask cluster at {self.cluster.address} is unreachable: {exc}") from None
+            self.lost = RunError(f"{label}: the dask cluster at {self.cluster.address} is unreachable: "
+                                 f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        except RunError as exc:                   # the driver's phase raises it (a stream thread cannot)
+            self.lost = exc
         end = time.perf_counter()
+        if self.lost is not None:
+            return Outcome(round(start - self.epoch, 3), round(end - self.epoch, 3), 1, str(self.lost))
         with self._lock:
             self.placements.append({"job": label, "hostname": host})
         error = None if rc == 0 else _error_line(errfile, rc, label)

@@ -70,23 +70,27 @@ def run(args, registry=None, launcher: str = "exec") -> int:
         resultsdir.check(args.results_dir)
     if args.data_dir and Path(args.data_dir).exists() and not Path(args.data_dir).is_dir():
         raise SuiteError(expected_got(args.data_dir, "--data-dir", "a directory", "a file"))
-    results_dir = resultsdir.claim(args.results_dir, f"tpcx-ai-sf{args.scale_factor:g}")
-    try:
-        data_dir = Path(args.data_dir) if args.data_dir else results_dir / "data"
-        opts = driver.Options(scale_factor=args.scale_factor, data_dir=data_dir, results_dir=results_dir,
-                              streams=args.streams, use_cases=args.use_cases,
-                              processes=args.processes or os.cpu_count() or 1, seed=args.seed,
-                              launcher=launcher, engine=engine(args),
-                              scheduler=getattr(args, "scheduler", None), **({"registry": registry} if registry is not None else {}))
-        d = driver.Driver(opts)          # bad input fails here, before anything is written
-    except BaseException:
-        resultsdir.abandon(results_dir)
-        raise
-    try:
-        r = d.execute()
-        path = result.write(results_dir, result.to_doc(r))
-    finally:
-        resultsdir.release(results_dir)
+    from suite import output
+
+    with output.interruptible():         # SIGTERM from the claim on (reaching a dask cluster too): the claim is
+        # given up or the result written marked incomplete, never left to block the dir
+        results_dir = resultsdir.claim(args.results_dir, f"tpcx-ai-sf{args.scale_factor:g}")
+        try:
+            data_dir = Path(args.data_dir) if args.data_dir else results_dir / "data"
+            opts = driver.Options(scale_factor=args.scale_factor, data_dir=data_dir, results_dir=results_dir,
+                                  streams=args.streams, use_cases=args.use_cases,
+                                  processes=args.processes or os.cpu_count() or 1, seed=args.seed,
+                                  launcher=launcher, engine=engine(args),
+                                  scheduler=getattr(args, "scheduler", None), **({"registry": registry} if registry is not None else {}))
+            d = driver.Driver(opts)          # bad input fails here, before anything is written
+        except BaseException:
+            resultsdir.abandon(results_dir)
+            raise
+        try:
+            r = d.execute()
+            path = result.write(results_dir, result.to_doc(r))
+        finally:
+            resultsdir.release(results_dir)
     print(summary(r, path))
     if r.fatal is not None:
         raise r.fatal

@@ -1,6 +1,7 @@
 """Writes tests/data/sweep/resnet50-h100-tiny/sweep.json: a real `suite sweep --find-max --ceiling`
-on a tiny resnet50 dataset (1,000-byte records, 15 ms compute) on this host; only sweep.json is
-kept (what `suite report` reads). Run it to regenerate: the numbers are this host's, so the
+on a tiny resnet50 dataset (1,000-byte records, 15 ms compute) on this host; sweep.json and each
+point's run-<k>/results.json are kept (what `suite report` and `suite sizing` read: the figures are
+re-derived from the runs, never taken from sweep.json's claims). Run it to regenerate: the numbers are this host's, so the
 report tests assert the page's shape and what sweep.json says, not fixed figures."""
 
 import shutil
@@ -27,8 +28,12 @@ def main():
         for p in TINY + [f"checkpoint.checkpoint_folder={tmp / 'ckpt'}"]:
             argv += ["--param", p]
         subprocess.run(argv, check=False, stdout=subprocess.DEVNULL)
-        OUT.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(OUT, ignore_errors=True)
+        OUT.mkdir(parents=True)
         shutil.copy(tmp / "sweep" / "sweep.json", OUT / "sweep.json")
+        for results in sorted((tmp / "sweep").glob("*/run-*/results.json")):
+            (OUT / results.parent.relative_to(tmp / "sweep")).mkdir(parents=True, exist_ok=True)
+            shutil.copy(results, OUT / results.relative_to(tmp / "sweep"))
     print(f"wrote {OUT / 'sweep.json'}")
 
 

@@ -396,7 +396,7 @@ def test_two_tpcx_runs_alone_are_both_checked(run_cli, tmp_path):
 
 def _sweep(tmp: Path, fn) -> Path:
     d = tmp / "sw"
-    d.mkdir()
+    shutil.copytree(SWEEP, d)                 # with its runs: sizing re-derives every figure from them
     doc = json.loads((SWEEP / "sweep.json").read_text())
     fn(doc)
     (d / "sweep.json").write_text(json.dumps(doc))

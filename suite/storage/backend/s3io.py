@@ -95,10 +95,14 @@ def _make_client():
     except ImportError:
         raise SuiteError("storage.storage_type object: expected the s3 extra (pip install 'suite[s3]'), "
                          "got no boto3") from None
-    if not _SESSION:
-        _SESSION.append(boto3.session.Session())
-    session = _SESSION[0]
-    region = session.region_name or "us-east-1"
+    try:
+        if not _SESSION:
+            _SESSION.append(boto3.session.Session())
+        session = _SESSION[0]
+        region = session.region_name or "us-east-1"
+    except Exception as exc:       # botocore's ProfileNotFound (AWS_PROFILE names no profile), a broken config file
+        raise SuiteError(f"S3 client: expected a usable AWS configuration (AWS_ENDPOINT_URL, AWS_PROFILE, "
+                         f"AWS_REGION), got {type(exc).__name__}: {redact(exc)}") from None
     config = Config(region_name=region, retries={"total_max_attempts": 1, "mode": "standard"},  # retries: call()
                     max_pool_connections=64, connect_timeout=5, read_timeout=60, tcp_keepalive=True,
                     s3={"addressing_style": "path", "payload_signing_enabled": PAYLOAD_SIGNING},
@@ -107,7 +111,21 @@ def _make_client():
         return session.client("s3", config=config)
     except Exception as exc:       # botocore's ProfileNotFound, a malformed endpoint URL, ...
         raise SuiteError(f"S3 client: expected a usable AWS configuration (AWS_ENDPOINT_URL, AWS_PROFILE, "
-                         f"AWS_REGION), got {type(exc).__name__}: {exc}") from None
+                         f"AWS_REGION), got {type(exc).__name__}: {redact(exc)}") from None
+
+
+def redact(exc) -> str:
+    """An error's first line with no secret in it: the secret key and session token (as the environment
+    holds them) and any user:password@ of a URL replaced by ***."""
+    import os
+    import re
+
+    text = str(exc).splitlines()[0] if str(exc) else ("" if isinstance(exc, str) else type(exc).__name__)
+    for var in ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        value = os.environ.get(var)
+        if value and len(value) >= 4:
+            text = text.replace(value, "***")
+    return re.sub(r"//[^/@\s]+@", "//***@", text)
 
 
 def endpoint_host() -> str:
@@ -154,7 +172,7 @@ def oserror(exc, what: str, attempts: int = MAX_ATTEMPTS) -> OSError:
             return FileNotFoundError(errno.ENOENT, f"{what}: no such object")
         if code in DENIED or status == 403:
             return PermissionError(errno.EACCES, f"{what}: access denied ({code}: check the AWS credentials)")
-        return OSError(errno.EIO, f"{what}: {code or status} {exc.response.get('Error', {}).get('Message', '')}".strip())
+        return OSError(errno.EIO, f"{what}: {code or status} {redact(exc.response.get('Error', {}).get('Message', ''))}".strip())
     return OSError(errno.ECONNREFUSED if "connect" in str(exc).lower() else errno.EIO,
                    f"{what}: endpoint unreachable after {attempts} tries ({type(exc).__name__})")
 

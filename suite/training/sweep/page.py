@@ -22,12 +22,14 @@ def _ratio(x) -> str:
 
 
 def build(doc: dict, path, storage_nodes: int = 1) -> Page:
-    from suite.training.sweep import sizing
+    from suite.training.sweep import rederive, sizing
     from suite.training.sweep import verify
 
     title = f"{doc['workload']} {doc['accelerator']} sweep: accelerators vs storage"
+    found = verify.contradictions(doc)                 # sweep.json against its own points
+    doc, from_runs = rederive.review(doc, path)        # every figure shown: its runs', never the claim
+    found += [c for c in from_runs if c["field"] not in {f["field"] for f in found}]
     table = sizing.sweep_table(doc, storage_nodes)
-    found = verify.contradictions(doc)
     sections = [_headline(doc, table, found), _curves(doc), _sizing(doc, table), _epochs(doc)]
     if found:
         sections.insert(0, _contradictions(found))
@@ -51,9 +53,11 @@ def _contradictions(found: list[dict]) -> Section:
     """The claims of sweep.json its own points contradict (suite.training.sweep.verify), before anything else."""
     from suite.training.sweep import verify
 
-    s = Section("sweep-findings", f"INVALID: sweep.json contradicts its own points ({len(found)} finding(s))")
-    s.blocks.append(Text("Each figure below was re-derived from the points' per-run AU; the page shows the "
-                         "re-derived maximum. " + "; ".join(verify.describe(c) for c in found[:3])
+    s = Section("sweep-findings", f"INVALID: sweep.json contradicts its own points or its runs ({len(found)} "
+                                  "finding(s))")
+    s.blocks.append(Text("Each figure below was re-derived from the runs' results.json (a point whose runs the "
+                         "sweep dir does not hold is claimed, not re-derivable, and not used) and the points' "
+                         "per-run AU; the page shows the re-derived maximum. " + "; ".join(verify.describe(c) for c in found[:3])
                          + (" ..." if len(found) > 3 else "") + "."))
     s.blocks.append(Table(["field", "claimed", "re-derived", "from"],
                           [[c["field"], str(c["claimed"]), str(c["derived"]), c["why"]] for c in found]))

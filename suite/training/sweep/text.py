@@ -38,3 +38,14 @@ def sizing(s: dict, memory_defaulted: bool = False) -> str:
     if s.get("params"):
         head += f" (with the sweep's parameters: {', '.join(s['params'])})"
     return head + "\n\n" + table(rows, ["what", "value", "note"])
+
+
+def findings(found: list[dict], source) -> str:
+    """The claims of sweep.json its runs do not support (suite.training.sweep.rederive): the table above
+    used the runs' figures, and a claim without its runs was not used."""
+    from suite.report.escape import terminal
+    from suite.training.sweep import verify
+
+    head = (f"INVALID: {source}: {len(found)} claim(s) of sweep.json differ from its runs or cannot be "
+            "re-derived; the figures above are the runs' own")
+    return "\n".join([head] + [terminal(f"  finding: sweep-claim-rederived: {verify.describe(c)}") for c in found])
