@@ -24,6 +24,7 @@ from suite.published import pool as v3pool
 from suite.published import system as v3system
 
 from suite.published import tree as v3tree
+from suite.check import manifest
 from suite.errors import ResultError
 from suite.rules import engine, findings, rulesets
 from suite.rules.engine import Scope
@@ -99,7 +100,12 @@ def check(path: Path, delegate=None, ruleset_name: str | None = None) -> Result:
         res.findings.extend(evaluate(rs, kind, scope, rel))
 
     if tree.problems:
-        run("tree", Scope("tree", tree.root, {"v3.tree.problems": [_item(p) for p in tree.problems]}))
+        cut = [_item(p) for p in tree.problems if p.field == "(entries)"]
+        run("tree", Scope("tree", tree.root, {"v3.tree.problems": [_item(p) for p in tree.problems
+                                                                    if p.field != "(entries)"],
+                                              "v3.tree.cut": cut}))
+    if tree.scope == tree.root:                       # what `suite submission package` hashed, hashed again
+        res.findings.extend(manifest.verify(tree.root))
     for org in tree.orgs:
         if org.name != "(none)":                      # out of its tree: no organisation, no code pool to resolve
             run("tree", _org_scope(org, tree))
@@ -259,7 +265,7 @@ def _leaf_scope(leaf: v3tree.Leaf, benchmark: str, phase: str, division: str, me
 
 
 def _training(t: v3tree.Training, org, system, rs, run, res: Result) -> None:
-    facts, leaf_facts, row = v3facts.training(t, org, system, rs.params)
+    facts, leaf_facts, row = v3facts.training(t, org, system, rs.params, rs.ruleset)
     for leaf, phase, measured, extra in leaf_facts:
         f = _leaf_scope(leaf, "training", phase, org.division, measured)
         f.update(v3facts.leaf_facts(leaf))
