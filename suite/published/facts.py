@@ -208,7 +208,7 @@ def checkpointing(c: v3tree.Checkpointing, org, system, params: dict):
             facts["v3.ckpt.gap_s"] = (ends[1] - ends[0]).total_seconds()
         else:                         # older leaves: the timed sections' end and start
             facts["v3.ckpt.gap_s"] = (r.summary.start - w.summary.end).total_seconds()
-    facts["v3.ckpt.bookends"] = _bookends(leaves)
+    facts["v3.ckpt.bookends"] = _bookends(leaves, params.get("v3_ckpt_invocation_slack_s"))
     _memory(facts, writes + reads, figs)
     _evidence(facts, r or (reads[0] if reads else None), figs)
     out = row(system, org, "checkpointing", model, c.path)
@@ -236,18 +236,22 @@ def _ckpt_shape(c: v3tree.Checkpointing, model: str, phases: dict, procs, params
     return out
 
 
-def _bookends(leaves: list) -> list:
+def _bookends(leaves: list, slack_s) -> list:
     """4.7.1: mlpstorage's invocation bookends hold the timed section DLIO recorded (summary start and
-    end); bookends that do not are forged or from another invocation, and the gap read from them lies."""
+    end) with at most `slack_s` of set-up before and tear-down after it; bookends that do not are
+    forged or from another invocation, and the gap read from them lies."""
     out = []
     for x in leaves:
         m, s = x.meta, x.summary
         if m is None or s is None or m.invocation_start is None or m.invocation_end is None:
             continue
-        if not (m.invocation_start <= s.start and s.end <= m.invocation_end):
-            out.append(Item(f"{m.invocation_start.isoformat()} .. {m.invocation_end.isoformat()}", m.path,
-                            "invocation_start_time, invocation_end_time",
-                            f"an invocation holding its timed section {s.start.isoformat()} .. {s.end.isoformat()}"))
+        before = (s.start - m.invocation_start).total_seconds()
+        after = (m.invocation_end - s.end).total_seconds()
+        if before < 0 or after < 0 or (slack_s is not None and max(before, after) > slack_s):
+            out.append(Item(f"{m.invocation_start.isoformat()} .. {m.invocation_end.isoformat()} ({before:.0f} s "
+                            f"before, {after:.0f} s after)", m.path, "invocation_start_time, invocation_end_time",
+                            f"an invocation holding its timed section {s.start.isoformat()} .. {s.end.isoformat()} "
+                            f"with at most {slack_s} s before and after it"))
     return out
 
 

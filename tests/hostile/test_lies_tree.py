@@ -1,0 +1,186 @@
+"""Results that lie (issue 36, round two): published v3.0 trees and submissions. Each case plants one
+lie into a copy of the real published tree (tests/data/v3/tree) and asserts the finding that catches
+it (rule id, expected, actual) and the verdict / exit code of `suite check`. A fact the checker cannot
+compute is a finding, never a skipped rule; figures are re-derived from the evidence."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from suite import cli
+from suite.check import manifest
+from tests.published.test_published_check import (C, CKPT_META, DATA, READ, RUNS, T, WRITE, _set, edit_json,
+                                                  result, run_summary)
+
+
+@pytest.fixture
+def tree(tmp_path) -> Path:
+    dst = tmp_path / "tree"
+    shutil.copytree(DATA, dst)
+    return dst
+
+
+def hits(res, rule_id: str) -> list:
+    return [f for f in res.findings if f.rule_id == rule_id]
+
+
+def caught(t: Path, rule_id: str, capsys=None) -> list:
+    """The findings of `rule_id`; the tree no longer compliant and `suite check` exits 1."""
+    res = result(t)
+    found = hits(res, rule_id)
+    assert found, sorted({f.rule_id for f in res.findings})
+    assert not res.compliant and res.verdict != "closed"
+    assert cli.main(["check", str(t)]) == 1
+    if capsys is not None:
+        capsys.readouterr()
+    return found
+
+
+def test_the_real_tree_stays_compliant(tree):
+    res = result(tree)
+    assert res.compliant and res.verdict == "closed"
+    assert cli.main(["check", str(tree)]) == 0
+
+
+# --------------------------------------------------------------------------- AU re-derived
+
+
+def test_per_epoch_au_at_50_with_the_mean_kept_at_92_6(tree, capsys):
+    _set(run_summary(tree, 3), "metric.train_au_percentage", [50.0] * 5)
+    f = caught(tree, "3.3.2-trainingAuRederived", capsys)[0]
+    assert f.field == "metric.train_au_mean_percentage" and f.actual == "92.777"      # run 3's recorded mean
+    assert f.expected.startswith("50.000")
+    assert hits(result(tree), "3.3.2-trainingAcceleratorUtilizationCheck")     # 50% < 90%: the AU rule fires
+
+
+@pytest.mark.parametrize("value", [None, "92.6"])
+def test_au_mean_removed_or_a_string_is_a_finding_not_a_skip(tree, capsys, value):
+    def plant(d):
+        if value is None:
+            del d["metric"]["train_au_mean_percentage"]
+        else:
+            d["metric"]["train_au_mean_percentage"] = value
+    edit_json(run_summary(tree, 2), plant)
+    f = caught(tree, "3.3.2-trainingAuRederived", capsys)[0]
+    assert f.field == "metric.train_au_mean_percentage" and f.actual == ("absent" if value is None else "'92.6'")
+
+
+def test_per_epoch_au_removed_is_a_finding(tree, capsys):
+    edit_json(run_summary(tree, 4), lambda d: d["metric"].pop("train_au_percentage"))
+    f = caught(tree, "3.3.2-trainingAuRederived", capsys)[0]
+    assert f.field == "metric.train_au_percentage" and f.actual == "absent"
+
+
+def test_the_published_au_figure_is_the_per_epoch_mean(tree):
+    for i in range(1, 6):
+        _set(run_summary(tree, i), "metric.train_au_mean_percentage", 99.0)
+    row = next(r for r in result(tree).rows if r["benchmark"] == "training")
+    assert 92.0 < row["au_pct"] < 93.0
+
+
+# --------------------------------------------------------------------------- dataset size, closed values
+
+
+def test_one_thousand_files(tree, capsys):
+    for i in range(6):
+        _set(run_summary(tree, i), "num_files_train", 1000)
+    found = caught(tree, "3.1.2-trainingDatasetSize", capsys)
+    assert len(found) == 6
+    # 5 x (8 hosts' host_memory_GB, 1478.87 GiB) x 2^30 // 146,600,628 B per file = 54,158 files (the
+    # memory rule dictates: 500 steps x 8 accelerators x batch 7 = 28,000)
+    assert found[0].actual == "1000" and found[0].expected.startswith(">= 54158 ")
+
+
+def test_dataset_size_without_a_dlio_config_is_a_finding(tree, capsys):
+    for leaf in (T(tree) / "run").iterdir():
+        for p in leaf.glob("*_metadata.json"):
+            p.unlink()
+    found = caught(tree, "3.1.2-trainingDatasetSize", capsys)
+    assert "no dlio_config" in found[0].actual
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("train.computation_time", 1.62, "0.162"),
+    ("reader.batch_size", 1, "7"),
+    ("dataset.record_length_bytes", 1024, "146600628"),
+])
+def test_closed_dlio_config_values_changed(tree, capsys, key, value, expected):
+    _set(T(tree) / "run" / RUNS[0] / f"training_{RUNS[0]}_metadata.json", f"parameters.{key}", value)
+    f = caught(tree, "3.6.2-trainingClosedParameterValues", capsys)[0]
+    assert f.field == f"parameters.{key}" and f.actual == repr(value) and f.expected.startswith(expected)
+
+
+# --------------------------------------------------------------------------- runs that are not what they say
+
+
+def test_overlapping_runs(tree, capsys):
+    a, b = (json.loads(run_summary(tree, i).read_text()) for i in (2, 3))
+    from datetime import datetime, timedelta
+    shift = datetime.fromisoformat(a["end"]) - datetime.fromisoformat(b["start"]) - timedelta(seconds=60)
+    for j in range(3, 6):
+        def move(d):
+            for k in ("start", "end"):
+                d[k] = (datetime.fromisoformat(d[k]) + shift).isoformat()
+        edit_json(run_summary(tree, j), move)
+    f = caught(tree, "2.1.18-runsOverlap", capsys)[0]
+    assert f.field == "start" and RUNS[3] in f.path
+
+
+def test_a_run_from_another_system(tree, capsys):
+    _set(run_summary(tree, 4), "hostname", "ip-10-9-9-9")
+    f = caught(tree, "2.1.17-trainingRunsOneHost", capsys)[0]
+    assert f.actual == "ip-10-9-9-9" and f.expected.startswith("ip-172-31-15-209")
+
+
+def test_a_duplicated_run(tree, capsys):
+    _set(run_summary(tree, 5), "metric", json.loads(run_summary(tree, 1).read_text())["metric"])
+    f = caught(tree, "2.1.17-trainingRunsDistinct", capsys)[0]
+    assert RUNS[5] in f.path and RUNS[1] in f.actual
+
+
+def test_fs_separation_paths_contradicting_the_metadata(tree, capsys):
+    _set(T(tree) / "run" / RUNS[0] / "fs_separation.json", "data_or_chkpt_path", "/mnt/nvme-local")
+    f = caught(tree, "3.4.1-fsSeparationPathsAgree", capsys)[0]
+    assert f.actual == "/mnt/alluxio/mlperf/unet3d" and f.expected.startswith("a path under /mnt/nvme-local")
+
+
+def test_forged_checkpoint_bookends_hiding_a_300_s_gap(tree, capsys):
+    """The read moved 300 s after the write; bookends forged to read a 5 s gap between invocations."""
+    from datetime import datetime, timedelta
+    end = datetime.fromisoformat(json.loads((C(tree) / WRITE / "summary.json").read_text())["end"])
+    def move(d):
+        start = datetime.fromisoformat(d["start"])
+        d["end"] = (end + timedelta(seconds=300) + (datetime.fromisoformat(d["end"]) - start)).isoformat()
+        d["start"] = (end + timedelta(seconds=300)).isoformat()
+    edit_json(C(tree) / READ / "summary.json", move)
+    edit_json(C(tree) / WRITE / CKPT_META[WRITE], lambda d: d.update(
+        invocation_start_time="2026-07-08T06:46:00", invocation_end_time=(end + timedelta(seconds=1)).isoformat()))
+    edit_json(C(tree) / READ / CKPT_META[READ], lambda d: d.update(
+        invocation_start_time=(end + timedelta(seconds=6)).isoformat(), invocation_end_time="2026-07-08T07:10:00"))
+    assert not hits(result(tree), "4.7.1-checkpointCacheFlushValidation")      # the forged gap alone passes
+    f = caught(tree, "4.7.1-checkpointBookendsHoldRun", capsys)[0]
+    assert f.path.endswith(CKPT_META[READ]) and "an invocation holding" in f.expected
+
+
+# --------------------------------------------------------------------------- listings, integrity
+
+
+def test_junk_past_the_listing_cut_cannot_hide_same_filesystem(tree, capsys):
+    leaf = T(tree) / "run" / RUNS[2]
+    _set(leaf / "fs_separation.json", "same_filesystem", True)
+    for i in range(25_000):
+        (leaf / f"aaa_{i:05d}").touch()
+    f = caught(tree, "TREE-03-listingComplete", capsys)[0]
+    assert f.field == "(entries)" and f.expected == "at most 20000"
+
+
+def test_an_edit_after_packaging_is_caught_by_sha256sums(tree, capsys):
+    (tree / manifest.MANIFEST).write_text(manifest.text(tree))
+    assert result(tree).compliant
+    _set(run_summary(tree, 3), "metric.train_io_mean_MB_per_second", 99999.0)
+    f = caught(tree, manifest.RULE_CHANGED, capsys)[0]
+    assert f.path.endswith(f"{RUNS[3]}/summary.json") and f.field == "sha256"
