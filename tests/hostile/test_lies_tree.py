@@ -184,3 +184,42 @@ def test_an_edit_after_packaging_is_caught_by_sha256sums(tree, capsys):
     _set(run_summary(tree, 3), "metric.train_io_mean_MB_per_second", 99999.0)
     f = caught(tree, manifest.RULE_CHANGED, capsys)[0]
     assert f.path.endswith(f"{RUNS[3]}/summary.json") and f.field == "sha256"
+
+
+# --------------------------------------------------------------------------- mixed trees: the worst of all parts
+
+KV = Path(__file__).resolve().parents[1] / "data" / "v3" / "kv_cache_FarmGPU"
+KV_LEAF = KV / "open/FarmGPU/results/potato8-qlc-np6-open-tnf-70b/kv_cache/llama3.1-70b-instruct/run/20260709_215001"
+OURS = Path(__file__).resolve().parents[1] / "data" / "suite-run" / "unet3d-h100"     # our miniature: INVALID
+
+
+def test_our_invalid_run_beside_a_published_tree(tree, capsys):
+    shutil.copytree(OURS, tree / "ours")
+    assert cli.main(["check", str(tree), "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["verdict"] == "invalid" and doc["compliant"] is False
+    parts = {(r["kind"], r["path"]): r["verdict"] for r in doc["results"]}
+    assert parts == {("mlperf-v3-tree", "."): "closed", ("training", "ours"): "invalid"}
+
+
+def test_every_kv_cache_leaf_of_a_tree_is_checked(tmp_path):
+    t = tmp_path / "kv"
+    shutil.copytree(KV, t)
+    second = KV_LEAF.parent / "20260709_235001"
+    shutil.copytree(KV_LEAF, t / second.relative_to(KV))
+    from suite.published import check as v3check
+    from suite.kinds import tree as kinds_tree
+    import argparse
+    res = v3check.check(t, kinds_tree.handover(None, argparse.Namespace(format="text", ruleset="auto")))
+    assert sorted(Path(d["path"]).name for d in res.delegated) == ["20260709_215001", "20260709_235001"]
+    assert {d["kind"] for d in res.delegated} == {"kv_cache"}
+
+
+def test_an_invalid_result_under_an_unknown_folder_is_checked_not_noted(tree, capsys):
+    sysdir = T(tree).parent.parent
+    shutil.copytree(KV_LEAF, sysdir / "mystery" / "run" / KV_LEAF.name)
+    assert cli.main(["check", str(tree), "--format", "json"]) == 1
+    text = capsys.readouterr().out
+    doc = json.loads(text)
+    assert doc["verdict"] == "invalid" and doc["compliant"] is False
+    assert "TREE-01-unrecognisedBenchmark" not in text and "mystery/run/20260709_215001" in text
