@@ -223,3 +223,86 @@ def test_an_invalid_result_under_an_unknown_folder_is_checked_not_noted(tree, ca
     doc = json.loads(text)
     assert doc["verdict"] == "invalid" and doc["compliant"] is False
     assert "TREE-01-unrecognisedBenchmark" not in text and "mystery/run/20260709_215001" in text
+
+
+# --------------------------------------------------------------------------- submissions: what enters, what is packaged
+
+TRAIN = DATA / "closed/Alluxio/results/aws_c5n18xlarge_i3en24xlarge_8c_10s_8a/training/unet3d"
+
+
+@pytest.fixture
+def sub(tmp_path) -> Path:
+    from tests.submission.test_submission_v3 import _fill
+    root = tmp_path / "sub"
+    assert cli.main(["submission", "init", str(root), "--org", "ACME", "--division", "closed", "--system", "box1",
+                     "--ruleset", "v3.0", "--data-dir", str(tmp_path)]) == 0
+    _fill(root)
+    (root / "closed/ACME/systems/box1.pdf").write_bytes(b"%PDF-1.4\n")
+    return root
+
+
+def _our_series(tmp_path: Path, plant=None) -> Path:
+    src = tmp_path / "ours"
+    shutil.copytree(OURS, src)
+    (src / "run_set.json").write_text("{}")
+    for run in src.glob("run-*"):
+        edit_json(run / "results.json", lambda d: d.update(ruleset="v3.0", accelerator="b200"))
+    if plant:
+        plant(src)
+    return src
+
+
+def test_add_refuses_our_miniature_into_a_closed_submission(sub, tmp_path, capsys):
+    src = _our_series(tmp_path)
+    assert cli.main(["submission", "add", str(sub), str(src), "--system", "box1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "miniature: expected false" in err and "got True" in err
+    assert not (sub / "closed/ACME/results/box1/training").exists()           # nothing entered
+
+
+def test_add_refuses_a_series_whose_first_run_was_oom_killed(sub, tmp_path, capsys):
+    def oom(src):
+        edit_json(src / "run-1/results.json", lambda d: d.update(
+            miniature=False, compliance={"compliant": True, "reasons": []}, status="failed", complete=False,
+            error="rank 0 killed by signal 9 (OOM)"))
+        edit_json(src / "run-2/results.json", lambda d: d.update(
+            miniature=False, compliance={"compliant": True, "reasons": []}))
+    assert cli.main(["submission", "add", str(sub), str(_our_series(tmp_path, oom)), "--system", "box1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "run-1/results.json: status: expected a complete run" in err and "OOM" in err
+    assert not (sub / "closed/ACME/results/box1/training").exists()
+
+
+def test_add_refuses_a_run_that_left_no_record(sub, tmp_path, capsys):
+    src = _our_series(tmp_path, lambda s: (s / "run-3").mkdir())
+    assert cli.main(["submission", "add", str(sub), str(src), "--system", "box1"]) == 2
+    assert "run-3: results.json: expected the run's record" in capsys.readouterr().err
+
+
+def test_a_miniature_in_the_published_layout_is_never_packaged_closed(sub, tmp_path, capsys):
+    """Leaves in the published layout stripped of our evidence: the checker re-derives the dataset size."""
+    mini = tmp_path / "unet3d"
+    shutil.copytree(TRAIN, mini)
+    for s in (mini / "run").glob("*/summary.json"):
+        _set(s, "num_files_train", 2077)
+    assert cli.main(["submission", "add", str(sub), str(mini), "--system", "box1"]) == 0
+    capsys.readouterr()
+    assert cli.main(["submission", "package", str(sub), "--out", str(tmp_path / "x.tar.gz")]) == 1
+    assert "3.1.2-trainingDatasetSize" in capsys.readouterr().out
+    assert not (tmp_path / "x.tar.gz").exists() and not (sub / manifest.MANIFEST).exists()
+
+
+def test_add_keeps_a_published_leafs_own_code_image(sub, tmp_path):
+    assert cli.main(["submission", "add", str(sub), str(TRAIN), "--system", "box1"]) == 0
+    leaf = sub / "closed/ACME/results/box1/training/unet3d/run" / RUNS[0]
+    assert (leaf / ".mlps-code-image").read_text().strip() == "md5-tree-v2:5d45230ad16c10d7a09e4c34810dbf16"
+    assert not hits(result(sub), "CHECK-01-poolPointerResolution")
+
+
+def test_add_refuses_our_miniature_leaves_filed_in_the_published_layout(sub, tmp_path, capsys):
+    mini = tmp_path / "unet3d"
+    for i, run in enumerate(sorted(OURS.glob("run-*"))):
+        shutil.copytree(run, mini / "run" / f"20251121_04{i}000")
+    assert cli.main(["submission", "add", str(sub), str(mini), "--system", "box1"]) == 2
+    assert "results.json: miniature: expected false" in capsys.readouterr().err
+    assert not (sub / "closed/ACME/results/box1/training").exists()
