@@ -306,3 +306,81 @@ def test_add_refuses_our_miniature_leaves_filed_in_the_published_layout(sub, tmp
     assert cli.main(["submission", "add", str(sub), str(mini), "--system", "box1"]) == 2
     assert "results.json: miniature: expected false" in capsys.readouterr().err
     assert not (sub / "closed/ACME/results/box1/training").exists()
+
+
+# --------------------------------------------------------------------------- our own v3.0 evidence (class 5)
+
+from datetime import datetime as _dt, timedelta as _td  # noqa: E402
+
+from suite.training.check import checker as training_checker  # noqa: E402
+from tests.ours3_builders import leaves as ours3_leaves, series as ours3_series  # noqa: E402
+
+
+def _ours3(tmp_path: Path) -> Path:
+    return ours3_series(tmp_path / "ours3")
+
+
+def _ours3_caught(root: Path, rule_id: str, capsys) -> list:
+    res = training_checker.check(root)
+    found = [f for f in res.all_findings() if f.rule_id == rule_id]
+    assert found, sorted({f.rule_id for f in res.all_findings()})
+    assert cli.main(["check", str(root)]) == 1
+    capsys.readouterr()
+    return found
+
+
+def test_our_series_as_made_has_none_of_these_findings(tmp_path):
+    ids = {f.rule_id for f in training_checker.check(_ours3(tmp_path)).all_findings()}
+    assert not {i for i in ids if i.startswith("ours3-")}, ids
+
+
+def test_the_warmup_flag_moved_to_run_4(tmp_path, capsys):
+    root = _ours3(tmp_path)
+    runs = ours3_leaves(root)
+    edit_json(runs[0] / "results.json", lambda d: d.update(warmup=False))
+    edit_json(runs[3] / "results.json", lambda d: d.update(warmup=True))
+    f = _ours3_caught(root, "ours3-warmup-first", capsys)[0]
+    assert f.actual == runs[3].name and runs[0].name in f.expected
+
+
+def test_the_warmup_leaf_renamed_to_sort_last(tmp_path, capsys):
+    root = _ours3(tmp_path)
+    runs = ours3_leaves(root)
+    runs[0].rename(runs[0].parent / "20991231_235959")
+    found = _ours3_caught(root, "ours3-warmup-first", capsys)
+    assert any(f.actual == "20991231_235959" for f in found)
+    assert any(f.field == "start" and "leaves sort as their runs ran" in f.expected for f in found)
+
+
+def test_a_600_s_gap_between_runs(tmp_path, capsys):
+    root = _ours3(tmp_path)
+    for leaf in ours3_leaves(root)[3:]:
+        edit_json(leaf / "summary.json", lambda d: d.update(
+            {k: (_dt.fromisoformat(d[k]) + _td(seconds=600)).isoformat() for k in ("start", "end")}))
+    f = _ours3_caught(root, "ours3-run-gap", capsys)[0]
+    assert f.actual.startswith("60") and f.actual.endswith(" s") and "at most 60 s" in f.expected
+
+
+def test_one_file_system_forged_apart(tmp_path, capsys):
+    root = _ours3(tmp_path)
+    leaf = ours3_leaves(root)[2]
+    edit_json(leaf / "fs_separation.json", lambda d: d.update(separate=True, same_filesystem=False))
+    f = _ours3_caught(root, "ours3-fs-separation", capsys)[0]
+    assert f.actual == "separate True, same_filesystem False" and f.expected.startswith("False (device ")
+
+
+def test_the_code_pointer_changed(tmp_path, capsys):
+    root = _ours3(tmp_path)
+    leaf = ours3_leaves(root)[2]
+    (leaf / ".mlps-code-image").write_text("md5-tree-v2:" + "0" * 32)
+    found = _ours3_caught(root, "ours3-code-image", capsys)
+    assert found[0].actual == "md5-tree-v2:" + "0" * 32 and "(provenance.json)" in found[0].expected
+    assert any(f.expected == "one image for every run" for f in found)
+
+
+def test_a_run_from_another_host(tmp_path, capsys):
+    root = _ours3(tmp_path)
+    leaf = ours3_leaves(root)[4]
+    edit_json(leaf / "results.json", lambda d: d["host"].update(hostname="elsewhere"))
+    f = _ours3_caught(root, "ours3-one-host", capsys)[0]
+    assert f.actual.startswith("results.json 'elsewhere'") and leaf.name in f.path
