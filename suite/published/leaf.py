@@ -58,7 +58,8 @@ def _finite(doc, path: Path, where: str, depth: int = 0) -> None:
         raise ResultError(expected_got(path, where or "(top level)", "a finite number", doc))
     if isinstance(doc, dict):
         for k, v in doc.items():
-            _finite(v, path, f"{where}.{k}" if where else str(k), depth + 1)
+            key = str(k).encode("unicode_escape").decode("ascii")[:60]     # a key is untrusted text: one line
+            _finite(v, path, f"{where}.{key}" if where else key, depth + 1)
     elif isinstance(doc, list):
         for i, v in enumerate(doc):
             _finite(v, path, f"{where}[{i}]", depth + 1)

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import datetime as _dt, timedelta as _td
 from pathlib import Path
 
 import pytest
 
 from suite import cli
 from suite.check import manifest
+from suite.training.check import checker as training_checker
+from tests.ours3_builders import leaves as ours3_leaves, series as ours3_series
 from tests.published.test_published_check import (C, CKPT_META, DATA, READ, RUNS, T, WRITE, _set, edit_json,
                                                   result, run_summary)
 
@@ -119,12 +122,11 @@ def test_closed_dlio_config_values_changed(tree, capsys, key, value, expected):
 
 def test_overlapping_runs(tree, capsys):
     a, b = (json.loads(run_summary(tree, i).read_text()) for i in (2, 3))
-    from datetime import datetime, timedelta
-    shift = datetime.fromisoformat(a["end"]) - datetime.fromisoformat(b["start"]) - timedelta(seconds=60)
+    shift = _dt.fromisoformat(a["end"]) - _dt.fromisoformat(b["start"]) - _td(seconds=60)
     for j in range(3, 6):
         def move(d):
             for k in ("start", "end"):
-                d[k] = (datetime.fromisoformat(d[k]) + shift).isoformat()
+                d[k] = (_dt.fromisoformat(d[k]) + shift).isoformat()
         edit_json(run_summary(tree, j), move)
     f = caught(tree, "2.1.18-runsOverlap", capsys)[0]
     assert f.field == "start" and RUNS[3] in f.path
@@ -150,17 +152,16 @@ def test_fs_separation_paths_contradicting_the_metadata(tree, capsys):
 
 def test_forged_checkpoint_bookends_hiding_a_300_s_gap(tree, capsys):
     """The read moved 300 s after the write; bookends forged to read a 5 s gap between invocations."""
-    from datetime import datetime, timedelta
-    end = datetime.fromisoformat(json.loads((C(tree) / WRITE / "summary.json").read_text())["end"])
+    end = _dt.fromisoformat(json.loads((C(tree) / WRITE / "summary.json").read_text())["end"])
     def move(d):
-        start = datetime.fromisoformat(d["start"])
-        d["end"] = (end + timedelta(seconds=300) + (datetime.fromisoformat(d["end"]) - start)).isoformat()
-        d["start"] = (end + timedelta(seconds=300)).isoformat()
+        start = _dt.fromisoformat(d["start"])
+        d["end"] = (end + _td(seconds=300) + (_dt.fromisoformat(d["end"]) - start)).isoformat()
+        d["start"] = (end + _td(seconds=300)).isoformat()
     edit_json(C(tree) / READ / "summary.json", move)
     edit_json(C(tree) / WRITE / CKPT_META[WRITE], lambda d: d.update(
-        invocation_start_time="2026-07-08T06:46:00", invocation_end_time=(end + timedelta(seconds=1)).isoformat()))
+        invocation_start_time="2026-07-08T06:46:00", invocation_end_time=(end + _td(seconds=1)).isoformat()))
     edit_json(C(tree) / READ / CKPT_META[READ], lambda d: d.update(
-        invocation_start_time=(end + timedelta(seconds=6)).isoformat(), invocation_end_time="2026-07-08T07:10:00"))
+        invocation_start_time=(end + _td(seconds=6)).isoformat(), invocation_end_time="2026-07-08T07:10:00"))
     assert not hits(result(tree), "4.7.1-checkpointCacheFlushValidation")      # the forged gap alone passes
     f = caught(tree, "4.7.1-checkpointBookendsHoldRun", capsys)[0]
     assert f.path.endswith(CKPT_META[READ]) and "an invocation holding" in f.expected
@@ -309,12 +310,6 @@ def test_add_refuses_our_miniature_leaves_filed_in_the_published_layout(sub, tmp
 
 
 # --------------------------------------------------------------------------- our own v3.0 evidence (class 5)
-
-from datetime import datetime as _dt, timedelta as _td  # noqa: E402
-
-from suite.training.check import checker as training_checker  # noqa: E402
-from tests.ours3_builders import leaves as ours3_leaves, series as ours3_series  # noqa: E402
-
 
 def _ours3(tmp_path: Path) -> Path:
     return ours3_series(tmp_path / "ours3")
