@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from suite.errors import ExitCode
@@ -29,12 +30,48 @@ def check(path: Path, args) -> Checked:
     if kind.defers_check is not None and kind.defers_check(path, args):
         return registry.KINDS[0].check(path, args)   # e.g. a v3.0 tree held to another round: the storage checker's
     if kind.whole_tree:                        # a published v3.0 tree: the kind walks it and hands over the rest
-        return kind.check(path, argparse.Namespace(**{**vars(args), "for_result": handover(kind, args)}))
+        whole = kind.check(path, argparse.Namespace(**{**vars(args), "for_result": handover(kind, args)}))
+        beside = _beside(path, args) if path.is_dir() and not path.is_symlink() else []
+        if not beside:
+            return whole
+        found = registry.Found(Path(os.path.realpath(path)), {kind.name: [path]})
+        for name, d, _ in beside:
+            found.by_kind.setdefault(name, []).append(d)
+        return _combine(found, [(kind.name, path, whole)] + beside, args)
     if path.is_dir() and not path.is_symlink():
         found = registry.results_under(path)
         if not dispatch.single(kind, found):
             return _mixed(found, args)
     return kind.check(path, args)
+
+
+WHOLE_TREE_DIRS = ("closed", "open")     # what a published tree's own walk reads (with its code pools)
+
+
+def _beside(path: Path, args) -> list:
+    """Results under PATH that a whole-tree kind's walk does not read (outside closed/ and open/, not in
+    a code image), each checked by the kind that found it there (a top-level folder holding one kind's
+    results as one part; else each result), so that a result beside a published tree counts in the
+    verdict (the worst of all parts) and is never silently left out."""
+    root = Path(os.path.realpath(path))
+    if any(p in WHOLE_TREE_DIRS for p in root.parts) or not any((root / d).is_dir() for d in WHOLE_TREE_DIRS):
+        return []                        # inside a division, or a result read out of its tree: all the kind's
+    found = registry.results_under(root)
+    tops: dict[Path, dict[str, list]] = {}
+    for name, dirs in found.by_kind.items():
+        for d in dirs:
+            rel = d.relative_to(root).parts if d != root else ()
+            if not rel or rel[0] in WHOLE_TREE_DIRS or any(p.startswith("code-") for p in rel):
+                continue
+            tops.setdefault(root / rel[0], {}).setdefault(name, []).append(d)
+    out = []
+    for top, kinds in sorted(tops.items()):
+        if len(kinds) == 1:
+            name = next(iter(kinds))
+            out.append((name, top, _part(registry.get(name), top, args)))
+        else:
+            out += [(name, d, _part(registry.get(name), d, args)) for name, dirs in kinds.items() for d in dirs]
+    return out
 
 
 def handover(whole: Kind, args):

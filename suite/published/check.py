@@ -24,6 +24,7 @@ from suite.published import pool as v3pool
 from suite.published import system as v3system
 
 from suite.published import tree as v3tree
+from suite.check import manifest
 from suite.errors import ResultError
 from suite.rules import engine, findings, rulesets
 from suite.rules.engine import Scope
@@ -99,7 +100,12 @@ def check(path: Path, delegate=None, ruleset_name: str | None = None) -> Result:
         res.findings.extend(evaluate(rs, kind, scope, rel))
 
     if tree.problems:
-        run("tree", Scope("tree", tree.root, {"v3.tree.problems": [_item(p) for p in tree.problems]}))
+        cut = [_item(p) for p in tree.problems if p.field == "(entries)"]
+        run("tree", Scope("tree", tree.root, {"v3.tree.problems": [_item(p) for p in tree.problems
+                                                                    if p.field != "(entries)"],
+                                              "v3.tree.cut": cut}))
+    if tree.scope == tree.root:                       # what `suite submission package` hashed, hashed again
+        res.findings.extend(manifest.verify(tree.root))
     for org in tree.orgs:
         if org.name != "(none)":                      # out of its tree: no organisation, no code pool to resolve
             run("tree", _org_scope(org, tree))
@@ -109,10 +115,10 @@ def check(path: Path, delegate=None, ruleset_name: str | None = None) -> Result:
             res.systems.append({k: v for k, v in v3facts.row(system, org, "", "", system.yaml_path or system.path).items()
                                 if k not in ("benchmark", "model")})
             unknown = [Item(str(d.name), d, "(folder)", "a benchmark folder (training, checkpointing, kv_cache, "
-                            "vector_database)") for d in system.unknown]
+                            "vector_database)") for d in system.unknown if _delegate(d, delegate, res, run)]
             for b in system.benchmarks:
                 if isinstance(b, v3tree.Other):
-                    unknown += _delegate(b, delegate, res)
+                    unknown += _delegate(b, delegate, res, run)
                 elif isinstance(b, v3tree.Training):
                     _training(b, org, system, rs, run, res)
                 else:
@@ -137,29 +143,46 @@ def _item(p: v3tree.Problem, expected: str | None = None) -> Item:
     return Item(p.actual, p.path, p.field, expected or p.expected)
 
 
-def _delegate(b: v3tree.Other, delegate, res: Result) -> list:
-    """Hand a kv_cache / vector_database folder (or the first folder below it) to the kind that
-    recognises it; what none does is returned as unrecognised."""
+def _delegate(b, delegate, res: Result, run=None) -> list:
+    """Hand a kv_cache / vector_database folder (or one no benchmark names) to the kinds that recognise
+    what lies in it: every directory some kind takes is checked by it (and not descended into); what
+    none takes is returned as unrecognised. A walk cut at its bound is an error (TREE-03), never a
+    silent pass."""
+    top = b.path if isinstance(b, v3tree.Other) else b
+    name = b.benchmark if isinstance(b, v3tree.Other) else top.name
+    taken_any = False
     if delegate is not None:
-        for d in _descend(b.path):
-            taken = delegate(d)
-            if taken is not None:
-                res.delegated.append({"path": str(d), **taken})
-                return []
-    return [Item(b.benchmark, b.path, "(folder)", "a benchmark folder some benchmark kind recognises",
-                 note=f"no kind recognises {b.benchmark} results here; listed, not checked")]
+        cut = []
+        for d in _descend(top, delegate, cut):
+            res.delegated.append({"path": str(d[0]), **d[1]})
+            taken_any = True
+        if cut and run is not None:
+            run("tree", Scope("tree", top, {"v3.tree.cut": cut}))
+    if taken_any:
+        return []
+    return [Item(name, top, "(folder)", "a benchmark folder some benchmark kind recognises",
+                 note=f"no kind recognises {name} results here; listed, not checked")]
 
 
-def _descend(top: Path, depth: int = 4):
-    """`top` and the directories below it, breadth first, at most `depth` levels and 200 of them."""
+MAX_DELEGATE_DIRS = 2000
+
+
+def _descend(top: Path, delegate, cut: list, depth: int = 6):
+    """(directory, what its kind says) for every directory below `top` (itself included) that a kind
+    takes, breadth first, not descending into a taken one; at most `depth` levels and
+    MAX_DELEGATE_DIRS directories, a walk past them recorded in `cut`."""
     level, seen = [top], 0
     for _ in range(depth):
         nxt = []
         for d in level:
-            yield d
             seen += 1
-            if seen > 200:
+            if seen > MAX_DELEGATE_DIRS:
+                cut.append(Item("more", top, "(entries)", f"at most {MAX_DELEGATE_DIRS} directories walked"))
                 return
+            taken = delegate(d)
+            if taken is not None:
+                yield d, taken
+                continue
             try:
                 nxt += sorted(p for p in d.iterdir() if p.is_dir() and not p.is_symlink())
             except OSError:
@@ -259,7 +282,7 @@ def _leaf_scope(leaf: v3tree.Leaf, benchmark: str, phase: str, division: str, me
 
 
 def _training(t: v3tree.Training, org, system, rs, run, res: Result) -> None:
-    facts, leaf_facts, row = v3facts.training(t, org, system, rs.params)
+    facts, leaf_facts, row = v3facts.training(t, org, system, rs.params, rs.ruleset)
     for leaf, phase, measured, extra in leaf_facts:
         f = _leaf_scope(leaf, "training", phase, org.division, measured)
         f.update(v3facts.leaf_facts(leaf))

@@ -9,6 +9,7 @@ from pathlib import Path, PurePosixPath
 from suite.published import leaf as v3load
 from suite.harness import leafstamp
 
+from suite.published import derive as v3derive
 from suite.published import tree as v3tree
 from suite.rules.ops import Item
 from suite.published import figures as v3figures
@@ -50,8 +51,9 @@ def _order(runs: list) -> list:
     return out
 
 
-def training(t: v3tree.Training, org, system, params: dict):
-    """(benchmark facts, [(leaf, phase, measured, leaf facts)], row)."""
+def training(t: v3tree.Training, org, system, params: dict, round_name: str = ""):
+    """(benchmark facts, [(leaf, phase, measured, leaf facts)], row). Every figure a rule reads is
+    re-derived from the evidence (suite.published.derive); what cannot be is a fact of its own."""
     runs = t.runs
     meta = _meta(runs)
     model = (meta.model if meta and meta.model else t.model)
@@ -68,8 +70,12 @@ def training(t: v3tree.Training, org, system, params: dict):
             if nxt is not None:
                 f["v3.gap_to_next_s"] = (nxt.start - s.end).total_seconds()
             f["v3.num_files_train"] = s.num_files_train
-            if i > 0 and isinstance(s.metric.get("train_au_mean_percentage"), float):
-                f["v3.au_mean_pct"] = s.metric["train_au_mean_percentage"]
+            own = r.meta or meta
+            f["v3.datasize.short"] = v3derive.dataset_short(s, own.params if own else None, round_name)
+            if i > 0:
+                derived, f["v3.au.problems"] = v3derive.au(s)
+                if derived is not None:
+                    f["v3.au_mean_pct"] = derived
         if ds_files is not None:
             f["v3.datasize_files"] = ds_files
         if au_min is not None:
@@ -81,6 +87,10 @@ def training(t: v3tree.Training, org, system, params: dict):
              "v3.runs.num_files_train": [Item(r.summary.num_files_train, r.path / "summary.json", "num_files_train")
                                          for r in runs if r.summary is not None]}
     facts.update(_phases(t, ds_files))
+    facts.update(v3derive.runs_problems(runs))
+    with_meta = [r for r in runs if r.meta is not None]
+    facts["v3.closed.values"] = [i for r in with_meta for i in v3derive.closed_values(r.meta, r.meta.params)] \
+        if with_meta else v3derive.closed_values(None, None)
     firsts = [r.summary for r in runs if r.summary is not None]
     if firsts and all(s.num_hosts == 1 for s in firsts) and firsts[0].num_accelerators is not None:
         facts["v3.single_host_accelerators"] = firsts[0].num_accelerators
@@ -124,6 +134,20 @@ def leaf_facts(leaf: v3tree.Leaf) -> dict:
     if fs is not None and fs.data_path and fs.results_path:
         d, r = PurePosixPath(fs.data_path), PurePosixPath(fs.results_path)
         out["v3.paths.shared"] = d == r or d in r.parents or r in d.parents
+        out["v3.fs.contradicts"] = _fs_contradicts(leaf, d, r)
+    return out
+
+
+def _fs_contradicts(leaf: v3tree.Leaf, data: PurePosixPath, results: PurePosixPath) -> list:
+    """fs_separation.json's paths against what the run's metadata says it read and wrote: the data
+    folder lies under the data path, the leaf's result_dir under the results path (3.4.1, 4.4.1)."""
+    m, out = leaf.meta, []
+    if m is None:
+        return out
+    for got, base, name in ((m.data_folder, data, "parameters.dataset.data_folder"),
+                            (m.result_dir, results, "result_dir")):
+        if got and not (PurePosixPath(got) == base or base in PurePosixPath(got).parents):
+            out.append(Item(got, m.path, name, f"a path under {base} (fs_separation.json)"))
     return out
 
 
@@ -184,6 +208,7 @@ def checkpointing(c: v3tree.Checkpointing, org, system, params: dict):
             facts["v3.ckpt.gap_s"] = (ends[1] - ends[0]).total_seconds()
         else:                         # older leaves: the timed sections' end and start
             facts["v3.ckpt.gap_s"] = (r.summary.start - w.summary.end).total_seconds()
+    facts["v3.ckpt.bookends"] = _bookends(leaves, params.get("v3_ckpt_invocation_slack_s"))
     _memory(facts, writes + reads, figs)
     _evidence(facts, r or (reads[0] if reads else None), figs)
     out = row(system, org, "checkpointing", model, c.path)
@@ -208,6 +233,25 @@ def _ckpt_shape(c: v3tree.Checkpointing, model: str, phases: dict, procs, params
     tp_pp = (params.get("v3_ckpt_tp_pp") or {}).get(model)
     if procs is not None and tp_pp:
         out["v3.ckpt.tp_pp_remainder"] = procs % tp_pp
+    return out
+
+
+def _bookends(leaves: list, slack_s) -> list:
+    """4.7.1: mlpstorage's invocation bookends hold the timed section DLIO recorded (summary start and
+    end) with at most `slack_s` of set-up before and tear-down after it; bookends that do not are
+    forged or from another invocation, and the gap read from them lies."""
+    out = []
+    for x in leaves:
+        m, s = x.meta, x.summary
+        if m is None or s is None or m.invocation_start is None or m.invocation_end is None:
+            continue
+        before = (s.start - m.invocation_start).total_seconds()
+        after = (m.invocation_end - s.end).total_seconds()
+        if before < 0 or after < 0 or (slack_s is not None and max(before, after) > slack_s):
+            out.append(Item(f"{m.invocation_start.isoformat()} .. {m.invocation_end.isoformat()} ({before:.0f} s "
+                            f"before, {after:.0f} s after)", m.path, "invocation_start_time, invocation_end_time",
+                            f"an invocation holding its timed section {s.start.isoformat()} .. {s.end.isoformat()} "
+                            f"with at most {slack_s} s before and after it"))
     return out
 
 

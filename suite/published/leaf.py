@@ -58,7 +58,8 @@ def _finite(doc, path: Path, where: str, depth: int = 0) -> None:
         raise ResultError(expected_got(path, where or "(top level)", "a finite number", doc))
     if isinstance(doc, dict):
         for k, v in doc.items():
-            _finite(v, path, f"{where}.{k}" if where else str(k), depth + 1)
+            key = str(k).encode("unicode_escape").decode("ascii")[:60]     # a key is untrusted text: one line
+            _finite(v, path, f"{where}.{key}" if where else key, depth + 1)
     elif isinstance(doc, list):
         for i, v in enumerate(doc):
             _finite(v, path, f"{where}[{i}]", depth + 1)
@@ -98,6 +99,7 @@ class Summary:
     host_memory_gib: list[float] = field(default_factory=list)   # DLIO's host_memory_GB is GiB
     meminfo_cached_bytes: int | None = None
     meminfo_total_bytes: int | None = None
+    hostname: str | None = None        # the host DLIO ran on (a run from another system is a finding)
 
     @property
     def duration_s(self) -> float:
@@ -128,7 +130,7 @@ def summary(path: Path, root: Path) -> Summary:
     return Summary(path, start, end, clean, _count(doc, "num_files_train", path), _count(doc, "num_hosts", path),
                    _count(doc, "num_accelerators", path), [float(x) for x in mem],
                    _kb(meminfo.get("Cached"), path, "host_meminfo.Cached"),
-                   _kb(meminfo.get("MemTotal"), path, "host_meminfo.MemTotal"))
+                   _kb(meminfo.get("MemTotal"), path, "host_meminfo.MemTotal"), _str(doc, "hostname"))
 
 
 def _count(doc: dict, key: str, path: Path) -> int | None:
@@ -169,6 +171,8 @@ class Metadata:
     invocation_end: datetime | None = None
     fsync: bool | None = None                    # parameters.checkpoint.fsync (4.3.2)
     override_keys: tuple = ()                    # override_parameters' keys: what the run changed (3.6.2, 4.6.3)
+    params: dict | None = None                   # `parameters`: the run's dlio_config (3.1.2, 3.6.2 re-derived)
+    result_dir: str | None = None                # where mlpstorage wrote the leaf (against fs_separation.json)
 
 
 def metadata(path: Path, root: Path) -> Metadata:
@@ -187,7 +191,8 @@ def metadata(path: Path, root: Path) -> Metadata:
                     _count(doc, "num_processes", path), _str(doc, "accelerator"),
                     _count(ckpt, "num_checkpoints_write", path), _count(ckpt, "num_checkpoints_read", path),
                     subset, _count(ds, "num_files_train", path), _str(ds, "data_folder"), *bookends,
-                    fsync if isinstance(fsync, bool) else None, tuple(str(k)[:200] for k in list(over)[:500]))
+                    fsync if isinstance(fsync, bool) else None, tuple(str(k)[:200] for k in list(over)[:500]),
+                    params if isinstance(doc.get("parameters"), dict) else None, _str(doc, "result_dir"))
 
 
 def _str(doc: dict, key: str) -> str | None:

@@ -155,19 +155,50 @@ def _is_v3_layout(d: Path) -> str | None:
     return None
 
 
-def _from_suite_run(src: Path, dest_system: Path, ruleset: str) -> list[Path]:
-    """A `suite run` results dir of the tree's round, as training/<model>/run/<ts>/ leaves."""
+def refusal(res: dict, where: Path, division: str) -> str | None:
+    """Why a `suite run` result may not enter a submission of `division`, or None: a run that failed or
+    did not complete never enters one; a miniature, or a run its own record says is not compliant,
+    never enters a closed one (issue 36: results that lie)."""
+    if res.get("status") != "complete" or res.get("complete") is not True or res.get("error"):
+        return expected_got(where, "status", "a complete run", f"{res.get('status')!r}"
+                            + (f" ({str(res.get('error'))[:120]})" if res.get("error") else ""))
+    if division != "closed":
+        return None
+    if res.get("miniature") is not False:
+        return expected_got(where, "miniature", "false (a closed submission holds full-size runs)",
+                            repr(res.get("miniature")))
+    comp = res.get("compliance") if isinstance(res.get("compliance"), dict) else {}
+    if comp.get("compliant") is not True:
+        reasons = "; ".join(str(r) for r in (comp.get("reasons") or [])[:2])[:160]
+        return expected_got(where, "compliance.compliant", "true (the run's own verdict)",
+                            f"{comp.get('compliant')!r}" + (f": {reasons}" if reasons else ""))
+    return None
+
+
+def _from_suite_run(src: Path, dest_system: Path, ruleset: str, division: str = "closed") -> list[Path]:
+    """A `suite run` results dir of the tree's round, as training/<model>/run/<ts>/ leaves; every run is
+    vetted (`refusal`) before any is copied."""
     runs = sorted((p for p in src.glob("run-*") if (p / "results.json").is_file()),
                   key=lambda p: int(p.name.split("-")[1]) if p.name.split("-")[1].isdigit() else 0)
     if not (src / "run_set.json").is_file() or not runs:
         raise SuiteError(expected_got(src, "RESULTS", "a results dir in the published layout (training/, checkpointing/, "
                                       "<model>/run/<ts>/) or a `suite run` results dir (run_set.json, run-<k>/)",
                                       "neither"))
-    out = []
+    failed = sorted(p.name for p in src.glob("run-*") if p.is_dir() and not (p / "results.json").is_file())
+    if failed:                                # a run killed before it wrote its record (OOM, a signal)
+        raise SuiteError(expected_got(src / failed[0], "results.json", "the run's record (a complete run)",
+                                      "none: the run did not finish"))
+    docs = []
     for run in runs:
         res = files.load_json(run / "results.json", root=src)
         if res.get("ruleset") != ruleset:
             raise SuiteError(expected_got(run / "results.json", "ruleset", ruleset, repr(res.get("ruleset"))))
+        why = refusal(res, run / "results.json", division)
+        if why:
+            raise SuiteError(why)
+        docs.append(res)
+    out = []
+    for run, res in zip(runs, docs):
         s = v3load.summary(run / "summary.json", src)
         ts = leafstamp.of(s.start)            # DLIO's naive local start: the rules' clock
         model = check_name("workload", str(res.get("workload")))
@@ -199,30 +230,61 @@ def add(root: Path, results: list[Path], system: str, replace: bool) -> list[str
         output.outside(dest, "DIR", [src])
         where = _is_v3_layout(src) if src.is_dir() else None
         if where is None:
-            new += _from_suite_run(src, dest, tree.ruleset)
+            new += _from_suite_run(src, dest, tree.ruleset, tree.division)
             continue
         target = dest / where if where else dest
         for item in ([src] if where else sorted(p for p in src.iterdir() if p.is_dir())):
             to = target if where else target / item.name
             if where == "":
                 for model in sorted(p for p in item.iterdir() if p.is_dir()):
-                    new += _copy_leaves(model, to / model.name)
+                    new += _copy_leaves(model, to / model.name, tree.division)
             else:
-                new += _copy_leaves(item, to)
+                new += _copy_leaves(item, to, tree.division)
     digest = write_image(tree.root / tree.org)
-    for leaf in new:
-        files.write_atomic(leaf / ".mlps-code-image", f"md5-tree-v2:{digest}")
+    for leaf in new:                     # a leaf that names its own code image keeps it (provenance)
+        if not (leaf / ".mlps-code-image").is_file():
+            files.write_atomic(leaf / ".mlps-code-image", f"md5-tree-v2:{digest}")
+    for src in results:
+        _copy_images(Path(src), new, tree.root / tree.org)
     return [f"suite submission add: {len(new)} leaves into {dest}", f"  code image: {tree.org}/code-{digest[:8]}/"]
 
 
-def _copy_leaves(src: Path, dst: Path) -> list[Path]:
-    """Every timestamped leaf below `src` (a training model dir or a checkpointing model dir)."""
+def _copy_leaves(src: Path, dst: Path, division: str = "closed") -> list[Path]:
+    """Every timestamped leaf below `src` (a training model dir or a checkpointing model dir); a leaf of
+    our own runs (its results.json) is vetted (`refusal`) first, every one before any is copied."""
     out = []
-    for leaf in sorted(p for p in src.rglob("*") if p.is_dir() and leafstamp.is_stamp(p.name)):
+    leaves = sorted(p for p in src.rglob("*") if p.is_dir() and leafstamp.is_stamp(p.name))
+    for leaf in leaves:
+        if (leaf / "results.json").is_file():
+            why = refusal(files.load_json(leaf / "results.json", root=src), leaf / "results.json", division)
+            if why:
+                raise SuiteError(why)
+    for leaf in leaves:
         to = dst / leaf.relative_to(src)
         if to.exists():
             raise SuiteError(expected_got(to, "target", "a new leaf", "an existing one"))
         shutil.copytree(leaf, to, symlinks=True)
-        (to / ".mlps-code-image").unlink(missing_ok=True)
         out.append(to)
     return out
+
+
+def _copy_images(src: Path, leaves: list[Path], pool: Path) -> None:
+    """The pool images the copied leaves name, from the source tree's pool (`<Org>/code-<hash8>/` beside
+    an ancestor of `src`), into ours; an image not found stays unresolved, and the checker says so
+    (CHECK-01)."""
+    wanted = set()
+    for leaf in leaves:
+        p = leaf / ".mlps-code-image"
+        if p.is_file():
+            text = p.read_text(errors="replace").strip()
+            m = v3load.POINTER_RE.match(text)
+            if m:
+                wanted.add(f"code-{m.group('hash')[:8]}")
+    for name in sorted(wanted):
+        if (pool / name).exists():
+            continue
+        for anc in list(Path(os.path.realpath(src)).parents)[:8]:
+            found = [d for d in anc.glob(f"*/{name}") if d.is_dir() and not d.is_symlink()]
+            if found:
+                shutil.copytree(found[0], pool / name, symlinks=True)
+                break

@@ -135,6 +135,11 @@ def _set(path: Path, key: str, value):
     edit_json(path, fn)
 
 
+def set_au(path: Path, pct: float, epochs: int = 5):
+    """A run's AU: its per-epoch figures and their mean, consistent (the checker re-derives the mean)."""
+    edit_json(path, lambda d: d["metric"].update(train_au_percentage=[pct] * epochs, train_au_mean_percentage=pct))
+
+
 def _shift_runs_from(t, i, seconds):
     for j in range(i, len(RUNS)):
         edit_json(run_summary(t, j), lambda d: shift(d, seconds))
@@ -175,9 +180,9 @@ def test_long_but_legal_gap_is_not_flagged(tree):
 
 
 def test_au_just_above_threshold_is_not_flagged(tree):
-    _set(run_summary(tree, 3), "metric.train_au_mean_percentage", 90.01)
+    set_au(run_summary(tree, 3), 90.01)
     assert "3.3.2-trainingAcceleratorUtilizationCheck" not in ids(result(tree))
-    _set(run_summary(tree, 0), "metric.train_au_mean_percentage", 50.0)     # the warm-up does not count
+    set_au(run_summary(tree, 0), 50.0)     # the warm-up does not count
     assert "3.3.2-trainingAcceleratorUtilizationCheck" not in ids(result(tree))
 
 
@@ -196,7 +201,7 @@ def test_evidence_finding_names_the_numbers(tree):
 
 def test_retinanet_threshold_is_85(tree):
     for i in range(6):
-        _set(run_summary(tree, i), "metric.train_au_mean_percentage", 86.0)
+        set_au(run_summary(tree, i), 86.0)
     assert "3.3.2-trainingAcceleratorUtilizationCheck" in ids(result(tree))        # unet3d: 90
     (T(tree).parent / "retinanet").mkdir()
     shutil.move(str(T(tree)), str(T(tree).parent / "retinanet" / "x"))

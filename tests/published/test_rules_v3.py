@@ -20,7 +20,7 @@ from suite.published import check as v3check
 from suite.published import ruledoc
 from tests.published.test_published_check import (CKPT_META, CSYS, DATA, READ, RUNS, TSYS, WRITE, C, S, T, _both_meta,
                                                   _read_start_after_write_end, _set, _shift_runs_from, _yaml_replace,
-                                                  edit_json, ids, result, run_summary)
+                                                  edit_json, ids, result, run_summary, set_au)
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs" / "checker.md"
@@ -99,6 +99,22 @@ def _results_inside_data(leaf: Callable[[Path], Path]):
     return plant
 
 
+def _gap_s(t: Path, i: int) -> float:
+    """Seconds between run i's end and run i+1's start."""
+    a, b = (json.loads(run_summary(t, j).read_text()) for j in (i, i + 1))
+    return (datetime.fromisoformat(b["start"]) - datetime.fromisoformat(a["end"])).total_seconds()
+
+
+def _junk(leaf: Path, n: int) -> None:
+    for i in range(n):
+        (leaf / f"junk_{i:05d}").touch()
+
+
+def _bookends(t: Path, start: str, end: str) -> None:
+    edit_json(C(t) / WRITE / CKPT_META[WRITE], lambda d: d.update(invocation_start_time=start,
+                                                                  invocation_end_time=end))
+
+
 CASES: dict[str, Case] = {
     # tree.yaml: layout, code pool, the staff's placeholders
     "2.1.5-requiredSubdirectoriesClosed": Case(lambda t: (t / "closed/Alluxio/extras").mkdir()),
@@ -113,7 +129,18 @@ CASES: dict[str, Case] = {
     "2.1.19-runFilesReadable": Case(lambda t: run_summary(t, 2).write_text('{"start": NaN}')),
     "TREE-01-unrecognisedBenchmark": Case(lambda t: (T(t).parent.parent / "foo_bench/x").mkdir(parents=True)),
     "TREE-02-inputReadable": Case(lambda t: (T(t) / "run" / RUNS[1] / "extra.json").symlink_to("/etc/hostname")),
+    "TREE-03-listingComplete": Case(lambda t: _junk(T(t) / "run" / RUNS[1], 20_001)),
     # training.yaml
+    "3.3.2-trainingAuRederived": Case(lambda t: _set(run_summary(t, 3), "metric.train_au_percentage", [50.0] * 5)),
+    "3.1.2-trainingDatasetSize": Case(lambda t: [_set(run_summary(t, i), "num_files_train", 1000) for i in range(6)]),
+    "3.6.2-trainingClosedParameterValues": Case(lambda t: _set(T(t) / "run" / RUNS[0] / f"training_{RUNS[0]}_metadata.json",
+                                                               "parameters.train.computation_time", 1.62)),
+    "2.1.18-runsOverlap": Case(lambda t: _shift_runs_from(t, 3, -(_gap_s(t, 2) + 60))),
+    "2.1.17-trainingRunsOneHost": Case(lambda t: _set(run_summary(t, 4), "hostname", "ip-10-0-0-99")),
+    "2.1.17-trainingRunsDistinct": Case(lambda t: _set(run_summary(t, 3), "metric",
+                                                       json.loads(run_summary(t, 2).read_text())["metric"])),
+    "3.4.1-fsSeparationPathsAgree": Case(lambda t: _set(T(t) / "run" / RUNS[0] / "fs_separation.json",
+                                                        "data_or_chkpt_path", "/mnt/other")),
     "2.1.11-trainingWorkloads": Case(lambda t: T(t).rename(T(t).parent / "resnet50")),
     "2.1.12-trainingPhases": Case(lambda t: shutil.rmtree(T(t) / "datasize")),
     "2.1.13-datagenTimestamp": Case(lambda t: shutil.copytree(T(t) / "datagen" / DATAGEN,
@@ -126,8 +153,7 @@ CASES: dict[str, Case] = {
     "3.3.1-trainingRunDataMatchesDatasize": Case(lambda t: _set(
         T(t) / "datasize" / DATASIZE / f"training_{DATASIZE}_metadata.json", "parameters.dataset.num_files_train",
         60000)),
-    "3.3.2-trainingAcceleratorUtilizationCheck": Case(lambda t: _set(run_summary(t, 3),
-                                                                     "metric.train_au_mean_percentage", 89.9)),
+    "3.3.2-trainingAcceleratorUtilizationCheck": Case(lambda t: set_au(run_summary(t, 3), 89.9)),
     "3.3.3-trainingSingleHostSimulatedAccelerators": Case(lambda t: [edit_json(run_summary(t, i), lambda d: d.update(
         num_hosts=1, num_accelerators=2)) for i in range(6)]),
     "3.3.6-trainingIdenticalAcceleratorsPerNode": Case(lambda t: _set(run_summary(t, 2), "num_hosts", 3)),
@@ -165,6 +191,7 @@ CASES: dict[str, Case] = {
     "4.7.1-checkpointGapNegative": Case(lambda t: _read_start_after_write_end(t, -5)),
     "EVID-01-checkpointReadFromPageCache": Case(lambda t: _set(C(t) / READ / "summary.json",
                                                                "metric.load_checkpoint_io_mean_GB_per_second", 25.0)),
+    "4.7.1-checkpointBookendsHoldRun": Case(lambda t: _bookends(t, "2026-07-08T06:50:00", "2026-07-08T06:50:30")),
     # system.yaml
     "2.1.7-systemDescriptionPresent": Case(lambda t: [(S(t) / f"{TSYS}{e}").unlink() for e in (".yaml", ".pdf")]),
     "2.1.7-systemDescriptionSchema": Case(lambda t: _yaml_replace(S(t) / f"{CSYS}.yaml", "availability: available",

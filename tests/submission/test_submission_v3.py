@@ -67,7 +67,10 @@ def test_end_to_end_add_describe_package_checks_clean(sub, tmp_path, capsys):
     assert cli.main(["submission", "add", str(sub), str(TRAIN), str(CKPT), "--system", "box1"]) == 0
     leaves = sorted((sub / "closed/ACME/results/box1").rglob(".mlps-code-image"))
     assert len(leaves) == 10                               # 6 runs + datasize + datagen + write + read
-    pointer = leaves[0].read_text()
+    pointers = {p.read_text() for p in leaves}
+    assert "md5-tree-v2:5d45230ad16c10d7a09e4c34810dbf16" in pointers     # the published leaf keeps its own
+    assert (sub / "ACME/code-5d45230a/.code-hash.json").is_file()          # and its image comes with it
+    pointer = next(p for p in pointers if "5d45230a" not in p)
     image = sub / "ACME" / f"code-{pointer.split(':')[1][:8]}"
     recorded = json.loads((image / ".code-hash.json").read_text())
     assert pointer == f"md5-tree-v2:{recorded['hash']}" == f"md5-tree-v2:{v3pool.tree_md5(image)}"
@@ -97,7 +100,11 @@ def test_package_refuses_a_closed_tree_the_checker_does_not_accept(sub, tmp_path
     assert "2.1.17-trainingRunCount" in out.out and not (tmp_path / "x.tar.gz").exists()
 
 
-def test_a_suite_run_dir_of_the_v3_round_becomes_run_leaves(sub, tmp_path):
+def test_a_suite_run_dir_of_the_v3_round_becomes_run_leaves(tmp_path):
+    """Our miniature series into an open submission (a closed one refuses it: tests/hostile/test_lies_tree.py)."""
+    sub = tmp_path / "open-sub"
+    assert cli.main(["submission", "init", str(sub), "--org", "ACME", "--division", "open", "--system", "box1",
+                     "--ruleset", "v3.0", "--data-dir", str(tmp_path)]) == 0
     src = tmp_path / "r"
     shutil.copytree(SUITE_RUN, src)
     (src / "run_set.json").write_text("{}")
@@ -106,7 +113,7 @@ def test_a_suite_run_dir_of_the_v3_round_becomes_run_leaves(sub, tmp_path):
         doc.update(ruleset="v3.0", accelerator="b200")
         (run / "results.json").write_text(json.dumps(doc))
     assert cli.main(["submission", "add", str(sub), str(src), "--system", "box1"]) == 0
-    leaves = sorted((sub / "closed/ACME/results/box1/training/unet3d/run").iterdir())
+    leaves = sorted((sub / "open/ACME/results/box1/training/unet3d/run").iterdir())
     assert [p.name for p in leaves] == LEAVES
     meta = json.loads(next(leaves[0].glob("training_*_metadata.json")).read_text())
     assert (meta["model"], meta["accelerator"], meta["command"]) == ("unet3d", "b200", "run")

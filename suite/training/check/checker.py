@@ -16,6 +16,9 @@ from suite.training.check import evidence
 
 from suite.training.check import facts
 
+from suite.training.check import leaves as v3leaves
+from suite.training import leaf as training_leaf
+
 from suite.training.check import rederive
 from suite.check.result import BenchmarkResult, CheckResult, described, evaluate, rel
 from suite.errors import ResultError
@@ -60,6 +63,9 @@ def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
     root = tree.root
     found: list[Finding] = []
     agg, bscope = facts.benchmark_scope(b, tree, rs.params)
+    if b.ruleset and training_leaf.timestamped(b.ruleset) and any(
+            isinstance(r.results, dict) for r in b.runs):     # our own v3.0 leaves: their evidence re-read
+        bscope.facts.update(v3leaves.facts(b))
     system_path = bscope.facts.get("system.file")
     system_doc = (bscope.docs.get("system") or ({},))[0].get("doc")
     limit = evidence.documented_memory_limit(system_doc) if system_doc is not None else None

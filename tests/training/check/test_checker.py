@@ -1,6 +1,7 @@
 import json
 import os
 import shutil
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from suite.rules import engine as rules
 
 import checkpoint_builders
 import host_builders
+import ours3_builders
 import paths
 
 DATA = paths.DATA / "check"
@@ -331,6 +333,29 @@ CASES.update({rule_id: ("ckpt", edit) for rule_id, edit in checkpoint_builders.C
 BASES["ckpt3"] = (checkpoint_builders.checkpoint_tree_v3, "v3.0")      # rules/v3.0/checkpointing*.yaml
 ROOTS["ckpt3"] = "ck3"
 CASES.update({rule_id: ("ckpt3", edit) for rule_id, edit in checkpoint_builders.CASES_V3.items()})
+
+
+# our own v3.0 series (rules/v3.0/common.yaml ours3-*): a real `suite run --ruleset v3.0` miniature, made once
+BASES["ours3"] = (lambda tmp: ours3_builders.series(tmp / "ours3"), "auto")
+ROOTS["ours3"] = "ours3"
+
+
+def _ours3_run(i: int, name: str, fn):
+    return lambda p: edit_json(ours3_builders.leaves(p)[i] / name, fn)
+
+
+CASES.update({
+    "ours3-warmup-first": ("ours3", lambda p: (_ours3_run(0, "results.json", lambda d: d.update(warmup=False))(p),
+                                               _ours3_run(3, "results.json", lambda d: d.update(warmup=True))(p))),
+    "ours3-run-gap": ("ours3", lambda p: [edit_json(leaf / "summary.json", lambda d: d.update(
+        {k: (datetime.fromisoformat(d[k]) + timedelta(seconds=600)).isoformat() for k in ("start", "end")}))
+        for leaf in ours3_builders.leaves(p)[3:]]),
+    "ours3-fs-separation": ("ours3", _ours3_run(2, "fs_separation.json",
+                                                lambda d: d.update(separate=True, same_filesystem=False))),
+    "ours3-code-image": ("ours3", lambda p: (ours3_builders.leaves(p)[2] / ".mlps-code-image").write_text(
+        "md5-tree-v2:" + "0" * 32)),
+    "ours3-one-host": ("ours3", _ours3_run(4, "results.json", lambda d: d["host"].update(hostname="elsewhere"))),
+})
 
 
 def test_every_rule_id_has_a_passing_and_a_failing_case():
