@@ -222,6 +222,8 @@ def _v3_late_read(root):
 CASES_V3 = {
     "checkpoint-subset-8-processes": _v3_subset_16,
     "checkpoint-leaf-files": _v3_no_timeseries,
+    "checkpoint-leaf-summary-rederived": edit_v3(
+        "write", lambda d: d["metric"].update(save_checkpoint_io_mean_GB_per_second=99.0), "summary.json"),
     "checkpoint-handoff-recorded": edit_v3("read", lambda d: d.pop("handoff")),
     "checkpoint-read-window": _v3_late_read,
     "checkpoint-cache-clear-3x": edit_v3("read", lambda d: d["handoff"]["cache_clear"].update(succeeded=False)),

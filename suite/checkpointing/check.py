@@ -203,6 +203,7 @@ def benchmark_scope(ph: Phase, set_items: list | None = None) -> Scope:
         "fsync": all(d["fsync"] for d in docs) if docs else None,
         "run_set.mismatches": list(set_items or []),
         "leaf.missing": leaf_missing(ph.path),
+        "leaf.summary_mismatches": leaf_summary(ph.path),
     }
     src = ph.path / RUN_SET
     sources = {k: (src, k) for k in facts}
@@ -258,6 +259,17 @@ def handoff_facts(doc: dict, write_end: float | None = None) -> dict:
 LEAF_FILES = ("summary.json", "checkpointing_{ts}_metadata.json", "checkpointing_{ts}_timeseries.json",
               "collector-staging/cluster_info.json", "fs_separation.json", "dlio_config/config.yaml",
               "dlio_config/hydra.yaml", "dlio_config/overrides.yaml", "0_per_epoch_stats.json")
+
+
+def leaf_summary(path: Path) -> list:
+    """A v3.0 leaf's summary.json figures against its per-rank records (suite.storage.dlio_ckpt: the
+    same re-derivation the published-tree check makes, so the leaf's verdict does not depend on where it sits)."""
+    from suite.harness import leafstamp
+    from suite.storage import dlio_ckpt
+
+    if not leafstamp.is_stamp(path.name) or not (path / "summary.json").is_file():
+        return []
+    return dlio_ckpt.rederive(path).items
 
 
 def leaf_missing(path: Path) -> list[str]:
