@@ -123,15 +123,23 @@ def check(path, ruleset: str = "auto"):
 
 
 def _ruleset_of(ph: Phase, ruleset: str, covering: tuple[str, ...]) -> str:
-    """--ruleset when given, else the one the phase's results.json names, else the newest with checkpointing."""
+    """--ruleset when given, else the one the phase's results.json names, else the newest with checkpointing
+    (a leaf in the timestamped layout, checkpointing/<model>/<YYYYMMDD_HHMMSS>/) or the oldest. A leaf in
+    the timestamped layout is held to a round with the leaf's rules (`leaf.*` facts): a results.json
+    relabelled to an older round does not drop them."""
     if ruleset != "auto":
         return ruleset
-    named = next((d.get("ruleset") for _, d in ph.runs if d.get("ruleset") in covering), None)
-    if named:
-        return named
-    from suite.harness import leafstamp            # a v3.0 leaf (a timestamp directory) by its name
+    from suite.harness import leafstamp
 
-    return covering[-1] if leafstamp.is_stamp(ph.path.name) else covering[0]
+    leaf = leafstamp.is_stamp(ph.path.name)
+    named = next((d.get("ruleset") for _, d in ph.runs if d.get("ruleset") in covering), None)
+    if named and (not leaf or _has_leaf_rules(named)):
+        return named
+    return covering[-1] if leaf else covering[0]
+
+
+def _has_leaf_rules(name: str) -> bool:
+    return any(str(r.field).startswith("leaf.") for r in rules.load_layers(name, RULE_FILES["closed"]).rules)
 
 
 def tree_scope(root: Path, phases: list[Phase]) -> Scope:
