@@ -213,8 +213,12 @@ def benchmark_scope(ph: Phase, set_items: list | None = None) -> Scope:
         "leaf.missing": leaf_missing(ph.path),
         "leaf.summary_mismatches": leaf_summary(ph.path),
     }
+    same = leaf_same_filesystem(ph.path)
+    if same is not None:
+        facts["leaf.same_filesystem"] = same
     src = ph.path / RUN_SET
     sources = {k: (src, k) for k in facts}
+    sources["leaf.same_filesystem"] = (ph.path / "fs_separation.json", "separate (same_filesystem)")
     if docs:
         first = ph.runs[0][0]
         sources.update({"fsync": (first, "fsync"), "checkpoints": (first, "num_checkpoints_write/read"),
@@ -267,6 +271,25 @@ def handoff_facts(doc: dict, write_end: float | None = None) -> dict:
 LEAF_FILES = ("summary.json", "checkpointing_{ts}_metadata.json", "checkpointing_{ts}_timeseries.json",
               "collector-staging/cluster_info.json", "fs_separation.json", "dlio_config/config.yaml",
               "dlio_config/hydra.yaml", "dlio_config/overrides.yaml", "0_per_epoch_stats.json")
+
+
+def leaf_same_filesystem(path: Path) -> bool | None:
+    """Whether a v3.0 leaf's checkpoints and results shared a file system (its fs_separation.json: ours
+    `separate`, mlpstorage's `same_filesystem`), as the published-tree check reads it (4.4.2); None where
+    the leaf is not a v3.0 one or records nothing (checkpoint-leaf-files names the missing file)."""
+    from suite.harness import leafstamp
+
+    p = path / "fs_separation.json"
+    if not leafstamp.is_stamp(path.name) or not p.is_file():
+        return None
+    try:
+        doc = files.load_json(_inside(p), error=ResultError)
+    except ResultError:
+        return None
+    doc = doc if isinstance(doc, dict) else {}
+    if isinstance(doc.get("same_filesystem"), bool):
+        return doc["same_filesystem"]
+    return not doc["separate"] if isinstance(doc.get("separate"), bool) else None
 
 
 def leaf_summary(path: Path) -> list:
