@@ -315,6 +315,18 @@ def test_vdb_engine_key_removed_keeps_the_rules(vdb, run_cli):
     assert _vrun(metrics(run_cli, vdb))["source"] == "suite"
 
 
+def test_vdb_returned_ids_deleted_recall_not_rederivable(vdb, run_cli):
+    leaf = _run_leaf(vdb)
+    (leaf / "vectordb" / "engine" / "ids.npy").unlink()
+    code, doc = checked(run_cli, vdb)
+    floor, = findings(doc, "vdb-recall-floor")                 # a fact that cannot be computed fails its rule
+    assert floor["actual"] is None and (code, doc["verdict"]) == (1, "invalid")
+    run = _vrun(metrics(run_cli, vdb))
+    assert run["recall"] is None and run["not_rederivable"] == ["recall"]
+    code, out, err = run_cli("metrics", vdb)
+    assert "claimed, not re-derivable (counted in no verdict): recall 0.9" in out
+
+
 # --------------------------------------------------------------------------- checkpointing leaves
 
 
@@ -352,3 +364,15 @@ def test_ckpt_forged_published_leaf_summary(run_cli, tmp_path):
     assert "metric.save_checkpoint_io_mean_GB_per_second: expected 4.643973844563218, got 99.0" in out
     code, out, err = run_cli("metrics", tmp_path / "t")
     assert code == 0 and "Write B/W 4.64 GiB/s" in out and "99.00" not in out
+
+
+def test_ckpt_same_verdict_in_place_and_in_the_published_layout(run_cli, tmp_path):
+    """The same leaves (made with checkpoints and results on one file system): INVALID for 4.4.2 in place and
+    in a published tree, never CLOSED in one and INVALID in the other."""
+    shutil.copytree(CKPT, tmp_path / "here")
+    shutil.copytree(CKPT / "checkpointing", tmp_path / "t" / "closed" / "Org" / "results" / "sys" / "checkpointing")
+    code, out, err = run_cli("check", tmp_path / "here")
+    assert code == 1 and "verdict: INVALID" in out and out.count("(checkpoint-leaf-filesystem)") == 2
+    code, out, err = run_cli("check", tmp_path / "t")
+    assert code == 1 and "verdict: INVALID" in out and out.count("(4.4.2-checkpointFilesystemCheck)") == 2
+    assert "runFilesReadable" not in out                   # the suite's fs_separation.json is read, not refused
