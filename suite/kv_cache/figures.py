@@ -137,7 +137,7 @@ def rederive_rank(doc: dict, where, ran_s: float = 0.0) -> list[dict]:
     completed = doc.get("requests_completed")
     if isinstance(counted, (int, float)) and isinstance(completed, (int, float)) and not isinstance(completed, bool):
         out.append(_status("total_requests", float(counted), float(completed)))      # the rank's own count
-    if isinstance(lat, list) and lat and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in lat):
+    if isinstance(lat, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in lat):
         if isinstance(counted, int) and not isinstance(counted, bool):
             late = len(lat) - counted   # the reference appends requests that end after its figures were taken
             plausible = 0 <= late <= max(1, len(lat) // LATE_FRACTION)
@@ -145,11 +145,14 @@ def rederive_rank(doc: dict, where, ran_s: float = 0.0) -> list[dict]:
                         "status": "rederived" if plausible else "mismatch"})
             if plausible and late:
                 lat = lat[:counted]
-        derived = float(np.percentile(np.asarray(lat, dtype=float) * 1000.0, 95))
+        derived = float(np.percentile(np.asarray(lat, dtype=float) * 1000.0, 95)) if lat else 0.0   # no request: 0
         out.append(_status("storage_io_latency_ms.p95", number(doc, ("summary", "storage_io_latency_ms", "p95"), where),
                            derived))
         out.append(_status("total_storage_io_time", number(doc, ("summary", "total_storage_io_time"), where),
                            float(sum(lat))))
+    else:                       # a trimmed rank file: its P95 is shown as claimed, never as re-derived
+        out.append({"figure": "storage_io_latency_ms.p95", "claimed": number(doc, ("summary", "storage_io_latency_ms", "p95"),
+                                                                            where), "derived": None, "status": "not-rederivable"})
     tokens = number(doc, ("summary", "total_tokens"), where)
     elapsed = max(number(doc, ("summary", "elapsed_time"), where), ELAPSED_SLACK * ran_s)   # a trial runs its --duration
     io = number(doc, ("summary", "total_storage_io_time"), where)
@@ -171,6 +174,10 @@ def against_summary(leaf: Leaf, derived: dict) -> list[dict]:
     """The leaf's summary.json figures against the ones derived from its rank files."""
     out = []
     claimed = (leaf.summary or {}).get("options") or {}
+    for o, c in claimed.items():
+        if isinstance(c, dict) and o not in derived:      # an option without rank files: claimed, not re-derivable
+            out += [{"figure": f"options.{o}.{k}", "claimed": c.get(k), "derived": None, "status": "not-rederivable"}
+                    for k in REFERENCE_KEYS if k in c]
     for o, d in derived.items():
         c = claimed.get(o)
         if not isinstance(c, dict):
