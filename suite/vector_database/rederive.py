@@ -38,10 +38,12 @@ def truth_file(leaf: Path, doc: dict) -> Path | None:
     """The ground truth the run scored against: the leaf's copy, else the file summary.json names."""
     own = leaf / "vectordb" / TRUTH_COPY
     if own.is_file() and not own.is_symlink():
-        return own
+        return own if own.stat().st_size <= MAX_ARRAY_BYTES else None
     gt = doc.get("ground_truth") if isinstance(doc.get("ground_truth"), dict) else {}
-    named = gt.get("file")
-    return Path(named) if isinstance(named, str) and named and Path(named).is_file() else None
+    named = Path(gt["file"]) if isinstance(gt.get("file"), str) and gt["file"] else None
+    if named is None or named.name != TRUTH_COPY or not named.is_file():    # a regular groundtruth.ibin, bounded:
+        return None                                                          # never any file a result names
+    return named if named.stat().st_size <= MAX_ARRAY_BYTES else None
 
 
 def truth_problems(leaf: Path, doc: dict, truth: Path | None) -> list[Item]:
