@@ -183,6 +183,10 @@ def checkpoint_tree_v3(tmp: Path) -> Path:
 
     root = tmp / "ck3"
     shutil.copytree(DATA / "checkpoint" / "v3-llama3-8b-miniature" / "R", root)
+    for fs in root.glob("checkpointing/llama3-8b/*/fs_separation.json"):    # as a run with its checkpoints on
+        doc = json.loads(fs.read_text())                                    # another file system (the passing case)
+        doc.update(separate=True)
+        fs.write_text(json.dumps(doc))
     return root
 
 
@@ -222,6 +226,9 @@ def _v3_late_read(root):
 CASES_V3 = {
     "checkpoint-subset-8-processes": _v3_subset_16,
     "checkpoint-leaf-files": _v3_no_timeseries,
+    "checkpoint-leaf-filesystem": edit_v3("write", lambda d: d.update(separate=False), "fs_separation.json"),
+    "checkpoint-leaf-summary-rederived": edit_v3(
+        "write", lambda d: d["metric"].update(save_checkpoint_io_mean_GB_per_second=99.0), "summary.json"),
     "checkpoint-handoff-recorded": edit_v3("read", lambda d: d.pop("handoff")),
     "checkpoint-read-window": _v3_late_read,
     "checkpoint-cache-clear-3x": edit_v3("read", lambda d: d["handoff"]["cache_clear"].update(succeeded=False)),

@@ -123,15 +123,23 @@ def check(path, ruleset: str = "auto"):
 
 
 def _ruleset_of(ph: Phase, ruleset: str, covering: tuple[str, ...]) -> str:
-    """--ruleset when given, else the one the phase's results.json names, else the newest with checkpointing."""
+    """--ruleset when given, else the one the phase's results.json names, else the newest with checkpointing
+    (a leaf in the timestamped layout, checkpointing/<model>/<YYYYMMDD_HHMMSS>/) or the oldest. A leaf in
+    the timestamped layout is held to a round with the leaf's rules (`leaf.*` facts): a results.json
+    relabelled to an older round does not drop them."""
     if ruleset != "auto":
         return ruleset
-    named = next((d.get("ruleset") for _, d in ph.runs if d.get("ruleset") in covering), None)
-    if named:
-        return named
-    from suite.harness import leafstamp            # a v3.0 leaf (a timestamp directory) by its name
+    from suite.harness import leafstamp
 
-    return covering[-1] if leafstamp.is_stamp(ph.path.name) else covering[0]
+    leaf = leafstamp.is_stamp(ph.path.name)
+    named = next((d.get("ruleset") for _, d in ph.runs if d.get("ruleset") in covering), None)
+    if named and (not leaf or _has_leaf_rules(named)):
+        return named
+    return covering[-1] if leaf else covering[0]
+
+
+def _has_leaf_rules(name: str) -> bool:
+    return any(str(r.field).startswith("leaf.") for r in rules.load_layers(name, RULE_FILES["closed"]).rules)
 
 
 def tree_scope(root: Path, phases: list[Phase]) -> Scope:
@@ -203,9 +211,14 @@ def benchmark_scope(ph: Phase, set_items: list | None = None) -> Scope:
         "fsync": all(d["fsync"] for d in docs) if docs else None,
         "run_set.mismatches": list(set_items or []),
         "leaf.missing": leaf_missing(ph.path),
+        "leaf.summary_mismatches": leaf_summary(ph.path),
     }
+    same = leaf_same_filesystem(ph.path)
+    if same is not None:
+        facts["leaf.same_filesystem"] = same
     src = ph.path / RUN_SET
     sources = {k: (src, k) for k in facts}
+    sources["leaf.same_filesystem"] = (ph.path / "fs_separation.json", "separate (same_filesystem)")
     if docs:
         first = ph.runs[0][0]
         sources.update({"fsync": (first, "fsync"), "checkpoints": (first, "num_checkpoints_write/read"),
@@ -258,6 +271,36 @@ def handoff_facts(doc: dict, write_end: float | None = None) -> dict:
 LEAF_FILES = ("summary.json", "checkpointing_{ts}_metadata.json", "checkpointing_{ts}_timeseries.json",
               "collector-staging/cluster_info.json", "fs_separation.json", "dlio_config/config.yaml",
               "dlio_config/hydra.yaml", "dlio_config/overrides.yaml", "0_per_epoch_stats.json")
+
+
+def leaf_same_filesystem(path: Path) -> bool | None:
+    """Whether a v3.0 leaf's checkpoints and results shared a file system (its fs_separation.json: ours
+    `separate`, mlpstorage's `same_filesystem`), as the published-tree check reads it (4.4.2); None where
+    the leaf is not a v3.0 one or records nothing (checkpoint-leaf-files names the missing file)."""
+    from suite.harness import leafstamp
+
+    p = path / "fs_separation.json"
+    if not leafstamp.is_stamp(path.name) or not p.is_file():
+        return None
+    try:
+        doc = files.load_json(_inside(p), error=ResultError)
+    except ResultError:
+        return None
+    doc = doc if isinstance(doc, dict) else {}
+    if isinstance(doc.get("same_filesystem"), bool):
+        return doc["same_filesystem"]
+    return not doc["separate"] if isinstance(doc.get("separate"), bool) else None
+
+
+def leaf_summary(path: Path) -> list:
+    """A v3.0 leaf's summary.json figures against its per-rank records (suite.storage.dlio_ckpt: the
+    same re-derivation the published-tree check makes, so the leaf's verdict does not depend on where it sits)."""
+    from suite.harness import leafstamp
+    from suite.storage import dlio_ckpt
+
+    if not leafstamp.is_stamp(path.name) or not (path / "summary.json").is_file():
+        return []
+    return dlio_ckpt.rederive(path).items
 
 
 def leaf_missing(path: Path) -> list[str]:

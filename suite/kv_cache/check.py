@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from suite.kv_cache import figures
+from suite.kv_cache import evidence, figures
 
 from suite.kv_cache import leaf as kvleaf
 
@@ -88,16 +88,16 @@ def command_facts(lf: kvleaf.Leaf, doc: dict, div: str) -> dict:
 
 
 def expected_ranks(lf: kvleaf.Leaf) -> int | None:
-    meta = lf.metadata or {}
-    n = meta.get("num_processes")
-    if isinstance(n, int) and not isinstance(n, bool) and 0 < n <= 100000:
-        return n
-    s = (lf.summary or {}).get("total_ranks")
-    return s if isinstance(s, int) and not isinstance(s, bool) and 0 < s <= 100000 else None
+    """The most ranks any record says ran: the trial commands' -n, the metadata's num_processes,
+    summary.json's total_ranks (a rank dropped with its count edited in one place is still missed)."""
+    said = [evidence.ranks_launched(lf), (lf.metadata or {}).get("num_processes"), (lf.summary or {}).get("total_ranks")]
+    said = [n for n in said if isinstance(n, int) and not isinstance(n, bool) and 0 < n <= 100000]
+    return max(said) if said else None
 
 
 def rank_facts(lf: kvleaf.Leaf, derived: dict, n: int | None) -> dict:
     problems, mismatches, missing, failed = [], [], [], []
+    ran = evidence.durations(lf)
     for (o, t), ranks in sorted(lf.rank_dirs.items()):
         if n is not None and sorted(ranks) != list(range(n)):
             problems.append(_p(f"option_{o}/trial_{t}", f"rank_0..rank_{n - 1}", [f"rank_{r}" for r in sorted(ranks)][:8]))
@@ -105,9 +105,11 @@ def rank_facts(lf: kvleaf.Leaf, derived: dict, n: int | None) -> dict:
         missing += [_p(m, "a kvcache_results_*.json", "none") for m in o["missing_files"]]
     missing += listed_missing(lf, {m.field for m in missing})
     for (o, t, r), (path, doc) in sorted(lf.ranks.items()):
-        for s in figures.rederive_rank(doc, path):
+        for s in figures.rederive_rank(doc, path, ran.get(o, 0.0)):
             if s["status"] == "mismatch":
                 mismatches.append(_p(f"option_{o}/trial_{t}/rank_{r} summary.{s['figure']}", s["derived"], s["claimed"], path))
+    mismatches += evidence.elapsed_problems(lf, ran)
+    failed += evidence.log_failures(lf)
     suite = (lf.metadata or {}).get("suite") or {}
     for d in suite.get("trials") or [] if isinstance(suite, dict) else []:
         if isinstance(d, dict) and d.get("status") != "complete":
@@ -166,28 +168,19 @@ def facts(lf: kvleaf.Leaf) -> tuple[dict, dict, list]:
     doc = model.load()
     div = division(lf)
     n = expected_ranks(lf)
-    derived = figures.options(lf, n)
+    derived = figures.options(lf, n, evidence.durations(lf))
     out = {"kvcache.division": div, **command_facts(lf, doc, div), **rank_facts(lf, derived, n)}
     complete = {o for o, d in derived.items() if not d["missing_files"] and any(k[0] == int(o) for k in lf.ranks)}
     out["kvcache.summary_problems"], statements = summary_problems(lf, derived, complete)
-    suite = (lf.metadata or {}).get("suite")
     if lf.summary_name is not None:
         out["kvcache.summary_name"] = lf.summary_name
-    out["kvcache.miniature"] = bool(suite.get("miniature")) if isinstance(suite, dict) else False
+    out["kvcache.miniature"] = bool(evidence.miniature(lf))
     saturated = host_saturation(lf)
     if saturated is not None:
         out["kvcache.cpu_saturated_s"] = saturated
-    sep = lf.path / "fs_separation.json"
-    if sep.is_file():
-        from suite import files
-        from suite.errors import ResultError
-
-        d = files.load_json(sep, error=ResultError, root=lf.path)
-        d = d if isinstance(d, dict) else {}
-        if isinstance(d.get("separate"), bool):                  # ours (suite.storage.separation)
-            out["kvcache.cache_results_separate"] = d["separate"]
-        elif isinstance(d.get("same_filesystem"), bool):         # mlpstorage's (published v3.0 leaves)
-            out["kvcache.cache_results_separate"] = not d["same_filesystem"]
+    separate = evidence.separate(lf)         # None: no probe recorded (kvcache-posix-cache-dir requires it)
+    if separate is not None:
+        out["kvcache.cache_results_separate"] = separate
     return out, derived, statements
 
 
@@ -210,8 +203,9 @@ def assess(path: Path, ruleset: str | None = None) -> dict:
     scope = rules.Scope("run", str(path), f)
     name = round_of(lf, ruleset)
     found = evaluate(rules.load_layers(name, RULE_FILES), "run", scope, Path(path))
+    ran = evidence.durations(lf)
     rank_statements = [dict(s, rank=f"option_{o}/trial_{t}/rank_{r}") for (o, t, r), (p, d) in sorted(lf.ranks.items())
-                       for s in figures.rederive_rank(d, p)]
+                       for s in figures.rederive_rank(d, p, ran.get(o, 0.0))]
     return {"leaf": lf, "facts": f, "derived": derived, "statements": statements, "rank_statements": rank_statements,
             "findings": found, "verdict": grade(found, f["kvcache.division"]), "ruleset": name}
 

@@ -28,6 +28,10 @@ REFERENCE_KEYS = ("aggregated_read_bandwidth_gbps", "aggregated_write_bandwidth_
                   "aggregated_avg_throughput_tokens_per_sec", "aggregated_storage_throughput_tokens_per_sec",
                   "aggregated_p95_latency_ms")
 REL_TOLERANCE = 1e-6
+ELAPSED_SLACK = 0.95     # a rank's elapsed_time below 95% of its trial's --duration did not run the trial
+REDERIVED = {"storage_io_latency_ms.p95": "p95_ms", "avg_throughput_tokens_per_sec": "avg_tps",
+             "storage_throughput_tokens_per_sec": "storage_tps"}
+LATE_FRACTION = 100      # at most 1% of a rank's latency array (at least 1 entry) ends after its summary
 
 
 def rank_figures(doc: dict, where) -> dict:
@@ -48,8 +52,10 @@ def rank_figures(doc: dict, where) -> dict:
     return out
 
 
-def option(leaf: Leaf, o: int, expected_ranks: int | None = None) -> dict:
-    """One option's aggregate from its rank files (the reference's keys, then the suite's)."""
+def option(leaf: Leaf, o: int, expected_ranks: int | None = None, ran_s: float = 0.0) -> dict:
+    """One option's aggregate from its rank files (the reference's keys, then the suite's): each rank's
+    P95 and tokens/s as its own arrays and counts re-derive them (rederive_rank; `ran_s`: the option's
+    --duration, below which no rank's elapsed time counts), the claimed figure only where they cannot."""
     trials = sorted(t for (oo, t) in leaf.rank_dirs if oo == o)
     sums = {k: [] for k in ("read_gibps", "write_gibps", "avg_tps", "storage_tps")}
     extra = {"read_bytes_per_wall_s": [], "write_bytes_per_wall_s": []}
@@ -63,6 +69,9 @@ def option(leaf: Leaf, o: int, expected_ranks: int | None = None) -> dict:
                 continue
             path, doc = leaf.ranks[(o, t, r)]
             f = rank_figures(doc, path)
+            for s in rederive_rank(doc, path, ran_s):
+                if s["figure"] in REDERIVED and s["status"] == "mismatch":     # else the claimed, to its last digit
+                    f[REDERIVED[s["figure"]]] = s["derived"]
             figs.append(f)
             p95.append(f["p95_ms"])
             if f["storage_entries"] == 0:
@@ -96,9 +105,9 @@ def option(leaf: Leaf, o: int, expected_ranks: int | None = None) -> dict:
     return out
 
 
-def options(leaf: Leaf, expected_ranks: int | None = None) -> dict:
+def options(leaf: Leaf, expected_ranks: int | None = None, ran_s: dict | None = None) -> dict:
     found = sorted({o for (o, _t) in leaf.rank_dirs})
-    return {str(o): option(leaf, o, expected_ranks) for o in found}
+    return {str(o): option(leaf, o, expected_ranks, (ran_s or {}).get(o, 0.0)) for o in found}
 
 
 def summary(leaf: Leaf, expected_ranks: int, hosts: int, npernode: int, trials: int, run_datetime: str) -> dict:
@@ -113,25 +122,39 @@ def close(a: float, b: float) -> bool:
     return abs(a - b) <= REL_TOLERANCE * max(1.0, abs(a), abs(b))
 
 
-def rederive_rank(doc: dict, where) -> list[dict]:
+def rederive_rank(doc: dict, where, ran_s: float = 0.0) -> list[dict]:
     """The rank's summary figures against its own arrays: [{figure, claimed, derived, status}]. The
     latency array's first `summary.total_requests` entries: a published rank's array may hold more
-    (FarmGPU's rank 20: 279 for 278 requests, the last appended after the summary was computed)."""
+    (FarmGPU's rank 20: 279 for 278 requests, the last appended after the summary was computed), at most
+    1% of it: a total_requests cut further (2 of 399: a P95 from the first two) is a mismatch and the
+    P95 is then the whole array's."""
     import numpy as np
 
     out = []
     lat = doc.get("storage_latencies")
-    if isinstance(lat, list) and lat and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in lat):
-        counted = doc.get("summary", {}).get("total_requests") if isinstance(doc.get("summary"), dict) else None
-        if isinstance(counted, int) and not isinstance(counted, bool) and 0 < counted < len(lat):
-            lat = lat[:counted]      # the reference appends requests that end after its figures were taken
-        derived = float(np.percentile(np.asarray(lat, dtype=float) * 1000.0, 95))
+    summary = doc.get("summary") if isinstance(doc.get("summary"), dict) else {}
+    counted = summary.get("total_requests")
+    completed = doc.get("requests_completed")
+    if isinstance(counted, (int, float)) and isinstance(completed, (int, float)) and not isinstance(completed, bool):
+        out.append(_status("total_requests", float(counted), float(completed)))      # the rank's own count
+    if isinstance(lat, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in lat):
+        if isinstance(counted, int) and not isinstance(counted, bool):
+            late = len(lat) - counted   # the reference appends requests that end after its figures were taken
+            plausible = 0 <= late <= max(1, len(lat) // LATE_FRACTION)
+            out.append({"figure": "total_requests (latency array)", "claimed": float(counted), "derived": float(len(lat)),
+                        "status": "rederived" if plausible else "mismatch"})
+            if plausible and late:
+                lat = lat[:counted]
+        derived = float(np.percentile(np.asarray(lat, dtype=float) * 1000.0, 95)) if lat else 0.0   # no request: 0
         out.append(_status("storage_io_latency_ms.p95", number(doc, ("summary", "storage_io_latency_ms", "p95"), where),
                            derived))
         out.append(_status("total_storage_io_time", number(doc, ("summary", "total_storage_io_time"), where),
                            float(sum(lat))))
+    else:                       # a trimmed rank file: its P95 is shown as claimed, never as re-derived
+        out.append({"figure": "storage_io_latency_ms.p95", "claimed": number(doc, ("summary", "storage_io_latency_ms", "p95"),
+                                                                            where), "derived": None, "status": "not-rederivable"})
     tokens = number(doc, ("summary", "total_tokens"), where)
-    elapsed = number(doc, ("summary", "elapsed_time"), where)
+    elapsed = max(number(doc, ("summary", "elapsed_time"), where), ELAPSED_SLACK * ran_s)   # a trial runs its --duration
     io = number(doc, ("summary", "total_storage_io_time"), where)
     if elapsed > 0:
         out.append(_status("avg_throughput_tokens_per_sec",
@@ -151,6 +174,10 @@ def against_summary(leaf: Leaf, derived: dict) -> list[dict]:
     """The leaf's summary.json figures against the ones derived from its rank files."""
     out = []
     claimed = (leaf.summary or {}).get("options") or {}
+    for o, c in claimed.items():
+        if isinstance(c, dict) and o not in derived:      # an option without rank files: claimed, not re-derivable
+            out += [{"figure": f"options.{o}.{k}", "claimed": c.get(k), "derived": None, "status": "not-rederivable"}
+                    for k in REFERENCE_KEYS if k in c]
     for o, d in derived.items():
         c = claimed.get(o)
         if not isinstance(c, dict):

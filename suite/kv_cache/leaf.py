@@ -104,7 +104,8 @@ def commands(leaf: Leaf) -> list[str]:
     """The commands that ran (metadata command_output_files[*].command), in order."""
     meta = leaf.metadata or {}
     out = []
-    for item in meta.get("command_output_files") or []:
+    listed = meta.get("command_output_files")
+    for item in listed if isinstance(listed, list) else []:
         if isinstance(item, dict) and isinstance(item.get("command"), str):
             out.append(item["command"][:20000])
     return out

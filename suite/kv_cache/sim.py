@@ -121,10 +121,19 @@ def sampler(cache, t0: float, stop: threading.Event, timeline: list) -> None:
 
 
 def run(doc: dict, params, cache, entry_bytes, t0: float, stop: threading.Event, seed: int) -> Run:
-    """All users for params.duration_s; the records of completed requests, the timeline, the wall time."""
-    out, timeline = [], []
+    """All users for params.duration_s; the records of completed requests, the timeline, the wall time.
+    A user's error (ENOSPC in the cache dir) stops the trial and is raised: never a trial of 0 tokens/s."""
+    out, timeline, errors = [], [], []
     sem = threading.BoundedSemaphore(max(1, params.max_concurrent_allocs))
-    threads = [threading.Thread(target=user, daemon=True, name=f"user-{u}",
+
+    def guarded(*args) -> None:
+        try:
+            user(*args)
+        except BaseException as exc:    # noqa: BLE001 - an I/O error (ENOSPC) in any user fails the rank
+            errors.append(exc)
+            stop.set()
+
+    threads = [threading.Thread(target=guarded, daemon=True, name=f"user-{u}",
                                 args=(u, doc, params, cache, sem, entry_bytes, t0, stop, out, seed))
                for u in range(params.users)]
     threads.append(threading.Thread(target=sampler, args=(cache, t0, stop, timeline), daemon=True))
@@ -135,4 +144,6 @@ def run(doc: dict, params, cache, entry_bytes, t0: float, stop: threading.Event,
     elapsed = time.perf_counter() - t0
     for th in threads:
         th.join(timeout=30)
+    if errors:
+        raise errors[0]                 # the trial failed: its figures are not a result
     return Run(out, timeline, elapsed, params.users)

@@ -188,12 +188,15 @@ def checkpointing(c: v3tree.Checkpointing, org, system, params: dict):
     model = meta.model if meta and meta.model else c.model
     writes = [x for x in leaves if phases[x.ts] in ("write", "combined") and x.summary is not None]
     reads = [x for x in leaves if phases[x.ts] in ("read", "combined") and x.summary is not None]
-    figs = v3figures.checkpointing([x.summary.metric for x in writes], [x.summary.metric for x in reads])
+    again = {x.ts: _rederived(x) for x in writes + reads}
+    figs = v3figures.checkpointing([again[x.ts].metric or x.summary.metric for x in writes],
+                                   [again[x.ts].metric or x.summary.metric for x in reads])
     procs = max((x.meta.num_processes for x in leaves if x.meta and x.meta.num_processes is not None), default=None)
     subset = any(x.meta.subset for x in leaves if x.meta is not None)
     facts = {"v3.benchmark": "checkpointing", "v3.division": org.division,
              "v3.ckpt.structure": _structure(leaves, phases), "v3.ckpt.subset": subset,
-             "v3.ckpt.subset_allowed": model == "llama3-8b" and procs == 8}
+             "v3.ckpt.subset_allowed": model == "llama3-8b" and procs == 8,
+             "v3.ckpt.summary_mismatches": [i for a in again.values() for i in a.items]}
     closed = (params.get("v3_ckpt_closed_processes") or {}).get(model)
     facts.update(_ckpt_shape(c, model, phases, procs, params))
     if procs is not None:
@@ -213,9 +216,24 @@ def checkpointing(c: v3tree.Checkpointing, org, system, params: dict):
     _evidence(facts, r or (reads[0] if reads else None), figs)
     out = row(system, org, "checkpointing", model, c.path)
     out.update(figs)
+    out["figures_claimed"] = sorted(ts for ts, a in again.items() if not a.rederivable)   # claimed, not re-derivable
     out.update({"processes": procs, "client_hosts": (writes + reads)[0].summary.num_hosts if writes + reads else None,
                 "mode": "subset" if subset else "full", "code_image": code_image(leaves)})
     return facts, phases, out
+
+
+def _rederived(leaf: v3tree.Leaf):
+    """The leaf's DLIO metric from its <r>_per_epoch_stats.json (suite.storage.dlio_ckpt, as the
+    checkpointing kind reads its own leaves); a leaf without them keeps its claimed figures."""
+    from suite.errors import ResultError
+    from suite.rules.ops import Item
+    from suite.storage import dlio_ckpt
+
+    try:
+        return dlio_ckpt.rederive(leaf.path)
+    except ResultError as exc:
+        return dlio_ckpt.Rederived(items=[Item(str(exc)[:200], leaf.path, "<r>_per_epoch_stats.json",
+                                               expected="readable per-rank records", expected_given=True)])
 
 
 def _ckpt_shape(c: v3tree.Checkpointing, model: str, phases: dict, procs, params: dict) -> dict:

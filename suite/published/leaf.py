@@ -214,6 +214,8 @@ class FsSeparation:
 def fs_separation(path: Path, root: Path) -> FsSeparation:
     doc = _json(path, root)
     same = doc.get("same_filesystem")
+    if same is None and isinstance(doc.get("separate"), bool):     # the suite's own probe (suite.storage.separation)
+        same = not doc["separate"]
     if not isinstance(same, bool):
         raise ResultError(expected_got(path, "same_filesystem", "true or false", repr(same)[:60]))
     return FsSeparation(path, same, _str(doc, "data_or_chkpt_path"), _str(doc, "results_path"))

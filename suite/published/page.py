@@ -105,6 +105,8 @@ def metrics_text(res) -> str:
             lines.append(f"  Write B/W {_cell(row, 'write_gib_s')} GiB/s  Read B/W {_cell(row, 'read_gib_s')} GiB/s  "
                          f"({_cell(row, 'processes')} processes, {_cell(row, 'mode')} mode, checkpoint "
                          f"{_cell(row, 'checkpoint_size_gib')} GiB)")
+            if row.get("figures_claimed"):
+                lines.append(f"  claimed, not re-derivable (no <r>_per_epoch_stats.json): {', '.join(row['figures_claimed'])}")
         lines.append(f"  Availability {_cell(row, 'availability')}  Usable Capacity {_cell(row, 'usable_capacity_tib')} "
                      f"TiB  Provisioned Power {_cell(row, 'provisioned_power_w')} W  RU's {_cell(row, 'rack_units')}")
     for s in getattr(res, "systems", []):

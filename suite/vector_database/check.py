@@ -60,11 +60,28 @@ def run_scope(r, root: Path) -> Scope:
         cov = gt.get("coverage_vectors", gt.get("coverage_fraction"))
         want = gt.get("num_vectors") or r.num_vectors or "1.0 (every vector)"
         problems.append(_p(f"{rel}: ground_truth.coverage", want, cov, f"from {gt.get('source')}"))
-    floor = r.recall_floor if r.source == "suite" and r.recall_floor is not None else PUBLISHED_FLOOR
+    problems += [x for x in r.rederive_problems if x.field in ("sha256", "ground_truth.sha256")]
+    cache = r.cache_dropped if r.source == "published" else r.cache_dropped is True   # ours must record it
     facts = {"vdb.metrics_missing": [_p(f"{rel}: {k}", "a finite number", None) for k in r.missing],
-             "vdb.recall": r.recall, "vdb.recall_floor": floor, "vdb.ground_truth_problems": problems,
-             "vdb.ground_truth_recorded": gt is not None, "vdb.cache_dropped": r.cache_dropped}
+             "vdb.recall": r.recall, "vdb.recall_floor": recall_floor(r), "vdb.ground_truth_problems": problems,
+             "vdb.ground_truth_recorded": gt is not None, "vdb.cache_dropped": cache,
+             "vdb.figures_not_rederived": [x for x in r.rederive_problems if x.field not in ("sha256", "ground_truth.sha256")]}
     return Scope("run", rel, facts)
+
+
+def recall_floor(r) -> float | None:
+    """The floor from the rules' data, never from the result: our run's workload's (workloads/<name>.yaml),
+    a published run's the reference's (above 0.0); None (the rule then fails) where our run names no known
+    workload."""
+    if r.source != "suite":
+        return PUBLISHED_FLOOR
+    from suite.errors import SuiteError
+    from suite.vector_database import workload
+
+    try:
+        return max(PUBLISHED_FLOOR, float(workload.load(r.workload).recall_floor)) if r.workload else None
+    except SuiteError:
+        return None
 
 
 def round_of(recs: list, ruleset: str | None = None) -> str:

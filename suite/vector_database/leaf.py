@@ -60,6 +60,10 @@ class Leaf:
     read_bytes_per_s: float | None = None   # disk_io.total_bytes_read_per_sec, likewise
     missing: list = field(default_factory=list)     # published keys absent or not finite
     cdf: dict | None = None
+    workload: str | None = None             # ours: the workload it ran (its recall floor and k, workloads/)
+    claimed: dict = field(default_factory=dict)             # ours: summary.json's figures as written
+    not_rederivable: list = field(default_factory=list)     # ours: figures its records cannot give (shown None)
+    rederive_problems: list = field(default_factory=list)   # ours: figures that differ, a ground truth not the recorded one
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -114,7 +118,8 @@ def read(leaf: Path, root: Path | None = None) -> Leaf:
     doc = _load(leaf / "summary.json", root)
     if not isinstance(doc, dict):
         raise ResultError(f"{leaf / 'summary.json'}: expected a JSON object, got {type(doc).__name__}")
-    ours = doc.get("schema_version") == 1 and "engine" in doc
+    ours = doc.get("schema_version") == 1 or "engine" in doc or (leaf / "vectordb" / "engine").is_dir() \
+        or any(leaf.glob("vector_database_*_metadata.json")) and _suite_metadata(leaf, root)   # not by one key
     rec = Leaf(path=str(leaf), phase=leaf.parent.name, engine=leaf.parents[2].name, index_type=leaf.parents[1].name,
                ts=leaf.name, source="suite" if ours else "published")
     for key in ("num_vectors", "dimension", "inserted_vectors", "query_count"):
@@ -147,7 +152,38 @@ def _disk_io(rec: Leaf, doc: dict) -> None:
         rec.read_bytes_per_s = _num(io.get("total_bytes_read_per_sec"))
 
 
+def _suite_metadata(leaf: Path, root: Path) -> bool:
+    meta = sorted(leaf.glob("vector_database_*_metadata.json"))[:1]
+    d = _load(meta[0], root) if meta else None
+    return isinstance(d, dict) and "suite_version" in d
+
+
+def _rederive(rec: Leaf, doc: dict, leaf: Path, root: Path) -> None:
+    """The run's figures from its own records (suite.vector_database.rederive): the re-derived value
+    replaces the claimed one, a figure the records cannot give is None (claimed, not re-derivable)."""
+    from suite.vector_database import rederive
+
+    from suite.errors import SuiteError
+    from suite.vector_database import workload
+
+    k = None
+    try:
+        k = workload.load(rec.workload).k if rec.workload else None
+    except SuiteError:          # an unknown or unreadable workload: k and the floor are not known
+        pass
+    if k is None:
+        rec.rederive_problems.append(rederive._item(leaf / "summary.json", "workload", "a workload of workloads/ "
+                                                    "(its k and recall floor)", str(rec.workload)[:80]))
+    derived, rec.not_rederivable, problems = rederive.derive(leaf, doc, root, k)
+    rec.claimed = {f: doc.get(f) for f in rederive.FIGURES}
+    rec.rederive_problems += problems + rederive.mismatches(str(leaf / "summary.json"), doc, derived)
+    for name in rederive.FIGURES:
+        value = derived.get(name)
+        setattr(rec, name, int(value) if name == "query_count" and value is not None else value)
+
+
 def _ours(rec: Leaf, doc: dict, leaf: Path, root: Path) -> None:
+    rec.workload = doc.get("workload") if isinstance(doc.get("workload"), str) else None
     rec.engine_version = doc.get("engine_version") if isinstance(doc.get("engine_version"), str) else None
     io = doc.get("io") if isinstance(doc.get("io"), dict) else {}
     rec.bytes_read_per_query = _num(io.get("bytes_read_per_query"))
@@ -166,6 +202,8 @@ def _ours(rec: Leaf, doc: dict, leaf: Path, root: Path) -> None:
         if isinstance(c, dict) and isinstance(c.get("latency_ms"), list) and isinstance(c.get("percentile"), list):
             pairs = [(p, v) for p, v in zip(c["percentile"], c["latency_ms"]) if _num(p) is not None and _num(v) is not None]
             rec.cdf = {"percentile": [p for p, _ in pairs], "latency_ms": [v for _, v in pairs]}
+    if rec.phase == "run":
+        _rederive(rec, doc, leaf, root)
 
 
 def _published(rec: Leaf, leaf: Path, root: Path) -> None:

@@ -55,6 +55,9 @@ def text(summary: dict) -> str:
             lines.append(f"  {r['ts']}  {_f(r['throughput_qps'], 1):>9} {_f(r['p50_latency_ms']):>9} "
                          f"{_f(r['p95_latency_ms']):>9} {_f(r['p99_latency_ms']):>9} {_f(r['recall'], 4):>8} "
                          f"{_f(kib, 1):>11} {_f(r['read_ops_per_query'], 1):>12}  {cached}")
+            if r.get("not_rederivable") and r.get("source") == "suite":
+                claimed = ", ".join(f"{k} {r['claimed'].get(k)}" for k in r["not_rederivable"])
+                lines.append(f"    claimed, not re-derivable (counted in no verdict): {claimed}")
         lines.append("")
     lines.append(f"verdict: {summary['verdict'].upper()} ({len(summary['findings'])} finding(s))")
     lines += [f"  {f['effect']:<7} {f['severity']:<7} {f['message']}" for f in summary["findings"][:50]]

@@ -182,6 +182,9 @@ class VdbRun:
                "ground_truth": {**self.meta["ground_truth"], "sha256": self.meta["sha256"][dataset.TRUTH],
                                 "file": str(self.data_dir / dataset.TRUTH)}}
         if status == "complete":
+            import shutil
+
+            shutil.copyfile(self.data_dir / dataset.TRUTH, leaf / "vectordb" / "groundtruth.ibin")   # recall's evidence
             truth_ids, _ = dataset.read_truth(self.data_dir / dataset.TRUTH)
             fig = results.figures(leaf / "vectordb" / "engine", truth_ids, self.w.k)
             res, cdf = fig.pop("result"), fig.pop("cdf")

@@ -34,9 +34,21 @@ def suite(cwd, *argv):
 @pytest.fixture(scope="module")
 def combined(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("v3ckpt")
+    data = tmp / "ckdata"       # the checkpoints on another (disk) file system than the results (4.4.2): a loop ext4
+    data.mkdir()
+    img = tmp / "ckdata.img"
+    with open(img, "wb") as f:
+        f.truncate(512 << 20)
+    made = subprocess.run(["mkfs.ext4", "-q", "-F", str(img)], capture_output=True).returncode == 0 and \
+        subprocess.run(["mount", "-o", "loop", str(img), str(data)], capture_output=True).returncode == 0
+    if os.geteuid() != 0 or not made:
+        pytest.skip("cannot mount a loop ext4 file system for the checkpoints (needs root)")
     t0 = time.monotonic()
-    out = suite(tmp, "run", "--workload", "llama3-8b", "--accelerators", 8, "--ruleset", "v3.0",
-                "--memory-limit", "1GiB", "--results-dir", "R")
+    try:
+        out = suite(tmp, "run", "--workload", "llama3-8b", "--accelerators", 8, "--ruleset", "v3.0",
+                    "--memory-limit", "1GiB", "--results-dir", "R", "--miniature", "--data-dir", data / "ck")
+    finally:
+        subprocess.run(["umount", str(data)], check=False)
     return tmp, out, time.monotonic() - t0
 
 

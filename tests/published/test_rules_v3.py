@@ -39,6 +39,15 @@ class Case:
 # --------------------------------------------------------------------------- plantings
 
 
+def _forged_ckpt_summary(t: Path) -> None:
+    """The write leaf with its rank 0 per_epoch_stats.json (the published file, tests/data/v3/checkpointing_alluxio)
+    and summary.json's GiB/s set to 99: the records give 4.64."""
+    alluxio = (DATA.parent / "checkpointing_alluxio" / "closed" / "Alluxio" / "results" /
+               "aws_r5n24xlarge_i3en12xlarge_1c_1s_8h" / "checkpointing" / "llama3-8b" / WRITE)
+    shutil.copy(alluxio / "0_per_epoch_stats.json", C(t) / WRITE)
+    _set(C(t) / WRITE / "summary.json", "metric.save_checkpoint_io_mean_GB_per_second", 99.0)
+
+
 def _subset(doc):
     doc["override_parameters"]["checkpoint.mode"] = "subset"
     doc["num_processes"] = 16
@@ -177,6 +186,7 @@ CASES: dict[str, Case] = {
     "4.3.3-checkpointModelConfigurationReq": Case(lambda t: _both_meta(t, lambda d: d.update(model="llama3-13b"))),
     "4.3.5-checkpointSubsetRunValidation": Case(lambda t: _both_meta(t, _subset)),
     "4.4.1-checkpointPathArgs": Case(_results_inside_data(lambda t: C(t) / WRITE)),
+    "4.3.6-checkpointSummaryRederived": Case(_forged_ckpt_summary),
     "4.4.2-checkpointFilesystemCheck": Case(lambda t: _set(C(t) / WRITE / "fs_separation.json",
                                                            "same_filesystem", True)),
     "4.4.2-checkpointFsSeparationRecorded": Case(lambda t: (C(t) / READ / "fs_separation.json").unlink()),

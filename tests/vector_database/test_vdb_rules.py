@@ -29,14 +29,62 @@ def _summary(phase: str, **over) -> dict:
     return doc
 
 
+@pytest.fixture(autouse=True)
+def vdb_x(tmp_path_factory):
+    """The workload vdb-x the leaves name (k 10, recall floor 0.8: the rules' floor, not the result's)."""
+    from suite.storage import workloads
+    from tests.vector_database.conftest import TINY
+
+    wdir = tmp_path_factory.mktemp("wl")
+    (wdir / "vdb-x.yaml").write_text(TINY.format(name="vdb-x", dim=16))
+    workloads.add_dir(wdir)
+    yield
+    workloads.remove_dir(wdir)
+
+
+def records(d: Path, queries: int = 200, nq: int = 50, k: int = 10) -> dict:
+    """An engine's query records in run leaf `d` (as the worker writes them: vectordb/engine/ids.npy,
+    query_index.npy, latencies_ms.npy, result.json; the ground truth's copy vectordb/groundtruth.ibin),
+    every returned id the exact one; the summary.json figures they re-derive to."""
+    import hashlib
+
+    import numpy as np
+
+    eng = d / "vectordb" / "engine"
+    eng.mkdir(parents=True)
+    truth = np.arange(nq * k, dtype="<u4").reshape(nq, k)
+    raw = np.array([nq, k], dtype="<u4").tobytes() + truth.tobytes() + np.zeros(nq * k, dtype="<f4").tobytes()
+    (d / "vectordb" / "groundtruth.ibin").write_bytes(raw)
+    qidx = np.arange(queries) % nq
+    lat = 1.0 + (np.arange(queries) % 17) / 4.0
+    np.save(eng / "ids.npy", truth[qidx].astype(np.int64))
+    np.save(eng / "query_index.npy", qidx)
+    np.save(eng / "latencies_ms.npy", lat)
+    (eng / "result.json").write_text(json.dumps({"query": {"wall_s": 2.0, "issued": queries}}))
+    return {"throughput_qps": queries / 2.0, "total_time_seconds": 2.0, "query_count": queries,
+            "mean_latency_ms": float(lat.mean()), "p50_latency_ms": float(np.percentile(lat, 50)),
+            "p95_latency_ms": float(np.percentile(lat, 95)), "p99_latency_ms": float(np.percentile(lat, 99)),
+            "p999_latency_ms": float(np.percentile(lat, 99.9)), "recall": 1.0,
+            "ground_truth": {"complete": True, "coverage_vectors": 1000, "num_vectors": 1000,
+                             "sha256": hashlib.sha256(raw).hexdigest()}}
+
+
 def tree(root: Path, runs: int = 5) -> Path:
     leaves_ = [("datagen", "20260101_000000")] + [("run", f"20260101_00010{i}") for i in range(runs)]
     for phase, ts in leaves_:
         d = root / B / phase / ts
         d.mkdir(parents=True)
-        (d / "summary.json").write_text(json.dumps(_summary(phase)))
+        doc = _summary(phase, **(records(d) if phase == "run" else {}))
+        (d / "summary.json").write_text(json.dumps(doc))
         (d / f"vector_database_{ts}_metadata.json").write_text(json.dumps({"benchmark_type": "vector_database"}))
     return root
+
+
+def _zero_ids(root: Path) -> None:
+    import numpy as np
+
+    ids = sorted((root / B / "run").iterdir())[-1] / "vectordb" / "engine" / "ids.npy"
+    np.save(ids, np.zeros_like(np.load(ids)))
 
 
 def _edit(phase: str, every: bool = False, **over):
@@ -70,7 +118,8 @@ CASES = {
     "vdb-index-type-consistent": _edit("run", index_type="DISKANN"),
     "vdb-collection-populated": _edit("datagen", inserted_vectors=999),
     "vdb-metrics-reported": _edit("run", p999_latency_ms=None),
-    "vdb-recall-floor": _edit("run", recall=0.5),
+    "vdb-recall-floor": _zero_ids,          # the returned ids, not summary.json's recall
+    "vdb-figures-rederived": _edit("run", throughput_qps=1000.0),
     "vdb-ground-truth-integrity": _edit("run", ground_truth={"complete": False, "coverage_vectors": 900, "num_vectors": 1000}),
     "vdb-ground-truth-recorded": _edit("run", ground_truth=None),
     "vdb-cache-cleared": _edit("run", cache_drop={"succeeded": False}),

@@ -1,0 +1,117 @@
+"""A vector_database run leaf's figures re-derived from the engine's own records (issue 36, class 4):
+the returned ids (vectordb/engine/ids.npy, query_index.npy) scored against the ground truth (the
+leaf's copy vectordb/groundtruth.ibin, else the file summary.json names) whose SHA-256 must be the one
+recorded at datagen (summary.json ground_truth.sha256 and the data dir's dataset.json); QPS from the
+query count over the engine's wall time (result.json query.wall_s); the latency percentiles from
+the recorded latencies (latencies_ms.npy). A figure these cannot give is "not re-derivable": it is
+shown as claimed and never counts toward a verdict (its rule sees no fact, and a required one fails)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from suite import files
+from suite.errors import ResultError
+from suite.rules.ops import Item
+
+FIGURES = ("throughput_qps", "total_time_seconds", "query_count", "mean_latency_ms", "p50_latency_ms",
+           "p95_latency_ms", "p99_latency_ms", "p999_latency_ms", "recall")
+PERCENTILES = {"p50_latency_ms": 50, "p95_latency_ms": 95, "p99_latency_ms": 99, "p999_latency_ms": 99.9}
+MAX_ARRAY_BYTES = 512 << 20
+REL_TOLERANCE = 1e-6
+TRUTH_COPY = "groundtruth.ibin"
+
+
+def _item(where, field: str, expected, actual, note: str = "") -> Item:
+    return Item(actual, str(where), field, expected, note=note, expected_given=True)
+
+
+def _array(path: Path, root: Path):
+    import io
+
+    import numpy as np
+
+    return np.load(io.BytesIO(files.read_bytes(path, MAX_ARRAY_BYTES, ResultError, root=root)), allow_pickle=False)
+
+
+def truth_file(leaf: Path, doc: dict) -> Path | None:
+    """The ground truth the run scored against: the leaf's copy, else the file summary.json names."""
+    own = leaf / "vectordb" / TRUTH_COPY
+    if own.is_file() and not own.is_symlink():
+        return own if own.stat().st_size <= MAX_ARRAY_BYTES else None
+    gt = doc.get("ground_truth") if isinstance(doc.get("ground_truth"), dict) else {}
+    named = Path(gt["file"]) if isinstance(gt.get("file"), str) and gt["file"] else None
+    if named is None or named.name != TRUTH_COPY or not named.is_file():    # a regular groundtruth.ibin, bounded:
+        return None                                                          # never any file a result names
+    return named if named.stat().st_size <= MAX_ARRAY_BYTES else None
+
+
+def truth_problems(leaf: Path, doc: dict, truth: Path | None) -> list[Item]:
+    """The ground truth's SHA-256 against every record of it made at datagen."""
+    from suite.vector_database import dataset
+
+    if truth is None:
+        return []
+    got = files.sha256(truth)
+    gt = doc.get("ground_truth") if isinstance(doc.get("ground_truth"), dict) else {}
+    want = [("summary.json ground_truth.sha256", gt.get("sha256"))]
+    data = doc.get("data_dir")
+    meta = Path(data) / dataset.META if isinstance(data, str) and data else None
+    if meta is not None and meta.is_file():
+        try:
+            d = files.load_json(meta, error=ResultError)
+            want.append((f"{meta} sha256.{dataset.TRUTH}", ((d or {}).get("sha256") or {}).get(dataset.TRUTH)))
+        except ResultError:
+            pass
+    return [_item(truth, "sha256", f"{w} (from {name})", got) for name, w in want if isinstance(w, str) and w != got] + \
+        [_item(leaf / "summary.json", "ground_truth.sha256", f"the SHA-256 of {truth.name}", "nothing recorded")
+         for name, w in want[:1] if not isinstance(w, str)]
+
+
+def derive(leaf: Path, doc: dict, root: Path, k: int | None) -> tuple[dict, list[str], list[Item]]:
+    """({figure: re-derived value}, [figures not re-derivable], [problems: the truth's hash, unreadable
+    records]) of one of our run leaves."""
+    import numpy as np
+
+    from suite.vector_database import dataset, results
+
+    eng = leaf / "vectordb" / "engine"
+    out: dict = {}
+    problems: list[Item] = []
+    try:
+        res = files.load_json(eng / "result.json", error=ResultError, root=root)
+        lat = np.asarray(_array(eng / "latencies_ms.npy", root), dtype=float).ravel()
+        wall = float(((res or {}).get("query") or {}).get("wall_s"))
+    except (ResultError, OSError, ValueError, TypeError, AttributeError) as exc:
+        problems.append(_item(eng, "latencies_ms.npy, result.json", "the engine's query records", str(exc)[:160]))
+        return out, list(FIGURES), problems
+    if wall > 0 and np.isfinite(lat).all():
+        out.update(query_count=int(lat.size), total_time_seconds=wall, throughput_qps=lat.size / wall)
+        if lat.size:
+            out["mean_latency_ms"] = float(lat.mean())
+            out.update({name: float(np.percentile(lat, q)) for name, q in PERCENTILES.items()})
+    truth = truth_file(leaf, doc)
+    problems += truth_problems(leaf, doc, truth)
+    if truth is not None and k:
+        try:
+            ids = _array(eng / "ids.npy", root)
+            qidx = _array(eng / "query_index.npy", root)
+            truth_ids, _ = dataset.read_truth(truth)
+            if ids.ndim == 2 and ids.shape[1] >= k and qidx.shape[0] == ids.shape[0] and \
+                    (qidx.size == 0 or (0 <= qidx.min() and qidx.max() < truth_ids.shape[0])):
+                out["recall"] = results.recall_at_k(ids, qidx, truth_ids, k)[0]
+        except (ResultError, OSError, ValueError) as exc:
+            problems.append(_item(eng, "ids.npy, query_index.npy", "the engine's returned ids", str(exc)[:160]))
+    return out, [f for f in FIGURES if f not in out], problems
+
+
+def mismatches(rel: str, doc: dict, derived: dict) -> list[Item]:
+    """summary.json's figures that differ from their re-derivation."""
+    out = []
+    for name, value in derived.items():
+        claimed = doc.get(name)
+        ok = isinstance(claimed, (int, float)) and not isinstance(claimed, bool) and \
+            abs(claimed - value) <= REL_TOLERANCE * max(1.0, abs(claimed), abs(value))
+        if not ok:
+            out.append(_item(rel, name, value, claimed, "re-derived from vectordb/engine/ and the ground truth"))
+    return out
