@@ -148,20 +148,24 @@ class Sampler(proc.Ticker):
         mem = proc.keyed_ints(proc.read("/proc/meminfo"), ":")
         disks = {d["device_name"]: d for d in proc.diskstats(proc.read("/proc/diskstats"))}
         nets = {n["interface_name"]: n for n in proc.netdev(proc.read("/proc/net/dev"))}
-        self.points.append((
+        self.points.append((     # per device: a device or interface may come and go (namespace hosts' veths)
             now - self.t0, proc.cpu_jiffies(proc.read("/proc/stat")), mem,
-            sum(disks[d]["sectors_read"] for d in self.disks if d in disks) * SECTOR_BYTES,
-            sum(disks[d]["sectors_written"] for d in self.disks if d in disks) * SECTOR_BYTES,
-            sum(nets[n]["rx_bytes"] for n in self.interfaces if n in nets),
-            sum(nets[n]["tx_bytes"] for n in self.interfaces if n in nets)))
+            {d: disks[d]["sectors_read"] * SECTOR_BYTES for d in self.disks if d in disks},
+            {d: disks[d]["sectors_written"] * SECTOR_BYTES for d in self.disks if d in disks},
+            {n: nets[n]["rx_bytes"] for n in self.interfaces if n in nets},
+            {n: nets[n]["tx_bytes"] for n in self.interfaces if n in nets}))
         if len(self.points) > MAX_POINTS:       # keep the baseline and the newest; halve the rest
             self.points = self.points[:1] + self.points[1:-1][1::2] + self.points[-1:]
             self.interval_s *= 2
 
     def samples(self) -> list[Sample]:
-        out = []
+        """Byte counts since the first point, summed from each step's per-device increases (a device
+        that vanishes or resets adds nothing), so every count is cumulative and never falls."""
+        out, totals = [], [0, 0, 0, 0]
         for prev, cur in zip(self.points, self.points[1:]):
-            out.append(_sample(prev, cur, self.points[0]))
+            for i in range(4):
+                totals[i] += sum(max(0, v - prev[3 + i][k]) for k, v in cur[3 + i].items() if k in prev[3 + i])
+            out.append(_sample(prev, cur, totals))
         return out
 
     def doc(self) -> dict:
@@ -178,7 +182,7 @@ class Sampler(proc.Ticker):
         return path
 
 
-def _sample(prev: tuple, cur: tuple, base: tuple) -> Sample:
+def _sample(prev: tuple, cur: tuple, totals: list) -> Sample:
     t, cpu, mem = cur[0], cur[1], cur[2]
     d = {k: max(0, cpu[k] - prev[1][k]) for k in proc.CPU_FIELDS}
     total = sum(d.values())
@@ -189,8 +193,8 @@ def _sample(prev: tuple, cur: tuple, base: tuple) -> Sample:
     used = (mem.get("MemTotal", 0) - mem.get("MemFree", 0) - mem.get("Buffers", 0) - mem.get("SReclaimable", 0)) * 1024 - cached
     return Sample(t_s=round(t, 6), cpu_user_pct=pct("user", "nice"), cpu_system_pct=pct("system", "irq", "softirq"),
                   cpu_iowait_pct=pct("iowait"), mem_used_bytes=max(0, used), page_cache_bytes=max(0, cached),
-                  disk_read_bytes=max(0, cur[3] - base[3]), disk_write_bytes=max(0, cur[4] - base[4]),
-                  net_rx_bytes=max(0, cur[5] - base[5]), net_tx_bytes=max(0, cur[6] - base[6]))
+                  disk_read_bytes=totals[0], disk_write_bytes=totals[1], net_rx_bytes=totals[2],
+                  net_tx_bytes=totals[3])
 
 
 def load(path: Path, root=None) -> HostMetrics:

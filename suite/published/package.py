@@ -110,7 +110,7 @@ def package(root: Path, out_path: Path | None, replace: bool, out=print) -> list
     files.write_atomic(root / MANIFEST, manifest.text(root))
     listed = manifest.listing(root)
     moved = place.move_aside(tarball.parent, tarball, place.aside_root(tarball)) if tarball.exists() else None
-    _write_tarball(root, [*listed, MANIFEST], tarball)
+    digest = _write_tarball(root, [*listed, MANIFEST], tarball)
     return [f"suite submission package: {root}", f"  suite check: {verdict}",
             f"  manifest: {root / MANIFEST} ({len(listed)} files)",
-            f"  tarball: {tarball} (sha256 {manifest.sha256(tarball)})" + (f"; old copy kept at {moved}" if moved else "")]
+            f"  tarball: {tarball} (sha256 {digest})" + (f"; old copy kept at {moved}" if moved else "")]

@@ -13,7 +13,9 @@ import gzip
 import hashlib
 import io
 import os
+import signal
 import tarfile
+import threading
 from pathlib import Path
 
 import suite
@@ -151,21 +153,32 @@ def package(root: Path, out_path: Path | None, replace: bool, check, out=print) 
     files.write_atomic(root / MANIFEST, manifest.text(root))
     listed = manifest.listing(root)
     moved = place.move_aside(tarball.parent, tarball, place.aside_root(tarball)) if tarball.exists() else None
-    _write_tarball(root, [*listed, MANIFEST], tarball)
+    digest = _write_tarball(root, [*listed, MANIFEST], tarball)
     lines.append(f"  manifest: {root / MANIFEST} ({len(listed)} files)")
-    lines.append(f"  tarball: {tarball} (sha256 {manifest.sha256(tarball)})"
+    lines.append(f"  tarball: {tarball} (sha256 {digest})"
                  + (f"; old copy kept at {moved}" if moved else ""))
     return lines
 
 
-def _write_tarball(root: Path, names: list[str], tarball: Path) -> None:
+def _write_tarball(root: Path, names: list[str], tarball: Path) -> str:
+    """The tarball through a temp file; its SHA-256 (taken before the rename). The rename is the last
+    step: once it is done the package is complete, and a SIGTERM after it is ignored (output.interruptible
+    restores the handler), so a stopped command never exits as interrupted with a complete tarball."""
     tmp = tarball.with_name(f".{tarball.name}.{os.getpid()}.tmp")
     try:
         tarball.parent.mkdir(parents=True, exist_ok=True)
         with tarfile.open(tmp, "w:gz") as tar:
             for rel in sorted(names):
                 tar.add(root / rel, arcname=f"{root.name}/{rel}", recursive=False)
-        os.replace(tmp, tarball)
+        digest = manifest.sha256(tmp)
+        old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+        try:
+            os.replace(tmp, tarball)
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)    # complete: a pending stop is dropped
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        return digest
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
         if isinstance(exc, OSError):

@@ -123,13 +123,12 @@ def _division(bdir: Path) -> str | None:
 
 
 def _when(runs) -> str | None:
-    from datetime import datetime
+    from suite.harness import leafstamp
 
     for r in runs:
-        try:
-            return datetime.strptime(Path(r.path).name, "%Y%m%d_%H%M%S").isoformat()
-        except ValueError:
-            continue
+        when = leafstamp.parse(Path(r.path).name)
+        if when is not None:
+            return when.isoformat()
     return None
 
 

@@ -215,3 +215,23 @@ def test_the_report_section_holds_a_plot_per_run():
     table = next(b for b in sec.blocks if isinstance(b, Table))
     assert [r[0] for r in table.rows] == ["run-1", "run-2"] and table.rows[0][4] == "97.0"
     assert hostplots.section("host", [("run-1", None, None)]) is None
+
+
+def test_a_vanishing_interface_or_disk_never_makes_a_count_fall():
+    """Namespace hosts' veths come and go while a run is sampled: the sum over devices must not fall
+    (the loader refuses a falling counter as forged). Each step adds only the increases of the devices
+    present before and after it."""
+    from suite.harness import hostmetrics
+
+    s = hostmetrics.Sampler(interval_s=1.0)
+    cpu = {k: 100 for k in hostmetrics.proc.CPU_FIELDS}
+    mem = {"MemTotal": 1 << 20, "MemFree": 1 << 19, "Cached": 1 << 10}
+
+    def point(t, rx):
+        return (t, {k: v + int(t * 10) for k, v in cpu.items()}, mem, {}, {}, rx, {})
+    s.points = [point(0.0, {"eth0": 100, "veth1": 5000}), point(1.0, {"eth0": 300, "veth1": 9000}),
+                point(2.0, {"eth0": 400}), point(3.0, {"eth0": 450, "veth2": 7})]
+    counts = [x.net_rx_bytes for x in s.samples()]
+    assert counts == [200 + 4000, 4200 + 100, 4300 + 50]
+    assert counts == sorted(counts)
+    hostmetrics.load_doc(s.doc())                  # what the sampler writes, the loader takes
