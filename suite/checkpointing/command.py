@@ -61,7 +61,24 @@ def run(args) -> int:
         division=args.division, hosts=args.hosts.split(",") if args.hosts else None, hostfile=args.hostfile,
         allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop,
         ruleset=checkpoint_run.ruleset(args.ruleset), miniature=True if args.miniature else None)
-    return v3.run(opts) if v3.applies(opts.ruleset) else checkpoint_run.run(opts)
+    made: list = []
+    code = v3.run(opts, made) if v3.applies(opts.ruleset) else checkpoint_run.run(opts, made)
+    return judged(made, opts.ruleset, failed=code != 0)
+
+
+def judged(made: list, ruleset: str, failed: bool) -> int:
+    """The run's last line: suite check's verdict line over what it wrote (`made`: its results dirs,
+    one per phase), failed where the run was; that line's exit code (suite.rules.verdict)."""
+    from dataclasses import replace
+
+    from suite.checkpointing import check
+    from suite.harness.storagerun import say
+    from suite.rules.verdict import Voice, worst
+
+    voices = [check.check(d, ruleset).voice() for d in made]
+    voice = replace(worst(voices) if voices else Voice("invalid"), failed=failed or not voices)
+    say(voice.line())
+    return voice.code
 
 
 def sizing(workload: str, processes: int, mode: str, hosts: int, host_memory: int | None) -> dict:

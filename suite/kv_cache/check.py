@@ -237,3 +237,12 @@ def metrics(path: Path, ruleset: str | None = None) -> dict:
             "options": a["derived"], "claimed": claimed, "rederived": a["statements"] + a["rank_statements"],
             "rank_files": len(lf.ranks), "expected_ranks": expected_ranks(lf),
             "latencies_s": latencies, "occupancy": timelines}
+
+
+def voice(a: dict):
+    """An assessment said in the one voice (suite.rules.verdict): its verdict, the miniature, the
+    division it recorded (OPEN is compliant only where the open division was asked)."""
+    from suite.rules.verdict import Voice
+
+    f = a["facts"]
+    return Voice(a["verdict"], f.get("kvcache.miniature") is True, "open" if f.get("kvcache.division") == "open" else "closed")

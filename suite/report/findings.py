@@ -86,13 +86,22 @@ def text(result, rule_messages: dict | None = None, headline=None) -> str:
     ok = sum(br.compliant for br in result.benchmarks)
     lines.append("")
     fix = f"{counts.get('fix-required', 0)} fix required, " if counts.get("fix-required") else ""
-    lines.append(f"verdict: {_label(result.verdict, getattr(result, 'fix_required', False))} "
-                 f"({'compliant' if result.compliant else 'not compliant'}); "
-                 f"{ok} of {len(result.benchmarks)} benchmarks compliant; {len(every)} findings "
+    lines.append(f"{_voice_line(result)}; {ok} of {len(result.benchmarks)} benchmarks compliant; {len(every)} findings "
                  f"({counts.get('invalid', 0)} invalid, {counts.get('open', 0)} open, {fix}"
                  f"{counts.get('closed', 0)} notes)")
     # text from the tree (paths, values, messages) may hold ESC, CR or newlines: one line each, visible
     return "\n".join(terminal(line) for line in lines) + "\n"
+
+
+def _voice_line(result) -> str:
+    """The one verdict line (suite.rules.verdict), compliance as the checker decided it."""
+    from suite.rules.verdict import COMPLIANT, NOT_COMPLIANT
+
+    voice = result.voice() if hasattr(result, "voice") else None
+    if voice is None:
+        return (f"verdict: {_label(result.verdict, getattr(result, 'fix_required', False))} "
+                f"({COMPLIANT if result.compliant else NOT_COMPLIANT})")
+    return voice.line().rsplit(" (", 1)[0] + f" ({COMPLIANT if result.compliant else NOT_COMPLIANT})"
 
 
 def rederived_lines(records: list[dict], limit: int = 3) -> list[str]:
@@ -140,7 +149,7 @@ def _finding_lines(found) -> list[str]:
 def summary_line(result) -> str:
     every = result.all_findings()
     ok = sum(br.compliant for br in result.benchmarks)
-    return (f"verdict: {_label(result.verdict, getattr(result, 'fix_required', False))} ({'compliant' if result.compliant else 'not compliant'}); "
+    return (f"{_voice_line(result)}; "
             f"{ok} of {len(result.benchmarks)} benchmarks compliant; {len(every)} findings")
 
 

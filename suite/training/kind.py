@@ -57,9 +57,10 @@ def run(args) -> int:
         read_delay_s=args.debug_read_delay, launcher=args.launcher, engine=args.engine), judge=judge)
 
 
-def judge(results_dir) -> tuple[bool, str]:
-    """`suite check` on a finished run set: (compliant, its verdict line with the first findings).
-    The run's last line is the checker's verdict: `run` and `check` agree (issue 24, class 8)."""
+def judge(results_dir) -> tuple:
+    """`suite check` on a finished run set: (compliant, its summary with the first findings, its voice
+    (suite.rules.verdict; None where the check could not run)). The run's last line is the checker's
+    verdict line: `run` and `check` agree (issue 24, class 8; issue 38)."""
     from suite.training.check.checker import check
     from suite.errors import SuiteError
     from suite.report import findings as report
@@ -67,10 +68,11 @@ def judge(results_dir) -> tuple[bool, str]:
     try:
         result = check(results_dir, ruleset="auto")
     except SuiteError as exc:
-        return False, f"suite check: {exc}"
+        return False, f"suite check: {exc}", None
     every = result.all_findings()
     why = "; ".join(dict.fromkeys(f"{f.field}: {f.rule_id}" for f in every if f.effect != "closed"))
-    return result.compliant, "suite check " + report.summary_line(result) + (f" ({why})" if why and not result.compliant else "")
+    return (result.compliant, "suite check " + report.summary_line(result) + (f" ({why})" if why and not result.compliant else ""),
+            result.voice())
 
 
 def datasize(args) -> int:

@@ -60,6 +60,8 @@ class Leaf:
     read_bytes_per_s: float | None = None   # disk_io.total_bytes_read_per_sec, likewise
     missing: list = field(default_factory=list)     # published keys absent or not finite
     cdf: dict | None = None
+    division: str | None = None             # ours: the division the run was asked (None: not recorded)
+    miniature: bool = False                 # ours: the embedded miniature
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -148,6 +150,8 @@ def _disk_io(rec: Leaf, doc: dict) -> None:
 
 
 def _ours(rec: Leaf, doc: dict, leaf: Path, root: Path) -> None:
+    rec.division = doc.get("division") if doc.get("division") in ("closed", "open") else None
+    rec.miniature = doc.get("miniature") is True
     rec.engine_version = doc.get("engine_version") if isinstance(doc.get("engine_version"), str) else None
     io = doc.get("io") if isinstance(doc.get("io"), dict) else {}
     rec.bytes_read_per_query = _num(io.get("bytes_read_per_query"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from suite.rules.verdict import Voice
 from suite.vector_database import check as vcheck
 
 RUN_COLUMNS = ("throughput_qps", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms", "recall",
@@ -29,8 +30,13 @@ def summarise(path: Path, ruleset: str | None = None) -> dict:
                         "mean_over_runs": mean, "num_runs": len(runs),
                         "engine_version": next((r.engine_version for r in runs if r.engine_version), None)})
     mine = [f for f in found]
+    runs = [r for r in recs if r.phase == "run"]
+    said = Voice(vcheck.verdict(mine), any(r.miniature for r in runs),
+                 "open" if runs and all(r.division == "open" for r in runs) else "closed")
     return {"schema_version": 1, "kind": "vector_database", "root": str(root), "ruleset": name, "benchmarks": benches,
-            "verdict": vcheck.verdict(mine), "findings": [f.to_dict() for f in mine]}
+            "verdict": said.verdict, "findings": [f.to_dict() for f in mine], "miniature": said.miniature,
+            "division": said.division, "compliant": said.compliant, "labels": list(said.labels()),
+            "verdict_line": said.line()}
 
 
 def _f(v, places=2) -> str:
@@ -56,8 +62,9 @@ def text(summary: dict) -> str:
                          f"{_f(r['p95_latency_ms']):>9} {_f(r['p99_latency_ms']):>9} {_f(r['recall'], 4):>8} "
                          f"{_f(kib, 1):>11} {_f(r['read_ops_per_query'], 1):>12}  {cached}")
         lines.append("")
-    lines.append(f"verdict: {summary['verdict'].upper()} ({len(summary['findings'])} finding(s))")
+    lines.append(f"rules/{summary['ruleset']}/vector_database.yaml: {len(summary['findings'])} finding(s)")
     lines += [f"  {f['effect']:<7} {f['severity']:<7} {f['message']}" for f in summary["findings"][:50]]
+    lines.append(summary["verdict_line"])      # the last line: the one verdict line (suite.rules.verdict)
     return "\n".join(lines) + "\n"
 
 
