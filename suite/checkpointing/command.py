@@ -4,6 +4,7 @@ dispatch into suite.checkpointing.run, and `suite datasize` for a checkpoint."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from suite.errors import SuiteError
 from suite.rules import rulesets
@@ -68,15 +69,19 @@ def run(args) -> int:
 
 def judged(made: list, ruleset: str, failed: bool) -> int:
     """The run's last line: suite check's verdict line over what it wrote (`made`: its results dirs,
-    one per phase), failed where the run was; that line's exit code (suite.rules.verdict)."""
+    one per phase; checked together, as the write and read of v3.0 pair: the folder holding them, which
+    holds earlier leaves too where --results-dir was reused), failed where the run was; that line's exit
+    code (suite.rules.verdict)."""
+    import os
     from dataclasses import replace
 
     from suite.checkpointing import check
     from suite.harness.storagerun import say
-    from suite.rules.verdict import Voice, worst
+    from suite.rules.verdict import Voice
 
-    voices = [check.check(d, ruleset).voice() for d in made]
-    voice = replace(worst(voices) if voices else Voice("invalid"), failed=failed or not voices)
+    where = Path(os.path.commonpath([str(Path(d).resolve()) for d in made])) if made else None
+    voice = check.check(where, ruleset).voice() if where is not None else Voice("invalid")
+    voice = replace(voice, failed=failed or where is None)
     say(voice.line())
     return voice.code
 

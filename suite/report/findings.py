@@ -86,9 +86,10 @@ def text(result, rule_messages: dict | None = None, headline=None) -> str:
     ok = sum(br.compliant for br in result.benchmarks)
     lines.append("")
     fix = f"{counts.get('fix-required', 0)} fix required, " if counts.get("fix-required") else ""
-    lines.append(f"{_voice_line(result)}; {ok} of {len(result.benchmarks)} benchmarks compliant; {len(every)} findings "
+    lines.append(f"{ok} of {len(result.benchmarks)} benchmarks compliant; {len(every)} findings "
                  f"({counts.get('invalid', 0)} invalid, {counts.get('open', 0)} open, {fix}"
                  f"{counts.get('closed', 0)} notes)")
+    lines.append(_voice_line(result))          # the last line: the one verdict line (suite.rules.verdict)
     # text from the tree (paths, values, messages) may hold ESC, CR or newlines: one line each, visible
     return "\n".join(terminal(line) for line in lines) + "\n"
 

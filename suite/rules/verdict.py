@@ -87,6 +87,13 @@ class Voice:
         return f"{PREFIX}{self.tags()} ({COMPLIANT if self.compliant else NOT_COMPLIANT})"
 
 
+def headline(title: str, labels) -> str:
+    """A page's (or a terminal headline's) title with its labels: 'unet3d h100 storage benchmark —
+    MINIATURE · INVALID · NOT PUBLISHABLE'; the title alone where none applies."""
+    labels = list(labels)
+    return f"{title} — {' · '.join(labels)}" if labels else title
+
+
 def worst(voices) -> Voice:
     """Several results said as one (a tree, a run set): the worst verdict, any miniature, any fix
     required, any failure; OPEN as asked only where every result short of CLOSED asked the open

@@ -5,6 +5,7 @@ a str out; the plots are suite.training.plots'.
 """
 
 from suite.report.content import Figures, Image, Page, Section, Table, Text, Verdict, fmt
+from suite.rules.verdict import headline
 from suite.report.text import table
 from suite.training import aggregate
 from suite.training import plots
@@ -66,7 +67,10 @@ def build(summary: dict, check) -> Page:
         t.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
                               [[f["rule_id"], f["severity"], f["effect"], f["path"], f["message"]] for f in tree[1]]))
         sections.append(t)
-    page = Page(title=title, subtitle=summary["path"], sections=sections)
+    voice = check.voice() if hasattr(check, "voice") else None
+    page = Page(title=headline(title, voice.labels()) if voice else title, subtitle=summary["path"], sections=sections)
+    if voice and sections:
+        sections[0].blocks.insert(0, Verdict(voice.verdict, voice.line()))    # the first section says it too
     page.tables["runs"] = (list(aggregate.RUN_TABLE_COLUMNS), aggregate.run_table(summary))
     return page
 

@@ -46,7 +46,9 @@ def _f(v, places=2) -> str:
 
 
 def text(summary: dict) -> str:
-    lines = [f"vector_database results under {summary['root']}", ""]
+    from suite.rules.verdict import headline
+
+    lines = [headline(f"vector_database results under {summary['root']}", summary["labels"]), ""]
     for b in summary["benchmarks"]:
         m = b["mean_over_runs"]
         lines += [f"{b['path']}: {b['engine']} {b['index_type']} ({b['source']}; {b['num_runs']} run(s); "
@@ -91,11 +93,13 @@ def page(summary: dict):
             s.blocks.append(c.Image(f"{sid}-qps-recall-cdf", plot(b), "QPS vs recall, latency CDF and I/O per query per run"))
         sections.append(s)
     verdict = c.Section("verdict", f"Rules (rules/{summary['ruleset']}/vector_database.yaml)", [
-        c.Verdict(summary["verdict"], f"{summary['verdict'].upper()}: {len(summary['findings'])} finding(s)"),
+        c.Verdict(summary["verdict"], f"{summary['verdict_line']}: {len(summary['findings'])} finding(s)"),
         c.Table(["rule", "effect", "path", "message"],
                 [[f["rule_id"], f["effect"], f["path"], f["message"]] for f in summary["findings"][:200]],
                 numbers_right=False)])
-    return c.Page("vector_database", summary["root"], [verdict, *sections],
+    from suite.rules.verdict import headline
+
+    return c.Page(headline(f"vector_database (MLPerf Storage {summary['ruleset']})", summary["labels"]), summary["root"], [verdict, *sections],
                   tables={"vdb_runs": (["benchmark", "run", *RUN_COLUMNS],
                                        [{"benchmark": b["path"], "run": r["ts"], **{k: r[k] for k in RUN_COLUMNS}}
                                         for b in summary["benchmarks"] for r in b["runs"]])})

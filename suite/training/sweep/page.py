@@ -6,6 +6,7 @@ Reads the sweep only through suite.training.sweep.result.load (sweep.json, schem
 """
 
 from suite.report.content import Figures, Image, Page, Section, Table, Text, fmt
+from suite.rules.verdict import MINIATURE, NOT_PUBLISHABLE, headline
 from suite.training.sweep.result import FEW_STEPS
 
 
@@ -25,7 +26,9 @@ def build(doc: dict, path, storage_nodes: int = 1) -> Page:
     from suite.training.sweep import sizing
     from suite.training.sweep import verify
 
-    title = f"{doc['workload']} {doc['accelerator']} sweep: accelerators vs storage"
+    labels = [MINIATURE] * bool(doc.get("miniature")) + ["OPEN"] * (doc["division"] == "open")
+    labels += [NOT_PUBLISHABLE] if doc.get("miniature") else []      # a sweep measures; it is never a submission
+    title = headline(f"{doc['workload']} {doc['accelerator']} sweep: accelerators vs storage", labels)
     table = sizing.sweep_table(doc, storage_nodes)
     found = verify.contradictions(doc)
     sections = [_headline(doc, table, found), _curves(doc), _sizing(doc, table), _epochs(doc)]
