@@ -89,7 +89,7 @@ def _checked(path: Path, form: str, ruleset: str | None = None) -> Checked:
         lines += [f"  {f.effect:<7} {f.severity:<7} {f.message}" for f in a["findings"]]
         lines += ["", f"{len(a['findings'])} findings", said.line()]
         out = "\n".join(terminal(x) for x in lines) + "\n"
-    return Checked(out, said.line(), said.code, v)
+    return Checked(out, said.line(), said.code, v, said)
 
 
 

@@ -88,6 +88,7 @@ def build(doc: dict):
     if any(doc["occupancy"].values()):
         plots.blocks.append(Image("kvcache-occupancy", occupancy(doc["occupancy"]), "tier occupancy over time"))
     return content.Page(title=headline(f"kv_cache (MLPerf Storage {doc['ruleset']})", doc["labels"]), subtitle=doc["path"], sections=[head, table, plots],
+                        labels=tuple(doc["labels"]),
                         tables={"kvcache_options": (EXPORT, export_rows(doc))})
 
 

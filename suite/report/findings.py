@@ -5,6 +5,7 @@ Pure functions: a suite.check.result.CheckResult in, a str out.
 
 import re
 from collections import Counter
+from dataclasses import replace
 
 from suite import files
 from suite.report.escape import terminal
@@ -160,7 +161,10 @@ def checked(result, form: str, headline=None):
     from suite.errors import ExitCode
 
     out = json_text(result) if form == "json" else text(result, result.rule_messages(), headline)
-    return Checked(out, summary_line(result), ExitCode.OK if result.compliant else ExitCode.FAILED, result.verdict)
+    voice = result.voice() if hasattr(result, "voice") else None
+    if voice is not None and voice.compliant != result.compliant:     # the checker decides; the line says the same
+        voice = replace(voice, failed=not result.compliant)
+    return Checked(out, summary_line(result), ExitCode.OK if result.compliant else ExitCode.FAILED, result.verdict, voice)
 
 
 def json_text(result) -> str:

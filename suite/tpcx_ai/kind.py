@@ -71,7 +71,7 @@ def check(path: Path, args) -> Checked:
         lines += rederived_lines(a.statements)
         lines += ["", f"TPCx-AI: {a.label()}; {len(a.findings)} findings", a.voice().line()]
         out = "\n".join(terminal(line) for line in lines) + "\n"
-    return Checked(out, a.voice().line(), a.voice().code, a.verdict)
+    return Checked(out, a.voice().line(), a.voice().code, a.verdict, a.voice())
 
 
 def defers_check(path: Path, args) -> bool:

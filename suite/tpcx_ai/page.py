@@ -26,7 +26,8 @@ def build(data, result, assessment=None) -> Page:
     sections += [_phases(data, result), _use_cases(data)]
     if data.jobs:
         sections.append(_jobs(data))
-    page = Page(title=title, subtitle=str(data.path), sections=sections)
+    page = Page(title=title, subtitle=str(data.path), sections=sections,
+                labels=assessment.voice().labels() if assessment is not None else ())
     page.tables.update(_tables(data, result))
     return page
 

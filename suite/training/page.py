@@ -68,7 +68,8 @@ def build(summary: dict, check) -> Page:
                               [[f["rule_id"], f["severity"], f["effect"], f["path"], f["message"]] for f in tree[1]]))
         sections.append(t)
     voice = check.voice() if hasattr(check, "voice") else None
-    page = Page(title=headline(title, voice.labels()) if voice else title, subtitle=summary["path"], sections=sections)
+    labels = voice.labels() if voice else ()
+    page = Page(title=headline(title, labels), subtitle=summary["path"], sections=sections, labels=labels)
     if voice and sections:
         sections[0].blocks.insert(0, Verdict(voice.verdict, voice.line()))    # the first section says it too
     page.tables["runs"] = (list(aggregate.RUN_TABLE_COLUMNS), aggregate.run_table(summary))

@@ -107,7 +107,10 @@ def check(path: Path, args) -> Checked:
 
     s = show.summarise(path, args.ruleset)     # a round not covering vector_database: refused (exit 2)
     out = files.dump_json(s, indent=2) if args.format == "json" else terminal_lines(show.text(s))
-    return Checked(out, s["verdict_line"], ExitCode.OK if s["compliant"] else ExitCode.FAILED, s["verdict"])
+    from suite.rules.verdict import Voice
+
+    said = Voice(s["verdict"], s["miniature"], s["division"])
+    return Checked(out, s["verdict_line"], said.code, s["verdict"], said)
 
 
 def metrics(path: Path, form: str) -> int:

@@ -99,7 +99,8 @@ def page(summary: dict):
                 numbers_right=False)])
     from suite.rules.verdict import headline
 
-    return c.Page(headline(f"vector_database (MLPerf Storage {summary['ruleset']})", summary["labels"]), summary["root"], [verdict, *sections],
+    return c.Page(headline(f"vector_database (MLPerf Storage {summary['ruleset']})", summary["labels"]), summary["root"],
+                  labels=tuple(summary["labels"]), sections=[verdict, *sections],
                   tables={"vdb_runs": (["benchmark", "run", *RUN_COLUMNS],
                                        [{"benchmark": b["path"], "run": r["ts"], **{k: r[k] for k in RUN_COLUMNS}}
                                         for b in summary["benchmarks"] for r in b["runs"]])})

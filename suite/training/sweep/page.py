@@ -36,7 +36,7 @@ def build(doc: dict, path, storage_nodes: int = 1) -> Page:
         sections.insert(0, _contradictions(found))
     if doc["probes"] or doc["confirmations"]:
         sections.append(_probes(doc))
-    page = Page(title=title, subtitle=str(path), sections=sections)
+    page = Page(title=title, subtitle=str(path), sections=sections, labels=tuple(labels))
     page.tables["sweep_points"] = _export(doc)
     return page
 
