@@ -100,7 +100,8 @@ def test_checkpointing_check_and_metrics_take_the_round_the_results_name(rules_p
     roots = {r: labelled(CHECKPOINT, tmp_path / r, r) / "R" for r in ROUNDS}
     checks = both(rules_path, lambda r: ("check", roots[r]))
     same(checks, roots)
-    assert "checkpointing (v9.9)" in checks["v9.9"][1] and checks["v9.9"][0] == 0
+    assert "checkpointing (v9.9)" in checks["v9.9"][1] and checks["v9.9"][0] == 1     # a miniature: never compliant
+    assert checks["v9.9"][1].rstrip().endswith("verdict: CLOSED MINIATURE NOT PUBLISHABLE (not compliant)")
     same(both(rules_path, lambda r: ("metrics", roots[r])), roots)
 
 
