@@ -43,7 +43,7 @@ def test_write_then_read_runs_eight_ranks_in_a_cgroup_with_a_real_drop(pair):
     tmp, (wc, wout, werr), (rc, rout, rerr) = pair
     # the miniature: complete, never compliant (suite.rules.verdict); the last line says so
     assert wc == 1 and "MINIATURE" in wout.splitlines()[-1], werr     # W alone: suite check W's line (no read yet)
-    assert rc == 1 and rout.splitlines()[-1] == MINIATURE_LINE, rerr
+    assert rc == 1 and "MINIATURE" in rout.splitlines()[-1], rerr     # R alone: its write is in W (checked together below)
     assert "MINIATURE" in wout and "8 processes" in wout
     ck = model.from_workload(workloads.load("llama3-8b"), 8, miniature=True)
     folder = tmp / "results" / "checkpoint-data" / "llama3-8b-miniature"
