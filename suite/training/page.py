@@ -303,6 +303,7 @@ def text(summary: dict) -> str:
         who = " / ".join(x for x in (b["org"], b["system"]) if x)
         head = "  ".join(x for x in (f"{b['workload'] or '?'} {b['accelerator'] or '?'}", who,
                                       f"{b['division'] or ''} {b['ruleset']}".strip(), f"({b['path']})") if x)
+        head = headline(head, b.get("labels") or ())       # MINIATURE, OPEN, INVALID, NOT PUBLISHABLE
         rows = [[r["name"], r["status"] + (" (miniature)" if r["miniature"] else ""), str(r["num_accelerators"] or "-"), str(r["num_hosts"] or "-"),
                  _pm_text(r["au_mean_percentage"], r["au_stdev_percentage"]),
                  _pm_text(r["samples_per_second"], r["samples_per_second_stdev"]),
