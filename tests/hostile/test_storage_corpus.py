@@ -290,7 +290,7 @@ def test_metrics_headline_carries_the_verdict(real_run, run_cli):
     src, _, _ = real_run
     code, out, _ = run_cli("metrics", src)
     assert out.splitlines()[0].endswith("INVALID · NOT PUBLISHABLE")                # the headline's labels (issue 38)
-    assert out.splitlines()[1].startswith("suite check: INVALID NOT PUBLISHABLE (not compliant")
+    assert out.splitlines()[1].startswith("suite check: INVALID MINIATURE NOT PUBLISHABLE (not compliant")
     code, out, _ = run_cli("metrics", src, "--format", "json")
     assert json.loads(out)["benchmarks"][0]["verdict"].startswith("INVALID")
 
