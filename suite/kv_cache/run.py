@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from suite import files
-from suite.errors import ExitCode, RuleError, SuiteError
+from suite.errors import RuleError, SuiteError
 from suite.harness import enforced, leafstamp, mpi
 from suite.harness.enforced import Series
 from suite.harness.hostmetrics import LAUNCHER_ONLY, THIS_HOST
