@@ -19,6 +19,16 @@ class Checked:
     summary: str
     code: int
     verdict: str = ""            # closed | open | invalid | valid (TPCx-AI); "" where a kind does not say
+    voice: object = None         # suite.rules.verdict.Voice: what the verdict line says (None: made from verdict, code)
+
+    def said(self):
+        """The Voice of this check: the kind's own, else one read from its verdict and exit code."""
+        from suite.rules.verdict import Voice
+
+        if self.voice is not None:
+            return self.voice
+        verdict = {"valid": "closed"}.get(self.verdict, self.verdict if self.verdict in ("closed", "open") else "invalid")
+        return Voice(verdict, division="open" if self.code == 0 else "closed", failed=self.code != 0)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@ from pathlib import Path
 from suite.check import layout
 from suite.rules import engine as rules
 from suite.rules.evaluate import evaluate, relative as rel  # noqa: F401 (one evaluator, re-exported)
+from suite.rules import findings as grades
 from suite.rules.findings import Finding
+from suite.rules.verdict import Voice, worst
 
 
 @dataclass
@@ -27,6 +29,10 @@ class BenchmarkResult:
     # what was re-derived and what could not be: [{figure, from, status: rederived|not-rederivable|
     # mismatch, claimed, derived, path, field}] (suite.training.check.rederive; any kind may fill it)
     rederived: list[dict] = field(default_factory=list)
+    miniature: bool = False          # a scaled-down run: never compliant (suite.rules.verdict)
+
+    def voice(self) -> Voice:
+        return Voice(self.verdict, self.miniature, self.benchmark.division or "closed", self.fix_required)
 
     def to_dict(self, root: Path) -> dict:
         b = self.benchmark
@@ -35,7 +41,7 @@ class BenchmarkResult:
             "ruleset": b.ruleset, "workload": b.workload, "accelerator": b.accelerator,
             "detected_from": dict(b.detected_from), "num_runs": len(b.runs),
             "verdict": self.verdict, "compliant": self.compliant, "fix_required": self.fix_required,
-            "findings": [f.to_dict() for f in self.findings], "aggregate": self.aggregate,
+            "miniature": self.miniature, "findings": [f.to_dict() for f in self.findings], "aggregate": self.aggregate,
             "rule_files": self.rule_files, "rules_evaluated": self.rules_evaluated,
             "rederived": self.rederived,
         }
@@ -63,10 +69,16 @@ class CheckResult:
             out.update(b.rule_messages)
         return out
 
+    def voice(self) -> Voice:
+        """The tree said as one (suite.rules.verdict): its benchmarks' and its own findings'."""
+        tree = Voice(grades.verdict(self.findings), fix_required=grades.fix_required(self.findings))
+        return worst([b.voice() for b in self.benchmarks] + [tree])
+
     def to_dict(self) -> dict:
         return {
             "schema_version": 1, "root": str(self.root), "verdict": self.verdict, "compliant": self.compliant,
-            "fix_required": self.fix_required, "incomplete": self.incomplete,
+            "fix_required": self.fix_required, "incomplete": self.incomplete, "verdict_line": self.voice().line(),
+            "miniature": any(b.miniature for b in self.benchmarks),
             "findings": [f.to_dict() for f in self.findings],
             "benchmarks": [b.to_dict(self.root) for b in self.benchmarks],
         }

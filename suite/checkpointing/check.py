@@ -22,6 +22,7 @@ from suite.errors import ResultError
 from suite.rules import findings, rulesets
 from suite.rules import engine as rules
 from suite.rules.engine import Scope
+from suite.rules.verdict import Voice
 
 RUN_SET = "checkpoint_run_set.json"
 MAX_DEPTH = 24                          # as deep as suite.check.walker goes
@@ -107,19 +108,20 @@ def check(path, ruleset: str = "auto"):
             found += evaluate(rs, "run", run_scope(p, doc, derived.get(doc["run"]), _end(w) if w else None), root)
         statement += [s for d in derived.values() for s in d.statement]
         verdict = findings.verdict(found, division)
-        compliant = verdict == "closed" or (verdict == "open" and division == "open")
+        voice = Voice(verdict, ph.run_set.get("miniature") is True, division)   # a miniature: never compliant
         b = layout.Benchmark(path=ph.path, org=None, system=None, division=division, ruleset=name,
                              workload=ph.run_set["workload"], accelerator=None,
                              runs=[layout.Run(p.parent, p.parent.name, []) for p, _ in ph.runs],
                              detected_from={"workload": RUN_SET, "ruleset": f"checkpointing ({name})",
                                             "phase": ph.run_set["phase"]})
-        out.append(BenchmarkResult(b, verdict, found, None, compliant, rs.files, len(rs.rules),
-                                   {r.id: r.message for r in rs.rules}, rederived=statement))
+        out.append(BenchmarkResult(b, verdict, found, None, voice.compliant, rs.files, len(rs.rules),
+                                   {r.id: r.message for r in rs.rules}, rederived=statement, miniature=voice.miniature))
     tree_rules = rules.load_layers(_ruleset_of(phases[0], ruleset, covering), ("checkpointing.yaml",))
     tree_found = evaluate(tree_rules, "tree", tree_scope(root, phases), root)
     verdict = findings.worst([r.verdict for r in out] + [findings.verdict(tree_found)])
-    compliant = all(r.compliant for r in out) and findings.verdict(tree_found) == "closed"
-    return CheckResult(root, out, tree_found, verdict, compliant, {r.id: r.message for r in tree_rules.rules})
+    result = CheckResult(root, out, tree_found, verdict, False, {r.id: r.message for r in tree_rules.rules})
+    result.compliant = result.voice().compliant          # every phase compliant as asked, the tree's rules closed
+    return result
 
 
 def _ruleset_of(ph: Phase, ruleset: str, covering: tuple[str, ...]) -> str:

@@ -4,6 +4,7 @@ dispatch into suite.checkpointing.run, and `suite datasize` for a checkpoint."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from suite.errors import SuiteError
 from suite.rules import rulesets
@@ -61,7 +62,28 @@ def run(args) -> int:
         division=args.division, hosts=args.hosts.split(",") if args.hosts else None, hostfile=args.hostfile,
         allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop,
         ruleset=checkpoint_run.ruleset(args.ruleset), miniature=True if args.miniature else None)
-    return v3.run(opts) if v3.applies(opts.ruleset) else checkpoint_run.run(opts)
+    made: list = []
+    code = v3.run(opts, made) if v3.applies(opts.ruleset) else checkpoint_run.run(opts, made)
+    return judged(made, opts.ruleset, failed=code != 0)
+
+
+def judged(made: list, ruleset: str, failed: bool) -> int:
+    """The run's last line: suite check's verdict line over what it wrote (`made`: its results dirs,
+    one per phase; checked together, as the write and read of v3.0 pair: the folder holding them, which
+    holds earlier leaves too where --results-dir was reused), failed where the run was; that line's exit
+    code (suite.rules.verdict)."""
+    import os
+    from dataclasses import replace
+
+    from suite.checkpointing import check
+    from suite.harness.storagerun import say
+    from suite.rules.verdict import Voice
+
+    where = Path(os.path.commonpath([str(Path(d).resolve()) for d in made])) if made else None
+    voice = check.check(where, ruleset).voice() if where is not None else Voice("invalid")
+    voice = replace(voice, failed=failed or where is None)
+    say(voice.line())
+    return voice.code
 
 
 def sizing(workload: str, processes: int, mode: str, hosts: int, host_memory: int | None) -> dict:

@@ -150,7 +150,14 @@ def build_page(summary: dict, check):
     comp.blocks.append(Table(["rule", "effect", "message"], [[f.rule_id, f.effect, f.message]
                                                              for f in check.all_findings()] or [["-", "-", "no findings"]]))
     sections.append(comp)
-    page = Page(title="Checkpointing (MLPerf Storage)", subtitle=str(check.root), sections=sections)
+    from suite.report.content import Verdict
+    from suite.rules.verdict import headline
+
+    voice = check.voice()
+    rounds = sorted({b.benchmark.ruleset for b in check.benchmarks if b.benchmark.ruleset})
+    title = f"Checkpointing (MLPerf Storage {', '.join(rounds) or 'round unknown'})"     # the result's round
+    page = Page(title=headline(title, voice.labels()), subtitle=str(check.root), sections=sections, labels=voice.labels())
+    sections[0].blocks.insert(0, Verdict(voice.verdict, voice.line()))       # the first section says it too
     page.tables["checkpoint_runs"] = (list(run_rows[0]) if run_rows else ["phase"], run_rows)
     page.tables["checkpoint_ranks"] = (list(rank_rows[0]) if rank_rows else ["phase"], rank_rows)
     return page

@@ -196,13 +196,14 @@ def results_name(opts: Options, phase: str) -> str:
     return f"{opts.workload}-{phase}-{opts.accelerators}p"
 
 
-def run(opts: Options) -> int:
-    """The whole invocation; the exit code (0: every run complete)."""
+def run(opts: Options, made: list | None = None) -> int:
+    """The whole invocation; the exit code (0: every run complete); its results dir appended to `made`."""
     from suite.errors import ExitCode
 
     kind = Checkpointing(opts)
     _series, done = enforced.run(kind)
     prep = kind.prep
+    made.append(prep.results_dir) if made is not None else None
     if prep.phase == "write":
         manifest.write(prep.folder, {**layout(opts, prep.ckpt), "checkpoints": prep.count, "fsync": fsync(prep),
                                      "results_dir": str(prep.results_dir), "end_unix_s": time.time(),

@@ -131,8 +131,9 @@ def _handoff(prep) -> "handoff_mod.Handoff":
                                handoff_mod.client_memory_bytes(prep.opts.memory_limit))
 
 
-def run(opts) -> int:
-    """The v3.0 invocation: its phases, each into a new leaf; the exit code (1: the read broke 4.7.1)."""
+def run(opts, made: list | None = None) -> int:
+    """The v3.0 invocation: its phases, each into a new leaf (appended to `made`); the exit code (1:
+    the read broke 4.7.1)."""
     from suite.storage import workloads
 
     doc = workloads.load(opts.workload)
@@ -152,6 +153,7 @@ def run(opts) -> int:
     for i, ph in enumerate(phases):
         kind = Phase(_phase_opts(base, ph, leaf.new_leaf(parent)), write_end=write_end, probe=i == 0)
         done = _run_phase(kind, doc)
+        made.append(Path(kind.opts.results_dir)) if made is not None else None
         if ph[0] == "write":
             write_end = done[-1]["end_unix_s"]
         elif done and done[0].get("handoff"):

@@ -119,7 +119,7 @@ def page(found: Parts, args, args_for=lambda kind, args: args):
     Returns (page, number of unusable parts)."""
     from suite.report.content import Page, Section, Table, Text
 
-    rows, sections, tables, exported, bad = [], [], {}, {}, 0
+    rows, sections, tables, exported, bad, subs = [], [], {}, {}, 0, []
     for i, part in enumerate(found.parts, 1):
         where = rel(found.root, part.path)
         sid = f"r{i}-{_slug(part.kind.name)}"
@@ -130,6 +130,7 @@ def page(found: Parts, args, args_for=lambda kind, args: args):
             rows.append([str(i), part.kind.name, where, f"unusable: {exc}"])
             sections.append(Section(sid, f"{part.kind.name}: {where}", [Text(f"unusable: {exc}")]))
             continue
+        subs.append(sub)
         rows.append([str(i), part.kind.name, where, sub.title])
         sections.append(Section(sid, f"{part.kind.name}: {where}", [Text(f"{sub.title} ({sub.subtitle})")]))
         sections += [_renamed(s, sid, f"{part.kind.name} #{i}") for s in sub.sections]
@@ -141,8 +142,11 @@ def page(found: Parts, args, args_for=lambda kind, args: args):
         top.blocks.append(Table(["unclassified", "why"], [[rel(found.root, f), why] for f, why in found.unclassified],
                                 "no benchmark kind takes these", numbers_right=False))
     what = ", ".join(f"{k} {n}" for k, n in found.counts().items())
-    return Page(f"Results under {found.root.name or found.root}", f"{found.root}: {what}", [top, *sections],
-                tables, files=exported), bad
+    from suite.rules.verdict import headline
+
+    labels = tuple(dict.fromkeys(x for sub in subs for x in sub.labels))   # any part's: said on the whole page
+    return Page(headline(f"Results under {found.root.name or found.root}", labels), f"{found.root}: {what}",
+                [top, *sections], tables, files=exported, labels=labels), bad
 
 
 def _renamed(section, sid: str, where: str):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from suite.errors import ExitCode
@@ -157,8 +158,13 @@ def _combine(found: registry.Found, parts: list, args) -> Checked:
     for name, _, _ in parts:
         counts[name] = counts.get(name, 0) + 1
     counted = ", ".join(f"{name} {_what(name, found)}" for name in counts)
-    summary = (f"verdict: {verdict.upper()} ({'compliant' if compliant else 'not compliant'}); results checked: "
-               f"{counted}; unclassified: {len(found.unclassified)}")
+    from suite.rules.verdict import Voice
+    from suite.rules.verdict import worst as worst_voice
+
+    said = worst_voice([c.said() for _, _, c in parts] + [Voice("open")] * bool(found.unclassified))
+    said = replace(said, failed=said.failed or not compliant)       # the codes decide; the line says the same
+    counts_line = f"results checked: {counted}; unclassified: {len(found.unclassified)}"
+    summary = f"{said.line()}; {counts_line}"
     rel = _rel(found.root)
     if args.format == "json":
         out = json.dumps({"schema_version": 1, "kind": "tree", "root": str(found.root), "verdict": verdict,
@@ -167,7 +173,7 @@ def _combine(found: registry.Found, parts: list, args) -> Checked:
                                        "check": _json(c.out)} for n, p, c in parts],
                           "unclassified": [{"path": rel(f), "why": why} for f, why in found.unclassified]},
                          indent=2, sort_keys=True) + "\n"
-        return Checked(out, summary, ExitCode.OK if compliant else ExitCode.FAILED, verdict)
+        return Checked(out, summary, ExitCode.OK if compliant else ExitCode.FAILED, verdict, said)
     from suite.report.escape import terminal, terminal_lines
 
     lines = [f"suite check {found.root}: a tree of {len(counts)} kind(s) of result", ""]
@@ -177,9 +183,9 @@ def _combine(found: registry.Found, parts: list, args) -> Checked:
     if found.unclassified:
         lines += ["== unclassified (no benchmark kind takes these; the tree is not compliant):"]
         lines += [terminal(f"  {rel(f)}: {why}") for f, why in found.unclassified] + [""]
-    lines.append(summary)
+    lines += [counts_line, said.line()]         # the last line: the one verdict line (suite.rules.verdict)
     out = "\n".join(terminal_lines(x) for x in lines) + "\n"
-    return Checked(out, summary, ExitCode.OK if compliant else ExitCode.FAILED, verdict)
+    return Checked(out, summary, ExitCode.OK if compliant else ExitCode.FAILED, verdict, said)
 
 
 def _what(name: str, found: registry.Found) -> str:

@@ -228,6 +228,16 @@ def metrics(path: Path, ruleset: str | None = None) -> dict:
             "miniature": a["facts"]["kvcache.miniature"], "reduced": [str(x)[:200] for x in suite.get("reduced") or [] if isinstance(x, str)] if isinstance(suite, dict)
             and isinstance(suite.get("reduced"), list) else [],
             "verdict": a["verdict"], "findings": [x.to_dict() for x in a["findings"]],
+            "verdict_line": voice(a).line(), "labels": list(voice(a).labels()),
             "options": a["derived"], "claimed": claimed, "rederived": a["statements"] + a["rank_statements"],
             "rank_files": len(lf.ranks), "expected_ranks": expected_ranks(lf),
             "latencies_s": latencies, "occupancy": timelines}
+
+
+def voice(a: dict):
+    """An assessment said in the one voice (suite.rules.verdict): its verdict, the miniature, the
+    division it recorded (OPEN is compliant only where the open division was asked)."""
+    from suite.rules.verdict import Voice
+
+    f = a["facts"]
+    return Voice(a["verdict"], f.get("kvcache.miniature") is True, "open" if f.get("kvcache.division") == "open" else "closed")

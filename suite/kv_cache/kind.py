@@ -73,20 +73,23 @@ def _checked(path: Path, form: str, ruleset: str | None = None) -> Checked:
 
     from suite.kv_cache.check import assess
 
+    from suite.kv_cache.check import voice
+
     a = assess(path, ruleset)         # a round not covering kv_cache: refused (exit 2)
-    v = a["verdict"]
-    compliant = v == "closed"
+    v, said = a["verdict"], voice(a)
+    compliant = said.compliant
     if form == "json":
         out = files.dump_json({"kind": "kv_cache", "path": str(path), "ruleset": a["ruleset"], "verdict": v, "compliant": compliant,
+                               "miniature": said.miniature, "verdict_line": said.line(),
                                "findings": [f.to_dict() for f in a["findings"]], "options": a["derived"],
                                "rederived": a["statements"]}, indent=2)
     else:
         lines = [f"suite check {path}", "", f"kv_cache leaf: {len(a['leaf'].ranks)} rank files, "
                  f"{len(a['leaf'].rank_dirs)} trials, division {a['facts']['kvcache.division']}, ruleset {a['ruleset']}"]
         lines += [f"  {f.effect:<7} {f.severity:<7} {f.message}" for f in a["findings"]]
-        lines += ["", f"verdict: {v.upper()} ({'compliant' if compliant else 'not compliant'}); {len(a['findings'])} findings"]
+        lines += ["", f"{len(a['findings'])} findings", said.line()]
         out = "\n".join(terminal(x) for x in lines) + "\n"
-    return Checked(out, f"verdict: {v.upper()}", ExitCode.OK if compliant else ExitCode.FAILED, v)
+    return Checked(out, said.line(), said.code, v, said)
 
 
 

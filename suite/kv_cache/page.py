@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from suite.report import content
 from suite.report.content import Figures, Image, Section, Table, Text, Verdict, fmt
+from suite.rules.verdict import headline
 
 HEADER = ["option", "tokens/s", "read GiB/s", "write GiB/s", "P95 ms (per request)", "storage tokens/s",
           "trials", "ranks", "suite: device read P95 ms", "suite: device write P95 ms", "suite: read GiB/wall s",
@@ -42,7 +43,7 @@ def text(doc: dict) -> str:
     from suite.report.text import table
 
     label = "MINIATURE (not valid for submission) " if doc["miniature"] else ""
-    lines = [f"kv_cache {doc['path']}", f"{label}division {doc['division']}, {doc['rank_files']} rank files"
+    lines = [headline(f"kv_cache {doc['path']}", doc["labels"]), f"{label}division {doc['division']}, {doc['rank_files']} rank files"
              + (f"; reduced: {'; '.join(doc['reduced'])}" if doc["reduced"] else ""), "",
              "From the rank files (the reference's formulas: per trial the sum over ranks, per option the mean "
              "over trials, P95 the max over ranks and trials; suite: per-operation device latency incl. eviction, "
@@ -57,8 +58,9 @@ def text(doc: dict) -> str:
                   f"{doc['expected_ranks']})"]
     lines += [f"  {s['status']:<15} {s.get('rank', '')} {s['figure']}: claimed {fmt(s['claimed'], 4)}, derived "
               f"{fmt(s['derived'], 4)}" for s in bad[:20]]
-    lines += ["", f"verdict: {doc['verdict'].upper()}; {len(doc['findings'])} finding(s)"]
+    lines += ["", f"{len(doc['findings'])} finding(s)"]
     lines += [f"  {f['effect']:<7} {f['message']}" for f in doc["findings"][:20]]
+    lines.append(doc["verdict_line"])          # the last line: the one verdict line (suite.rules.verdict)
     return "\n".join(lines)
 
 
@@ -67,7 +69,7 @@ def build(doc: dict):
     head.blocks.append(Text(("MINIATURE — not valid for submission. " if doc["miniature"] else "")
                             + f"{doc['path']}; division {doc['division']}"
                             + (f"; reduced: {'; '.join(doc['reduced'])}" if doc["reduced"] else "")))
-    head.blocks.append(Verdict(doc["verdict"], f"suite check: {doc['verdict'].upper()}; {len(doc['findings'])} finding(s)"))
+    head.blocks.append(Verdict(doc["verdict"], f"suite check: {doc['verdict_line']}; {len(doc['findings'])} finding(s)"))
     head.blocks.append(Figures([(f"option {o} tokens/s", fmt(f["aggregated_avg_throughput_tokens_per_sec"], 1),
                                  f"P95 {fmt(f['aggregated_p95_latency_ms'], 1)} ms")
                                 for o, f in sorted(doc["options"].items())]))
@@ -85,7 +87,8 @@ def build(doc: dict):
                                   "per-request storage latency CDF per option"))
     if any(doc["occupancy"].values()):
         plots.blocks.append(Image("kvcache-occupancy", occupancy(doc["occupancy"]), "tier occupancy over time"))
-    return content.Page(title="kv_cache", subtitle=doc["path"], sections=[head, table, plots],
+    return content.Page(title=headline(f"kv_cache (MLPerf Storage {doc['ruleset']})", doc["labels"]), subtitle=doc["path"], sections=[head, table, plots],
+                        labels=tuple(doc["labels"]),
                         tables={"kvcache_options": (EXPORT, export_rows(doc))})
 
 

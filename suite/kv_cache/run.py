@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from suite import files
-from suite.errors import ExitCode, RuleError, SuiteError
+from suite.errors import RuleError, SuiteError
 from suite.harness import enforced, leafstamp, mpi
 from suite.harness.enforced import Series
 from suite.harness.hostmetrics import LAUNCHER_ONLY, THIS_HOST
@@ -288,8 +288,10 @@ def run(opts: Options) -> int:
 
     a = check.assess(kind.leaf)
     why = "; ".join(dict.fromkeys(f.rule_id for f in a["findings"]))
-    enforced.say(f"suite check verdict: {a['verdict'].upper()}" + (f" ({why})" if why else ""))
-    return ExitCode.OK if a["verdict"] == "closed" else ExitCode.FAILED
+    enforced.say(f"suite check: {a['verdict'].upper()}" + (f" ({why})" if why else ""))
+    said = check.voice(a)
+    enforced.say(said.line())                 # the last line: suite check's verdict line (suite.rules.verdict)
+    return said.code
 
 
 def check_ranks(n: int) -> None:

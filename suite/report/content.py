@@ -52,6 +52,7 @@ class Page:
     sections: list
     tables: dict = field(default_factory=dict)   # export name -> (columns, rows)
     files: dict = field(default_factory=dict)    # file name -> text written as it is (a kind's own exports)
+    labels: tuple = ()                           # MINIATURE, OPEN, INVALID, NOT PUBLISHABLE: in its title (suite.rules.verdict)
 
     def images(self):
         return [b for s in self.sections for b in s.blocks if isinstance(b, Image)]

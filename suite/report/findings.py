@@ -5,6 +5,7 @@ Pure functions: a suite.check.result.CheckResult in, a str out.
 
 import re
 from collections import Counter
+from dataclasses import replace
 
 from suite import files
 from suite.report.escape import terminal
@@ -86,13 +87,23 @@ def text(result, rule_messages: dict | None = None, headline=None) -> str:
     ok = sum(br.compliant for br in result.benchmarks)
     lines.append("")
     fix = f"{counts.get('fix-required', 0)} fix required, " if counts.get("fix-required") else ""
-    lines.append(f"verdict: {_label(result.verdict, getattr(result, 'fix_required', False))} "
-                 f"({'compliant' if result.compliant else 'not compliant'}); "
-                 f"{ok} of {len(result.benchmarks)} benchmarks compliant; {len(every)} findings "
+    lines.append(f"{ok} of {len(result.benchmarks)} benchmarks compliant; {len(every)} findings "
                  f"({counts.get('invalid', 0)} invalid, {counts.get('open', 0)} open, {fix}"
                  f"{counts.get('closed', 0)} notes)")
+    lines.append(_voice_line(result))          # the last line: the one verdict line (suite.rules.verdict)
     # text from the tree (paths, values, messages) may hold ESC, CR or newlines: one line each, visible
     return "\n".join(terminal(line) for line in lines) + "\n"
+
+
+def _voice_line(result) -> str:
+    """The one verdict line (suite.rules.verdict), compliance as the checker decided it."""
+    from suite.rules.verdict import COMPLIANT, NOT_COMPLIANT
+
+    voice = result.voice() if hasattr(result, "voice") else None
+    if voice is None:
+        return (f"verdict: {_label(result.verdict, getattr(result, 'fix_required', False))} "
+                f"({COMPLIANT if result.compliant else NOT_COMPLIANT})")
+    return voice.line().rsplit(" (", 1)[0] + f" ({COMPLIANT if result.compliant else NOT_COMPLIANT})"
 
 
 def rederived_lines(records: list[dict], limit: int = 3) -> list[str]:
@@ -140,7 +151,7 @@ def _finding_lines(found) -> list[str]:
 def summary_line(result) -> str:
     every = result.all_findings()
     ok = sum(br.compliant for br in result.benchmarks)
-    return (f"verdict: {_label(result.verdict, getattr(result, 'fix_required', False))} ({'compliant' if result.compliant else 'not compliant'}); "
+    return (f"{_voice_line(result)}; "
             f"{ok} of {len(result.benchmarks)} benchmarks compliant; {len(every)} findings")
 
 
@@ -150,7 +161,10 @@ def checked(result, form: str, headline=None):
     from suite.errors import ExitCode
 
     out = json_text(result) if form == "json" else text(result, result.rule_messages(), headline)
-    return Checked(out, summary_line(result), ExitCode.OK if result.compliant else ExitCode.FAILED, result.verdict)
+    voice = result.voice() if hasattr(result, "voice") else None
+    if voice is not None and voice.compliant != result.compliant:     # the checker decides; the line says the same
+        voice = replace(voice, failed=not result.compliant)
+    return Checked(out, summary_line(result), ExitCode.OK if result.compliant else ExitCode.FAILED, result.verdict, voice)
 
 
 def json_text(result) -> str:

@@ -59,7 +59,16 @@ class Assessment:
 
     @property
     def compliant(self) -> bool:
-        return self.verdict != "invalid"
+        return self.voice().compliant
+
+    def voice(self):
+        """The one voice (suite.rules.verdict): VALID is CLOSED; OPEN is TPC's valid-not-publishable
+        (SF < 1, the only open rule): asked as such (TPC has no open division), so compliant, NOT
+        PUBLISHABLE; NOT VALID is INVALID."""
+        from suite.rules.verdict import Voice
+
+        verdict = {"valid": "closed"}.get(self.verdict, self.verdict)
+        return Voice(verdict, division="open" if verdict == "open" else "closed", open_division=False)
 
     def label(self) -> str:
         return {"valid": "VALID", "open": "VALID, NOT PUBLISHABLE", "invalid": "NOT VALID"}.get(self.verdict,

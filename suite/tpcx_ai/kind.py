@@ -59,6 +59,7 @@ def check(path: Path, args) -> Checked:
     if args.format == "json":
         out = files.dump_json({"kind": "tpcx-ai", "path": str(path), "verdict": a.verdict, "compliant": a.compliant,
                                "publishable": a.verdict == "valid", "aiucpm": aiucpm,
+                               "verdict_line": a.voice().line(),
                                "metric_name": a.metric_name(doc.get("scale_factor")),
                                "substitutes": a.substitutes, "disclosures": a.disclosures,
                                "findings": [f.to_dict() for f in a.findings], "rederived": a.statements}, indent=2)
@@ -68,10 +69,9 @@ def check(path: Path, args) -> Checked:
         lines += [f"  {note}" for note in a.notes()]
         lines += [f"  {f.effect:<7} {f.severity:<7} {f.message}" for f in a.findings]
         lines += rederived_lines(a.statements)
-        lines += ["", f"verdict: {a.label()} ({'compliant' if a.compliant else 'not compliant'}"
-                      f"{'' if a.verdict != 'open' else ', not publishable'}); {len(a.findings)} findings"]
+        lines += ["", f"TPCx-AI: {a.label()}; {len(a.findings)} findings", a.voice().line()]
         out = "\n".join(terminal(line) for line in lines) + "\n"
-    return Checked(out, f"verdict: {a.label()}", ExitCode.OK if a.compliant else ExitCode.FAILED, a.verdict)
+    return Checked(out, a.voice().line(), a.voice().code, a.verdict, a.voice())
 
 
 def defers_check(path: Path, args) -> bool:

@@ -14,13 +14,20 @@ def build(data, result, assessment=None) -> Page:
     compliance (verdict, findings, what was re-derived), its components, the use cases, job times."""
     sf = f"{result.scale_factor:g}"
     title = f"TPCx-AI SF{sf} — {data.doc.get('sponsor') or 'unnamed sponsor'}"
+    if assessment is not None:
+        from suite.rules.verdict import headline
+
+        title = headline(title, assessment.voice().labels())
     sections = [_headline(data, result, title, assessment)]
+    if assessment is not None:
+        sections[0].blocks.insert(0, Verdict(assessment.voice().verdict, assessment.voice().line()))
     if assessment is not None:
         sections.append(_compliance(assessment))
     sections += [_phases(data, result), _use_cases(data)]
     if data.jobs:
         sections.append(_jobs(data))
-    page = Page(title=title, subtitle=str(data.path), sections=sections)
+    page = Page(title=title, subtitle=str(data.path), sections=sections,
+                labels=assessment.voice().labels() if assessment is not None else ())
     page.tables.update(_tables(data, result))
     return page
 

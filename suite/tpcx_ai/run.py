@@ -8,7 +8,7 @@ import argparse
 import math
 from pathlib import Path
 
-from suite.errors import ExitCode, SuiteError, expected_got
+from suite.errors import SuiteError, expected_got
 from suite.harness import resultsdir
 
 
@@ -96,8 +96,14 @@ def run(args, registry=None, launcher: str = "exec") -> int:
         raise r.fatal
     if r.status != "complete":
         return 130
-    return ExitCode.OK if not r.failed and all(q["passed"] and q.get("beats_constant", True)
-                                               for q in r.quality.values()) else ExitCode.FAILED
+    from dataclasses import replace
+
+    from suite.tpcx_ai import assess
+
+    ok = not r.failed and all(q["passed"] and q.get("beats_constant", True) for q in r.quality.values())
+    said = replace(assess.of_path(results_dir).voice(), failed=not ok)
+    print(said.line())             # the last line: suite check's verdict line (suite.rules.verdict)
+    return said.code
 
 
 def summary(r, path) -> str:

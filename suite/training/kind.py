@@ -57,9 +57,10 @@ def run(args) -> int:
         read_delay_s=args.debug_read_delay, launcher=args.launcher, engine=args.engine), judge=judge)
 
 
-def judge(results_dir) -> tuple[bool, str]:
-    """`suite check` on a finished run set: (compliant, its verdict line with the first findings).
-    The run's last line is the checker's verdict: `run` and `check` agree (issue 24, class 8)."""
+def judge(results_dir) -> tuple:
+    """`suite check` on a finished run set: (compliant, its summary with the first findings, its voice
+    (suite.rules.verdict; None where the check could not run)). The run's last line is the checker's
+    verdict line: `run` and `check` agree (issue 24, class 8; issue 38)."""
     from suite.training.check.checker import check
     from suite.errors import SuiteError
     from suite.report import findings as report
@@ -67,10 +68,11 @@ def judge(results_dir) -> tuple[bool, str]:
     try:
         result = check(results_dir, ruleset="auto")
     except SuiteError as exc:
-        return False, f"suite check: {exc}"
+        return False, f"suite check: {exc}", None
     every = result.all_findings()
     why = "; ".join(dict.fromkeys(f"{f.field}: {f.rule_id}" for f in every if f.effect != "closed"))
-    return result.compliant, "suite check " + report.summary_line(result) + (f" ({why})" if why and not result.compliant else "")
+    return (result.compliant, "suite check " + report.summary_line(result) + (f" ({why})" if why and not result.compliant else ""),
+            result.voice())
 
 
 def datasize(args) -> int:
@@ -111,8 +113,8 @@ def metrics(path: Path, form: str) -> int:
 
     summary = aggregate.summarise(storage_dir(path))
     verdicts = check_verdicts(storage_dir(path))
-    for b in summary["benchmarks"]:             # the headline carries suite check's verdict
-        b["verdict"] = verdicts.get(_real(b["path"]), "unknown (suite check found no verdict)")
+    for b in summary["benchmarks"]:             # the headline carries suite check's verdict and its labels
+        b["verdict"], b["labels"] = verdicts.get(_real(b["path"]), ("unknown (suite check found no verdict)", []))
     if form == "json":
         print(files.dump_json(summary, indent=2), end="")
     else:
@@ -125,20 +127,21 @@ def _real(path) -> str:
     return os.path.realpath(str(path))
 
 
-def check_verdicts(path: Path) -> dict[str, str]:
-    """{benchmark dir: 'CLOSED' / 'INVALID (not compliant; 3 findings)' ...} from suite check itself."""
+def check_verdicts(path: Path) -> dict[str, tuple[str, list]]:
+    """{benchmark dir: ('CLOSED (compliant; 0 finding(s))' / 'INVALID NOT PUBLISHABLE (not compliant; 3 finding(s))',
+    its headline labels: MINIATURE, OPEN, INVALID, NOT PUBLISHABLE)} from suite check itself."""
     from suite.training.check.checker import check
     from suite.errors import SuiteError
 
     try:
         result = check(path, ruleset="auto")
     except SuiteError as exc:
-        return {_real(path): f"unknown (suite check: {exc})"}
+        return {_real(path): (f"unknown (suite check: {exc})", [])}
     out = {}
     for br in result.benchmarks:
-        label = br.verdict.upper() + (", fix required" if br.fix_required else "")
-        out[_real(br.benchmark.path)] = (f"{label} ({'compliant' if br.compliant else 'not compliant'}; "
-                                         f"{len(br.findings)} finding(s))")
+        voice = br.voice()
+        out[_real(br.benchmark.path)] = (f"{voice.tags()} ({'compliant' if br.compliant else 'not compliant'}; "
+                                         f"{len(br.findings)} finding(s))", list(voice.labels()))
     return out
 
 

@@ -5,6 +5,7 @@ a str out; the plots are suite.training.plots'.
 """
 
 from suite.report.content import Figures, Image, Page, Section, Table, Text, Verdict, fmt
+from suite.rules.verdict import headline
 from suite.report.text import table
 from suite.training import aggregate
 from suite.training import plots
@@ -66,7 +67,11 @@ def build(summary: dict, check) -> Page:
         t.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
                               [[f["rule_id"], f["severity"], f["effect"], f["path"], f["message"]] for f in tree[1]]))
         sections.append(t)
-    page = Page(title=title, subtitle=summary["path"], sections=sections)
+    voice = check.voice() if hasattr(check, "voice") else None
+    labels = voice.labels() if voice else ()
+    page = Page(title=headline(title, labels), subtitle=summary["path"], sections=sections, labels=labels)
+    if voice and sections:
+        sections[0].blocks.insert(0, Verdict(voice.verdict, voice.line()))    # the first section says it too
     page.tables["runs"] = (list(aggregate.RUN_TABLE_COLUMNS), aggregate.run_table(summary))
     return page
 
@@ -298,6 +303,7 @@ def text(summary: dict) -> str:
         who = " / ".join(x for x in (b["org"], b["system"]) if x)
         head = "  ".join(x for x in (f"{b['workload'] or '?'} {b['accelerator'] or '?'}", who,
                                       f"{b['division'] or ''} {b['ruleset']}".strip(), f"({b['path']})") if x)
+        head = headline(head, b.get("labels") or ())       # MINIATURE, OPEN, INVALID, NOT PUBLISHABLE
         rows = [[r["name"], r["status"] + (" (miniature)" if r["miniature"] else ""), str(r["num_accelerators"] or "-"), str(r["num_hosts"] or "-"),
                  _pm_text(r["au_mean_percentage"], r["au_stdev_percentage"]),
                  _pm_text(r["samples_per_second"], r["samples_per_second_stdev"]),

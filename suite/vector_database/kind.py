@@ -49,7 +49,7 @@ def run(args) -> int:
         allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop, overrides=overrides))
     summary = show.summarise(results_dir)
     print(terminal_lines(show.text(summary)), end="")
-    return ExitCode.FAILED if summary["verdict"] == "invalid" else ExitCode.OK   # open: said, not a failed run
+    return ExitCode.OK if summary["compliant"] else ExitCode.FAILED    # suite.rules.verdict: as its last line says
 
 
 def datagen(args) -> int:
@@ -106,9 +106,11 @@ def check(path: Path, args) -> Checked:
     from suite.vector_database import page as show
 
     s = show.summarise(path, args.ruleset)     # a round not covering vector_database: refused (exit 2)
-    compliant = s["verdict"] == "closed"
     out = files.dump_json(s, indent=2) if args.format == "json" else terminal_lines(show.text(s))
-    return Checked(out, f"verdict: {s['verdict'].upper()}", ExitCode.OK if compliant else ExitCode.FAILED, s["verdict"])
+    from suite.rules.verdict import Voice
+
+    said = Voice(s["verdict"], s["miniature"], s["division"])
+    return Checked(out, s["verdict_line"], said.code, s["verdict"], said)
 
 
 def metrics(path: Path, form: str) -> int:

@@ -64,6 +64,8 @@ class Leaf:
     claimed: dict = field(default_factory=dict)             # ours: summary.json's figures as written
     not_rederivable: list = field(default_factory=list)     # ours: figures its records cannot give (shown None)
     rederive_problems: list = field(default_factory=list)   # ours: figures that differ, a ground truth not the recorded one
+    division: str | None = None             # ours: the division the run was asked (None: not recorded)
+    miniature: bool = False                 # ours: the embedded miniature
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -184,6 +186,8 @@ def _rederive(rec: Leaf, doc: dict, leaf: Path, root: Path) -> None:
 
 def _ours(rec: Leaf, doc: dict, leaf: Path, root: Path) -> None:
     rec.workload = doc.get("workload") if isinstance(doc.get("workload"), str) else None
+    rec.division = doc.get("division") if doc.get("division") in ("closed", "open") else None
+    rec.miniature = doc.get("miniature") is True
     rec.engine_version = doc.get("engine_version") if isinstance(doc.get("engine_version"), str) else None
     io = doc.get("io") if isinstance(doc.get("io"), dict) else {}
     rec.bytes_read_per_query = _num(io.get("bytes_read_per_query"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from suite.rules.verdict import Voice
 from suite.vector_database import check as vcheck
 
 RUN_COLUMNS = ("throughput_qps", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms", "recall",
@@ -29,8 +30,13 @@ def summarise(path: Path, ruleset: str | None = None) -> dict:
                         "mean_over_runs": mean, "num_runs": len(runs),
                         "engine_version": next((r.engine_version for r in runs if r.engine_version), None)})
     mine = [f for f in found]
+    runs = [r for r in recs if r.phase == "run"]
+    said = Voice(vcheck.verdict(mine), any(r.miniature for r in runs),
+                 "open" if runs and all(r.division == "open" for r in runs) else "closed")
     return {"schema_version": 1, "kind": "vector_database", "root": str(root), "ruleset": name, "benchmarks": benches,
-            "verdict": vcheck.verdict(mine), "findings": [f.to_dict() for f in mine]}
+            "verdict": said.verdict, "findings": [f.to_dict() for f in mine], "miniature": said.miniature,
+            "division": said.division, "compliant": said.compliant, "labels": list(said.labels()),
+            "verdict_line": said.line()}
 
 
 def _f(v, places=2) -> str:
@@ -40,7 +46,9 @@ def _f(v, places=2) -> str:
 
 
 def text(summary: dict) -> str:
-    lines = [f"vector_database results under {summary['root']}", ""]
+    from suite.rules.verdict import headline
+
+    lines = [headline(f"vector_database results under {summary['root']}", summary["labels"]), ""]
     for b in summary["benchmarks"]:
         m = b["mean_over_runs"]
         lines += [f"{b['path']}: {b['engine']} {b['index_type']} ({b['source']}; {b['num_runs']} run(s); "
@@ -59,8 +67,9 @@ def text(summary: dict) -> str:
                 claimed = ", ".join(f"{k} {r['claimed'].get(k)}" for k in r["not_rederivable"])
                 lines.append(f"    claimed, not re-derivable (counted in no verdict): {claimed}")
         lines.append("")
-    lines.append(f"verdict: {summary['verdict'].upper()} ({len(summary['findings'])} finding(s))")
+    lines.append(f"rules/{summary['ruleset']}/vector_database.yaml: {len(summary['findings'])} finding(s)")
     lines += [f"  {f['effect']:<7} {f['severity']:<7} {f['message']}" for f in summary["findings"][:50]]
+    lines.append(summary["verdict_line"])      # the last line: the one verdict line (suite.rules.verdict)
     return "\n".join(lines) + "\n"
 
 
@@ -87,11 +96,14 @@ def page(summary: dict):
             s.blocks.append(c.Image(f"{sid}-qps-recall-cdf", plot(b), "QPS vs recall, latency CDF and I/O per query per run"))
         sections.append(s)
     verdict = c.Section("verdict", f"Rules (rules/{summary['ruleset']}/vector_database.yaml)", [
-        c.Verdict(summary["verdict"], f"{summary['verdict'].upper()}: {len(summary['findings'])} finding(s)"),
+        c.Verdict(summary["verdict"], f"{summary['verdict_line']}: {len(summary['findings'])} finding(s)"),
         c.Table(["rule", "effect", "path", "message"],
                 [[f["rule_id"], f["effect"], f["path"], f["message"]] for f in summary["findings"][:200]],
                 numbers_right=False)])
-    return c.Page("vector_database", summary["root"], [verdict, *sections],
+    from suite.rules.verdict import headline
+
+    return c.Page(headline(f"vector_database (MLPerf Storage {summary['ruleset']})", summary["labels"]), summary["root"],
+                  labels=tuple(summary["labels"]), sections=[verdict, *sections],
                   tables={"vdb_runs": (["benchmark", "run", *RUN_COLUMNS],
                                        [{"benchmark": b["path"], "run": r["ts"], **{k: r[k] for k in RUN_COLUMNS}}
                                         for b in summary["benchmarks"] for r in b["runs"]])})

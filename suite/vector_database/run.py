@@ -134,7 +134,8 @@ class VdbRun:
         return {"schema_version": 1, "num_vectors": self.w.num_vectors, "dimension": self.w.dimension,
                 "index_type": self.o.index, "database": {"database": self.engine}, "engine": self.engine,
                 "engine_version": self.engine_version, "workload": self.w.name, "phase": phase,
-                "metric_type": self.w.metric, "data_dir": str(self.data_dir), "index_dir": str(self.index_dir)}
+                "metric_type": self.w.metric, "data_dir": str(self.data_dir), "index_dir": str(self.index_dir),
+                "division": self.o.division, "miniature": not self.o.data_dir and self.w.name == "vdb-mini"}
 
     def _load(self) -> dict:
         o, w = self.o, self.w

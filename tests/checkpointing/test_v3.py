@@ -59,7 +59,7 @@ def _leaves(tmp: Path) -> list[Path]:
 @root_only
 def test_one_invocation_writes_then_reads_with_the_handoff_recorded(combined):
     tmp, (code, out, err), seconds = combined
-    assert code == 0, err
+    assert code == 1 and out.splitlines()[-1] == "verdict: CLOSED MINIATURE NOT PUBLISHABLE (not compliant)", err
     w, r = _leaves(tmp)
     assert [leaf.read(p)["phase"] for p in (w, r)] == ["write", "read"]
     h = json.loads((r / "run-1" / "results.json").read_text())["handoff"]
@@ -98,7 +98,8 @@ def test_leaves_hold_the_published_files_and_a_timeseries(combined):
 def test_our_checker_accepts_our_pair_and_it_reads_as_the_published_one(combined):
     tmp, _out, _s = combined
     code, out, err = suite(tmp, "check", "R", "--ruleset", "v3.0")
-    assert code == 0 and "verdict: CLOSED" in out and "checkpoint-miniature" in out, out + err
+    assert code == 1 and "checkpoint-miniature" in out, out + err          # a miniature: never compliant
+    assert out.splitlines()[-1] == "verdict: CLOSED MINIATURE NOT PUBLISHABLE (not compliant)"
     ours = [leaf.read(p) for p in _leaves(tmp)]
     theirs = [leaf.read(p) for p in leaf.leaves(PUBLISHED)]
     assert [set(x) for x in ours] == [set(x) for x in theirs]

@@ -279,16 +279,18 @@ def test_a_mismatch_is_stated_with_both_numbers(real_run, tmp_path, run_cli):
 
 def test_run_ends_with_the_checkers_verdict(real_run, run_cli):
     src, code, out = real_run
-    last = out.strip().splitlines()[-1]
+    *_, said, last = out.strip().splitlines()
     check_code, check_out, _ = run_cli("check", src)
-    assert "suite check verdict: INVALID" in last and "structure-run-count" in last
-    assert code == check_code == 1 and "compliant; " not in last.split("suite check")[0].replace("NOT compliant", "")
+    assert last == check_out.strip().splitlines()[-1] and last.startswith("verdict: INVALID")    # the one line (issue 38)
+    assert "suite check verdict: INVALID" in said and "structure-run-count" in said
+    assert code == check_code == 1 and "compliant; " not in said.split("suite check")[0].replace("NOT compliant", "")
 
 
 def test_metrics_headline_carries_the_verdict(real_run, run_cli):
     src, _, _ = real_run
     code, out, _ = run_cli("metrics", src)
-    assert out.splitlines()[1].startswith("suite check: INVALID (not compliant")
+    assert out.splitlines()[0].endswith("INVALID · NOT PUBLISHABLE")                # the headline's labels (issue 38)
+    assert out.splitlines()[1].startswith("suite check: INVALID MINIATURE NOT PUBLISHABLE (not compliant")
     code, out, _ = run_cli("metrics", src, "--format", "json")
     assert json.loads(out)["benchmarks"][0]["verdict"].startswith("INVALID")
 

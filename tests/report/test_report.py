@@ -52,7 +52,7 @@ def test_several_benchmarks_get_an_overview(run_cli, tmp_path):
     code, _, _ = run_cli("report", tree, "--out", tmp_path / "out")
     page = (tmp_path / "out" / "index.html").read_text()
     assert code == 0 and page.index('id="overview"') < page.index('id="b1-headline"') < page.index('id="b2-headline"')
-    assert "<title>2 storage benchmarks</title>" in page and "1,778.69" in page and "20.85" in page
+    assert "<title>2 storage benchmarks — MINIATURE · INVALID · NOT PUBLISHABLE</title>" in page and "1,778.69" in page and "20.85" in page
     assert len(list(csv.DictReader((tmp_path / "out" / "runs.csv").open()))) == 7
 
 

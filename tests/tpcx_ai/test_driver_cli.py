@@ -77,7 +77,8 @@ def test_small_subset_run_exit_codes(tmp_path):
     p = toy_cli(tmp_path, "--scale-factor", "0.01", "--use-cases", "2,3", "--results-dir", str(tmp_path / "r"),
                 "--data-dir", str(tmp_path / "d"), "--processes", "2", "--seed", "5")
     out, err = p.communicate(timeout=180)
-    assert p.returncode == 0, err
+    # a subset has no AIUCpm: suite check says NOT VALID, and so do the run's last line and exit code (issue 38)
+    assert p.returncode == 1 and out.splitlines()[-1] == "verdict: INVALID NOT PUBLISHABLE (not compliant)", err
     assert "no AIUCpm: only use cases 2,3 ran: AIUCpm needs all ten" in out
     doc = result.read(tmp_path / "r")
     assert doc["seed"] == 5 and doc["processes"] == 2 and doc["use_cases"] == [2, 3] and doc["metric"] is None

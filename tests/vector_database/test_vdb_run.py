@@ -22,7 +22,8 @@ def test_diskann_runs_measure_qps_latency_recall_and_io(tiny, run_cli, tmp_path)
     code, out, err = run_cli("run", "--workload", name, "--index", "diskann", "--data-dir", data, "--results-dir", r,
                              "--allow-no-cache-drop")
     assert code == 1 and "(vdb-run-count)" in out, out + err     # two runs of five: complete, not compliant
-    assert "INVALID (2 finding(s))" in out
+    assert "vector_database.yaml: 2 finding(s)" in out
+    assert out.splitlines()[-1] == "verdict: INVALID NOT PUBLISHABLE (not compliant)"
     runs = _runs(r)
     assert len(runs) == 2 and len(list((r / "vector_database/diskann/DISKANN/datagen").iterdir())) == 1
     for s in runs:

@@ -25,6 +25,7 @@ from suite.errors import ResultError
 from suite.rules import findings, rulesets
 from suite.rules import engine as rules
 from suite.rules.findings import Finding
+from suite.rules.verdict import Voice
 from suite.storage import workloads
 
 __all__ = ["BenchmarkResult", "CheckResult", "check", "rule_set"]
@@ -53,6 +54,7 @@ def check(path, ruleset: str = "auto", exclude=(), verify_manifest: bool = True)
     verdict = findings.worst([r.verdict for r in results] + [findings.verdict(tree_findings)])
     fix = findings.fix_required(tree_findings) or any(r.fix_required for r in results)
     compliant = all(r.compliant for r in results) and findings.verdict(tree_findings) == "closed" and not fix
+    compliant = compliant and not any(r.miniature for r in results)
     return CheckResult(root, results, tree_findings, verdict, compliant,
                        {**{r.id: described(r) for r in tree_rules.rules}, **manifest.RULES, **todo.RULES}, fix,
                        [rel(b.path, root) for b in tree.incomplete])
@@ -80,9 +82,11 @@ def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
     fix = findings.fix_required(found)
     # a result claims the closed division unless the tree (or results.json) says open; a document
     # to fix keeps it from compliance until fixed
-    compliant = (verdict == "closed" or (verdict == "open" and b.division == "open")) and not fix
-    return BenchmarkResult(b, verdict, found, agg, compliant, rs.files, len(rs.rules),
-                           {r.id: described(r) for r in rs.rules}, fix, records)
+    miniature = any(isinstance(h.results, dict) and h.results.get("miniature") is True
+                    for run in b.runs for h in run.hosts)
+    voice = Voice(verdict, miniature, b.division or "closed", fix)   # compliant as asked (suite.rules.verdict)
+    return BenchmarkResult(b, verdict, found, agg, voice.compliant, rs.files, len(rs.rules),
+                           {r.id: described(r) for r in rs.rules}, fix, records, miniature)
 
 
 def _rederive(b: layout.Benchmark, params: dict, bscope, root: Path):

@@ -27,7 +27,9 @@ def run(opts: Options, judge=None) -> int:
     """The whole `suite run`: returns the exit code (0: all runs complete and compliant). `judge`
     (results dir -> (compliant, verdict line)), when given, is `suite check` itself: the run's final
     verdict is the checker's, so `run` and `check` cannot disagree."""
-    from suite.errors import ExitCode
+    import dataclasses
+
+    from suite.rules.verdict import Voice
 
     refuse(opts)
     runner = run_once
@@ -49,7 +51,12 @@ def run(opts: Options, judge=None) -> int:
     if checked is not None:
         compliant = compliant and checked[0]
     summarise(prep, results, compliant, checked[1] if checked else None)
-    return ExitCode.OK if compliant else ExitCode.FAILED
+    # the last line: suite check's verdict (the checker's voice), failed where a run was not
+    voice = checked[2] if checked is not None and len(checked) > 2 and checked[2] is not None else \
+        Voice("closed" if checked is None and compliant else "invalid", prep.miniature, opts.division)
+    voice = dataclasses.replace(voice, failed=voice.failed or not compliant)
+    say(voice.line())
+    return voice.code
 
 
 class Training:

@@ -6,6 +6,7 @@ Reads the sweep only through suite.training.sweep.result.load (sweep.json, schem
 """
 
 from suite.report.content import Figures, Image, Page, Section, Table, Text, fmt
+from suite.rules.verdict import MINIATURE, NOT_PUBLISHABLE, headline
 from suite.training.sweep.result import FEW_STEPS
 
 
@@ -25,7 +26,9 @@ def build(doc: dict, path, storage_nodes: int = 1) -> Page:
     from suite.training.sweep import rederive, sizing
     from suite.training.sweep import verify
 
-    title = f"{doc['workload']} {doc['accelerator']} sweep: accelerators vs storage"
+    labels = [MINIATURE] * bool(doc.get("miniature")) + ["OPEN"] * (doc["division"] == "open")
+    labels += [NOT_PUBLISHABLE] if doc.get("miniature") else []      # a sweep measures; it is never a submission
+    title = headline(f"{doc['workload']} {doc['accelerator']} sweep: accelerators vs storage", labels)
     found = verify.contradictions(doc)                 # sweep.json against its own points
     doc, from_runs = rederive.review(doc, path)        # every figure shown: its runs', never the claim
     found += [c for c in from_runs if c["field"] not in {f["field"] for f in found}]
@@ -35,7 +38,7 @@ def build(doc: dict, path, storage_nodes: int = 1) -> Page:
         sections.insert(0, _contradictions(found))
     if doc["probes"] or doc["confirmations"]:
         sections.append(_probes(doc))
-    page = Page(title=title, subtitle=str(path), sections=sections)
+    page = Page(title=title, subtitle=str(path), sections=sections, labels=tuple(labels))
     page.tables["sweep_points"] = _export(doc)
     return page
 

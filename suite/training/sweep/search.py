@@ -325,7 +325,7 @@ class Sweep:
         return {
             "schema_version": 1, "suite_version": __version__, "workload": wl.name, "dlio_workload": wl.dlio_name,
             "accelerator": wl.accelerator, "mode": "find-max" if self.opts.find_max else "list",
-            "division": self.opts.division, "params": list(self.opts.params), "runs_per_point": self.opts.runs,
+            "division": self.opts.division, "miniature": not self.opts.data_dir, "params": list(self.opts.params), "runs_per_point": self.opts.runs,
             "au_threshold_percentage": self.threshold, "batch_size": wl.batch_size,
             "record_length_bytes": wl.record_length_bytes, "computation_time_s": wl.computation_time_s,
             "demand_mib_per_second_per_accelerator": demand,
