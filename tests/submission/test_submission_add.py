@@ -22,10 +22,10 @@ def tree(run_cli, tmp_path):
 def test_runs_and_generation_log_go_to_their_place(run_cli, tree, closed_results):
     code, out, err = run_cli("submission", "add", tree, closed_results, "--system", "box1")
     assert code == 0, err
-    bench = tree / "Closed" / "ACME" / "results" / "box1" / "cosmoflow-h100"
+    bench = tree / "Closed" / "ACME" / "results" / "box1" / "cosmoflow-a100"
     assert sorted(p.name for p in bench.glob("run-*")) == [f"run-{k}" for k in range(1, 6)]
     assert (bench / "mlperf_storage_report.json").is_file() and (bench / "run-3" / "summary.json").is_file()
-    gen = tree / "Closed" / "ACME" / "generation_logs" / "box1" / "cosmoflow-h100"
+    gen = tree / "Closed" / "ACME" / "generation_logs" / "box1" / "cosmoflow-a100"
     assert json.loads((gen / "generation_log.json").read_text())["num_files"] == 500
     assert "++workload.workflow.generate_data=True" in (gen / "configs" / "overrides.yaml").read_text()
     assert str(bench) in out
@@ -35,11 +35,11 @@ def test_existing_target_is_refused_and_replace_keeps_the_old_copy(run_cli, tree
     run_cli("submission", "add", tree, closed_results, "--system", "box1")
     before = snapshot(tree)
     code, _, err = run_cli("submission", "add", tree, closed_results, "--system", "box1")
-    assert code == 2 and "cosmoflow-h100: target: expected a new path" in err and "got an existing directory" in err
+    assert code == 2 and "cosmoflow-a100: target: expected a new path" in err and "got an existing directory" in err
     assert snapshot(tree) == before
     code, out, err = run_cli("submission", "add", tree, closed_results, "--system", "box1", "--replace")
     assert code == 0, err
-    kept = list((tree.parent / "sub.replaced").glob("*/Closed/ACME/results/box1/cosmoflow-h100/run-1/summary.json"))
+    kept = list((tree.parent / "sub.replaced").glob("*/Closed/ACME/results/box1/cosmoflow-a100/run-1/summary.json"))
     assert len(kept) == 1 and "old copy kept at" in out
 
 

@@ -43,7 +43,7 @@ def test_description_has_the_sections_and_the_runs_evidence(packaged):
     assert "echo 3 \\> /proc/sys/vm/drop\\_caches" in text          # the cache-drop procedure (escaped)
     assert text.count("| done |") == 5                               # its outcome, per run
     assert "| 256 MiB | 256 MiB |" in text                           # cgroup limit requested and applied
-    assert "benchmark: suite" in text and "generation\\_logs/box1/cosmoflow-h100" in text
+    assert "benchmark: suite" in text and "generation\\_logs/box1/cosmoflow-a100" in text
 
 
 def test_description_page_renders_in_a_headless_browser_and_the_pdf_opens(packaged, tmp_path):
@@ -98,7 +98,7 @@ def test_an_edited_summary_is_caught_by_the_manifest_and_the_integrity_rules(pac
     with tarfile.open(tarball) as tar:
         tar.extractall(tmp_path, filter="data")
     unpacked = tmp_path / root.name
-    rel = "Closed/ACME/results/box1/cosmoflow-h100/run-2/summary.json"
+    rel = "Closed/ACME/results/box1/cosmoflow-a100/run-2/summary.json"
     doc = json.loads((unpacked / rel).read_text())
     doc["metric"]["train_au_percentage"][1] += 1.5
     (unpacked / rel).write_text(json.dumps(doc, indent=4))
@@ -123,7 +123,7 @@ def test_package_refuses_todos_a_non_compliant_tree_and_an_existing_tarball(pack
     code, _, err = run_cli("submission", "package", copy, "--out", out_tar)
     assert code == 2 and "box1.json" in err and "got TODO" in err and not out_tar.exists()
     desc.write_text(good)
-    summary = copy / "Closed/ACME/results/box1/cosmoflow-h100/run-1/summary.json"
+    summary = copy / "Closed/ACME/results/box1/cosmoflow-a100/run-1/summary.json"
     doc = json.loads(summary.read_text())
     doc["metric"]["train_au_mean_percentage"] = 10.0
     summary.write_text(json.dumps(doc))
