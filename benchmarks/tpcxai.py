@@ -88,7 +88,7 @@ def main() -> int:
     p.add_argument("--keep", action="store_true", help="keep the data and results")
     a = p.parse_args()
     from suite.tpcx_ai import driver
-    from suite.tpcx_ai import result
+    from suite.tpcx_ai import leaf as result
     from suite.tpcx_ai.registry import Registry
 
     work = a.dir or Path(tempfile.mkdtemp(prefix="tpcxai-bench-"))

@@ -22,9 +22,6 @@ ROLES = {"kind": ("kind.py",), "leaf": ("leaf.py",), "figures": ("figures.py",),
 # Roles a kind does not have, and why (no empty shim stands in for them).
 EXCEPTIONS = {
     ("published", "run"): "it checks published v3.0 trees and runs nothing (its Kind.run refuses)",
-    ("tpcx_ai", "leaf"): "a run writes one file, tpcxai-result.json (suite/tpcx_ai/result.py), no leaf tree",
-    ("vector_database", "figures"): "its figures (recall@k) are computed where the leaf is written "
-                                    "(suite/vector_database/results.py) and read back by leaf.py",
 }
 
 

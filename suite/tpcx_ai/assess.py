@@ -22,7 +22,7 @@ from suite.tpcx_ai import check
 from suite.tpcx_ai import figures as metric
 from suite.tpcx_ai import naming
 from suite.tpcx_ai import rederive
-from suite.tpcx_ai import result
+from suite.tpcx_ai import leaf as result
 
 FDR_RULE_FILES = ("fdr.yaml",)
 NOTE_FINDINGS = 2

@@ -2,7 +2,7 @@
 
     from suite.tpcx_ai import check
 
-    from suite.tpcx_ai import result
+    from suite.tpcx_ai import leaf as result
     findings = check.check(result.read(run_dir), path="run_dir/tpcxai-result.json")
 
 The checks are rules (rules/tpcx-ai/result.yaml) evaluated by the one rule engine
@@ -198,7 +198,7 @@ def assess(path) -> tuple[str, list[Finding], dict, list]:
     """
     from pathlib import Path
 
-    from suite.tpcx_ai import result
+    from suite.tpcx_ai import leaf as result
 
     path = Path(path)
     where = path / result.RESULT_FILE if path.is_dir() else path
@@ -221,7 +221,7 @@ def assess(path) -> tuple[str, list[Finding], dict, list]:
 def is_result(path) -> bool:
     from pathlib import Path
 
-    from suite.tpcx_ai import result
+    from suite.tpcx_ai import leaf as result
 
     path = Path(path)
     return (path.is_dir() and (path / result.RESULT_FILE).is_file()) or path.name == result.RESULT_FILE

@@ -55,7 +55,7 @@ def _one(name: str, label: str, higher: bool, value) -> Samples:
 
 def _raw(data) -> dict:
     """The run's own document (host, processes, start), where the path is a run of ours."""
-    from suite.tpcx_ai import result
+    from suite.tpcx_ai import leaf as result
 
     if data.path.name != fdr.RUN_FILE:
         return {}

@@ -333,7 +333,7 @@ class Driver:
                 self.cluster.close()
             for root in (self.res, self.data / generate.RAW, *(self.data / s for s in ("training", "serving", "scoring"))):
                 _sweep_temporaries(root)
-        from suite.tpcx_ai import result
+        from suite.tpcx_ai import leaf as result
 
         result.conclude(self.run)
         return self.run

@@ -68,7 +68,7 @@ def load(path) -> Fdr:
     elif suffix == ".json":
         doc = files.load_json(path, error=ResultError)
         if isinstance(doc, dict) and doc.get("schema_version") == 2 and doc.get("kind") == "tpcx-ai-run":
-            from suite.tpcx_ai import result   # a run's tpcxai-result.json (version 2) in the FDR form
+            from suite.tpcx_ai import leaf as result   # a run's tpcxai-result.json (version 2) in the FDR form
 
             files.validate(doc, result.SCHEMA, path, ResultError)
             doc = result.fdr_doc(doc, str(path.parent))

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from suite.errors import SuiteError
 from suite.rules.ops import Item
 from suite.tpcx_ai import figures as metric
-from suite.tpcx_ai.result import KIT_MODE   # what suite run measures in
+from suite.tpcx_ai.leaf import KIT_MODE   # what suite run measures in
 
 TOLERANCE_S = 0.0005          # times are rounded to milliseconds
 DURATION_TOLERANCE_S = 0.0015  # a duration rounded from unrounded ends, beside its rounded ends

@@ -56,7 +56,7 @@ def run(args, registry=None, launcher: str = "exec") -> int:
 
     from suite.tpcx_ai import driver
 
-    from suite.tpcx_ai import result
+    from suite.tpcx_ai import leaf as result
 
     if args.scale_factor is None:
         raise SuiteError("--scale-factor: expected a number > 0 for --workload tpcx-ai, got none")

@@ -82,7 +82,7 @@ def _ours(leaf: Path, out: dict) -> tuple[dict, str | None]:
     if not (gt.get("file") and truth.is_file() and not truth.is_symlink() and isinstance(k, int) and 0 < k
             and truth.stat().st_size <= MAX_ARRAY_BYTES and dataset.sha256(truth) == gt.get("sha256")):
         return out, "recall as summary.json states it (the dataset's ground truth is not where the run names it)"
-    from suite.vector_database import results
+    from suite.vector_database import figures as results
 
     truth_ids, _ = dataset.read_truth(truth)
     out["recall"], _ = results.recall_at_k(_array(work / "ids.npy"), _array(work / "query_index.npy"), truth_ids, k)

@@ -73,7 +73,7 @@ def derive(leaf: Path, doc: dict, root: Path, k: int | None) -> tuple[dict, list
     records]) of one of our run leaves."""
     import numpy as np
 
-    from suite.vector_database import dataset, results
+    from suite.vector_database import dataset, figures as results
 
     eng = leaf / "vectordb" / "engine"
     out: dict = {}

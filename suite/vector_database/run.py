@@ -3,7 +3,7 @@ runs, each after the harness's cache clear (suite.harness.enforced: the one loop
 
 The engine runs in its own venv (suite.engines.registry: diskann, milvus) as a subprocess,
 `<venv>/bin/python suite/vector_database/worker.py PLAN.json`; what it measured comes back as files in the
-leaf's vectordb/engine/ folder, and this side computes the figures (suite.vector_database.results).
+leaf's vectordb/engine/ folder, and this side computes the figures (suite.vector_database.figures).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from suite.errors import RunError, SuiteError
 from suite.harness import enforced
 from suite.vector_database import dataset
 from suite.vector_database import evidence
-from suite.vector_database import results
+from suite.vector_database import figures as results
 from suite.vector_database import workload as workloads
 
 WORKER = Path(__file__).with_name("worker.py")

@@ -22,7 +22,7 @@ from suite.tpcx_ai import driver
 
 from suite.tpcx_ai import rederive
 
-from suite.tpcx_ai import result  # noqa: E402
+from suite.tpcx_ai import leaf as result  # noqa: E402
 
 SF = 0.01
 

@@ -10,7 +10,7 @@ import tpcx_toy
 from suite import cli
 from suite.errors import SuiteError
 from suite.tpcx_ai import run as command
-from suite.tpcx_ai import result
+from suite.tpcx_ai import leaf as result
 
 
 def main(*argv) -> int:

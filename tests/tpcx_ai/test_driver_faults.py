@@ -10,7 +10,7 @@ from suite.tpcx_ai import driver
 
 from suite.tpcx_ai import job
 
-from suite.tpcx_ai import result
+from suite.tpcx_ai import leaf as result
 
 SF = 0.02
 

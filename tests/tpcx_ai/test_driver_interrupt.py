@@ -9,7 +9,7 @@ import time
 import pytest
 import tpcx_toy
 
-from suite.tpcx_ai import result
+from suite.tpcx_ai import leaf as result
 
 
 def toy_cli(tmp, *argv):

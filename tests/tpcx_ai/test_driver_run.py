@@ -9,7 +9,7 @@ import tpcx_toy
 from suite import cli
 from suite.tpcx_ai import fdr
 from suite.tpcx_ai import driver
-from suite.tpcx_ai import result
+from suite.tpcx_ai import leaf as result
 from suite.tpcx_ai import usecase
 
 SF = 0.02

@@ -12,7 +12,7 @@ from suite.tpcx_ai import driver
 
 from suite.tpcx_ai import generate
 
-from suite.tpcx_ai import result
+from suite.tpcx_ai import leaf as result
 from tests.training.run.test_hosts import netns_hosts  # noqa: F401 -- the module's namespace hosts
 from tests.tpcx_ai import dask_netns
 

@@ -57,7 +57,7 @@ def test_metrics_check_and_report_carry_the_qualified_name(tmp_path, capsys):
 def test_an_imperfect_score_gets_no_remark():
     from suite.tpcx_ai import fdr
     from suite.tpcx_ai import page
-    from suite.tpcx_ai import result
+    from suite.tpcx_ai import leaf as result
 
     doc = json.loads(TPCX.read_text())
     doc["quality"]["uc9"]["value"] = 0.97
