@@ -173,23 +173,11 @@ def test_kv_cache_figures_come_from_the_rank_files(kv, run_cli, tmp_path):
 @pytest.fixture(scope="module")
 def vdb(tmp_path_factory):
     """A real DiskANN run of a tiny workload: two query runs."""
-    from suite import cli
-    from suite.storage import workloads
-    from suite.vector_database import dataset, workload
-    from tests.vector_database.conftest import TINY, engine_or_skip
+    from tests.vector_database.conftest import tiny_diskann_run
 
-    engine_or_skip("diskann")
-    base = tmp_path_factory.mktemp("vdb")
-    (base / "wl").mkdir()
-    (base / "wl" / "vdb-tiny.yaml").write_text(TINY.format(name="vdb-tiny", dim=16))
-    workloads.add_dir(base / "wl")
-    try:
-        dataset.generate(workload.load("vdb-tiny"), base / "D", processes=1, say=lambda *a: None)
-        cli.main([str(a) for a in ("run", "--workload", "vdb-tiny", "--index", "diskann", "--data-dir", base / "D",
-                                   "--results-dir", base / "R", "--runs", 2, "--allow-no-cache-drop")])
-    finally:
-        workloads.remove_dir(base / "wl")
-    return base / "R"
+    with tiny_diskann_run(tmp_path_factory.mktemp("vdb"), runs=2) as results:
+        pass
+    return results
 
 
 def test_vector_database_figures_come_from_the_worker_evidence(vdb, run_cli, tmp_path):

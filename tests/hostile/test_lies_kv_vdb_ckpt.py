@@ -201,23 +201,10 @@ def test_kv_enospc_fails_the_trial_whatever_the_metadata_says(run_cli, tmp_path)
 @pytest.fixture(scope="module")
 def vdb_run(tmp_path_factory):
     """One DiskANN run of a tiny workload (vdb-tiny, recall floor 0.8), the workload registered meanwhile."""
-    from suite import cli
-    from suite.storage import workloads
-    from suite.vector_database import dataset, workload
-    from tests.vector_database.conftest import TINY, engine_or_skip
+    from tests.vector_database.conftest import tiny_diskann_run
 
-    engine_or_skip("diskann")
-    base = tmp_path_factory.mktemp("vdb")
-    (base / "wl").mkdir()
-    (base / "wl" / "vdb-tiny.yaml").write_text(TINY.format(name="vdb-tiny", dim=16))
-    workloads.add_dir(base / "wl")
-    try:
-        dataset.generate(workload.load("vdb-tiny"), base / "D", processes=1, say=lambda *a: None)
-        cli.main([str(a) for a in ("run", "--workload", "vdb-tiny", "--index", "diskann", "--data-dir", base / "D",
-                                   "--results-dir", base / "R", "--runs", 1, "--allow-no-cache-drop")])
-        yield base / "R"
-    finally:
-        workloads.remove_dir(base / "wl")
+    with tiny_diskann_run(tmp_path_factory.mktemp("vdb"), runs=1) as results:
+        yield results
 
 
 @pytest.fixture

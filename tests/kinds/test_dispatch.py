@@ -12,7 +12,7 @@ import pytest
 import paths
 from suite import cli
 from tests.training.run.test_v3_series import FAST
-from tests.vector_database.conftest import TINY, engine_or_skip
+from tests.vector_database.conftest import tiny_diskann_run
 
 V3 = paths.DATA / "v3"
 SYSTEM = "closed/Alluxio/results/aws_c5n18xlarge_i3en24xlarge_8c_10s_8a"
@@ -53,22 +53,10 @@ def runs(tmp_path_factory):
 @pytest.fixture(scope="module")
 def vdb(tmp_path_factory):
     """A vector_database results dir of one DiskANN run of a tiny workload."""
-    from suite.storage import workloads
-    from suite.vector_database import dataset, workload
-
-    engine_or_skip("diskann")
-    base = tmp_path_factory.mktemp("vdb")
-    (base / "wl").mkdir()
-    (base / "wl" / "vdb-tiny.yaml").write_text(TINY.format(name="vdb-tiny", dim=16))
-    workloads.add_dir(base / "wl")
-    try:
-        dataset.generate(workload.load("vdb-tiny"), base / "D", processes=1, say=lambda *a: None)
-        _suite("run", "--workload", "vdb-tiny", "--index", "diskann", "--data-dir", base / "D", "--results-dir",
-               base / "R", "--runs", 1, "--allow-no-cache-drop")
-    finally:
-        workloads.remove_dir(base / "wl")
-    assert list((base / "R" / "vector_database").glob("*/*/run/*/summary.json"))
-    return base / "R"
+    with tiny_diskann_run(tmp_path_factory.mktemp("vdb"), runs=1) as results:
+        pass
+    assert list((results / "vector_database").glob("*/*/run/*/summary.json"))
+    return results
 
 
 def _metrics(run_cli, path) -> dict:

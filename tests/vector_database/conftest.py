@@ -1,6 +1,9 @@
 """vector_database fixtures: a tiny workload (registered beside workloads/ for the test), its dataset,
 and the engines' venvs (built once by `suite engine install`, then reused from the engines dir)."""
 
+import contextlib
+from pathlib import Path
+
 import pytest
 
 TINY = """schema_version: 1
@@ -48,3 +51,24 @@ def engine_or_skip(name: str):
         except SuiteError as exc:
             pytest.skip(f"engine {name} cannot be installed here: {exc}")
     return registry.require(name)
+
+
+@contextlib.contextmanager
+def tiny_diskann_run(base: Path, runs: int):
+    """A real `suite run` of vdb-tiny (16 dimensions) with DiskANN into base/R, `runs` query runs; the
+    workload is registered while the context holds (a test reading the result needs its recall floor)."""
+    from suite import cli
+    from suite.storage import workloads
+    from suite.vector_database import dataset, workload
+
+    engine_or_skip("diskann")
+    (base / "wl").mkdir()
+    (base / "wl" / "vdb-tiny.yaml").write_text(TINY.format(name="vdb-tiny", dim=16))
+    workloads.add_dir(base / "wl")
+    try:
+        dataset.generate(workload.load("vdb-tiny"), base / "D", processes=1, say=lambda *a: None)
+        cli.main([str(a) for a in ("run", "--workload", "vdb-tiny", "--index", "diskann", "--data-dir", base / "D",
+                                   "--results-dir", base / "R", "--runs", runs, "--allow-no-cache-drop")])
+        yield base / "R"
+    finally:
+        workloads.remove_dir(base / "wl")
