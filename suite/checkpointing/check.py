@@ -266,8 +266,20 @@ def handoff_facts(doc: dict, write_end: float | None = None) -> dict:
     gap = start - end if ok else None
     within = None if gap is None else 0 <= gap <= WINDOW_S        # the rule's 30 s, not the record's window_s
     return {"handoff.recorded": True, "handoff.within_window": within, "handoff.gap_s": gap,
-            "handoff.clear_required": h.get("clear_required"),
+            "handoff.clear_required": clear_required(h),
             "handoff.cleared": bool(clear.get("performed") and clear.get("succeeded"))}
+
+
+def clear_required(h: dict) -> bool:
+    """4.3.1's test re-derived from the record's own measurements (the checkpoint bytes per client
+    against the client's memory), never its `clear_required` flag; where they are not numbers the clear
+    is required (the rule is never skipped for want of a fact)."""
+    from suite.checkpointing.handoff import RATIO_MIN
+
+    data, memory = h.get("checkpoint_bytes_per_client"), h.get("client_memory_bytes")
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in (data, memory)):
+        return True
+    return data / memory < RATIO_MIN
 
 
 LEAF_FILES = ("summary.json", "checkpointing_{ts}_metadata.json", "checkpointing_{ts}_timeseries.json",

@@ -363,3 +363,38 @@ def test_ckpt_same_verdict_in_place_and_in_the_published_layout(run_cli, tmp_pat
     code, out, err = run_cli("check", tmp_path / "t")
     assert code == 1 and "verdict: INVALID" in out and out.count("(4.4.2-checkpointFilesystemCheck)") == 2
     assert "runFilesReadable" not in out                   # the suite's fs_separation.json is read, not refused
+
+
+def _skip_clear(h: dict, forge_flag: bool) -> None:
+    """The read's cache clear not made; with forge_flag, the record also says none was required."""
+    h["cache_clear"].update(performed=False, succeeded=False)
+    if forge_flag:
+        h["clear_required"] = False
+
+
+@pytest.mark.parametrize("forge_flag", [False, True], ids=["clear-skipped", "clear-skipped-flag-forged"])
+def test_ckpt_clear_required_is_rederived_not_read_from_the_record(run_cli, tmp_path, forge_flag):
+    """4.3.1 (issue 36, class 5: `clear_required` forged to false): 193 MB per client against 25 GB of
+    memory needs the clear, whatever the record's own flag says."""
+    root = tmp_path / "R"
+    shutil.copytree(CKPT, root)
+    read = sorted((root / "checkpointing" / "llama3-8b").iterdir())[1]
+    jedit(read / "run-1" / "results.json", lambda d: _skip_clear(d["handoff"], forge_flag))
+    code, out, err = run_cli("check", root)
+    assert code == 1 and "(checkpoint-cache-clear-3x)" in out, out + err
+
+
+def test_ckpt_clear_not_required_at_three_times_memory(run_cli, tmp_path):
+    """The near miss: data per client at 3x the client's memory needs no clear (4.3.1), so skipping it is
+    no finding of that rule."""
+    root = tmp_path / "R"
+    shutil.copytree(CKPT, root)
+    read = sorted((root / "checkpointing" / "llama3-8b").iterdir())[1]
+
+    def at_three_times(d):
+        h = d["handoff"]
+        h["client_memory_bytes"] = h["checkpoint_bytes_per_client"] // 3
+        _skip_clear(h, forge_flag=False)
+    jedit(read / "run-1" / "results.json", at_three_times)
+    code, out, err = run_cli("check", root)
+    assert "(checkpoint-cache-clear-3x)" not in out, out + err
