@@ -19,20 +19,14 @@ import sys
 import time
 from pathlib import Path
 
+from pagecache import warm   # benchmarks/pagecache.py, beside this script
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 DATA_PARAMS = ["dataset.record_length=4194304", "dataset.record_length_stdev=0"]
 RUN_PARAMS = DATA_PARAMS + ["train.computation_time=0", "train.epochs=150", "checkpoint.model_size=1"]
 FILES = 64
-
-
-def warm(paths) -> None:
-    buf = bytearray(8 << 20)
-    for p in paths:
-        with open(p, "rb", buffering=0) as f:
-            while f.readinto(buf):
-                pass
 
 
 def suite_run(data: Path, results: Path, sampled: bool) -> dict:

@@ -23,18 +23,12 @@ import sys
 import time
 from pathlib import Path
 
+from pagecache import warm   # benchmarks/pagecache.py, beside this script
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 FILES = {"unet3d": 28, "resnet50": 16}     # 4 steps of 7 / 50 steps of 400: every file read each epoch
-
-
-def warm(paths) -> None:
-    buf = bytearray(8 << 20)
-    for p in paths:
-        with open(p, "rb", buffering=0) as f:
-            while f.readinto(buf):
-                pass
 
 
 def fio_mib_s(train_dir: Path, repeats: int) -> float:

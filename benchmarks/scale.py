@@ -26,18 +26,12 @@ import sys
 import time
 from pathlib import Path
 
+from pagecache import warm   # benchmarks/pagecache.py, beside this script
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 DEFAULT_NS = {"resnet50": [4, 8, 12, 16, 20, 24], "unet3d": [2, 3, 4, 6, 8]}
-
-
-def warm(paths) -> None:
-    buf = bytearray(8 << 20)
-    for p in paths:
-        with open(p, "rb", buffering=0) as f:
-            while f.readinto(buf):
-                pass
 
 
 def main() -> int:
