@@ -73,7 +73,21 @@ def engine_arg(p, also=()) -> None:
 
 def workload_args(p, names) -> None:
     p.add_argument("--workload", required=True, choices=names)
-    p.add_argument("--accelerator-type", default="h100", help="one of the workload's accelerators (workloads/<name>.yaml; each lists the rounds it has)")
+    p.add_argument("--accelerator-type", default="h100", metavar="TYPE",
+                   help="one of the workload's accelerators (default h100): " + accelerator_types(names))
+
+
+def accelerator_types(names) -> str:
+    """The accelerator types the workload files define, per workload ("unet3d a100|b200|h100|v100; ..."),
+    read from workloads/*.yaml (a new type in a file is in --help with no code edit)."""
+    from suite.storage import workloads
+
+    listed, where = [], workloads.paths()
+    for name in names:
+        types = workloads.accelerator_types(where[name]) if name in where else []
+        if types:                   # vector DB, kv-cache, TPCx-AI, checkpointing (processes): no accelerator type
+            listed.append(f"{name} {'|'.join(types)}")
+    return "; ".join(listed) or "none defined"
 
 
 def sizing_args(p, required: bool, accelerators_help: str, memory_help: str | None = None) -> None:

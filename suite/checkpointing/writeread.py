@@ -23,7 +23,7 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import ExitCode, RuleError
-from suite.harness import enforced, leafstamp
+from suite.harness import enforced, leafstamp, resultsdir
 from suite.harness.enforced import Series
 from suite.rules import rulesets
 from suite.checkpointing import handoff as handoff_mod
@@ -139,15 +139,26 @@ def run(opts, made: list | None = None) -> int:
     doc = workloads.load(opts.workload)
     w, r = counts(opts, doc)
     refuse(opts, doc, w, r)
-    parent = Path(opts.results_dir or Path("results")) / "checkpointing" / opts.workload
     phases = [("write", w)] * bool(w) + [("read", r)] * bool(r)
     if not phases:
         raise RuleError("--checkpoints-write/--checkpoints-read: expected one of them above 0, got both 0")
     base = replace(opts, runs=opts.runs or 1)
     base = replace(base, data=base.data or ckrun.location(base))     # the folder resolved once, for every phase
-    first = _phase_opts(base, phases[0], parent / leafstamp.now())
-    prep = ckrun.prepare(first)                       # every shared refusal; nothing written yet
+    # without --results-dir: a fresh claimed ./results/<model>-<N>p-<UTC time>, as every kind's run
+    name = f"{opts.workload}-{opts.accelerators}p"
+    where = Path(opts.results_dir or resultsdir.default(name)) / "checkpointing" / opts.workload
+    prep = ckrun.prepare(_phase_opts(base, phases[0], where / leafstamp.now()))   # every refusal; nothing written
     _separation(doc, prep)
+    root = Path(opts.results_dir) if opts.results_dir else resultsdir.claim(None, name)
+    try:
+        return _phases(base, doc, phases, root / "checkpointing" / opts.workload, made)
+    finally:
+        if not opts.results_dir:
+            resultsdir.release(root)
+
+
+def _phases(base, doc: dict, phases: list, parent: Path, made: list | None) -> int:
+    """Each phase into a new leaf under `parent`; the exit code (1: the read broke 4.7.1)."""
     parent.mkdir(parents=True, exist_ok=True)
     write_end, ok = None, True
     for i, ph in enumerate(phases):

@@ -15,9 +15,10 @@ def add_parser(sub) -> None:
                                    "sizes, in parallel (local processes or MPI ranks under mpiexec), resumably; "
                                    "D/generation_log.json records what was written.")
     workload_args(p, registry.workload_names(lambda k: k.datasize is not None or k.datagen is not None))
-    p.add_argument("--data-dir", required=True, type=location,
+    p.add_argument("--data-dir", type=location, default=None,
                    help="the dataset goes to DATA_DIR/train; DATA_DIR may be s3://bucket/prefix (object storage: "
-                        "endpoint, region and keys from the AWS environment, docs/object-storage.md)")
+                        "endpoint, region and keys from the AWS environment, docs/object-storage.md); default "
+                        "./results/data/<workload> (where `suite run` of a vector-database workload looks for it)")
     p.add_argument("--files", type=positive_int, help="number of training files (or size it with --accelerators)")
     sizing_args(p, False, "size the dataset for this many accelerators")
     p.add_argument("--processes", type=positive_int, default=None,
@@ -27,6 +28,12 @@ def add_parser(sub) -> None:
     p.add_argument("--param", action="append", metavar="SECTION.KEY=VALUE",
                    help="workload override, e.g. dataset.format=hdf5 (open division); repeatable")
     engine_arg(p)
+
+
+def default_data_dir(workload: str) -> Path:
+    """Where `suite datagen` writes without --data-dir (and `suite run` of a vector-database workload
+    reads without it)."""
+    return Path("results") / "data" / workload
 
 
 def _file_count(args, workload, extra: dict) -> int:
@@ -54,6 +61,8 @@ def run(args) -> int:
     from suite.report.escape import terminal
 
     kind = registry.for_workload(args.workload)
+    if args.data_dir is None:                   # the same default for every kind: ./results/data/<workload>
+        args.data_dir = default_data_dir(args.workload)
     if kind.datagen is not None:                # a kind with its own data (vector_database: vectors + ground truth)
         return kind.datagen(args)
     from suite.report.progress import Progress, summary

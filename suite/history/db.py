@@ -128,7 +128,7 @@ class PostgresStore(Store):
             import psycopg
         except ImportError:
             raise HistoryError(f"{shown(where)}: expected psycopg for a PostgreSQL store, got none: "
-                               f"pip install 'suite[history-pg]'") from None
+                               f"pip install '.[history-pg]' in the suite checkout") from None
         self._psycopg = psycopg
         try:
             self.conn = psycopg.connect(where, autocommit=True, connect_timeout=max(1, int(timeout_s)))

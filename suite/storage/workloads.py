@@ -69,6 +69,25 @@ def _benchmark(path: str, mtime_ns: int) -> str:
     raise WorkloadError(f"{path}: benchmark: expected a benchmark kind (training, checkpointing, ...), got none")
 
 
+def accelerator_types(path: Path) -> list[str]:
+    """The keys of a workload file's top-level `accelerators:` block, sorted, read without a YAML parser
+    (for --help, like benchmark_of; tests check it against load()); [] when it has none."""
+    return list(_accelerator_types(str(path), path.stat().st_mtime_ns))
+
+
+@lru_cache(maxsize=64)
+def _accelerator_types(path: str, mtime_ns: int) -> tuple[str, ...]:
+    found, inside = [], False
+    for line in files.read_text(Path(path), error=WorkloadError).splitlines():
+        if re.fullmatch(r"accelerators:\s*(#.*)?", line):
+            inside = True
+        elif inside and re.match(r"[^\s#]", line):       # the next top-level key ends the block
+            break
+        elif inside and (key := re.match(r"  ([a-z0-9][a-z0-9_.-]*):", line)):
+            found.append(key.group(1))
+    return tuple(sorted(found))
+
+
 def names(benchmark: str = TRAINING) -> list[str]:
     """The workloads of one benchmark kind (default: training, the storage workloads datagen writes for)."""
     return sorted(name for name, path in paths().items() if benchmark_of(path) == benchmark)

@@ -133,10 +133,11 @@ REFUSALS = [
 ]
 
 
+@pytest.mark.parametrize("given", [True, False], ids=["results-dir", "default-results-dir"])
 @pytest.mark.parametrize("argv,needle", REFUSALS, ids=[r[1][:24] for r in REFUSALS])
-def test_refusals_are_one_line_exit_2_before_anything_is_touched(run_cli, tmp_path, monkeypatch, argv, needle):
+def test_refusals_are_one_line_exit_2_before_anything_is_touched(run_cli, tmp_path, monkeypatch, argv, needle, given):
     monkeypatch.chdir(tmp_path)
-    code, out, err = run_cli("run", *argv, "--ruleset", "v3.0", "--results-dir", tmp_path / "R")
+    code, out, err = run_cli("run", *argv, "--ruleset", "v3.0", *(["--results-dir", tmp_path / "R"] if given else []))
     assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
     assert sorted(os.listdir(tmp_path)) == []          # no results dir, no checkpoint folder
 

@@ -93,8 +93,8 @@ def _make_client():
         import boto3
         from botocore.config import Config
     except ImportError:
-        raise SuiteError("storage.storage_type object: expected the s3 extra (pip install 'suite[s3]'), "
-                         "got no boto3") from None
+        raise SuiteError("storage.storage_type object: expected the s3 extra (in the suite checkout: "
+                         "pip install '.[s3]', README's set-up), got no boto3") from None
     try:
         if not _SESSION:
             _SESSION.append(boto3.session.Session())
