@@ -14,7 +14,9 @@ def add_parser(sub) -> None:
     p.add_argument("--data-dir", help="the dataset (suite datagen), a directory or s3://bucket/prefix (object "
                                       "storage: docs/object-storage.md); omitted: the embedded miniature, "
                                       "generated on first use under ./results/data")
-    p.add_argument("--results-dir", help="default ./results/<workload>_<accel>-<N>acc-<UTC time>")
+    p.add_argument("--results-dir", help="default: a fresh ./results/<name>-<UTC time>, claimed for this run "
+                                         "(training <workload>_<accel>-<N>acc, checkpointing <workload>-<N>p, "
+                                         "vector DB <workload>-<index>, kv-cache, tpcx-ai-sf<SF>)")
     engine_arg(p, also=("local", "dask"))      # local, dask: tpcx-ai's engines (runscope refuses them elsewhere)
     for kind in registry.KINDS:
         if kind.add_run_arguments is not None:
