@@ -3,9 +3,9 @@ nothing fetched. Everything taken from result files is escaped.
 
 Words never break inside (issue 38: "invali d"): text wraps between words only, a cell of one
 hyphenated token (a rule id, a host name) stays whole, and a long path wraps after a "/" only (<wbr>);
-a table wider than its section scrolls inside it. The verdict and the headline figures carry stable ids
-(`verdict`, `headline`) on the page's first section that has them: the first screen shows them
-(tests/report/test_pages_in_a_browser.py).
+a table wider than its section scrolls inside it. The page's first verdict and first headline
+figures carry the ids `page-verdict` and `page-headline` (sections have their own ids): the first
+screen shows them (tests/report/test_pages_in_a_browser.py).
 """
 
 import base64
@@ -87,7 +87,7 @@ def _block(b, ids: set) -> str:
         cards = "".join(f'<div class="figure"><div class="label">{escape(str(label))}</div>'
                         f'<div class="value">{escape(str(value))}</div><div class="note">{escape(str(note))}</div></div>'
                         for label, value, note in b.items)
-        return f'<div class="figures"{_first("headline", ids)}>{cards}</div>'
+        return f'<div class="figures"{_first("page-headline", ids)}>{cards}</div>'
     if isinstance(b, c.Table):
         head = "".join(f"<th>{escape(str(h))}</th>" for h in b.header)
         body = "".join("<tr>" + "".join(
@@ -101,7 +101,7 @@ def _block(b, ids: set) -> str:
         return f'<img alt="{escape(b.alt)}" src="data:image/png;base64,{data}">'
     if isinstance(b, c.Verdict):
         cls = "v-" + "".join(ch if ch.isalnum() or ch == "-" else "-" for ch in b.verdict.lower())
-        return f'<p{_first("verdict", ids)}><span class="verdict {cls}">{escape(b.verdict)}</span>{text(b.text)}</p>'
+        return f'<p{_first("page-verdict", ids)}><span class="verdict {cls}">{escape(b.verdict)}</span>{text(b.text)}</p>'
     raise TypeError(f"unknown report block {type(b).__name__}")
 
 
