@@ -53,6 +53,14 @@ def ratio_plot(pair: dict, level: float) -> bytes:
     return _png(fig)
 
 
+def across_labels(results, order: list, dated: bool) -> list:
+    """The across plot's tick labels: each result's letter, over its start time when the results are dated
+    (two lines: suite.report.plots.tick_label)."""
+    from suite.report.plots import tick_label
+
+    return [tick_label(render.comparable.letter(i + 1), *([results[i].when[:16]] if dated else [])) for i in order]
+
+
 def across_plot(doc: dict, results) -> bytes:
     """The chosen figure of every result: its runs as dots, the mean as a bar."""
     from suite.report.escape import terminal
@@ -68,8 +76,7 @@ def across_plot(doc: dict, results) -> bytes:
         vals = [v for v in s.per_run if math.isfinite(v)]
         ax.bar([x], [stats.mean(vals) if vals else 0.0], color="#2f6db5", alpha=0.35, width=0.6)
         ax.plot([x] * len(vals), vals, "o", color="#2f6db5", markersize=4)
-    labels = [f"{render.comparable.letter(i + 1)}" + (f"\n{results[i].when[:16]}" if dated else "") for i in order]
-    ax.set_xticks(range(len(order)), [terminal(label) for label in labels], fontsize=8)
+    ax.set_xticks(range(len(order)), across_labels(results, order, dated), fontsize=8)
     label = next(f.label for f in results[0].figures if f.name == name)
     ax.set_ylabel(terminal(label))
     ax.set_title(terminal(f"{label} per result ({'over time' if dated else 'in the order given'}): bars the mean, "

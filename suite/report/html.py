@@ -1,7 +1,15 @@
 """The report as one self-contained HTML page: inline CSS, PNGs embedded as base64, no scripts,
-nothing fetched. Everything taken from result files is escaped."""
+nothing fetched. Everything taken from result files is escaped.
+
+Words never break inside (issue 38: "invali d"): text wraps between words only, a cell of one
+hyphenated token (a rule id, a host name) stays whole, and a long path wraps after a "/" only (<wbr>);
+a table wider than its section scrolls inside it. The page's first verdict and first headline
+figures carry the ids `page-verdict` and `page-headline` (sections have their own ids): the first
+screen shows them (tests/report/test_pages_in_a_browser.py).
+"""
 
 import base64
+import re
 from html import escape
 
 from suite.report import content as c
@@ -13,7 +21,7 @@ body { margin:0; font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaV
        color:var(--ink); background:var(--bg); }
 header { background:#1d2330; color:#fff; padding:22px 40px 18px; }
 header h1 { margin:0 0 4px; font-size:24px; font-weight:600; }
-header .sub { color:#b9c2d3; font-size:13px; word-break:break-all; }
+header .sub { color:#b9c2d3; font-size:13px; overflow-wrap:break-word; }
 main { max-width:1180px; margin:0 auto; padding:12px 32px 40px; }
 section { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:16px 22px;
           margin:18px 0; }
@@ -26,11 +34,13 @@ p { margin:6px 0; }
 .figure .label { color:var(--muted); font-size:12px; text-transform:uppercase; letter-spacing:.04em; }
 .figure .value { font-size:21px; font-weight:650; margin:2px 0; font-variant-numeric:tabular-nums; }
 .figure .note { color:var(--muted); font-size:12px; }
-table { border-collapse:collapse; width:100%; margin:8px 0; font-size:13.5px; }
+.table-wrap { overflow-x:auto; margin:8px 0; }    /* a table wider than its section scrolls inside it */
+table { border-collapse:collapse; width:100%; font-size:13.5px; }
 th, td { text-align:left; padding:5px 10px; border-bottom:1px solid var(--line); vertical-align:top;
-         overflow-wrap:anywhere; }  /* a long path or message wraps inside its cell, never past the page */
-th { background:#f0f2f5; font-weight:600; overflow-wrap:normal; }   /* headers break between words only */
-td:first-child { min-width:6ch; }
+         overflow-wrap:normal; word-break:normal; }  /* between words only: never "invali d" */
+th { background:#f0f2f5; font-weight:600; min-width:7ch; }
+td { min-width:6ch; }
+.nb { white-space:nowrap; }       /* a hyphenated token or a path's piece: whole, never split at "-" */
 td.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
 img { max-width:100%; height:auto; display:block; margin:10px 0; }
 .verdict { display:inline-block; padding:3px 12px; border-radius:12px; font-weight:650; font-size:14px;
@@ -48,39 +58,70 @@ def _is_num(text: str) -> bool:
     return bool(t) and t.isdigit()
 
 
-def _block(b) -> str:
+LONG_PATH_CHARS = 24                 # a token with "/" longer than this may wrap after a "/"
+_SPACE = re.compile(r"(\s+)")
+
+
+def _token(tok: str) -> str:
+    if "/" in tok and len(tok) > LONG_PATH_CHARS:
+        pieces = re.findall(r"[^/]*/|[^/]+$", tok)
+        return "<wbr>".join(f'<span class="nb">{escape(p)}</span>' for p in pieces)
+    return escape(tok)
+
+
+def text(value) -> str:
+    """Escaped text that breaks between words, and inside a long path after a "/" only."""
+    return "".join(part if _SPACE.fullmatch(part) else _token(part) for part in _SPACE.split(str(value)) if part)
+
+
+def _td(value: str) -> str:
+    """A cell of one hyphenated token (a rule id, a host, "run-1") stays whole: no break after its "-"."""
+    one = value and not _SPACE.search(value) and "-" in value and not ("/" in value and len(value) > LONG_PATH_CHARS)
+    return f'<td class="nb">{escape(value)}</td>' if one else f"<td>{text(value)}</td>"
+
+
+def _block(b, ids: set) -> str:
     if isinstance(b, c.Text):
-        return f"<p>{escape(b.text)}</p>"
+        return f"<p>{text(b.text)}</p>"
     if isinstance(b, c.Figures):
         cards = "".join(f'<div class="figure"><div class="label">{escape(str(label))}</div>'
                         f'<div class="value">{escape(str(value))}</div><div class="note">{escape(str(note))}</div></div>'
                         for label, value, note in b.items)
-        return f'<div class="figures">{cards}</div>'
+        return f'<div class="figures"{_first("page-headline", ids)}>{cards}</div>'
     if isinstance(b, c.Table):
         head = "".join(f"<th>{escape(str(h))}</th>" for h in b.header)
         body = "".join("<tr>" + "".join(
             f'<td class="num">{escape(str(v))}</td>' if b.numbers_right and _is_num(str(v))
-            else f"<td>{escape(str(v))}</td>"
+            else _td(str(v))
             for v in row) + "</tr>" for row in b.rows)
         cap = f'<p class="caption">{escape(b.caption)}</p>' if b.caption else ""
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{cap}"
+        return f'<div class="table-wrap"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>{cap}'
     if isinstance(b, c.Image):
         data = base64.b64encode(b.png).decode("ascii")
         return f'<img alt="{escape(b.alt)}" src="data:image/png;base64,{data}">'
     if isinstance(b, c.Verdict):
         cls = "v-" + "".join(ch if ch.isalnum() or ch == "-" else "-" for ch in b.verdict.lower())
-        return f'<p><span class="verdict {cls}">{escape(b.verdict)}</span>{escape(b.text)}</p>'
+        return f'<p{_first("page-verdict", ids)}><span class="verdict {cls}">{escape(b.verdict)}</span>{text(b.text)}</p>'
     raise TypeError(f"unknown report block {type(b).__name__}")
 
 
+def _first(name: str, ids: set) -> str:
+    """` id="NAME"` on the page's first block of its type (the verdict, the headline figures), once."""
+    if name in ids:
+        return ""
+    ids.add(name)
+    return f' id="{name}"'
+
+
 def render(page: c.Page, generated_by: str) -> str:
+    ids: set = set()
     sections = "\n".join(
-        f'<section id="{escape(s.id)}"><h2>{escape(s.title)}</h2>\n' + "\n".join(_block(b) for b in s.blocks)
+        f'<section id="{escape(s.id)}"><h2>{escape(s.title)}</h2>\n' + "\n".join(_block(b, ids) for b in s.blocks)
         + "</section>" for s in page.sections)
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
             f"style-src 'unsafe-inline'\">\n"
             f"<title>{escape(page.title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-            f'<header><h1>{escape(page.title)}</h1><div class="sub">{escape(page.subtitle)}</div></header>\n'
+            f'<header><h1>{escape(page.title)}</h1><div class="sub">{text(page.subtitle)}</div></header>\n'
             f"<main>\n{sections}\n</main>\n<footer>{escape(generated_by)}</footer>\n</body>\n</html>\n")

@@ -34,3 +34,13 @@ def _png(fig) -> bytes:
         warnings.simplefilter("ignore", RuntimeWarning)       # numpy overflow notes near the float limit
         fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
     return buf.getvalue()
+
+
+def tick_label(*lines) -> str:
+    """A tick label of several lines (e.g. a result's letter over its date), one argument a line: each
+    escaped (suite.report.escape.terminal: a control character from a result file, a newline included,
+    shows as \\xNN), then joined by real newlines, so matplotlib draws them one under the other. Escaping
+    the joined label is what drew a literal "A\\x0a2026-11-27T13:53" (issue 38)."""
+    from suite.report.escape import terminal
+
+    return "\n".join(terminal(line) for line in lines)

@@ -1,0 +1,51 @@
+"""Issue 38, output people can read: HTML cells that never break a word, Markdown tables that fit 100
+columns (or become a list), plot tick labels on real lines. The browser's view of the same pages is
+tests/report/test_pages_in_a_browser.py."""
+
+from types import SimpleNamespace
+
+from suite.compare.page import across_labels
+from suite.report import content as c
+from suite.report import escape, html, markdown
+from suite.report.plots import tick_label
+
+LONG = "closed/TTA/results/seahorse-storage/vector_database/milvus/DISKANN/run/20260724_090536/summary.json"
+
+
+def test_html_wraps_between_words_and_long_paths_after_a_slash_only():
+    assert "break-all" not in html.CSS and "anywhere" not in html.CSS
+    cell = html.text(f"{LONG}: expected 5, got 1 <b>")
+    assert "<wbr>" in cell and cell.count("<wbr>") == LONG.count("/")
+    assert cell.startswith('<span class="nb">closed/</span><wbr><span class="nb">TTA/</span><wbr>')
+    assert "&lt;b&gt;" in cell and "<b>" not in cell
+    assert html.text("run-1/summary.json") == "run-1/summary.json"          # a short path stays one piece
+    page = html.render(c.Page("t", LONG, [c.Section("s", "S", [
+        c.Verdict("invalid", "verdict: INVALID (not compliant)"), c.Figures([("a", "1", "")]),
+        c.Table(["rule", "effect", "message"], [["vdb-ground-truth-recorded", "invalid", f"{LONG}: x (y-z)"]]),
+        c.Verdict("open", "second"), c.Figures([("b", "2", "")])])]), "gen")
+    assert '<td class="nb">vdb-ground-truth-recorded</td>' in page          # one hyphenated token: whole
+    assert '<div class="table-wrap"><table>' in page                        # a wide table scrolls in its section
+    assert page.count('id="page-verdict"') == 1 and page.count('id="page-headline"') == 1
+
+
+def test_a_markdown_table_fits_100_columns_or_is_a_list():
+    narrow = c.Table(["run", "status"], [["run-1", "complete"], ["run-2", "-"]])
+    assert markdown._block(narrow) == "| run | status |\n|---|---|\n| run-1 | complete |\n| run-2 | \\- |"
+    wide = c.Table(["rule", "effect", "where", "message"],
+                   [["dataset-size", "invalid", LONG, "num_files_train: expected >= 3500, got 42 " * 3],
+                    ["x", "–", "", "1. starts like a list when wrapped " + "- " * 60]])
+    out = markdown._block(wide)
+    lines = out.splitlines()
+    assert all(len(line) <= markdown.WIDTH or " " not in line.strip() for line in lines), out
+    assert lines[0].startswith("- **dataset-size** — effect: invalid; where:") and "|" not in out
+    assert any(escape.markdown(LONG) in line for line in lines)               # a long path is never cut
+    assert "expected \\>= 3500" in out and "effect: –" not in out           # escaped; empty cells left out
+    assert sum(line.startswith("- ") for line in lines) == 2                 # one item per row, nothing else a list
+
+
+def test_tick_labels_are_lines_not_escaped_newlines():
+    assert tick_label("A", "2026-11-27T13:53") == "A\n2026-11-27T13:53"
+    assert tick_label("B", "evil\n\x1b[31m") == "B\nevil\\x0a\\x1b[31m"       # a result's own control chars: shown
+    results = [SimpleNamespace(when="2026-11-27T13:53:10"), SimpleNamespace(when="2026-11-26T08:00:00")]
+    assert across_labels(results, [1, 0], dated=True) == ["B\n2026-11-26T08:00", "A\n2026-11-27T13:53"]
+    assert across_labels(results, [0, 1], dated=False) == ["A", "B"]
