@@ -18,6 +18,7 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import RunError
+from suite.kv_cache import stats
 from suite.kv_cache.model import GIB, Params
 
 STORAGE_FREE_FRACTION = 0.95
@@ -109,6 +110,9 @@ def main(argv=None) -> int:
         out = Path(a.rank_output_base) / f"rank_{rank}"
         out.mkdir(parents=True, exist_ok=True)
         files.write_atomic(out / f"kvcache_results_{a.timestamp}.json", files.dump_json(result, indent=2))
+        empty = stats.served_nothing(result)      # the file stays as evidence; the trial failed
+        if empty:
+            raise RunError(empty)
         s = result["summary"]
         print(f"  rank {rank}: {s['total_requests']} requests, {s['avg_throughput_tokens_per_sec']:.1f} tokens/s, "
               f"storage read {s['cache_stats']['tier_storage_read_bandwidth_gbps']:.3f} GiB/s, write "
