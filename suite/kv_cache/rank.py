@@ -84,7 +84,6 @@ def trial(a, rank: int, comm, barrier) -> dict:
     from suite.kv_cache import cache as kvcache
     from suite.kv_cache import model
     from suite.kv_cache import sim
-    from suite.kv_cache import stats
     from suite.kv_cache.tier import MemoryTier, Pattern, StorageTier
     from suite.storage.backend.select import backend_for
 

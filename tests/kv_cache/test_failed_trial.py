@@ -198,3 +198,12 @@ def test_a_good_runs_rank_file_zeroed_is_caught(run_cli, tmp_path, monkeypatch):
     code, doc = checked(run_cli, leaf)
     assert {f["field"].split()[-1] for f in failed_findings(doc)} >= {"total_tokens_generated"}
     assert (code, doc["verdict"]) == (1, "invalid")
+
+
+def test_the_report_shows_the_failure_not_a_figure(runs, run_cli, tmp_path):
+    code, out, err = run_cli("report", runs["enospc"][0], "--out", tmp_path / "rep")
+    assert code in (0, 1) and "Traceback" not in err, err
+    html = (tmp_path / "rep" / "index.html").read_text()
+    assert "FAILED (no result)" in html and "No space left on device" in html and "INVALID" in html
+    row = (tmp_path / "rep" / "kvcache_options.csv").read_text().splitlines()[1]
+    assert row.startswith("1,") and "0.0" not in row
