@@ -95,7 +95,7 @@ def expected_ranks(lf: kvleaf.Leaf) -> int | None:
     return max(said) if said else None
 
 
-def rank_facts(lf: kvleaf.Leaf, derived: dict, n: int | None) -> dict:
+def rank_facts(lf: kvleaf.Leaf, derived: dict, n: int | None, failures: list) -> dict:
     problems, mismatches, missing, failed = [], [], [], []
     ran = evidence.durations(lf)
     for (o, t), ranks in sorted(lf.rank_dirs.items()):
@@ -109,12 +109,7 @@ def rank_facts(lf: kvleaf.Leaf, derived: dict, n: int | None) -> dict:
             if s["status"] == "mismatch":
                 mismatches.append(_p(f"option_{o}/trial_{t}/rank_{r} summary.{s['figure']}", s["derived"], s["claimed"], path))
     mismatches += evidence.elapsed_problems(lf, ran)
-    failed += evidence.log_failures(lf)
-    suite = (lf.metadata or {}).get("suite") or {}
-    for d in suite.get("trials") or [] if isinstance(suite, dict) else []:
-        if isinstance(d, dict) and d.get("status") != "complete":
-            failed.append(_p(f"option {d.get('option')} trial {d.get('trial')}", "complete", d.get("status"),
-                             note=str(d.get("error") or "")[:200]))
+    failed += [item for _o, _t, item in failures]
     by_option: dict[int, list[float]] = {}
     for (o, _t, _r), (path, doc) in lf.ranks.items():
         by_option.setdefault(o, []).append(kvleaf.number(doc, ("summary", "cache_stats", "storage_entries"), path))
@@ -154,6 +149,17 @@ def summary_problems(lf: kvleaf.Leaf, derived: dict, complete: set) -> tuple[lis
             if s["status"] == "mismatch"], statements
 
 
+def failed_options(derived: dict, failures: list) -> None:
+    """An option with a failed trial shows no figure (its aggregates are not a result: issue 36, class
+    11): each reference figure None, `failed_trials` the reasons (a failure of no known option: all)."""
+    for o, d in derived.items():
+        why = [f"{i.field}: expected {i.expected}, got {i.value}" + (f" ({i.note})" if i.note else "")
+               for x, _t, i in failures if x in (None, int(o))]
+        if why:
+            d.update({k: None for k in figures.REFERENCE_KEYS}, valid=False, failed_trials=why[:20])
+            d.pop("suite_figures", None)
+
+
 def host_saturation(lf: kvleaf.Leaf) -> float | None:
     """The longest span (s) a trial's client CPUs were saturated (user+system at or above
     hostmetrics.BUSY_PCT), over the trials' host_metrics.json; None where no trial was sampled."""
@@ -169,9 +175,11 @@ def facts(lf: kvleaf.Leaf) -> tuple[dict, dict, list]:
     div = division(lf)
     n = expected_ranks(lf)
     derived = figures.options(lf, n, evidence.durations(lf))
-    out = {"kvcache.division": div, **command_facts(lf, doc, div), **rank_facts(lf, derived, n)}
+    failures = evidence.trial_failures(lf)
+    out = {"kvcache.division": div, **command_facts(lf, doc, div), **rank_facts(lf, derived, n, failures)}
     complete = {o for o, d in derived.items() if not d["missing_files"] and any(k[0] == int(o) for k in lf.ranks)}
     out["kvcache.summary_problems"], statements = summary_problems(lf, derived, complete)
+    failed_options(derived, failures)
     if lf.summary_name is not None:
         out["kvcache.summary_name"] = lf.summary_name
     out["kvcache.miniature"] = bool(evidence.miniature(lf))

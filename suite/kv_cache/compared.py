@@ -11,7 +11,7 @@ from pathlib import Path
 
 from suite.benchmark import Measured, Samples
 from suite.kv_cache import check as kvcheck
-from suite.kv_cache import figures
+from suite.kv_cache import evidence, figures
 from suite.kv_cache import leaf as kvleaf
 
 REDERIVED = {"avg_throughput_tokens_per_sec": "avg_tps", "storage_throughput_tokens_per_sec": "storage_tps",
@@ -39,8 +39,13 @@ def trials(lf: kvleaf.Leaf, o: int) -> tuple[dict[str, list[float]], list[str]]:
     """Per figure one value per trial with every rank file present; the trials left out, and why."""
     per: dict[str, list[float]] = {key: [] for _, _, key, _ in FIGURES}
     notes = []
+    failed = {tt: i for oo, tt, i in evidence.trial_failures(lf) if oo in (None, o)}
     for t in sorted(t for (oo, t) in lf.rank_dirs if oo == o):
         ranks = lf.rank_dirs[(o, t)]
+        why = failed.get(t, failed.get(None))
+        if why is not None:                   # a failed trial is no sample (issue 36, class 11)
+            notes.append(f"option_{o}/trial_{t}: left out (failed: {why.field}: {str(why.value)[:80]})")
+            continue
         found = [rank(lf.ranks[(o, t, r)][1], lf.ranks[(o, t, r)][0]) for r in ranks if (o, t, r) in lf.ranks]
         if not found or len(found) < len(ranks):
             notes.append(f"option_{o}/trial_{t}: left out ({len(found)} of {len(ranks)} rank files)")

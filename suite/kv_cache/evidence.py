@@ -7,6 +7,7 @@ these into facts; a fact that cannot be computed is reported as missing, never s
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from suite import files
 from suite.errors import ResultError
@@ -91,6 +92,77 @@ def log_failures(lf: kvleaf.Leaf) -> list[Item]:
             where = f"option {m.group(1)} trial {m.group(2)}" if m else name
             out.append(_item(f"{where} log {name}", "no traceback or I/O error", hit.group(0)[:160], path))
     return out
+
+
+def trial_failures(lf: kvleaf.Leaf) -> list[tuple[int | None, int | None, Item]]:
+    """[(option, trial, why)] for every trial that failed, re-derived from the rank outputs whatever the
+    metadata records: a rank log with a traceback or an I/O error, a trial whose ranks together served
+    no request or token (`trial_served_nothing`), a rank whose requests wrote no entry or made no token
+    (`rank_served_nothing`), a trial a command ran without its trial directory; and the metadata's own
+    record of a trial not complete."""
+    out = [(int(m.group(1)), int(m.group(2))) + (i,) if (m := LOG_NAME.fullmatch(Path(str(i.path)).name)) else (None, None, i)
+           for i in log_failures(lf)]
+    for (o, t, r), (path, doc) in sorted(lf.ranks.items()):
+        why = rank_served_nothing(doc)
+        if why:
+            out.append((o, t, _item(f"option {o} trial {t} rank_{r} {why[0]}", why[1], why[2], path)))
+    for (o, t), ranks in sorted(lf.rank_dirs.items()):
+        docs = [lf.ranks[(o, t, r)][1] for r in ranks if (o, t, r) in lf.ranks]
+        why = trial_served_nothing(docs)
+        if why:
+            out.append((o, t, _item(f"option {o} trial {t} {why[0]} over its {len(docs)} rank file(s)", why[1], why[2],
+                                    lf.path / f"option_{o}" / f"trial_{t}")))
+    ran = {(kvleaf.option_of(c), trial_of(c)) for c in trial_commands(lf)}
+    out += [(o, t, _item(f"option {o} trial {t}", "its rank results (the trial command ran)",
+                      f"no option_{o}/trial_{t}/ directory", lf.metadata_path))
+            for o, t in sorted(x for x in ran if None not in x and x not in lf.rank_dirs)]
+    suite = (lf.metadata or {}).get("suite")
+    for d in (suite.get("trials") or []) if isinstance(suite, dict) and isinstance(suite.get("trials"), list) else []:
+        if isinstance(d, dict) and d.get("status") != "complete":
+            o, t = (d.get(k) if isinstance(d.get(k), int) and not isinstance(d.get(k), bool) else None
+                    for k in ("option", "trial"))
+            out.append((o, t, _item(f"option {d.get('option')} trial {d.get('trial')}", "complete", d.get("status"),
+                                 lf.metadata_path, str(d.get("error") or "")[:200])))
+    return out
+
+
+COUNTS = (("requests_completed",), ("summary", "total_requests"), ("total_tokens_generated",), ("summary", "total_tokens"))
+
+
+def _count(doc: dict, keys: tuple):
+    for k in keys:
+        doc = doc.get(k) if isinstance(doc, dict) else None
+    return doc if isinstance(doc, (int, float)) and not isinstance(doc, bool) else None
+
+
+def trial_served_nothing(docs: list[dict]) -> tuple[str, str, object] | None:
+    """(field, expected, actual) where a trial's rank files together count no request or no token (the
+    sum over its ranks), else None (a trial of no rank file is a missing-file finding, not this one)."""
+    for keys in COUNTS:
+        seen = [v for d in docs if (v := _count(d, keys)) is not None]
+        if seen and sum(seen) <= 0:
+            return ".".join(keys), "at least 1 (summed over the ranks)", sum(seen)
+    return None
+
+
+def rank_served_nothing(doc: dict) -> tuple[str, str, object] | None:
+    """(field, expected, actual) where a rank that completed requests measured nothing: 0 tokens, or no
+    entry written to any tier (summary.cache_stats.prefill_writes 0: every allocation refused)."""
+    if not (_count(doc, COUNTS[0]) or 0) > 0:
+        return None
+    for keys in COUNTS[2:] + (("summary", "cache_stats", "prefill_writes"),):
+        v = _count(doc, keys)
+        if v is not None and v <= 0:
+            return ".".join(keys), ("at least 1 entry written (0: every allocation refused, the cache dir without "
+                                    "room)" if keys[-1] == "prefill_writes" else "at least 1 token"), v
+    return None
+
+
+def trial_of(command: str) -> int | None:
+    """The trial a trial command ran: trial_<T> in its --rank-output-base."""
+    base = kvleaf.parse_command(command).get("--rank-output-base")
+    m = re.search(r"trial_([0-9]{1,4})(?:/|$)", base) if isinstance(base, str) else None
+    return int(m.group(1)) if m else None
 
 
 def elapsed_problems(lf: kvleaf.Leaf, ran: dict[int, float]) -> list[Item]:

@@ -110,12 +110,15 @@ def options(leaf: Leaf, expected_ranks: int | None = None, ran_s: dict | None = 
     return {str(o): option(leaf, o, expected_ranks, (ran_s or {}).get(o, 0.0)) for o in found}
 
 
-def summary(leaf: Leaf, expected_ranks: int, hosts: int, npernode: int, trials: int, run_datetime: str) -> dict:
-    """summary.json as mlcommons' tools read it (schema_version "1.0")."""
+def summary(leaf: Leaf, expected_ranks: int, hosts: int, npernode: int, trials: int, run_datetime: str,
+            failures: dict | None = None) -> dict:
+    """summary.json as mlcommons' tools read it (schema_version "1.0"); `failures`: {option_<O>/trial_<T>:
+    why} of the trials that failed (the reference's trial_failures)."""
     opts = options(leaf, expected_ranks)
     return {"schema_version": "1.0", "run_datetime": run_datetime, "npernode": npernode, "host_count": hosts,
             "total_ranks": expected_ranks, "trials_per_option": trials, "options": opts,
-            "partial_failure": any(o["partial_failure"] for o in opts.values()), "trial_failures": {}}
+            "partial_failure": any(o["partial_failure"] for o in opts.values()) or bool(failures),
+            "trial_failures": dict(failures or {})}
 
 
 def close(a: float, b: float) -> bool:

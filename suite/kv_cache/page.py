@@ -15,11 +15,21 @@ HEADER = ["option", "tokens/s", "read GiB/s", "write GiB/s", "P95 ms (per reques
 NAMES = {"1": "1 (storage only)", "2": "2 (storage + CPU memory)", "3": "3 (large model)"}   # closed: 8B, 8B, 70B
 
 
+def name(doc: dict, o: str) -> str:
+    """The option's row name; FAILED where a trial of it failed (its figures are no result)."""
+    failed = (doc["options"].get(o) or {}).get("valid") is False
+    return NAMES.get(o, o) + (" FAILED (no result)" if failed else "")
+
+
+def failures(doc: dict) -> list[str]:
+    return [f"  option {o} FAILED: {why}" for o, f in sorted(doc["options"].items()) for why in f.get("failed_trials", [])[:5]]
+
+
 def rows(doc: dict) -> list:
     out = []
     for o, f in sorted(doc["options"].items()):
         s = f.get("suite_figures", {})
-        out.append([NAMES.get(o, o), fmt(f["aggregated_avg_throughput_tokens_per_sec"], 1),
+        out.append([name(doc, o), fmt(f["aggregated_avg_throughput_tokens_per_sec"], 1),
                     fmt(f["aggregated_read_bandwidth_gbps"], 3), fmt(f["aggregated_write_bandwidth_gbps"], 3),
                     fmt(f["aggregated_p95_latency_ms"], 1), fmt(f["aggregated_storage_throughput_tokens_per_sec"], 1),
                     f["trial_count"], f["rank_count"], fmt(s.get("device_read_p95_ms"), 1),
@@ -32,7 +42,7 @@ def claimed_rows(doc: dict) -> list:
     out = []
     for o, c in sorted(doc["claimed"].items()):
         if isinstance(c, dict):
-            out.append([NAMES.get(o, o), fmt(c.get("aggregated_avg_throughput_tokens_per_sec"), 1),
+            out.append([name(doc, o), fmt(c.get("aggregated_avg_throughput_tokens_per_sec"), 1),
                         fmt(c.get("aggregated_read_bandwidth_gbps"), 3), fmt(c.get("aggregated_write_bandwidth_gbps"), 3),
                         fmt(c.get("aggregated_p95_latency_ms"), 1), fmt(c.get("aggregated_storage_throughput_tokens_per_sec"), 1),
                         c.get("trial_count"), c.get("rank_count")])
@@ -49,6 +59,8 @@ def text(doc: dict) -> str:
              "over trials, P95 the max over ranks and trials; suite: per-operation device latency incl. eviction, "
              "GiB per wall second):",
              table(rows(doc), HEADER)]
+    if failures(doc):
+        lines += ["", "Failed trials (their options' figures are not a result):", *failures(doc)]
     if doc["claimed"]:
         lines += ["", "summary.json says:", table(claimed_rows(doc), HEADER[:8])]
     bad = [s for s in doc["rederived"] if s["status"] != "rederived"]
@@ -76,6 +88,9 @@ def build(doc: dict):
     table = Section("options", "Per option")
     table.blocks.append(Table(HEADER, rows(doc), "Reference figures from the rank files; suite: columns are the "
                               "figures the reference's users asked for (eviction I/O included)."))
+    if failures(doc):
+        table.blocks.append(Text("Failed trials (their options' figures are not a result): " + "; ".join(
+            x.strip() for x in failures(doc))))
     if doc["claimed"]:
         table.blocks.append(Table(HEADER[:8], claimed_rows(doc), "What summary.json claims."))
     if doc["findings"]:

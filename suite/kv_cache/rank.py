@@ -4,7 +4,8 @@
 reference wrapper's options: the metadata records this command and the checker reads it).
 
 Rank r (MPI COMM_WORLD) runs with seed seed-base + r, its cache in <cache base>/rank_<r>/ (emptied
-of entry files first and after), its results in <output base>/rank_<r>/kvcache_results_<ts>.json.
+of entry files first and after; without --storage-capacity-gb its capacity is 95% of the dir's free
+space over the ranks on its host), its results in <output base>/rank_<r>/kvcache_results_<ts>.json.
 The ranks start together (a barrier). Errors: one line in <suite dir>/errors/rank-<r>.txt, abort.
 """
 
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import RunError
+from suite.kv_cache import stats
 from suite.kv_cache.model import GIB, Params
 
 STORAGE_FREE_FRACTION = 0.95
@@ -64,12 +66,24 @@ def clear_entries(backend) -> None:
             backend.remove(e.name)
 
 
+def host_ranks(comm) -> int:
+    """How many ranks run on this rank's host (MPI's shared-memory split; a collective). They share the
+    cache dir's file system, so each takes its share of the free space: every rank taking all of it
+    overfills the dir (ENOSPC), which fails the trial (issue 36, class 11)."""
+    from mpi4py import MPI
+
+    local = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        return max(1, local.Get_size())
+    finally:
+        local.Free()
+
+
 def trial(a, rank: int, comm, barrier) -> dict:
     """Build the tiers, meet the others, run the users, return the results document."""
     from suite.kv_cache import cache as kvcache
     from suite.kv_cache import model
     from suite.kv_cache import sim
-    from suite.kv_cache import stats
     from suite.kv_cache.tier import MemoryTier, Pattern, StorageTier
     from suite.storage.backend.select import backend_for
 
@@ -79,7 +93,8 @@ def trial(a, rank: int, comm, barrier) -> dict:
     backend = backend_for("local_fs", Path(a.rank_cache_base) / f"rank_{rank}")
     backend.make_prefix("")
     clear_entries(backend)
-    capacity = int(a.storage_capacity_gb * GIB) or int(STORAGE_FREE_FRACTION * (backend.free_bytes() or 0))
+    free = backend.free_bytes() or 0           # read by every rank before any writes (the barrier below)
+    capacity = int(a.storage_capacity_gb * GIB) or int(STORAGE_FREE_FRACTION * free / host_ranks(comm))
     stop = threading.Event()
     pattern = Pattern(seed)
     tiers = [MemoryTier("gpu", pattern, seed, stop), MemoryTier("cpu", pattern, seed, stop),
@@ -109,6 +124,9 @@ def main(argv=None) -> int:
         out = Path(a.rank_output_base) / f"rank_{rank}"
         out.mkdir(parents=True, exist_ok=True)
         files.write_atomic(out / f"kvcache_results_{a.timestamp}.json", files.dump_json(result, indent=2))
+        empty = stats.served_nothing(result)      # the file stays as evidence; the trial failed
+        if empty:
+            raise RunError(empty)
         s = result["summary"]
         print(f"  rank {rank}: {s['total_requests']} requests, {s['avg_throughput_tokens_per_sec']:.1f} tokens/s, "
               f"storage read {s['cache_stats']['tier_storage_read_bandwidth_gbps']:.3f} GiB/s, write "

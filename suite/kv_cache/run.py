@@ -212,6 +212,8 @@ class KvCache:
                     lambda rc: mpi.rank_failure(suite_dir, rc))
         finally:
             out_log.close()
+        if status == "complete" and (why := self.served_nothing(o, t, p)):
+            status, error = "failed", why
         doc = {"option": o, "trial": t, "status": status, "error": error, "cgroup": evidence,
                "cache_drop": drop.to_dict(), "command": shlex.join(map(str, argv)), "params": p.to_dict(),
                "stdout": f"{base}.stdout.log", "stderr": f"{base}.stderr.log", "start_unix_s": started,
@@ -221,21 +223,37 @@ class KvCache:
         self.done.append(doc)
         return doc
 
+    def served_nothing(self, o: int, t: int, p) -> str | None:
+        """Why a trial whose ranks all exited 0 is still no result (no request or token over its ranks), or None."""
+        from suite.errors import ResultError
+        from suite.kv_cache import evidence
+
+        found = sorted((self.leaf / f"option_{o}" / f"trial_{t}").glob("rank_*/kvcache_results_*.json"))
+        why = evidence.trial_served_nothing([files.load_json(f, error=ResultError, root=self.leaf) for f in found])
+        return None if why is None else (f"option {o} trial {t}: {why[0]} {why[2]} over {len(found)} rank(s) in "
+                                         f"{p.duration_s:g} s (expected {why[1]}): a trial that served nothing is no result")
+
     def write_leaf(self, done: list) -> None:
         """summary.json (from the rank files: suite.kv_cache.figures) and the metadata, however it ended."""
         from suite.kv_cache import figures
         from suite.kv_cache import leaf as kvleaf
 
+        from suite.kv_cache import check, evidence
+
         if self.leaf is None or not done:
             return
         hosts = self.opts.hosts or [socket.gethostname()]
         trials = max(t for _o, t, _p in self.trials) + 1
-        if any(self.leaf.glob("option_*")):
-            summary = figures.summary(kvleaf.load(self.leaf), self.opts.ranks, len(hosts),
-                                      max(1, self.opts.ranks // len(hosts)), trials, self.stamp)
-            files.write_atomic(self.leaf / "summary.json", files.dump_json(summary, indent=2))
         files.write_atomic(self.leaf / f"kv_cache_{self.stamp}_metadata.json",
                            files.dump_json(self.metadata(done, hosts, trials), indent=2))
+        if any(self.leaf.glob("option_*")):       # after the metadata: a failed trial shows no figure
+            lf = kvleaf.load(self.leaf)
+            failures = evidence.trial_failures(lf)
+            summary = figures.summary(lf, self.opts.ranks, len(hosts), max(1, self.opts.ranks // len(hosts)), trials,
+                                      self.stamp, {f"option_{o}/trial_{t}": f"{i.field}: {str(i.value)[:80]}"
+                                                   + (f" ({i.note})" if i.note else "") for o, t, i in failures})
+            check.failed_options(summary["options"], failures)
+            files.write_atomic(self.leaf / "summary.json", files.dump_json(summary, indent=2))
 
     def metadata(self, done: list, hosts: list, trials: int) -> dict:
         o = self.opts
@@ -274,22 +292,37 @@ def connect_hosts(opts: Options):
 
 
 def run(opts: Options) -> int:
-    kind = KvCache(opts)
-    enforced.run(kind)
-    enforced.say(f"suite run: kv-cache complete: {kind.leaf}")
-    from suite.kv_cache import figures
-    from suite.kv_cache import leaf as kvleaf
+    """The trials, then suite check's verdict of the leaf. A trial that failed (a rank's error: ENOSPC in
+    the cache dir, a rank that served nothing) fails the run: the leaf records it failed with the reason,
+    the run says so and exits 1 with the check's verdict line (INVALID: kvcache-trials-complete)."""
+    from dataclasses import replace as replaced
 
-    for o, f in figures.options(kvleaf.load(kind.leaf), opts.ranks).items():
+    from suite.errors import RunError
+    from suite.kv_cache import check
+
+    kind = KvCache(opts)
+    failed = None
+    try:
+        enforced.run(kind)
+    except RunError as exc:
+        if kind.leaf is None or not any(kind.leaf.glob("kv_cache_*_metadata.json")):
+            raise                             # nothing ran: the one-line error alone
+        failed = str(exc)
+    if failed:
+        enforced.say(f"suite run: kv-cache FAILED: {failed}\n  the leaf records the failed trial: {kind.leaf}")
+    else:
+        enforced.say(f"suite run: kv-cache complete: {kind.leaf}")
+    a = check.assess(kind.leaf)
+    for o, f in sorted(a["derived"].items()):
+        if f.get("valid") is False:
+            enforced.say(f"  option {o}: FAILED, no figure ({f['failed_trials'][0][:200]})")
+            continue
         enforced.say(f"  option {o}: {f['aggregated_avg_throughput_tokens_per_sec']:.1f} tokens/s, read "
                      f"{f['aggregated_read_bandwidth_gbps']:.3f} GiB/s, write {f['aggregated_write_bandwidth_gbps']:.3f} "
                      f"GiB/s, P95 {f['aggregated_p95_latency_ms'] or 0:.1f} ms")
-    from suite.kv_cache import check
-
-    a = check.assess(kind.leaf)
     why = "; ".join(dict.fromkeys(f.rule_id for f in a["findings"]))
     enforced.say(f"suite check: {a['verdict'].upper()}" + (f" ({why})" if why else ""))
-    said = check.voice(a)
+    said = replaced(check.voice(a), failed=failed is not None)
     enforced.say(said.line())                 # the last line: suite check's verdict line (suite.rules.verdict)
     return said.code
 

@@ -259,6 +259,12 @@ def _copy_leaves(src: Path, dst: Path, division: str = "closed") -> list[Path]:
             why = refusal(files.load_json(leaf / "results.json", root=src), leaf / "results.json", division)
             if why:
                 raise SuiteError(why)
+        for meta in sorted(leaf.glob("*_metadata.json")):   # a kv_cache leaf: never filed, unvetted, anywhere
+            said = files.load_json(meta, root=src)
+            kind = said.get("benchmark_type") if isinstance(said, dict) else None
+            if isinstance(kind, str) and (kind != dst.parent.name or kind not in ("training", "checkpointing")):
+                raise SuiteError(expected_got(meta, "benchmark_type", "training or checkpointing, as the folder it "
+                                              f"goes to ({dst.parent.name}/; the kinds add vets)", repr(kind[:40])))
     for leaf in leaves:
         to = dst / leaf.relative_to(src)
         if to.exists():

@@ -4,6 +4,7 @@ name every benchmark with its kind; a path no kind takes is one line and exit 2.
 mpiexec, the embedded DiskANN engine), the committed real results, the CLI as the users call it."""
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -37,10 +38,17 @@ def runs(tmp_path_factory):
                   "v3.0", "--data-dir", data, "--results-dir", base / "training", "--division", "open", "--runs", 1,
                   *FAST) == 1                                          # open: data and results share a file system
     out["training"] = base / "training"
-    (base / "kc").mkdir()
-    _suite("run", "--workload", "kv-cache", "--cache-dir", base / "kc", "--results-dir", base / "kv_cache",
-           "--option", "1", "--trials", 1, "--duration", 1, "--inter-option-delay", 0, "--accelerators", 1,
-           "--allow-no-cache-drop", "--division", "open")
+    # the cache in memory where it can be (/dev/shm): on a loaded disk no full-size request completes in
+    # a second or two, and a trial that served none fails the run (issue 36, class 11)
+    shm = Path("/dev/shm")
+    cache = shm / f"suite-dispatch-{os.getpid()}" if shm.is_dir() and os.access(shm, os.W_OK) else base / "kc"
+    cache.mkdir()
+    try:
+        _suite("run", "--workload", "kv-cache", "--cache-dir", cache, "--results-dir", base / "kv_cache",
+               "--option", "1", "--trials", 1, "--duration", 3, "--inter-option-delay", 0, "--accelerators", 1,
+               "--allow-no-cache-drop", "--division", "open")
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
     assert list((base / "kv_cache" / "kv_cache").glob("*/run/*"))
     out["kv_cache"] = base / "kv_cache"
     out["checkpointing"] = base / "checkpointing"
@@ -82,7 +90,8 @@ def test_a_kv_cache_results_dir_is_kv_cache_not_training(runs, run_cli, tmp_path
     code, out, err = run_cli("metrics", r)
     assert "v0.5" not in out and "expected a metric block" not in out and f"== kv_cache: {leaf.relative_to(r)}" in out
     code, out, err = run_cli("check", r, "--format", "json")
-    assert code == 1 and [(x["kind"], x["path"]) for x in json.loads(out)["results"]] == \
+    # exit 0 (OPEN as asked) with the cache in /dev/shm, 1 (INVALID: cache and results on one file system) without
+    assert code in (0, 1) and [(x["kind"], x["path"]) for x in json.loads(out)["results"]] == \
         [("kv_cache", str(leaf.relative_to(r)))]
     page = _report(run_cli, r, tmp_path / "rep")
     assert "kv_cache: " + str(leaf.relative_to(r)) in page and "Per option" in page
