@@ -5,6 +5,7 @@ the published Alluxio 8B pair (tests/data/v3/checkpointing_alluxio) and the publ
 code of `suite check`.
 
 1. a checkpoint size the model's layout does not write (claimed, or recorded per checkpoint);
+2. a code image with no code (only its .code-hash.json): a hash of nothing, refused;
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import paths
 
 GIB = 1 << 30
 CKPT = paths.DATA / "checkpoint" / "v3-llama3-8b-miniature" / "R"
+TREE = paths.DATA / "v3" / "tree"
+IMAGE = "Alluxio/code-c5cbafac"          # the tree's pool image (a stand-in holding code: tests/data/v3/tree/README.md)
 ALLUXIO = paths.DATA / "v3" / "checkpointing_alluxio"
 ALLUXIO_MODEL = ALLUXIO / "closed" / "Alluxio" / "results" / "aws_r5n24xlarge_i3en12xlarge_1c_1s_8h" / "checkpointing" / "llama3-8b"
 WRITE, READ = "20260708_064613", "20260708_065100"
@@ -147,3 +150,36 @@ def test_published_recorded_bytes_forged(run_cli, tmp_path):
     assert hits[0]["expected"] == pytest.approx(LLAMA8B_BYTES / GIB)
     assert hits[0]["actual"] == pytest.approx(3 * LLAMA8B_BYTES / GIB, rel=1e-5)
     assert code == 1
+
+
+# --------------------------------------------------------------------------- 2. a code image with no code
+
+
+def test_tree_image_with_code_verifies(run_cli, tmp_path):
+    """The fixture's image holds code whose md5-tree-v2 is the hash it records: CHECK-02 is evaluated, not skipped."""
+    from suite.published import pool
+
+    shutil.copytree(TREE, tmp_path / "t")
+    image = tmp_path / "t" / IMAGE
+    assert pool.code_files(image) and pool.tree_md5(image) == json.loads((image / ".code-hash.json").read_text())["hash"]
+    code, doc = checked(run_cli, tmp_path / "t")
+    assert (code, doc["verdict"]) == (0, "closed") and doc["compliant"] is True
+    assert not [f for f in doc["findings"] if f["rule_id"].startswith("CHECK-")]
+
+
+@pytest.mark.parametrize("leftover", [[], ["__pycache__/x.pyc", "tests/test_x.py"]], ids=["bare", "only-excluded"])
+def test_tree_image_with_no_code_is_refused(run_cli, tmp_path, leftover):
+    """The image emptied to its .code-hash.json (or to files the hash leaves out): a finding that counts."""
+    shutil.copytree(TREE, tmp_path / "t")
+    image = tmp_path / "t" / IMAGE
+    for p in sorted(image.iterdir()):
+        if p.name != ".code-hash.json":
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
+    for rel in leftover:
+        (image / rel).parent.mkdir(parents=True, exist_ok=True)
+        (image / rel).write_text("x = 1\n")
+    code, doc = checked(run_cli, tmp_path / "t")
+    hit, = findings(doc, "CHECK-02-poolImageHasCode")
+    assert hit["severity"] == "error" and hit["effect"] == "fix-required"
+    assert hit["path"].endswith("code-c5cbafac") and hit["actual"] == "no files but .code-hash.json"
+    assert (code, doc["compliant"], doc["fix_required"]) == (1, False, True)     # "CLOSED, fix required (not compliant)"

@@ -130,8 +130,10 @@ CASES: dict[str, Case] = {
     "CHECK-04-poolLegacyCheck": Case(lambda t: (t / "closed/Alluxio/code").mkdir()),
     "CHECK-01-poolPointerResolution": Case(lambda t: (T(t) / "run" / RUNS[0] / ".mlps-code-image").write_text(
         "md5-tree-v2:64104f04aaaaaaaaaaaaaaaaaaaaaaaa")),
-    "CHECK-02-poolImageIntegrity": Case(lambda t: (t / "Alluxio/code-5d45230a/run.sh").write_text("#!/bin/sh\n")),
-    "CHECK-03-poolImageNaming": Case(lambda t: (t / "Alluxio/code-5d45230a").rename(t / "Alluxio/code-5d45230b")),
+    "CHECK-02-poolImageIntegrity": Case(lambda t: (t / "Alluxio/code-c5cbafac/run.sh").write_text("#!/bin/sh\n")),
+    "CHECK-02-poolImageHasCode": Case(lambda t: [shutil.rmtree(t / "Alluxio/code-c5cbafac/mlpstorage"),
+                                                 (t / "Alluxio/code-c5cbafac/pyproject.toml").unlink()]),
+    "CHECK-03-poolImageNaming": Case(lambda t: (t / "Alluxio/code-c5cbafac").rename(t / "Alluxio/code-5d45230b")),
     "2.1.19-prunedPlaceholder": Case(lambda t: None, lambda t: [p.unlink() for p in t.rglob("*") if p.is_file()
                                                                 and p.read_bytes() == b"PRUNED BY STAFF\n"]),
     "2.1.19-runFiles": Case(lambda t: run_summary(t, 3).write_bytes(b"PRUNED BY STAFF\n")),
