@@ -183,3 +183,81 @@ def test_tree_image_with_no_code_is_refused(run_cli, tmp_path, leftover):
     assert hit["severity"] == "error" and hit["effect"] == "fix-required"
     assert hit["path"].endswith("code-c5cbafac") and hit["actual"] == "no files but .code-hash.json"
     assert (code, doc["compliant"], doc["fix_required"]) == (1, False, True)     # "CLOSED, fix required (not compliant)"
+
+
+# --------------------------------------------------------------------------- 3. published vector_database figures
+
+VDB = paths.DATA / "v3" / "vector_database_TTA"
+VDB_RUN = Path("closed/TTA/results/seahorse-storage/vector_database/milvus/DISKANN/run/20260724_090536")
+VDB_CLAIMED_ONLY = {"mean_latency_ms", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms", "p999_latency_ms", "recall"}
+
+
+@pytest.fixture
+def vdb(tmp_path) -> Path:
+    shutil.copytree(VDB, tmp_path / "t")
+    return tmp_path / "t"
+
+
+def _vrun(run_cli, root: Path) -> dict:
+    code, out, err = run_cli("metrics", root, "--format", "json")
+    assert code == 0, err
+    return json.loads(out)["benchmarks"][0]["runs"][0]
+
+
+def test_vdb_published_figures_not_rederivable_are_shown_as_claimed(vdb, run_cli):
+    """The leaf keeps no per-query records: its latencies and recall are claimed, never a figure; its QPS is
+    the ranks' (3,607,200 queries over the aggregate's 62.6 s)."""
+    run = _vrun(run_cli, vdb)
+    assert set(run["not_rederivable"]) == VDB_CLAIMED_ONLY and run["rederive_problems"] == []
+    assert run["recall"] is None and run["claimed"]["recall"] == 0.209675
+    assert run["throughput_qps"] == pytest.approx(3607200 / 62.60348439216614) and run["query_count"] == 3607200
+    code, out, err = run_cli("metrics", vdb)
+    assert "claimed, not re-derivable (counted in no verdict): " in out and "recall 0.209675" in out
+
+
+@pytest.mark.parametrize("recall", [0.0, 0.99])
+def test_vdb_published_claimed_recall_counts_in_no_verdict(vdb, run_cli, recall):
+    """A claimed recall (summary.json and the ranks' file agreeing) is not re-derivable: whatever it says,
+    no recall rule fires and the findings are the real leaf's own."""
+    jedit(vdb / VDB_RUN / "summary.json", lambda d: d.update(recall=recall))
+    jedit(vdb / VDB_RUN / "vectordb/simple/vdb_multi_node_summary.json", lambda d: d["recall"].update(mean_recall=recall))
+    code, doc = checked(run_cli, vdb)
+    assert {f["rule_id"] for f in findings(doc, "vdb-recall-floor") + findings(doc, "vdb-figures-rederived")} == set()
+    assert {f["rule_id"] for f in doc["findings"]} == {"vdb-run-count", "vdb-ground-truth-recorded"}
+
+
+def test_vdb_published_qps_times_ten_with_the_rank_records_left(vdb, run_cli):
+    """summary.json's QPS x10 (and the aggregate's in the ranks' file), the ranks' own records left: caught, and
+    `metrics` shows the ranks' QPS."""
+    s = json.loads((vdb / VDB_RUN / "summary.json").read_text())
+    jedit(vdb / VDB_RUN / "summary.json", lambda d: d.update(throughput_qps=10 * s["throughput_qps"]))
+    jedit(vdb / VDB_RUN / "vectordb/simple/vdb_multi_node_summary.json",
+          lambda d: d.update(throughput_qps=10 * d["throughput_qps"]))
+    code, doc = checked(run_cli, vdb)
+    hit, = findings(doc, "vdb-figures-rederived")
+    assert hit["field"] == "throughput_qps" and hit["actual"] == 10 * s["throughput_qps"]
+    assert hit["expected"] == pytest.approx(s["throughput_qps"]) and hit["severity"] == "error"
+    assert (code, doc["verdict"]) == (1, "invalid")
+    assert _vrun(run_cli, vdb)["throughput_qps"] == pytest.approx(s["throughput_qps"])
+
+
+def test_vdb_published_wall_time_cut_to_fake_qps(vdb, run_cli):
+    """summary.json and the ranks' file both claim a 6.26 s run (QPS x10): the ranks' own start and end say 62.6 s."""
+    s = json.loads((vdb / VDB_RUN / "summary.json").read_text())
+    jedit(vdb / VDB_RUN / "summary.json", lambda d: d.update(throughput_qps=10 * s["throughput_qps"],
+                                                             total_time_seconds=s["total_time_seconds"] / 10))
+    jedit(vdb / VDB_RUN / "vectordb/simple/vdb_multi_node_summary.json",
+          lambda d: d.update(total_time_seconds=d["total_time_seconds"] / 10))
+    code, doc = checked(run_cli, vdb)
+    got = {f["field"] for f in findings(doc, "vdb-figures-rederived")}
+    assert {"total_time_seconds", "throughput_qps"} <= got and code == 1
+
+
+def test_vdb_published_p99_contradicting_its_ranks_file(vdb, run_cli):
+    """A claimed figure (p99) that the ranks' file records otherwise: still claimed only, but the contradiction is
+    caught."""
+    jedit(vdb / VDB_RUN / "summary.json", lambda d: d.update(p99_latency_ms=1.0))
+    code, doc = checked(run_cli, vdb)
+    hit, = findings(doc, "vdb-figures-rederived")
+    assert (hit["field"], hit["expected"], hit["actual"]) == ("p99_latency_ms", 107.3797607421875, 1.0)
+    assert code == 1
