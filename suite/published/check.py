@@ -226,7 +226,7 @@ def _pool(org: v3tree.Org, tree: v3tree.Tree) -> tuple[list, list, list, list]:
                 content.append(Item(str(exc), d, "(code)", "a hashable code tree"))
                 continue
             if got is None:
-                empty.append(Item("no files but .code-hash.json", d, "(code)",
+                empty.append(Item("no code (only .code-hash.json or files the hash leaves out)", d, "(code)",
                                   "the image's code (the files md5-tree-v2 hashes)"))
             elif got != ch.hash and d.name == f"code-{ch.hash[:8]}":
                 content.append(Item(got, d, "(md5-tree-v2)", f"{ch.hash} (.code-hash.json)",

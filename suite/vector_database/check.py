@@ -18,7 +18,7 @@ from suite.rules.findings import Finding
 from suite.vector_database import leaf as leafmod
 
 RULE_FILES = ("vector_database.yaml",)
-PUBLISHED_FLOOR = 1e-9          # mlpstorage 3.0.46: recall 0.0 is invalid (the per-scale table is deferred); ours too
+PUBLISHED_FLOOR = 1e-9          # the least floor: mlpstorage 3.0.46 invalidates recall 0.0 (the per-scale table is deferred)
 
 
 def _p(where: str, expected, actual, note="") -> Item:
