@@ -229,6 +229,9 @@ CASES_V3 = {
     "checkpoint-leaf-filesystem": edit_v3("write", lambda d: d.update(separate=False), "fs_separation.json"),
     "checkpoint-leaf-summary-rederived": edit_v3(
         "write", lambda d: d["metric"].update(save_checkpoint_io_mean_GB_per_second=99.0), "summary.json"),
+    "checkpoint-leaf-size-layout": edit_v3(             # the size in decimal GB, not DLIO's GiB
+        "write", lambda d: d["metric"].update(checkpoint_size_GB=d["metric"]["checkpoint_size_GB"] * 2**30 / 1e9),
+        "summary.json"),
     "checkpoint-handoff-recorded": edit_v3("read", lambda d: d.pop("handoff")),
     "checkpoint-read-window": _v3_late_read,
     "checkpoint-cache-clear-3x": edit_v3("read", lambda d: d["handoff"]["cache_clear"].update(succeeded=False)),

@@ -214,12 +214,14 @@ def benchmark_scope(ph: Phase, set_items: list | None = None) -> Scope:
         "run_set.mismatches": list(set_items or []),
         "leaf.missing": leaf_missing(ph.path),
         "leaf.summary_mismatches": leaf_summary(ph.path),
+        "leaf.size_mismatches": leaf_size(ph.path, rs),
     }
     same = leaf_same_filesystem(ph.path)
     if same is not None:
         facts["leaf.same_filesystem"] = same
     src = ph.path / RUN_SET
     sources = {k: (src, k) for k in facts}
+    sources["leaf.size_mismatches"] = (ph.path / "summary.json", "metric.checkpoint_size_GB, <r>_per_epoch_stats.json")
     sources["leaf.same_filesystem"] = (ph.path / "fs_separation.json", "separate (same_filesystem)")
     if docs:
         first = ph.runs[0][0]
@@ -315,6 +317,15 @@ def leaf_summary(path: Path) -> list:
     if not leafstamp.is_stamp(path.name) or not (path / "summary.json").is_file():
         return []
     return dlio_ckpt.rederive(path).items
+
+
+def leaf_size(path: Path, run_set: dict) -> list:
+    """A v3.0 leaf's claimed checkpoint size and recorded bytes per checkpoint against the model's layout
+    (suite.checkpointing.size); others: []."""
+    from suite.checkpointing import size
+    from suite.harness import leafstamp
+
+    return size.leaf_items(path, run_set) if leafstamp.is_stamp(path.name) else []
 
 
 def leaf_missing(path: Path) -> list[str]:

@@ -195,18 +195,19 @@ def _org_scope(org: v3tree.Org, tree: v3tree.Tree) -> Scope:
               for d in org.extra if d.name.lower() == "code"]
     extra = [Item(p.name, p, "(entry)", "results/ or systems/ only") for p in org.extra]
     unpaired = [Item(p.name, p, "(file)", f"a {p.stem}.yaml beside it") for p in org.unpaired_pdfs]
-    unresolved, misnamed, content = _pool(org, tree)
+    unresolved, misnamed, content, empty = _pool(org, tree)
     return Scope("tree", org.path, {"v3.division": org.division, "v3.org.extra": extra,
                                     "v3.org.legacy_code": legacy, "v3.org.unpaired_pdfs": unpaired,
                                     "v3.pool.unresolved": unresolved, "v3.pool.misnamed": misnamed,
-                                    "v3.pool.content": content})
+                                    "v3.pool.content": content, "v3.pool.empty": empty})
 
 
-def _pool(org: v3tree.Org, tree: v3tree.Tree) -> tuple[list, list, list]:
+def _pool(org: v3tree.Org, tree: v3tree.Tree) -> tuple[list, list, list, list]:
     """(pointers that resolve to no image, images misnamed or without a readable .code-hash.json,
-    images whose code does not hash to what they record)."""
+    images whose code does not hash to what they record, images holding no code: their hash vouches
+    for nothing)."""
     images: dict[str, v3load.CodeHash | None] = {}
-    inconsistent, content = [], []
+    inconsistent, content, empty = [], [], []
     pool = org.pool_dir
     if pool.is_dir() and not pool.is_symlink():
         for d in sorted(p for p in pool.iterdir() if p.name.startswith("code-") and p.is_dir() and not p.is_symlink()):
@@ -219,15 +220,17 @@ def _pool(org: v3tree.Org, tree: v3tree.Tree) -> tuple[list, list, list]:
             images[d.name] = ch
             if d.name != f"code-{ch.hash[:8]}":
                 inconsistent.append(Item(d.name, d, "(directory name)", f"code-{ch.hash[:8]} (its recorded hash)"))
-            elif len(v3pool.code_files(d)) > 0:
-                try:
-                    got = v3pool.tree_md5(d)
-                except ResultError as exc:
-                    content.append(Item(str(exc), d, "(code)", "a hashable code tree"))
-                    continue
-                if got != ch.hash:
-                    content.append(Item(got, d, "(md5-tree-v2)", f"{ch.hash} (.code-hash.json)",
-                                             note="the image's code is not what its hash records"))
+            try:
+                got = v3pool.tree_md5(d) if v3pool.code_files(d) else None
+            except ResultError as exc:
+                content.append(Item(str(exc), d, "(code)", "a hashable code tree"))
+                continue
+            if got is None:
+                empty.append(Item("no code (only .code-hash.json or files the hash leaves out)", d, "(code)",
+                                  "the image's code (the files md5-tree-v2 hashes)"))
+            elif got != ch.hash and d.name == f"code-{ch.hash[:8]}":
+                content.append(Item(got, d, "(md5-tree-v2)", f"{ch.hash} (.code-hash.json)",
+                                    note="the image's code is not what its hash records"))
     unresolved = []
     for _, system, b in ((o, s, b) for o in [org] for s in org.systems for b in s.benchmarks):
         for leaf in _all_leaves(b):
@@ -240,7 +243,7 @@ def _pool(org: v3tree.Org, tree: v3tree.Tree) -> tuple[list, list, list]:
                 got = "no such image" if f"code-{h[:8]}" not in images else (
                     "an unreadable .code-hash.json" if ch is None else f"hash {ch.hash}")
                 unresolved.append(Item(got, leaf.path / ".mlps-code-image", "(pointer)", where))
-    return unresolved, inconsistent, content
+    return unresolved, inconsistent, content, empty
 
 
 def _all_leaves(b) -> list:

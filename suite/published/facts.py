@@ -9,6 +9,7 @@ from pathlib import Path, PurePosixPath
 from suite.published import leaf as v3load
 from suite.harness import leafstamp
 
+from suite.published import ckptsize
 from suite.published import derive as v3derive
 from suite.published import tree as v3tree
 from suite.rules.ops import Item
@@ -198,6 +199,7 @@ def checkpointing(c: v3tree.Checkpointing, org, system, params: dict):
              "v3.ckpt.subset_allowed": model == "llama3-8b" and procs == 8,
              "v3.ckpt.summary_mismatches": [i for a in again.values() for i in a.items]}
     closed = (params.get("v3_ckpt_closed_processes") or {}).get(model)
+    facts["v3.ckpt.size_mismatches"] = ckptsize.items(writes + reads, model, procs, subset, params)
     facts.update(_ckpt_shape(c, model, phases, procs, params))
     if procs is not None:
         facts["v3.ckpt.num_processes"] = procs

@@ -18,7 +18,7 @@ from suite.rules.findings import Finding
 from suite.vector_database import leaf as leafmod
 
 RULE_FILES = ("vector_database.yaml",)
-PUBLISHED_FLOOR = 1e-9          # mlpstorage 3.0.46: recall 0.0 is invalid (the per-scale table is deferred)
+PUBLISHED_FLOOR = 1e-9          # the least floor: mlpstorage 3.0.46 invalidates recall 0.0 (the per-scale table is deferred)
 
 
 def _p(where: str, expected, actual, note="") -> Item:
@@ -63,6 +63,7 @@ def run_scope(r, root: Path) -> Scope:
     problems += [x for x in r.rederive_problems if x.field in ("sha256", "ground_truth.sha256")]
     cache = r.cache_dropped if r.source == "published" else r.cache_dropped is True   # ours must record it
     facts = {"vdb.metrics_missing": [_p(f"{rel}: {k}", "a finite number", None) for k in r.missing],
+             "vdb.source": r.source,
              "vdb.recall": r.recall, "vdb.recall_floor": recall_floor(r), "vdb.ground_truth_problems": problems,
              "vdb.ground_truth_recorded": gt is not None, "vdb.cache_dropped": cache,
              "vdb.figures_not_rederived": [x for x in r.rederive_problems if x.field not in ("sha256", "ground_truth.sha256")]}
@@ -70,11 +71,11 @@ def run_scope(r, root: Path) -> Scope:
 
 
 def recall_floor(r) -> float | None:
-    """The floor from the rules' data, never from the result: our run's workload's (workloads/<name>.yaml),
-    a published run's the reference's (above 0.0); None (the rule then fails) where our run names no known
-    workload."""
+    """The floor from the rules' data, never from the result: our run's workload's (workloads/<name>.yaml);
+    None (the rule then fails) where our run names no known workload. A published run's recall is claimed
+    only, and the rule (`when: vdb.source suite`) holds it to none."""
     if r.source != "suite":
-        return PUBLISHED_FLOOR
+        return None             # a published run's recall is claimed, not re-derivable: held to no floor
     from suite.errors import SuiteError
     from suite.vector_database import workload
 

@@ -1,9 +1,9 @@
 """Reading vector_database leaves, published (MLPerf Storage v3.0) and ours, the same way.
 
 A leaf is vector_database/<engine>/<INDEX>/{datagen,run}/<ts>/ with summary.json and
-vector_database_<ts>_metadata.json. The figures come from summary.json (the published keys); the
-median latency from summary.json (ours: p50_latency_ms) or the published run's
-vectordb/simple/{vdb_multi_node_summary,statistics}.json (median_latency_ms); the ground-truth
+vector_database_<ts>_metadata.json. The figures are re-derived from the run's records (ours: the engine's
+query records; published: the ranks' records in vectordb/simple/vdb_multi_node_summary.json), what
+they cannot give kept as claimed, not re-derivable (suite.vector_database.rederive); the ground-truth
 record from ours (summary.json ground_truth) or a published result_verdict.json (flat_setup).
 Every read is bounded and stays inside the tree (suite.files, root=).
 """
@@ -61,9 +61,9 @@ class Leaf:
     missing: list = field(default_factory=list)     # published keys absent or not finite
     cdf: dict | None = None
     workload: str | None = None             # ours: the workload it ran (its recall floor and k, workloads/)
-    claimed: dict = field(default_factory=dict)             # ours: summary.json's figures as written
-    not_rederivable: list = field(default_factory=list)     # ours: figures its records cannot give (shown None)
-    rederive_problems: list = field(default_factory=list)   # ours: figures that differ, a ground truth not the recorded one
+    claimed: dict = field(default_factory=dict)             # summary.json's figures as written
+    not_rederivable: list = field(default_factory=list)     # figures its records cannot give (shown None)
+    rederive_problems: list = field(default_factory=list)   # figures that differ, a ground truth not the recorded one
     division: str | None = None             # ours: the division the run was asked (None: not recorded)
     miniature: bool = False                 # ours: the embedded miniature
 
@@ -141,6 +141,8 @@ def read(leaf: Path, root: Path | None = None) -> Leaf:
         _ours(rec, doc, leaf, root)
     else:
         _published(rec, leaf, root)
+        if rec.phase == "run":
+            _rederive_published(rec, doc, leaf, root)
     return rec
 
 
@@ -184,6 +186,19 @@ def _rederive(rec: Leaf, doc: dict, leaf: Path, root: Path) -> None:
         setattr(rec, name, int(value) if name == "query_count" and value is not None else value)
 
 
+def _rederive_published(rec: Leaf, doc: dict, leaf: Path, root: Path) -> None:
+    """A published run's figures from its ranks' records (suite.vector_database.rederive.derive_published):
+    re-derived ones replace the claims; the latencies and recall, which no record in the leaf gives, are
+    None here and kept in `claimed` (shown as claimed, not re-derivable; counted in no verdict)."""
+    from suite.vector_database import rederive
+
+    derived, rec.not_rederivable, problems, rec.claimed = rederive.derive_published(leaf, doc, root)
+    rec.rederive_problems += problems + rederive.mismatches(str(leaf / "summary.json"), doc, derived)
+    for name in rederive.FIGURES:
+        value = derived.get(name)
+        setattr(rec, name, int(value) if name == "query_count" and value is not None else value)
+
+
 def _ours(rec: Leaf, doc: dict, leaf: Path, root: Path) -> None:
     rec.workload = doc.get("workload") if isinstance(doc.get("workload"), str) else None
     rec.division = doc.get("division") if doc.get("division") in ("closed", "open") else None
@@ -211,13 +226,12 @@ def _ours(rec: Leaf, doc: dict, leaf: Path, root: Path) -> None:
 
 
 def _published(rec: Leaf, leaf: Path, root: Path) -> None:
-    """The published leaf's run-level files: the median latency, the ground-truth record, the version."""
+    """The published leaf's run-level files: the client hosts, the ground-truth record, the version (the
+    figures: _rederive_published)."""
     for name in ("vdb_multi_node_summary.json", "statistics.json"):
         p = leaf / "vectordb" / "simple" / name
         if p.is_file():
             d = _load(p, root)
-            if isinstance(d, dict) and rec.p50_latency_ms is None:
-                rec.p50_latency_ms = _num(d.get("median_latency_ms"))
             if isinstance(d, dict):
                 _disk_io(rec, d)
     verdict = leaf / "result_verdict.json"

@@ -63,7 +63,7 @@ def text(summary: dict) -> str:
             lines.append(f"  {r['ts']}  {_f(r['throughput_qps'], 1):>9} {_f(r['p50_latency_ms']):>9} "
                          f"{_f(r['p95_latency_ms']):>9} {_f(r['p99_latency_ms']):>9} {_f(r['recall'], 4):>8} "
                          f"{_f(kib, 1):>11} {_f(r['read_ops_per_query'], 1):>12}  {cached}")
-            if r.get("not_rederivable") and r.get("source") == "suite":
+            if r.get("not_rederivable"):
                 claimed = ", ".join(f"{k} {r['claimed'].get(k)}" for k in r["not_rederivable"])
                 lines.append(f"    claimed, not re-derivable (counted in no verdict): {claimed}")
         lines.append("")
@@ -136,7 +136,7 @@ def plot(b: dict) -> bytes:
     if kib:
         a3.bar([k for k, _ in kib], [v for _, v in kib], color=plots.COLORS[0])
     a3.set_title("KiB read from the index per query" if kib else "I/O per query: not recorded")
-    if len(runs) <= plots.MANY_RUNS:
+    if len(runs) <= plots.MANY_RUNS and a1.get_legend_handles_labels()[0]:     # none: no run re-derives both
         a1.legend(fontsize=7)
     return plots._png(fig)
 
@@ -147,14 +147,15 @@ def table_rows(path: Path) -> list[tuple[str, dict]]:
     #826): # Client Nodes (disk_io.host_count; 1 where no run records one), Vector Count and Dimension,
     Index Type, Queries per Sec, Query Latency (ms) (p99), Recall Percentage (recall x 100), Storage
     IOPs (not measured: blank), Read B/W (GiB/s) (disk_io.total_bytes_read_per_sec / 2^30). Ours are
-    the means over the benchmark's runs (reportgen publishes one run leaf's figures)."""
+    the means over the benchmark's runs (reportgen publishes one run leaf's figures); a figure no record
+    re-derives is the claimed one here (`suite metrics` labels it "claimed, not re-derivable")."""
     recs, found, root = vcheck.load_and_check(path)
     out = []
     for bdir, group in vcheck.benchmarks(recs).items():
         runs = sorted((r for r in group if r.phase == "run"), key=lambda r: r.ts)
 
         def mean(key, scale=1.0):
-            vals = [getattr(r, key) for r in runs if getattr(r, key) is not None]
+            vals = [v for r in runs if (v := _shown(r, key)) is not None]
             return statistics.fmean(vals) * scale if vals and len(vals) == len(runs) else None
 
         first = lambda key: next((getattr(r, key) for r in runs + group if getattr(r, key) is not None), None)  # noqa: E731
@@ -168,6 +169,16 @@ def table_rows(path: Path) -> list[tuple[str, dict]]:
             "Read B/W (GiB/s)": mean("read_bytes_per_s", 1 / (1 << 30)),
             "verdict": vcheck.verdict(mine), "findings": len(mine), "path": runs[0].path if runs else bdir}))
     return out
+
+
+def _shown(r, key: str):
+    """A run's figure for the published table: re-derived, else (a figure its records cannot give) the claimed
+    one, as the table it replicates published it; the verdict beside it never counts a claimed figure."""
+    v = getattr(r, key)
+    if v is None and key in r.not_rederivable:
+        c = r.claimed.get(key)
+        return c if isinstance(c, (int, float)) and not isinstance(c, bool) else None
+    return v
 
 
 def host_section(path):

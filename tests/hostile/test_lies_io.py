@@ -54,7 +54,7 @@ def tree(tmp_path):
 
 
 @pytest.mark.parametrize("target", [ORG / "systems" / f"{SYSTEM}.yaml", BENCH / "20260708_065100" / "summary.json",
-                                    Path("Alluxio") / "code-5d45230a" / ".code-hash.json", BENCH / "new-report.txt",
+                                    Path("Alluxio") / "code-c5cbafac" / ".code-hash.json", BENCH / "new-report.txt",
                                     ORG / "systems" / "new.txt"])
 def test_check_output_anywhere_in_the_tree_a_leaf_is_read_from_is_refused(run_cli, tree, target):
     before = snapshot(tree)

@@ -296,7 +296,7 @@ def test_a_miniature_in_the_published_layout_is_never_packaged_closed(sub, tmp_p
 def test_add_keeps_a_published_leafs_own_code_image(sub, tmp_path):
     assert cli.main(["submission", "add", str(sub), str(TRAIN), "--system", "box1"]) == 0
     leaf = sub / "closed/ACME/results/box1/training/unet3d/run" / RUNS[0]
-    assert (leaf / ".mlps-code-image").read_text().strip() == "md5-tree-v2:5d45230ad16c10d7a09e4c34810dbf16"
+    assert (leaf / ".mlps-code-image").read_text().strip() == "md5-tree-v2:c5cbafacef71748d5b2ce96f00015437"
     assert not hits(result(sub), "CHECK-01-poolPointerResolution")
 
 

@@ -139,7 +139,7 @@ CORPUS = {
     "fifo": lambda t: os.mkfifo(_run(t) / "fs_separation.json.fifo"),
     "pointer garbage": lambda t: (_run(t) / ".mlps-code-image").write_bytes(b"\x00\xff" * 100),
     "huge pointer": lambda t: (_run(t) / ".mlps-code-image").write_text("md5-tree-v2:" + "a" * 100_000),
-    "code hash wrong type": lambda t: (t / "Alluxio/code-5d45230a/.code-hash.json").write_text('{"hash": 5}'),
+    "code hash wrong type": lambda t: (t / "Alluxio/code-c5cbafac/.code-hash.json").write_text('{"hash": 5}'),
     "pool image is a file": lambda t: (t / "Alluxio/code-deadbeef").write_text("x"),
     "terminal escapes in names": lambda t: (t / "closed/Alluxio/results" / TSYS / "\x1b[31mred").mkdir(),
     "a leaf with no files": lambda t: (_run(t).parent / "20260704_070000").mkdir(),

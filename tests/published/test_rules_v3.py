@@ -130,8 +130,10 @@ CASES: dict[str, Case] = {
     "CHECK-04-poolLegacyCheck": Case(lambda t: (t / "closed/Alluxio/code").mkdir()),
     "CHECK-01-poolPointerResolution": Case(lambda t: (T(t) / "run" / RUNS[0] / ".mlps-code-image").write_text(
         "md5-tree-v2:64104f04aaaaaaaaaaaaaaaaaaaaaaaa")),
-    "CHECK-02-poolImageIntegrity": Case(lambda t: (t / "Alluxio/code-5d45230a/run.sh").write_text("#!/bin/sh\n")),
-    "CHECK-03-poolImageNaming": Case(lambda t: (t / "Alluxio/code-5d45230a").rename(t / "Alluxio/code-5d45230b")),
+    "CHECK-02-poolImageIntegrity": Case(lambda t: (t / "Alluxio/code-c5cbafac/run.sh").write_text("#!/bin/sh\n")),
+    "CHECK-02-poolImageHasCode": Case(lambda t: [shutil.rmtree(t / "Alluxio/code-c5cbafac/mlpstorage"),
+                                                 (t / "Alluxio/code-c5cbafac/pyproject.toml").unlink()]),
+    "CHECK-03-poolImageNaming": Case(lambda t: (t / "Alluxio/code-c5cbafac").rename(t / "Alluxio/code-5d45230b")),
     "2.1.19-prunedPlaceholder": Case(lambda t: None, lambda t: [p.unlink() for p in t.rglob("*") if p.is_file()
                                                                 and p.read_bytes() == b"PRUNED BY STAFF\n"]),
     "2.1.19-runFiles": Case(lambda t: run_summary(t, 3).write_bytes(b"PRUNED BY STAFF\n")),
@@ -187,6 +189,8 @@ CASES: dict[str, Case] = {
     "4.3.5-checkpointSubsetRunValidation": Case(lambda t: _both_meta(t, _subset)),
     "4.4.1-checkpointPathArgs": Case(_results_inside_data(lambda t: C(t) / WRITE)),
     "4.3.6-checkpointSummaryRederived": Case(_forged_ckpt_summary),
+    "4.3.3-checkpointSizeMatchesModel": Case(lambda t: _set(C(t) / WRITE / "summary.json", "metric.checkpoint_size_GB",
+                                                            112425623552 / 1e9)),     # decimal GB, not DLIO's GiB
     "4.4.2-checkpointFilesystemCheck": Case(lambda t: _set(C(t) / WRITE / "fs_separation.json",
                                                            "same_filesystem", True)),
     "4.4.2-checkpointFsSeparationRecorded": Case(lambda t: (C(t) / READ / "fs_separation.json").unlink()),
@@ -302,3 +306,16 @@ def test_gap_between_the_invocations_is_held_to_the_writes_duration(tree):
     assert "2.1.24-checkpointingTimestampGap" in ids(result(tree))
 
 
+
+
+def test_the_rounds_checkpoint_sizes_are_the_model_layouts():
+    """rules/v3.0/tree/checkpointing.yaml v3_ckpt_size_bytes (what the published check holds a leaf's size to)
+    is suite.checkpointing.model's layout of each model at its closed process count, byte for byte."""
+    from suite.checkpointing import model
+    from suite.storage import workloads
+
+    params = v3check.ruleset().params
+    sizes, closed = params["v3_ckpt_size_bytes"], params["v3_ckpt_closed_processes"]
+    assert set(sizes) == set(closed) == set(params["v3_ckpt_models"])
+    for name, procs in closed.items():
+        assert sizes[name] == model.from_workload(workloads.load(name), procs).total_bytes, name

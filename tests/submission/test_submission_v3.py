@@ -68,9 +68,9 @@ def test_end_to_end_add_describe_package_checks_clean(sub, tmp_path, capsys):
     leaves = sorted((sub / "closed/ACME/results/box1").rglob(".mlps-code-image"))
     assert len(leaves) == 10                               # 6 runs + datasize + datagen + write + read
     pointers = {p.read_text() for p in leaves}
-    assert "md5-tree-v2:5d45230ad16c10d7a09e4c34810dbf16" in pointers     # the published leaf keeps its own
-    assert (sub / "ACME/code-5d45230a/.code-hash.json").is_file()          # and its image comes with it
-    pointer = next(p for p in pointers if "5d45230a" not in p)
+    assert "md5-tree-v2:c5cbafacef71748d5b2ce96f00015437" in pointers     # the published leaf keeps its own
+    assert (sub / "ACME/code-c5cbafac/.code-hash.json").is_file()          # and its image comes with it
+    pointer = next(p for p in pointers if "c5cbafac" not in p)
     image = sub / "ACME" / f"code-{pointer.split(':')[1][:8]}"
     recorded = json.loads((image / ".code-hash.json").read_text())
     assert pointer == f"md5-tree-v2:{recorded['hash']}" == f"md5-tree-v2:{v3pool.tree_md5(image)}"
