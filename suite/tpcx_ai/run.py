@@ -102,6 +102,8 @@ def run(args, registry=None, launcher: str = "exec") -> int:
     print(summary(r, path))
     if r.fatal is not None:
         raise r.fatal
+    if r.status == "interrupted":    # the CLI says so and exits 130; suite history records it interrupted
+        raise KeyboardInterrupt
     if r.status != "complete":
         return 130
     from dataclasses import replace

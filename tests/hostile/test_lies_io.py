@@ -319,7 +319,8 @@ def test_sigterm_while_reaching_the_scheduler_leaves_no_claim(tmp_path):
     try:
         p = subprocess.Popen([*PY, "run", "--workload", "tpcx-ai", "--scale-factor", "0.01", "--use-cases", "1",
                               "--streams", "1", "--engine", "dask", "--scheduler", server.address, "--results-dir",
-                              str(res)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+                              str(res), "--history", str(tmp_path / "history.sqlite")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
         deadline = time.monotonic() + 60
         for line in p.stdout:                        # until the run waits on the server
             if "connecting to the dask scheduler" in line or time.monotonic() > deadline:
@@ -330,11 +331,15 @@ def test_sigterm_while_reaching_the_scheduler_leaves_no_claim(tmp_path):
         out, err = p.communicate(timeout=30)
     finally:
         server.close()
-    assert p.returncode == 130 and "Traceback" not in err, err
+    assert p.returncode == 130 and err.strip().splitlines() == ["suite run: interrupted"], err
     assert not (res / CLAIM).exists()                # no claim left
     doc = json.loads((res / "tpcxai-result.json").read_text())
     assert doc["status"] == "interrupted" and doc["engine"]["scheduler"] == server.address, doc
     assert any("interrupted" in r and "reaching the dask scheduler" in r for r in doc["reasons"]), doc
+    from suite.history import db
+
+    with db.open_store(str(tmp_path / "history.sqlite")) as store:
+        assert [e.status for e in store.entries()] == ["interrupted"]
     code, out, _ = cli("check", res)
     assert code == 1 and "interrupted" in out, out
     code, _, err = cli("run", "--workload", "tpcx-ai", "--scale-factor", "0.01", "--use-cases", "1", "--streams", "1",
