@@ -166,6 +166,10 @@ class Driver:
         said = f"tpcx-ai: {name} {live_progress.elapsed(now - since)}"
         if waits:
             said += f": waiting for {', '.join(waits)}{where}"
+        total = len(self.run.use_cases) * (self.opts.streams if name == "throughput" else 1)
+        if name in STAGE:                        # the jobs' phases: how many of their jobs are done
+            done = sum(1 for j in list(self.run.jobs) if j.phase == name)
+            rate = f"{done}/{total} {'servings' if name == 'throughput' else 'use cases'} done"
         return said + (f"; {rate}" if rate else "")
 
     def waiting(self, key, what: str | None) -> None:

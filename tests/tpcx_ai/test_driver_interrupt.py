@@ -30,6 +30,7 @@ def test_ctrl_c_marks_the_result_incomplete(tmp_path, sig):
     p.send_signal(sig)
     progress = [ln for ln in seen if "waiting for" in ln]
     assert progress and all(len(ln) < 120 for ln in progress), seen       # not a TTY: plain lines, each short
+    assert "; 1/2 use cases done" in progress[-1], progress
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130, (seen, out, err)
     doc = json.loads((tmp_path / "r" / result.RESULT_FILE).read_text())
