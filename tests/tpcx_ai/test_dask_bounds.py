@@ -101,3 +101,28 @@ def test_a_scheduler_stopped_mid_run_ends_the_run_within_a_bound(dask_cluster, t
     assert not (res / CLAIM).exists()
     doc = json.loads((res / "tpcxai-result.json").read_text())
     assert doc["status"] == "incomplete" and any("did not answer" in r for r in doc["reasons"])
+
+
+def test_the_watchdog_bounds_any_call_and_never_waits_on_a_stalled_scheduler_again(monkeypatch):
+    """Cluster.call on a call that never returns (an Event nobody sets): Stalled within the bound, then
+    every later call refused at once; a call that returns or raises is handed back as it is."""
+    from suite.tpcx_ai import engine_dask
+
+    monkeypatch.setattr(engine_dask, "CALL_TIMEOUT_S", 0.5)
+    cluster = object.__new__(engine_dask.Cluster)          # no connection: only the watchdog is under test
+    cluster.address, cluster.stalled = "tcp://192.0.2.1:8786", None
+    assert cluster.call("a sum", sum, [1, 2]) == 3
+    with pytest.raises(ZeroDivisionError):
+        cluster.call("a division", lambda: 1 / 0)
+    never = threading.Event()
+    t0 = time.monotonic()
+    with pytest.raises(engine_dask.Stalled) as stalled:
+        cluster.call("the list of workers", never.wait)
+    assert 0.5 <= time.monotonic() - t0 < 5
+    assert str(stalled.value) == ("the dask scheduler at tcp://192.0.2.1:8786 did not answer within 0.5 s (waiting "
+                                  "for the list of workers): it accepted the connection and stalled; the run stops")
+    t0 = time.monotonic()
+    with pytest.raises(engine_dask.Stalled):
+        cluster.call("a sum", sum, [1])
+    assert time.monotonic() - t0 < 0.2
+    never.set()
