@@ -53,3 +53,35 @@ def test_rederived_figures_sort_naturally_on_the_page_and_in_the_check(tmp_path)
     last = built.sections[-1]
     assert last.id == page.REDERIVED and [s.id for s in built.sections].count(page.REDERIVED) == 1
     assert [row[0] for row in last.blocks[0].rows] == [f"use_case_results.uc{n}.training_s" for n in range(1, 11)]
+
+
+def test_in_a_browser_the_first_screen_holds_the_verdict_the_figures_and_every_use_case(run_cli, tmp_path):
+    """Headless Chromium (tools/render-page.sh), 1280 px wide: the verdict, AIUCpm@SF, $/AIUCpm and the
+    row of UC10 lie above 1000 px (a laptop's first screen at most); the re-derivation table below them."""
+    import re
+    import shutil
+    import subprocess
+
+    import paths
+
+    if not shutil.which("chromium"):
+        import pytest
+
+        pytest.skip("chromium is not installed (tools/install-debian-packages.sh)")
+    code, _, _ = run_cli("report", write(tmp_path, "run.yaml", jobs_doc("1.0.3")), "--out", tmp_path / "out")
+    page = tmp_path / "out" / "index.html"
+    probe = page.with_name("probe.html")
+    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
+    mark = ("<script>addEventListener('load', () => {const at = (re) => { const el = [...document.querySelectorAll("
+            "'td,li,p,div,strong,th,h2')].filter(e => re.test(e.textContent)).pop(); return el ? Math.round("
+            "el.getBoundingClientRect().bottom + scrollY) : -1; };"
+            "const d = document.body.dataset; d.verdict = at(/verdict: CLOSED/); d.aiucpm = at(/^150.00$/);"
+            "d.price = at(/USD\\/AIUCpm/); d.uc10 = at(/^UC10$/); d.rederived = at(/^Re-derivation/);});</script></body>")
+    probe.write_text(text.replace("</body>", mark))
+    subprocess.run([str(paths.REPO / "tools" / "render-page.sh"), str(probe), str(tmp_path / "shot.png"),
+                    str(tmp_path / "dom.html")], check=True, timeout=240)
+    dom = (tmp_path / "dom.html").read_text()
+    at = {k: int(v) for k, v in re.findall(r'data-(verdict|aiucpm|price|uc10|rederived)="(-?\d+)"', dom)}
+    assert code == 0 and set(at) == {"verdict", "aiucpm", "price", "uc10", "rederived"}, dom[:500]
+    assert all(0 < at[k] <= 1000 for k in ("verdict", "aiucpm", "price", "uc10")), at
+    assert at["rederived"] > at["uc10"], at
