@@ -18,7 +18,7 @@ def toy_cli(tmp, *argv):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_ctrl_c_marks_the_result_incomplete(tmp_path, sig):
+def test_ctrl_c_marks_the_result_interrupted(tmp_path, sig):
     p = toy_cli(tmp_path, "--fault", "3=sleep", "--progress-every", "2", "--scale-factor", "0.01", "--use-cases", "2,3",
                 "--results-dir", str(tmp_path / "r"), "--data-dir", str(tmp_path / "d"), "--processes", "1")
     seen = []
