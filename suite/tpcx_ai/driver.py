@@ -3,12 +3,14 @@
 Each phase and each job is timed with time.perf_counter (seconds since the run started, rounded
 to ms) and printed as one progress line. Each use-case stage runs in its own process (launch.py).
 A use case that fails (raises, is killed) is named in one line, marks the run invalid, and the
-others go on. Ctrl-C / SIGTERM stop the running jobs and write the result marked incomplete.
+others go on. Ctrl-C / SIGTERM stop the running jobs and write the result marked interrupted (as
+the storage kinds mark theirs), also while the dask cluster is being reached (Driver.connect).
 AIUCpm@SF (metric.py) only when all ten use cases ran, S >= 2 and every threshold passed.
 """
 
 import math
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from suite.errors import SuiteError, WorkloadError, expected_got
 from suite.harness import hostmetrics
+from suite.report import progress as live_progress
 from suite.tpcx_ai import extra
 from suite.tpcx_ai import generate
 from suite.tpcx_ai import load
@@ -26,12 +29,18 @@ from suite.tpcx_ai.registry import Registry
 
 POWER = ("training", "serving_1", "serving_2")
 PHASE_ORDER = ("generation", "load", "training", "serving_1", "serving_2", "scoring", "throughput")
+LIVE_EVERY_S = 15.0      # off a TTY, a live progress line at most this often (suite.report.progress.Live)
 STAGE = {"training": "train", "serving_1": "serve", "serving_2": "serve", "scoring": "score", "throughput": "serve"}
 
 
 def _plain(value):
     """A constant prediction as JSON has it (numpy scalars to Python)."""
     return value.item() if hasattr(value, "item") else value
+
+
+def say_now(text: str) -> None:
+    """A progress line on stdout, flushed (a pipe would hold it back until the run ends)."""
+    print(text, flush=True)
 
 
 @dataclass
@@ -45,7 +54,7 @@ class Options:
     seed: int = 0
     registry: Registry = field(default_factory=Registry)
     launcher: str = "exec"
-    out: object = print
+    out: object = say_now
     engine: str = "local"                          # local | dask (engine_dask.py)
     scheduler: str | None = None                   # dask: an existing scheduler; None: a LocalCluster
 
@@ -73,7 +82,7 @@ class Run:
     thresholds: dict                 # {n: usecase.Threshold}
     permutations: list
     started_at: str = ""
-    status: str = "running"          # running | complete | incomplete
+    status: str = "running"          # running | complete | incomplete | interrupted (Ctrl-C, SIGTERM)
     phases: list = field(default_factory=list)     # [{name, start_s, end_s, duration_s, complete}]
     jobs: list = field(default_factory=list)       # [JobRecord]
     errors: list = field(default_factory=list)     # one-line errors of failed jobs
@@ -129,17 +138,72 @@ class Driver:
         self.run = Run(opts, ucs, ths, perms, started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         self.launcher = Launcher(opts.launcher)
         self.cluster = None
-        if opts.engine == "dask":
+        if opts.engine == "dask":            # the address checked here (bad input); reached in connect()
             from suite.tpcx_ai import engine_dask
 
-            self.cluster = engine_dask.Cluster(opts.scheduler)
-            self.launcher = engine_dask.DaskLauncher(self.cluster)
-            self.run.engine = self.cluster.record()
+            engine_dask.require()
+            address = engine_dask.scheduler_address(opts.scheduler)[0] if opts.scheduler else None
+            self.run.engine = {"name": "dask", "scheduler": address, "local_cluster": address is None}
         self.data = Path(opts.data_dir)
         self.res = Path(opts.results_dir)
+        # the live line (suite.report.progress): on a TTY rewritten in place, else a line every 15 s at most
+        self.live = live_progress.Live(every_s=LIVE_EVERY_S, tty=opts.out is say_now and sys.stdout.isatty(),
+                                      plain=opts.out)
+        self._phase: tuple | None = None           # (name, start) of the phase under way (time.monotonic)
+        self._waits: dict = {}                     # {key: (what the run waits for, since)}
+        self._rate = ""                            # the phase's rate, where it has one (generation)
+        self._lock = threading.Lock()
+
+    def status(self) -> str | None:
+        """The live line: elapsed time, the phase, what it waits for (use case, stage, stream), the rate."""
+        with self._lock:
+            if self._phase is None:
+                return None
+            now, (name, since) = time.monotonic(), self._phase
+            waits = [f"{what} ({live_progress.elapsed(now - t)})" for what, t in self._waits.values()]
+            rate = self._rate
+        where = " on the dask cluster" if self.cluster is not None else ""
+        said = f"tpcx-ai: {name} {live_progress.elapsed(now - since)}"
+        if waits:
+            said += f": waiting for {', '.join(waits)}{where}"
+        total = len(self.run.use_cases) * (self.opts.streams if name == "throughput" else 1)
+        if name in STAGE:                        # the jobs' phases: how many of their jobs are done
+            done = sum(1 for j in list(self.run.jobs) if j.phase == name)
+            rate = f"{done}/{total} {'servings' if name == 'throughput' else 'use cases'} done"
+        return said + (f"; {rate}" if rate else "")
+
+    def waiting(self, key, what: str | None) -> None:
+        """The run now waits for `what` (None: no longer)."""
+        with self._lock:
+            if what is None:
+                self._waits.pop(key, None)
+            else:
+                self._waits[key] = (what, time.monotonic())
+
+    def connect(self) -> None:
+        """--engine dask: the cluster reached (every wait bounded: engine_dask), its workers recorded.
+        A refusal is a SuiteError (nothing of the run begun); Ctrl-C / SIGTERM: see interrupted()."""
+        if self.opts.engine != "dask" or self.cluster is not None:
+            return
+        from suite.tpcx_ai import engine_dask
+
+        self.say(f"connecting to the dask scheduler at {self.run.engine['scheduler'] or 'a new LocalCluster'}")
+        self.cluster = engine_dask.Cluster(self.opts.scheduler)
+        self.launcher = engine_dask.DaskLauncher(self.cluster)
+        self.run.engine = self.cluster.record()
+
+    def interrupted(self, where: str) -> Run:
+        """The run stopped by Ctrl-C / SIGTERM before its phases began (`where`): marked interrupted."""
+        self.run.status = "interrupted"
+        self.run.reasons.append(f"interrupted (Ctrl-C or SIGTERM) {where}: the run is incomplete")
+        self.say(f"interrupted {where}; the result is marked interrupted")
+        from suite.tpcx_ai import leaf as result
+
+        result.conclude(self.run)
+        return self.run
 
     def say(self, text: str) -> None:
-        self.opts.out(f"tpcx-ai: {text}")
+        self.live.say(f"tpcx-ai: {text}")
 
     # ----------------------------------------------------------------------- phases
 
@@ -147,6 +211,8 @@ class Driver:
         start = self.launcher.now()
         cpu0 = _cpu_s()
         self.say(f"{name}: start")
+        with self._lock:
+            self._phase, self._rate = (name, time.monotonic()), ""
         entry = {"name": name, "start_s": round(start, 3), "end_s": None, "duration_s": None, "complete": False}
         self.run.phases.append(entry)
         body()
@@ -163,8 +229,13 @@ class Driver:
         def progress(done, total, rows, nbytes, elapsed):
             if done == total or elapsed - last[0] >= 1.0:
                 last[0] = elapsed
-                self.say(f"generation: {done}/{total} chunks, {rows:,} rows, {nbytes / 1e6:.1f} MB, "
-                         f"{rows / max(elapsed, 1e-9):,.0f} rows/s, {nbytes / 1e6 / max(elapsed, 1e-9):.1f} MB/s")
+                said = (f"{done}/{total} chunks, {rows:,} rows, {nbytes / 1e6:.1f} MB, "
+                        f"{rows / max(elapsed, 1e-9):,.0f} rows/s, {nbytes / 1e6 / max(elapsed, 1e-9):.1f} MB/s")
+                if done == total:
+                    self.say(f"generation: {said}")
+                else:                        # the live line's rate (suite.report.progress.Live)
+                    with self._lock:
+                        self._rate = said
 
         reg = self.opts.registry
         executor = None
@@ -184,12 +255,16 @@ class Driver:
         for g in self.opts.registry.groups():
             schemas.update(g.schemas())
         start = self.launcher.now()
-        if self.cluster is not None:
-            from suite.tpcx_ai import engine_dask
+        self.waiting("load", f"the {split} split's load into parquet")
+        try:
+            if self.cluster is not None:
+                from suite.tpcx_ai import engine_dask
 
-            stats = engine_dask.load_split(self.cluster, self.data, split, schemas)
-        else:
-            stats = load.load_split(self.data, split, schemas)
+                stats = engine_dask.load_split(self.cluster, self.data, split, schemas)
+            else:
+                stats = load.load_split(self.data, split, schemas)
+        finally:
+            self.waiting("load", None)
         end = self.launcher.now()
         if phase:
             self.run.jobs.append(JobRecord(phase, None, round(start, 3), round(end, 3), "ok"))
@@ -219,7 +294,11 @@ class Driver:
         label = f"uc{n:02d} {STAGE[phase]}"
         logs = self.res / "logs" / f"uc{n:02d}-{tag}"
         argv = self.job_argv(n, phase, out) + [f"--log={logs}.traceback"]
-        o = self.launcher.run(argv, logs.with_suffix(".err"), label)
+        self.waiting(tag, f"{label}" + (f" (stream {stream})" if stream else ""))
+        try:
+            o = self.launcher.run(argv, logs.with_suffix(".err"), label)
+        finally:
+            self.waiting(tag, None)
         if (self.launcher.stopping.is_set() or getattr(self.launcher, "lost", None) is not None) and not o.ok:
             return None                          # stopped by Ctrl-C, or the cluster lost: not a use-case failure
         rec = JobRecord(phase, n, o.start_s, o.end_s, "ok" if o.ok else "failed", stream, o.error,
@@ -305,21 +384,23 @@ class Driver:
     # ----------------------------------------------------------------------- the run
 
     def execute(self) -> Run:
+        self.connect()                       # a no-op when run.py connected first (or the engine is local)
         steps = [("generation", self.do_generation), ("load", self.do_load)]
         steps += [(p, lambda p=p: self.do_power(p)) for p in POWER]
         steps += [("scoring", self.do_scoring), ("throughput", self.do_throughput)]
         self.res.mkdir(parents=True, exist_ok=True)
         previous = _on_sigterm()
         try:
-            with hostmetrics.sampling(lambda: self.res, hostmetrics.LAUNCHER_ONLY if self.cluster else hostmetrics.THIS_HOST):
+            with hostmetrics.sampling(lambda: self.res, hostmetrics.LAUNCHER_ONLY if self.cluster else hostmetrics.THIS_HOST), \
+                    live_progress.Ticker(self.live, self.status):
                 for name, body in steps:     # the run sampled: host_metrics.json beside tpcxai-result.json
                     self.phase(name, body)
             self.run.status = "complete"
         except KeyboardInterrupt:
             self.launcher.stop_all()
-            self.run.status = "incomplete"
+            self.run.status = "interrupted"
             self.run.reasons.append("interrupted (Ctrl-C or SIGTERM): the run is incomplete")
-            self.say("interrupted: stopping the running jobs; the result is marked incomplete")
+            self.say("interrupted: stopping the running jobs; the result is marked interrupted")
         except SuiteError as exc:            # missing or corrupt data: stop, report, exit 2
             self.launcher.stop_all()
             self.run.status = "incomplete"

@@ -32,6 +32,7 @@ from suite.tpcx_ai.launch import Outcome, _error_line, _suite_root
 ENGINES = ("local", "dask")
 LOCAL_WORKERS = 2
 CONNECT_TIMEOUT_S = 30     # bounds the connection and the scheduler's handshake (suite.tpcx_ai.engine_dask.probe)
+CALL_TIMEOUT_S = 30        # bounds every other call that waits on the scheduler (Cluster.call): one that greets and stalls
 WORKERLESS_S = 10.0        # a cluster with no worker for this long has lost the run's work: the run fails
 POLL_S = 0.5               # how often a wait on the cluster looks at its workers
 MAX_HANDSHAKE_BYTES = 1 << 20      # a dask handshake is a few dozen bytes; more is not a dask scheduler
@@ -101,12 +102,19 @@ def probe(given: str, host: str, port: int, timeout_s: float) -> None:
         raise _refused(given, f"not a dask scheduler (it began with {head[:16]!r})")
 
 
+class Stalled(RunError):
+    """The scheduler did not answer a call within CALL_TIMEOUT_S (it accepted the connection, then stalled)."""
+
+
 class Cluster:
-    """A client of an existing scheduler, or of a LocalCluster started (and closed) here."""
+    """A client of an existing scheduler, or of a LocalCluster started (and closed) here. Every call that
+    waits on the scheduler goes through `call` (a watchdog: CALL_TIMEOUT_S), or has its own bound
+    (futures: POLL_S, the connection: CONNECT_TIMEOUT_S)."""
 
     def __init__(self, scheduler: str | None = None, local_workers: int = LOCAL_WORKERS):
         distributed = require()
         self._local = None
+        self.stalled: Stalled | None = None      # once the scheduler stalled, no call waits on it again
         self.partitions: dict = {}      # {split: {table: parquet row groups = generated chunks}}
         if scheduler:
             self.address, host, port = scheduler_address(scheduler)
@@ -119,11 +127,44 @@ class Cluster:
             self.client = distributed.Client(self.address, timeout=CONNECT_TIMEOUT_S)
         except (OSError, TimeoutError, ValueError) as exc:
             self.close()
+            said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if isinstance(exc, TimeoutError) and not str(exc):
+                said = f"no answer to the client's registration within {CONNECT_TIMEOUT_S:g} s (it greeted, then stalled)"
             raise SuiteError(f"--scheduler: expected a reachable dask scheduler address, got {scheduler!r}: "
-                             f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
-        if not self.client.scheduler_info(n_workers=-1)["workers"]:
+                             f"{said}") from None
+        try:
+            workers = self.call("the list of workers", self.client.scheduler_info, n_workers=-1)["workers"]
+        except Stalled as exc:          # before the run: the scheduler given is not one that works (exit 2)
+            self.close()
+            raise SuiteError(f"--scheduler: expected a dask scheduler that answers, got {scheduler!r}: {exc}") from None
+        if not workers:
             self.close()
             raise SuiteError(f"--scheduler: expected a dask scheduler with at least one worker, got none at {self.address}")
+
+    def call(self, what: str, fn, *args, **kwargs):
+        """`fn(*args, **kwargs)` (a call that waits on the scheduler), watched: no answer within
+        CALL_TIMEOUT_S raises Stalled (one line naming the scheduler and what it waited for), and no
+        call waits on that scheduler again. The call goes on in a daemon thread that is left behind."""
+        if self.stalled is not None:
+            raise self.stalled
+        box: dict = {}
+
+        def go():
+            try:
+                box["value"] = fn(*args, **kwargs)
+            except BaseException as exc:      # handed to the caller as it is
+                box["error"] = exc
+
+        t = threading.Thread(target=go, name=f"dask-call: {what}", daemon=True)
+        t.start()
+        t.join(CALL_TIMEOUT_S)
+        if t.is_alive():
+            self.stalled = Stalled(f"the dask scheduler at {self.address} did not answer within {CALL_TIMEOUT_S:g} s "
+                                   f"(waiting for {what}): it accepted the connection and stalled; the run stops")
+            raise self.stalled
+        if "error" in box:
+            raise box["error"]
+        return box.get("value")
 
     def result(self, fut, what: str):
         """`fut.result()`, bounded: a cluster left with no worker for WORKERLESS_S (the worker killed, its
@@ -170,17 +211,19 @@ class Cluster:
         return lost_since
 
     def n_workers(self) -> int:
-        """The workers the scheduler has now (0 when it cannot be asked within the connect bound)."""
+        """The workers the scheduler has now (0 when it is gone; Stalled when it does not answer)."""
         try:
-            return len(self.client.scheduler_info(n_workers=-1)["workers"])
+            return len(self.call("the list of workers", self.client.scheduler_info, n_workers=-1)["workers"])
+        except Stalled:
+            raise
         except Exception:          # the scheduler gone too (CommClosedError, a closed client): no worker to wait on
             return 0
 
     def workers(self) -> list[dict]:
         """Each worker: address, host name (as the worker's host says it), threads, memory limit."""
-        info = self.client.scheduler_info(n_workers=-1)["workers"]
-        names = self.client.run(socket.gethostname)
-        cpus = self.client.run(os.cpu_count)
+        info = self.call("the list of workers", self.client.scheduler_info, n_workers=-1)["workers"]
+        names = self.call("the workers' host names", self.client.run, socket.gethostname)
+        cpus = self.call("the workers' CPU counts", self.client.run, os.cpu_count)
         return [{"address": a, "hostname": names.get(a), "threads": w.get("nthreads"),
                  "memory_limit_bytes": w.get("memory_limit"), "host_cpus": cpus.get(a)}
                 for a, w in sorted(info.items())]
@@ -191,10 +234,19 @@ class Cluster:
         return {"name": "dask", "scheduler": self.address, "local_cluster": self._local is not None,
                 "dask_version": dask.__version__, "workers": self.workers()}
 
+    def close_client(self, client) -> None:
+        """`client.close()`, bounded; a stalled scheduler's client is left to the process's exit."""
+        if self.stalled is not None:
+            return
+        try:
+            self.call("the client's close", client.close, timeout=max(CALL_TIMEOUT_S / 2, 1))
+        except (Stalled, OSError, TimeoutError):
+            pass
+
     def close(self) -> None:
         client, self.client = getattr(self, "client", None), None
         if client is not None:
-            client.close()
+            self.close_client(client)
         if self._local is not None:
             self._local.close()
             self._local = None
@@ -324,11 +376,14 @@ class DaskLauncher:
         start = time.perf_counter()
         if self.lost is not None:                 # the cluster lost its workers: no job waits on it again
             return Outcome(round(start - self.epoch, 3), round(start - self.epoch, 3), 1, str(self.lost))
+        client = None
         try:
-            with Client(self.cluster.address, timeout=CONNECT_TIMEOUT_S) as client:
-                fut = client.submit(_job_on_worker, key, list(argv), str(errfile), _suite_root(),
-                                    {k: os.environ.get(k) for k in JOB_ENV}, key=key, pure=False)
-                rc, host = self.cluster.result(fut, label)
+            if self.cluster.stalled is not None:
+                raise self.cluster.stalled
+            client = Client(self.cluster.address, timeout=CONNECT_TIMEOUT_S)     # bounded by its timeout
+            fut = client.submit(_job_on_worker, key, list(argv), str(errfile), _suite_root(),
+                                {k: os.environ.get(k) for k in JOB_ENV}, key=key, pure=False)
+            rc, host = self.cluster.result(fut, label)
         except KeyboardInterrupt:
             self.stop_all()
             raise
@@ -337,6 +392,9 @@ class DaskLauncher:
                                  f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
         except RunError as exc:                   # the driver's phase raises it (a stream thread cannot)
             self.lost = exc
+        finally:
+            if client is not None:
+                self.cluster.close_client(client)
         end = time.perf_counter()
         if self.lost is not None:
             return Outcome(round(start - self.epoch, 3), round(end - self.epoch, 3), 1, str(self.lost))
@@ -350,6 +408,6 @@ class DaskLauncher:
         client = self.cluster.client
         if client is not None:
             try:
-                client.run(_interrupt_jobs, grace_s)
-            except (OSError, TimeoutError):
+                self.cluster.call("the jobs' interruption", client.run, _interrupt_jobs, grace_s)
+            except (OSError, TimeoutError, RunError):
                 pass

@@ -134,7 +134,9 @@ def report_page(path: Path, args):
     data = fdr.load(path)
     built = page.build(data, data.compute(), assess.of_path(path, data))
     host = page.host_section(path) if Path(path).is_dir() else None
-    built.sections += [host] if host else []
+    if host:                     # before the re-derivation table: that stays the page's last section
+        last = [s.id for s in built.sections][-1:] == [page.REDERIVED]
+        built.sections.insert(len(built.sections) - last, host)
     return built
 
 

@@ -1,17 +1,28 @@
-"""The TPCx-AI kind's pages: `suite report`'s page (build: the headline metric under `suite check`'s
-verdict, compliance, the metric's components, the use cases, the job times; its plots) and `suite
-metrics`' terminal text (text). Pure: an FDR (suite.tpcx_ai.fdr) and its figures in, a Page or a str out.
+"""The TPCx-AI kind's pages: `suite report`'s page (build: its first screen the answer -- `suite check`'s
+verdict, AIUCpm@SF, $/AIUCpm and each use case's times --, then the use cases, compliance, the metric's
+components, the job times, and the long re-derivation table last; its plots) and `suite metrics`'
+terminal text (text). Pure: an FDR (suite.tpcx_ai.fdr) and its figures in, a Page or a str out.
+Use cases read UC01 .. UC10 and sort so (never UC1, UC10, UC2).
 """
 
 from suite.report.content import Figures, Image, Page, Section, Table, Text, Verdict, fmt
 from suite.report.plots import COLORS, _figure, _png
 from suite.report.text import table
 from suite.tpcx_ai import figures as metric
+from suite.tpcx_ai.rederive import natural
+
+
+REDERIVED = "rederived"          # the re-derivation section's id: the page's last (kind.report_page keeps it so)
+
+
+def uc_name(n: int) -> str:
+    return f"UC{n:02d}"
 
 
 def build(data, result, assessment=None) -> Page:
-    """The TPCx-AI report: headline metric (with `suite check`'s verdict, an assess.Assessment),
-    compliance (verdict, findings, what was re-derived), its components, the use cases, job times."""
+    """The TPCx-AI report. First screen: the verdict (`suite check`'s, an assess.Assessment), AIUCpm@SF,
+    $/AIUCpm, each use case's times; then the use cases' quality and plot, compliance findings, the
+    metric's components, job times; the re-derivation table (figure by figure) last."""
     sf = f"{result.scale_factor:g}"
     title = f"TPCx-AI SF{sf} — {data.doc.get('sponsor') or 'unnamed sponsor'}"
     if assessment is not None:
@@ -21,11 +32,14 @@ def build(data, result, assessment=None) -> Page:
     sections = [_headline(data, result, title, assessment)]
     if assessment is not None:
         sections[0].blocks.insert(0, Verdict(assessment.voice().verdict, assessment.voice().line()))
+    sections.append(_use_cases(data))
     if assessment is not None:
         sections.append(_compliance(assessment))
-    sections += [_phases(data, result), _use_cases(data)]
+    sections.append(_phases(data, result))
     if data.jobs:
         sections.append(_jobs(data))
+    if assessment is not None and assessment.statements:
+        sections.append(_rederived(assessment))
     page = Page(title=title, subtitle=str(data.path), sections=sections,
                 labels=assessment.voice().labels() if assessment is not None else ())
     page.tables.update(_tables(data, result))
@@ -40,12 +54,25 @@ def _compliance(a) -> Section:
                                  [[f.rule_id, f.severity, f.effect, f.path, f.message] for f in a.findings],
                                  "Effect says what the result still qualifies for when the rule fails."))
     if a.statements:
-        comp.blocks.append(Table(["figure", "from", "status", "claimed", "derived"],
-                                 [[x["figure"], x["from"], x["status"], fmt(x["claimed"], 4), fmt(x["derived"], 4)]
-                                  for x in a.statements],
-                                 "Each figure re-derived from the evidence below it, or why it could not be.",
-                                 numbers_right=False))
+        counts = {}
+        for x in a.statements:
+            counts[x["status"]] = counts.get(x["status"], 0) + 1
+        comp.blocks.append(Text(f"{len(a.statements)} figures re-derived from their evidence: "
+                                + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+                                + " (figure by figure at the end of the page)."))
     return comp
+
+
+def _rederived(a) -> Section:
+    """Every figure re-derived from the evidence below it, or why it could not be (the long table)."""
+    section = Section(REDERIVED, "Re-derivation, figure by figure")
+    rows = sorted(a.statements, key=lambda x: natural(x["figure"]))
+    section.blocks.append(Table(["figure", "from", "status", "claimed", "derived"],
+                                [[x["figure"], x["from"], x["status"], fmt(x["claimed"], 4), fmt(x["derived"], 4)]
+                                 for x in rows],
+                                "Each figure re-derived from the evidence below it, or why it could not be.",
+                                numbers_right=False))
+    return section
 
 
 def _headline(data, result, title: str, assessment=None) -> Section:
@@ -65,8 +92,11 @@ def _headline(data, result, title: str, assessment=None) -> Section:
         if result.price_per_aiucpm is not None:
             figs.append(("Price-performance", f"{result.price_per_aiucpm:,.2f} {result.currency or ''}/AIUCpm",
                          f"{result.total_price:,.0f} {result.currency or ''} / {result.aiucpm_published:.2f}"))
+        else:
+            figs.append(("Price-performance", "none", "no total price stated"))
     else:
-        figs = [(name, "none", result.why_incomplete("this result").split(": ", 1)[1])]
+        figs = [(name, "none", result.why_incomplete("this result").split(": ", 1)[1]),
+                ("Price-performance", "none", f"no {name}")]
     avail = data.doc.get("availability_date") or "not stated"
     figs.append(("Availability", avail, f"total price {result.total_price:,.0f} {result.currency or ''}"
                  if result.total_price else ""))
@@ -102,7 +132,7 @@ PERFECT = {"accuracy_score": 1.0, "f1_score": 1.0, "matthews_corrcoef": 1.0, "wo
 
 
 def _use_cases(data) -> Section:
-    ucs = Section("use-cases", "Use cases")
+    ucs = Section("use-cases", "Use cases: times and quality")
     inp = data.inputs
     rows, perfect = [], []
     for uc in metric.USE_CASES:
@@ -112,12 +142,12 @@ def _use_cases(data) -> Section:
             quality = f"{q['metric']} {q['value']:g}"
             if q["value"] == PERFECT.get(q["metric"]):
                 quality += " (perfect: see below)"
-                perfect.append(f"UC{uc}")
+                perfect.append(uc_name(uc))
             if "threshold" in q:
                 hib = q.get("higher_is_better")
                 ok = None if hib is None else (q["value"] >= q["threshold"] if hib else q["value"] <= q["threshold"])
                 quality += f" (threshold {q['threshold']:g}{'' if ok is None else ', pass' if ok else ', FAIL'})"
-        rows.append([f"UC{uc}", fmt(inp.training_s.get(uc), 3), fmt(inp.serving_1_s.get(uc), 3),
+        rows.append([uc_name(uc), fmt(inp.training_s.get(uc), 3), fmt(inp.serving_1_s.get(uc), 3),
                      fmt(inp.serving_2_s.get(uc), 3), quality])
     ucs.blocks.append(Table(["use case", "training s", "serving 1 s", "serving 2 s", "quality"], rows))
     if perfect:
@@ -173,7 +203,7 @@ def _use_cases_png(inputs) -> bytes:
         xs = [uc + (k - 1) * width for uc in metric.USE_CASES if uc in times]
         ax.bar(xs, [times[uc] for uc in metric.USE_CASES if uc in times], width=width, color=COLORS[k], label=name)
     ax.set_yscale("log")
-    ax.set_xticks(list(metric.USE_CASES), [f"UC{uc}" for uc in metric.USE_CASES])
+    ax.set_xticks(list(metric.USE_CASES), [uc_name(uc) for uc in metric.USE_CASES])
     ax.set_ylabel("seconds (log scale)")
     ax.set_title("Time per use case", fontsize=11)
     ax.legend(fontsize=8)

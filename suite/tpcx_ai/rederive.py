@@ -221,7 +221,7 @@ def _figures(doc, r: Rederivation) -> None:
 
 def _use_case_results(doc, jobs, r: Rederivation) -> None:
     results = _dict(doc, "use_case_results")
-    for key in sorted(results, key=str):
+    for key in sorted(results, key=natural):
         entry = results[key] if isinstance(results[key], dict) else {}
         n = int(str(key)[2:]) if str(key)[:2] == "uc" and str(key)[2:].isdigit() else None
         if n not in metric.USE_CASES:
@@ -234,6 +234,13 @@ def _use_case_results(doc, jobs, r: Rederivation) -> None:
         tput = [metric.round_ms(j["end_s"] - j["start_s"]) for j in mine if j.get("phase") == "throughput"]
         _one_time(r, f"use_case_results.{key}.throughput_mean_s", entry.get("throughput_mean_s"),
                   round(sum(tput) / len(tput), 3) if tput else None, f"the throughput jobs of use case {n}")
+
+
+def natural(key) -> tuple:
+    """A sort key reading the numbers in `key` as numbers: uc2 before uc10 (the page's order too)."""
+    import re
+
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", str(key)) if p)
 
 
 def _one_time(r: Rederivation, figure, claimed, derived, source) -> None:

@@ -75,6 +75,7 @@ def run(args, registry=None, launcher: str = "exec") -> int:
     with output.interruptible():         # SIGTERM from the claim on (reaching a dask cluster too): the claim is
         # given up or the result written marked incomplete, never left to block the dir
         results_dir = resultsdir.claim(args.results_dir, f"tpcx-ai-sf{args.scale_factor:g}")
+        d = None
         try:
             data_dir = Path(args.data_dir) if args.data_dir else results_dir / "data"
             opts = driver.Options(scale_factor=args.scale_factor, data_dir=data_dir, results_dir=results_dir,
@@ -83,17 +84,26 @@ def run(args, registry=None, launcher: str = "exec") -> int:
                                   launcher=launcher, engine=engine(args),
                                   scheduler=getattr(args, "scheduler", None), **({"registry": registry} if registry is not None else {}))
             d = driver.Driver(opts)          # bad input fails here, before anything is written
+            d.connect()                      # --engine dask: the cluster reached (bounded), or refused
+            r = None
+        except KeyboardInterrupt:            # SIGTERM / Ctrl-C while reaching the cluster: marked interrupted
+            if d is None:
+                resultsdir.abandon(results_dir)
+                raise
+            r = d.interrupted("while reaching the dask scheduler")
         except BaseException:
             resultsdir.abandon(results_dir)
             raise
         try:
-            r = d.execute()
+            r = d.execute() if r is None else r
             path = result.write(results_dir, result.to_doc(r))
         finally:
             resultsdir.release(results_dir)
     print(summary(r, path))
     if r.fatal is not None:
         raise r.fatal
+    if r.status == "interrupted":    # the CLI says so and exits 130; suite history records it interrupted
+        raise KeyboardInterrupt
     if r.status != "complete":
         return 130
     from dataclasses import replace

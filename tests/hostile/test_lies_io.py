@@ -305,8 +305,11 @@ def test_a_non_dask_server_as_scheduler_is_one_line_within_the_bound(run_cli, mo
 
 
 def test_sigterm_while_reaching_the_scheduler_leaves_no_claim(tmp_path):
-    """SIGTERM while the run waits on a silent server given as --scheduler: the claim is given up."""
+    """SIGTERM while the run waits on a silent server given as --scheduler: the claim is released, the
+    dir marked interrupted (its result says so, as the storage kinds' results.json do), and `suite
+    check` says interrupted; the dir is not reused, and not blocked as claimed."""
     pytest.importorskip("distributed")
+    import json
     import signal
     import time
 
@@ -316,18 +319,32 @@ def test_sigterm_while_reaching_the_scheduler_leaves_no_claim(tmp_path):
     try:
         p = subprocess.Popen([*PY, "run", "--workload", "tpcx-ai", "--scale-factor", "0.01", "--use-cases", "1",
                               "--streams", "1", "--engine", "dask", "--scheduler", server.address, "--results-dir",
-                              str(res)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+                              str(res), "--history", str(tmp_path / "history.sqlite")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
         deadline = time.monotonic() + 60
-        while not (res / CLAIM).exists() and time.monotonic() < deadline and p.poll() is None:
-            time.sleep(0.05)
+        for line in p.stdout:                        # until the run waits on the server
+            if "connecting to the dask scheduler" in line or time.monotonic() > deadline:
+                break
         assert (res / CLAIM).exists()
         time.sleep(0.5)
         p.send_signal(signal.SIGTERM)
         out, err = p.communicate(timeout=30)
     finally:
         server.close()
-    assert p.returncode == 130 and "Traceback" not in err, err
-    assert list(res.iterdir()) == []                # no claim left: the next run may use the dir
+    assert p.returncode == 130 and err.strip().splitlines() == ["suite run: interrupted"], err
+    assert not (res / CLAIM).exists()                # no claim left
+    doc = json.loads((res / "tpcxai-result.json").read_text())
+    assert doc["status"] == "interrupted" and doc["engine"]["scheduler"] == server.address, doc
+    assert any("interrupted" in r and "reaching the dask scheduler" in r for r in doc["reasons"]), doc
+    from suite.history import db
+
+    with db.open_store(str(tmp_path / "history.sqlite")) as store:
+        assert [e.status for e in store.entries()] == ["interrupted"]
+    code, out, _ = cli("check", res)
+    assert code == 1 and "interrupted" in out, out
+    code, _, err = cli("run", "--workload", "tpcx-ai", "--scale-factor", "0.01", "--use-cases", "1", "--streams", "1",
+                       "--engine", "dask", "--scheduler", server.address, "--results-dir", res)
+    one_line(code, err, "an earlier run's results are never overwritten")
 
 
 # --------------------------------------------------------------------------- classes 10, 13: S3

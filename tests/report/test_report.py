@@ -84,7 +84,7 @@ def test_tpcxai_report_of_the_dell_fdr(run_cli, tmp_path):
     (row,) = csv.DictReader((tmp_path / "runs.csv").open())
     assert row["aiucpm"] == "425.297" and row["price_per_aiucpm"] == "113.83"
     md = (tmp_path / "report.md").read_text()
-    assert "- **AIUCpm@10: 425.30** — kit value 425.297" in md and "| UC8 | 4,928.427 | 396.486 | 396.099 | – |" in md
+    assert "- **AIUCpm@10: 425.30** — kit value 425.297" in md and "| UC08 | 4,928.427 | 396.486 | 396.099 | – |" in md
 
 
 def test_tpcxai_report_of_a_subset_says_why_there_is_no_metric(run_cli, tmp_path):

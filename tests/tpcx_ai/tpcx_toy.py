@@ -163,7 +163,8 @@ def registry(tmp: Path, faults=None, use_cases=range(1, 11), strict=()):
 
 
 def main(argv=None) -> int:
-    """`python tpcx_toy.py TMP [--fault UC=KIND] suite-run-arguments...`: `suite run --workload tpcx-ai` over the toy
+    """`python tpcx_toy.py TMP [--fault UC=KIND] [--dask-call-timeout S] [--progress-every S]
+    suite-run-arguments...`: `suite run --workload tpcx-ai` over the toy
     registry (what suite.cli does, with the toy use cases and the fork launcher)."""
     from suite import cli
     from suite.errors import SuiteError
@@ -175,6 +176,16 @@ def main(argv=None) -> int:
     while argv and argv[0] == "--fault":
         n, kind = argv[1].split("=")
         faults[int(n)] = {"fail": kind}
+        argv = argv[2:]
+    if argv and argv[0] == "--dask-call-timeout":      # a shorter watchdog on the scheduler's calls (tests)
+        from suite.tpcx_ai import engine_dask
+
+        engine_dask.CALL_TIMEOUT_S = float(argv[1])
+        argv = argv[2:]
+    if argv and argv[0] == "--progress-every":         # the live progress line's period off a TTY (tests)
+        from suite.tpcx_ai import driver
+
+        driver.LIVE_EVERY_S = float(argv[1])
         argv = argv[2:]
     args = cli.build_parser().parse_args(["run", "--workload", "tpcx-ai", *argv])
     use_cases = args.use_cases or range(1, 11)
