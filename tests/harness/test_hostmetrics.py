@@ -214,6 +214,7 @@ def test_the_report_section_holds_a_plot_per_run():
     assert [i.name for i in images] == ["host-1", "host-2"] and all(i.png.startswith(b"\x89PNG") for i in images)
     table = next(b for b in sec.blocks if isinstance(b, Table))
     assert [r[0] for r in table.rows] == ["run-1", "run-2"] and table.rows[0][4] == "97.0"
+    assert table.header[-1] == "CPU saturated s" and table.rows[0][-1] == "5"     # host-cpu-saturated's spans
     assert hostplots.section("host", [("run-1", None, None)]) is None
 
 
