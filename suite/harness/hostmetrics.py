@@ -243,7 +243,7 @@ def find(run_dir: Path, root=None) -> HostMetrics | None:
 
 BUSY_PCT = 95.0      # user+system at or above this: the CPUs had nothing left (host-cpu-saturated)
 IOWAIT_PCT = 1.0     # mean iowait below this in a busy span: the client did not wait on the storage
-MIN_SPAN_S = 3.0     # a busy span this long (3 samples at 1 s): one busy second is a process starting
+MIN_SPAN_S = 10.0    # a busy span this long (10 samples at 1 s; one of mlpstorage's 10-s samples): no burst
 
 
 def longest_saturated_s(hm: HostMetrics, busy_pct: float = BUSY_PCT) -> float:

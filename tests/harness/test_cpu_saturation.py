@@ -82,13 +82,13 @@ def test_planted_saturation_warns_and_calm_samples_do_not(voiced, kind, tmp_path
     root, rel = _leaf(voiced, kind, tmp_path)
     _edit(root / rel, busy=0)
     assert _warnings(root) == [], kind
-    _edit(root / rel, busy=6)
+    _edit(root / rel, busy=12)
     got = _warnings(root)
     assert len(got) == 1, (kind, got)
     w = got[0]
     assert w["severity"] == "warning" and w["effect"] == "closed"
     assert (root / rel).as_posix().endswith("/" + w["path"]) or w["path"].endswith(str(rel)), (w["path"], rel)
-    assert w["field"] == "samples[1..6].cpu_user_pct+cpu_system_pct"
+    assert w["field"] == "samples[1..12].cpu_user_pct+cpu_system_pct"
     assert w["expected"].startswith("below 95% of all CPUs")
     assert w["actual"].startswith("98.0% of all CPUs over ") and "iowait 0.2%" in w["actual"]
 
@@ -96,9 +96,9 @@ def test_planted_saturation_warns_and_calm_samples_do_not(voiced, kind, tmp_path
 @pytest.mark.parametrize("kind", ("training", "tpcx-ai"))
 def test_a_short_or_storage_bound_busy_stretch_is_no_warning(voiced, kind, tmp_path):
     root, rel = _leaf(voiced, kind, tmp_path)
-    _edit(root / rel, busy=2)                             # 2 s busy: under MIN_SPAN_S
+    _edit(root / rel, busy=5)                             # 5 s busy: under MIN_SPAN_S
     assert _warnings(root) == [], kind
-    _edit(root / rel, busy=6, user=78.0, system=17.0, iowait=4.0)   # the CPUs waited on I/O too: both at their limit
+    _edit(root / rel, busy=12, user=78.0, system=17.0, iowait=4.0)   # the CPUs waited on I/O too: both at their limit
     assert _warnings(root) == [], kind
 
 
@@ -106,20 +106,20 @@ def test_the_verdict_stays_what_it_was(voiced, tmp_path):
     """A warning is a note (effect closed): the kind's verdict line and exit code do not move."""
     root, rel = _leaf(voiced, "tpcx-ai", tmp_path)
     code, text, *_ = voiced["tpcx-ai"]
-    _edit(root / rel, busy=6)
+    _edit(root / rel, busy=12)
     out = subprocess.run([sys.executable, "-m", "suite", "check", str(root)], capture_output=True, text=True, timeout=300)
     assert out.returncode == code and hostcpu.RULE in out.stdout
     assert out.stdout.rstrip("\n").splitlines()[-1] == text.rstrip("\n").splitlines()[-1]
 
 
 def test_a_real_run_under_a_cpu_hog_is_warned(tmp_path):
-    """kv_cache, 6 s of trial with a python busy loop on every core it may use: the sampled host was saturated, and
+    """kv_cache, 14 s of trial with a python busy loop on every core it may use: the sampled host was saturated, and
     the check says so from the real samples."""
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in os.sched_getaffinity(0)]
     here = os.getcwd()
     os.chdir(tmp_path)
     try:
-        code = cli.main(["run", "--workload", "kv-cache", "--option", "1", "--trials", "1", "--duration", "6",
+        code = cli.main(["run", "--workload", "kv-cache", "--option", "1", "--trials", "1", "--duration", "14",
                          "--inter-option-delay", "0", "--accelerators", "1", "--allow-no-cache-drop",
                          "--division", "open", "--results-dir", str(tmp_path / "R"), "--no-history"])
     finally:
