@@ -1,7 +1,7 @@
 """host-cpu-saturated: the one warning, for every kind, that a host's CPUs were saturated while the
-storage waited (issue 37). Each kind's check hands it the directories its results sit in; every
-host_metrics.json below them (suite.harness.hostmetrics: what `suite run` samples for each run) is
-read, and each span hostmetrics.storage_waited_spans finds becomes a finding:
+storage waited (issue 37). Each kind's check hands it the directories its runs were sampled in; the
+host_metrics.json in each (suite.harness.hostmetrics: what `suite run` samples for each run) is
+read, and the spans hostmetrics.storage_waited_spans finds become a finding:
 
     rule_id  host-cpu-saturated, severity warning, effect closed (a note: the verdict is unchanged)
     path     the host_metrics.json, relative to the checked tree
@@ -32,18 +32,17 @@ SHOWN = 3                     # spans spelled out per file; the rest counted
 
 
 def findings(dirs, root) -> list[Finding]:
-    """One warning per host_metrics.json at or below each of `dirs` with a saturated span while the
-    storage waited; paths relative to `root` (None: as `dirs` name them). A file reached from two
-    dirs is read once."""
+    """One warning per host_metrics.json directly in each of `dirs` (a run's directory, a trial's, a
+    leaf: where the kind's runs were sampled; nothing is walked, so a run never gets another's file)
+    with a saturated span while the storage waited; paths relative to `root` (None: as `dirs` name
+    them). A directory named twice is read once; one without the file adds nothing."""
     root, seen, out = (Path(root) if root is not None else None), set(), []
     for d in dirs:
-        d = Path(d)
-        found = hostmetrics.below(d) if d.is_dir() else []
-        for rel, hm in found:
-            path = (d / rel / hostmetrics.FILE).resolve()
-            if path not in seen:
-                seen.add(path)
-                out += of(hm, _shown(d / rel / hostmetrics.FILE, root))
+        path = Path(d) / hostmetrics.FILE
+        if path.resolve() in seen or not path.is_file():
+            continue
+        seen.add(path.resolve())
+        out += of(hostmetrics.load(path, root=Path(d)), _shown(path, root))    # never through a link out of d
     return out
 
 

@@ -191,7 +191,8 @@ def assess(path: Path, ruleset: str | None = None) -> dict:
     scope = rules.Scope("run", str(path), f)
     name = round_of(lf, ruleset)
     found = evaluate(rules.load_layers(name, RULE_FILES), "run", scope, Path(path))
-    found += hostcpu.findings([lf.path], Path(path))     # host-cpu-saturated: each trial's host_metrics.json
+    found += hostcpu.findings([lf.path / f"option_{o}" / f"trial_{t}" for o, t in sorted(lf.rank_dirs)],
+                              Path(path))     # host-cpu-saturated: each trial's host_metrics.json
     ran = evidence.durations(lf)
     rank_statements = [dict(s, rank=f"option_{o}/trial_{t}/rank_{r}") for (o, t, r), (p, d) in sorted(lf.ranks.items())
                        for s in figures.rederive_rank(d, p, ran.get(o, 0.0))]

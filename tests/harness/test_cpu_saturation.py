@@ -130,3 +130,16 @@ def test_a_real_run_under_a_cpu_hog_is_warned(tmp_path):
     assert code in (0, 1)
     got = _warnings(tmp_path / "R")
     assert got and all(w["path"].endswith(hostmetrics.FILE) for w in got), got
+
+
+def test_a_host_metrics_link_out_of_the_run_is_bad_input(voiced, tmp_path):
+    """Results come from other parties: a host_metrics.json that is a link out of its run's directory is
+    refused as every other file (exit 2, one line naming it), never read."""
+    root, rel = _leaf(voiced, "checkpointing", tmp_path)
+    outside = tmp_path / "elsewhere.json"
+    shutil.copy(root / rel, outside)
+    (root / rel).unlink()
+    (root / rel).symlink_to(outside)
+    out = subprocess.run([sys.executable, "-m", "suite", "check", str(root)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and hostmetrics.FILE in out.stderr, out.stderr
