@@ -26,6 +26,16 @@ def history_store(tmp_path_factory):
         os.environ["SUITE_HISTORY"] = old
 
 
+@pytest.fixture(scope="session")
+def voiced(tmp_path_factory):
+    """One real small `suite run` per kind, then its check and report (tests/test_one_voice.py's RUNS), made
+    once a session: test_one_voice asks them for the one voice, tests/harness/test_cpu_saturation.py copies
+    their leaves to plant host metrics in. Tests copy before they change anything."""
+    from tests.test_one_voice import made
+
+    return made(tmp_path_factory)
+
+
 @pytest.fixture
 def fixtures_dir():
     """../shared/fixtures (real published results); the test skips when it is absent."""

@@ -74,9 +74,9 @@ def test_every_kind_is_walked():
     assert {k.name for k in registry.KINDS} == set(RUNS) | RUNS_NOTHING
 
 
-@pytest.fixture(scope="module")
-def voiced(tmp_path_factory):
-    """{kind: (run's exit code, its stdout, its results dir, check's code and text, report's HTML, Markdown)}."""
+def made(tmp_path_factory):
+    """{kind: (run's exit code, its stdout, its results dir, check's code and text, report's HTML, Markdown)}:
+    the session fixture `voiced` (tests/conftest.py: made once, shared with tests/harness/test_cpu_saturation.py)."""
     from suite.storage import workloads
 
     base = tmp_path_factory.mktemp("voice")

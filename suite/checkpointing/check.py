@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 
 from suite import files
-from suite.check import layout
+from suite.check import hostcpu, layout
 from suite.checkpointing import figures as ckpt_figures
 from suite.check.result import BenchmarkResult, CheckResult, evaluate
 from suite.errors import ResultError
@@ -106,6 +106,7 @@ def check(path, ruleset: str = "auto"):
         for p, doc in ph.runs:
             w = written_by(doc, writes) if doc["phase"] == "read" else None
             found += evaluate(rs, "run", run_scope(p, doc, derived.get(doc["run"]), _end(w) if w else None), root)
+        found += hostcpu.findings([p.parent for p, _ in ph.runs], root)    # host-cpu-saturated: run-<k>/host_metrics.json
         statement += [s for d in derived.values() for s in d.statement]
         verdict = findings.verdict(found, division)
         voice = Voice(verdict, ph.run_set.get("miniature") is True, division)   # a miniature: never compliant
@@ -115,7 +116,7 @@ def check(path, ruleset: str = "auto"):
                              detected_from={"workload": RUN_SET, "ruleset": f"checkpointing ({name})",
                                             "phase": ph.run_set["phase"]})
         out.append(BenchmarkResult(b, verdict, found, None, voice.compliant, rs.files, len(rs.rules),
-                                   {r.id: r.message for r in rs.rules}, rederived=statement, miniature=voice.miniature))
+                                   {**{r.id: r.message for r in rs.rules}, **hostcpu.RULES}, rederived=statement, miniature=voice.miniature))
     tree_rules = rules.load_layers(_ruleset_of(phases[0], ruleset, covering), ("checkpointing.yaml",))
     tree_found = evaluate(tree_rules, "tree", tree_scope(root, phases), root)
     verdict = findings.worst([r.verdict for r in out] + [findings.verdict(tree_found)])

@@ -242,10 +242,12 @@ def find(run_dir: Path, root=None) -> HostMetrics | None:
 
 
 BUSY_PCT = 95.0      # user+system at or above this: the CPUs had nothing left (host-cpu-saturated)
+IOWAIT_PCT = 1.0     # mean iowait below this in a busy span: the client did not wait on the storage
+MIN_SPAN_S = 10.0    # a busy span this long (10 samples at 1 s; one of mlpstorage's 10-s samples): no burst
 
 
 def longest_saturated_s(hm: HostMetrics, busy_pct: float = BUSY_PCT) -> float:
-    """The longest span (s) with user+system at or above busy_pct: the fact host-cpu-saturated bounds."""
+    """The longest span (s) with user+system at or above busy_pct (whatever iowait was)."""
     spans = saturated_spans(hm, busy_pct, 0.0)
     return max((sp["end_s"] - sp["start_s"] for sp in spans), default=0.0)
 
@@ -257,6 +259,7 @@ def saturated_spans(hm: HostMetrics, busy_pct: float, min_span_s: float) -> list
     so with its mean iowait and disk MiB/s beside the run's busiest disk MiB/s."""
     rates = hm.rates()
     disk = [r["disk_read_mib_s"] + r["disk_write_mib_s"] for r in rates]
+    net = [r["net_rx_mib_s"] + r["net_tx_mib_s"] for r in rates]
     spans, run, prev_t = [], [], 0.0
     for i, s in enumerate(hm.samples + (None,)):
         if s is not None and s.cpu_user_pct + s.cpu_system_pct >= busy_pct:
@@ -269,11 +272,24 @@ def saturated_spans(hm: HostMetrics, busy_pct: float, min_span_s: float) -> list
                                                          for j in idx) / len(idx), 3),
                               "iowait_mean_pct": round(sum(hm.samples[j].cpu_iowait_pct for j in idx) / len(idx), 3),
                               "disk_mean_mib_s": round(sum(disk[j] for j in idx) / len(idx), 3),
-                              "disk_peak_mib_s": round(max(disk), 3)})
+                              "disk_peak_mib_s": round(max(disk), 3),
+                              "net_mean_mib_s": round(sum(net[j] for j in idx) / len(idx), 3),
+                              "net_peak_mib_s": round(max(net), 3), "samples": (idx[0], idx[-1])})
             run = []
         if s is not None:
             prev_t = s.t_s
     return spans
+
+
+def storage_waited_spans(hm: HostMetrics) -> list[dict]:
+    """The spans host-cpu-saturated warns of (suite.check.hostcpu; docs/checker.md): user+system at or
+    above BUSY_PCT of all CPUs in every sample for at least MIN_SPAN_S, while the storage waited: the
+    span's mean iowait below IOWAIT_PCT. iowait is the time a CPU sat idle with I/O of this host in
+    flight: the client waiting on the storage. Near none of it while the CPUs were full means the
+    requests were not queued on the storage; the storage waited for the client to ask. (A busy span
+    with iowait above that: both were at their limit, no warning.) The span's disk and network MiB/s
+    beside the run's peak say how much the storage was asked for then against what it gave."""
+    return [sp for sp in saturated_spans(hm, BUSY_PCT, MIN_SPAN_S) if sp["iowait_mean_pct"] < IOWAIT_PCT]
 
 
 MAX_FOUND = 1000

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from suite.check import hostcpu
 from suite.kv_cache import evidence, figures
 
 from suite.kv_cache import leaf as kvleaf
@@ -160,16 +161,6 @@ def failed_options(derived: dict, failures: list) -> None:
             d.pop("suite_figures", None)
 
 
-def host_saturation(lf: kvleaf.Leaf) -> float | None:
-    """The longest span (s) a trial's client CPUs were saturated (user+system at or above
-    hostmetrics.BUSY_PCT), over the trials' host_metrics.json; None where no trial was sampled."""
-    from suite.harness import hostmetrics
-
-    spans = [hostmetrics.longest_saturated_s(hm) for o, t in sorted(lf.rank_dirs)
-             if (hm := hostmetrics.find(lf.path / f"option_{o}" / f"trial_{t}", root=lf.path)) is not None]
-    return round(max(spans), 3) if spans else None
-
-
 def facts(lf: kvleaf.Leaf) -> tuple[dict, dict, list]:
     doc = model.load()
     div = division(lf)
@@ -183,9 +174,6 @@ def facts(lf: kvleaf.Leaf) -> tuple[dict, dict, list]:
     if lf.summary_name is not None:
         out["kvcache.summary_name"] = lf.summary_name
     out["kvcache.miniature"] = bool(evidence.miniature(lf))
-    saturated = host_saturation(lf)
-    if saturated is not None:
-        out["kvcache.cpu_saturated_s"] = saturated
     separate = evidence.separate(lf)         # None: no probe recorded (kvcache-posix-cache-dir requires it)
     if separate is not None:
         out["kvcache.cache_results_separate"] = separate
@@ -211,6 +199,8 @@ def assess(path: Path, ruleset: str | None = None) -> dict:
     scope = rules.Scope("run", str(path), f)
     name = round_of(lf, ruleset)
     found = evaluate(rules.load_layers(name, RULE_FILES), "run", scope, Path(path))
+    found += hostcpu.findings([lf.path / f"option_{o}" / f"trial_{t}" for o, t in sorted(lf.rank_dirs)],
+                              Path(path))     # host-cpu-saturated: each trial's host_metrics.json
     ran = evidence.durations(lf)
     rank_statements = [dict(s, rank=f"option_{o}/trial_{t}/rank_{r}") for (o, t, r), (p, d) in sorted(lf.ranks.items())
                        for s in figures.rederive_rank(d, p, ran.get(o, 0.0))]

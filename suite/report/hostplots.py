@@ -8,6 +8,7 @@ The runs' HostMetrics come from suite.harness.hostmetrics (each kind finds its r
 nothing here knows a kind. Titles and names pass through suite.report.escape where they are drawn.
 """
 
+from suite.harness import hostmetrics
 from suite.report.content import Image, Section, Table, Text, fmt
 from suite.report.escape import terminal
 from suite.report.plots import COLORS, _figure, _png
@@ -27,6 +28,9 @@ def figure(hm, throughput=None) -> bytes:
     cpu.stackplot(t, steps([s.cpu_user_pct for s in hm.samples]), steps([s.cpu_system_pct for s in hm.samples]),
                   steps([s.cpu_iowait_pct for s in hm.samples]), labels=["user", "system", "iowait"],
                   colors=COLORS[:3], step="pre")
+    for i, sp in enumerate(hostmetrics.storage_waited_spans(hm)):     # what host-cpu-saturated warns of
+        cpu.axvspan(sp["start_s"], sp["end_s"], facecolor="none", edgecolor="red", hatch="//", linewidth=0,
+                    label="saturated, storage waiting" if i == 0 else None)
     cpu.set_ylim(0, 100)
     cpu.set_xlabel("seconds since the run started")
     cpu.set_ylabel("CPU % (all CPUs)")
@@ -77,11 +81,12 @@ def row(name: str, hm) -> list:
             fmt(last.disk_read_bytes / (1 << 20), 1) if last else "–",
             fmt(last.disk_write_bytes / (1 << 20), 1) if last else "–",
             fmt(max(s.page_cache_bytes for s in hm.samples) / (1 << 30), 2) if last else "–",
-            fmt(hm.sampler_cpu_s, 3)]
+            fmt(hm.sampler_cpu_s, 3),
+            fmt(sum(sp["end_s"] - sp["start_s"] for sp in hostmetrics.storage_waited_spans(hm)), 1)]
 
 
 HEADER = ["run", "host", "samples", "interval s", "peak user+system %", "mean iowait %", "disk read MiB",
-          "disk write MiB", "peak page cache GiB", "sampling CPU s"]
+          "disk write MiB", "peak page cache GiB", "sampling CPU s", "CPU saturated s"]
 
 
 def section(sid: str, runs: list, title: str = "Host metrics") -> Section | None:
@@ -94,7 +99,10 @@ def section(sid: str, runs: list, title: str = "Host metrics") -> Section | None
     scopes = sorted({hm.scope for _, hm, _ in runs})
     out.blocks.append(Table(HEADER, [row(name, hm) for name, hm, _ in runs],
                             "From each run's host_metrics.json (sampled from /proc by suite run; "
-                            f"hosts sampled: {terminal('; '.join(scopes))}). Sampling CPU s: what the sampling cost."))
+                            f"hosts sampled: {terminal('; '.join(scopes))}). Sampling CPU s: what the sampling cost. "
+                            "CPU saturated s: the spans suite check warns of (host-cpu-saturated: user+system "
+                            f">= {hostmetrics.BUSY_PCT:g}% for {hostmetrics.MIN_SPAN_S:g} s or more with iowait "
+                            f"below {hostmetrics.IOWAIT_PCT:g}%), hatched red on the CPU plot."))
     for i, (name, hm, tp) in enumerate(runs[:MAX_PLOTTED_RUNS]):
         if not hm.samples:
             continue

@@ -30,6 +30,7 @@ The re-derivations are suite/tpcx_ai/rederive.py's; `assess` adds what was re-de
 
 import math
 
+from suite.check import hostcpu
 from suite.errors import SuiteError
 from suite.rules import engine as rules
 from suite.rules.engine import Item, Scope
@@ -66,10 +67,10 @@ def check(doc: dict, path: str = "tpcxai-result.json", thresholds: dict | None =
 
 
 def grade(findings) -> str:
-    """valid (no finding), open (only open findings: valid, not publishable), or invalid."""
+    """valid (no finding but notes), open (only open findings: valid, not publishable), or invalid."""
     if any(f.effect == "invalid" for f in findings):
         return "invalid"
-    return "open" if findings else "valid"
+    return "open" if any(f.effect == "open" for f in findings) else "valid"    # closed: a note (a warning)
 
 
 def scope(doc: dict, path: str, thresholds: dict, rederived=None) -> Scope:
@@ -215,6 +216,7 @@ def assess(path) -> tuple[str, list[Finding], dict, list]:
     r.problems["figures.problems"] += items
     r.statements += statements
     findings = check(doc, path=str(where), rederived=r)
+    findings += hostcpu.findings([where.parent], None)     # host-cpu-saturated: the run's host_metrics.json
     return grade(findings), findings, doc, r.statements
 
 

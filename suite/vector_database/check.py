@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from suite.check import hostcpu
 from suite.errors import ResultError
 from suite.rules import engine as rules
 from suite.rules import rulesets
@@ -107,7 +108,7 @@ def check(recs: list, root: Path, ruleset: str | None = None) -> list[Finding]:
         for r in group:
             if r.phase == "run":
                 out += evaluate(rs, "run", run_scope(r, root))
-    return out
+    return out + hostcpu.findings([r.path for r in recs], root)     # host-cpu-saturated: each leaf's host_metrics.json
 
 
 def verdict(found: list[Finding]) -> str:

@@ -214,6 +214,9 @@ def test_the_report_section_holds_a_plot_per_run():
     assert [i.name for i in images] == ["host-1", "host-2"] and all(i.png.startswith(b"\x89PNG") for i in images)
     table = next(b for b in sec.blocks if isinstance(b, Table))
     assert [r[0] for r in table.rows] == ["run-1", "run-2"] and table.rows[0][4] == "97.0"
+    assert table.header[-1] == "CPU saturated s" and table.rows[0][-1] == "0"     # 5 s: under MIN_SPAN_S
+    long = hostplots.section("host", [("run-1", hostmetrics.load_doc(host_builders.saturated(busy_s=12)), None)])
+    assert next(b for b in long.blocks if isinstance(b, Table)).rows[0][-1] == "12"  # host-cpu-saturated's span
     assert hostplots.section("host", [("run-1", None, None)]) is None
 
 

@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 
-import host_builders
 import pytest
 
 from suite import files
@@ -130,7 +129,6 @@ def _rank(leaf):
 
 
 BREAKS = {
-    "kvcache-host-cpu-saturated": lambda l: host_builders.write(l / "option_1" / "trial_0", host_builders.saturated(busy_s=20)),
     "kvcache-commands-recorded": lambda l: _edit_json(_meta(l), lambda d: d.update(command_output_files=[])),
     "kvcache-fixed-workload-per-option": lambda l: _commands(l, "--num-users 200", "--num-users 20"),
     "kvcache-autoscaling-prohibited": lambda l: _commands(l, "--generation-mode none", "--generation-mode none --enable-autoscaling"),

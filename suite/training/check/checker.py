@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from suite.check import layout, manifest, todo
+from suite.check import hostcpu, layout, manifest, todo
 
 from suite.training.check import evidence
 
@@ -78,6 +78,7 @@ def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
                                                       Path(system_path) if system_path else None), root)
         for host in run.hosts:
             found += evaluate(rs, "host", host_scopes[id(host)], root)
+        found += hostcpu.findings([run.path, *(h.path for h in run.hosts)], root)   # host-cpu-saturated
     verdict = findings.verdict(found, b.division)
     fix = findings.fix_required(found)
     # a result claims the closed division unless the tree (or results.json) says open; a document
@@ -86,7 +87,7 @@ def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
                     for run in b.runs for h in run.hosts)
     voice = Voice(verdict, miniature, b.division or "closed", fix)   # compliant as asked (suite.rules.verdict)
     return BenchmarkResult(b, verdict, found, agg, voice.compliant, rs.files, len(rs.rules),
-                           {r.id: described(r) for r in rs.rules}, fix, records, miniature)
+                           {**{r.id: described(r) for r in rs.rules}, **hostcpu.RULES}, fix, records, miniature)
 
 
 def _rederive(b: layout.Benchmark, params: dict, bscope, root: Path):

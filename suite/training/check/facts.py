@@ -350,17 +350,6 @@ HOST_FILES = {"summary": "summary.json", "overrides": "configs/overrides.yaml", 
               "per_epoch": "per_epoch_stats.json", "results": "results.json"}
 
 
-def _host_metrics(where: Path, facts: dict, sources: dict) -> None:
-    """host_metrics.cpu_saturated_s: the longest span the client's CPUs were saturated (user+system at
-    or above hostmetrics.BUSY_PCT; the storage waited on the client), where the run was sampled."""
-    from suite.harness import hostmetrics
-
-    hm = hostmetrics.find(where)
-    if hm is not None:
-        facts["host_metrics.cpu_saturated_s"] = round(hostmetrics.longest_saturated_s(hm), 3)
-        sources["host_metrics.cpu_saturated_s"] = (Path(where) / hostmetrics.FILE, "samples")
-
-
 def host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params: dict) -> Scope:
     facts = problem_facts(host.problems)
     sources: dict = {}
@@ -385,7 +374,6 @@ def host_scope(b: layout.Benchmark, run: layout.Run, host: layout.Host, params: 
     param_facts.param_facts(host, params, facts, sources)
     facts["config.differences"] = param_facts.config_differences(host, _workload(b))
     sources["config.differences"] = (host.files.get("config"), "(workload parameters)")
-    _host_metrics(host.path, facts, sources)
     facts["values.nonfinite"] = _nonfinite_items(_host_docs(host))
     recompute.recomputed_facts(b, host, metric, summary, facts, sources)
     facts.update(contradictions.facts(host))          # the run's own verdict, 0 bytes, the cache drop

@@ -15,7 +15,6 @@ from suite.training import figures as metrics
 from suite.rules import engine as rules
 
 import checkpoint_builders
-import host_builders
 import ours3_builders
 import paths
 
@@ -293,7 +292,6 @@ CASES = {
     "integrity-report-schema": ("report", report_edit(lambda d: d["overall"].pop("num_benchmark_runs"))),
     "integrity-report-matches-runs": ("report", report_edit(lambda d: d["runs"]["run2"].update(
         train_throughput_samples_per_second=d["runs"]["run2"]["train_throughput_samples_per_second"] * 1.01))),
-    "host-cpu-saturated": ("ours", lambda p: host_builders.write(p / "run-1", host_builders.saturated(busy_s=20))),
     "rederived-claims-match": ("ours", set_results(["metric"], {"train_au_mean_percentage": 100.0})),
     "integrity-steps-timeline": ("ours", steps_edit(lambda d: d["epochs"][0]["step_end_s"].__setitem__(
         2, d["epochs"][0]["step_start_s"][2] - 0.1))),

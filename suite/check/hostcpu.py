@@ -1,0 +1,74 @@
+"""host-cpu-saturated: the one warning, for every kind, that a host's CPUs were saturated while the
+storage waited (issue 37). Each kind's check hands it the directories its runs were sampled in; the
+host_metrics.json in each (suite.harness.hostmetrics: what `suite run` samples for each run) is
+read, and the spans hostmetrics.storage_waited_spans finds become a finding:
+
+    rule_id  host-cpu-saturated, severity warning, effect closed (a note: the verdict is unchanged)
+    path     the host_metrics.json, relative to the checked tree
+    field    samples[i..j].cpu_user_pct+cpu_system_pct
+    expected below 95% of all CPUs (user+system) ...
+    actual   98.5% of all CPUs over 12.0-27.0 s (15.0 s), iowait 0.2%, disk 1.2 MiB/s (run's peak 80.1), ...
+
+The definition and why the thresholds are what they are: docs/checker.md ("Host CPU saturation").
+A host_metrics.json that cannot be read is bad input (ResultError, one line, exit 2), as every
+other file a check reads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from suite.harness import hostmetrics
+from suite.rules.findings import Finding, make
+
+RULE = "host-cpu-saturated"
+RULES = {RULE: f"no host's CPUs were saturated (user+system >= {hostmetrics.BUSY_PCT:g}% of all CPUs for "
+               f"{hostmetrics.MIN_SPAN_S:g} s or more) while the storage waited (iowait below "
+               f"{hostmetrics.IOWAIT_PCT:g}%): where they were, the client's CPU, not the storage, set the pace"}
+EXPECTED = (f"below {hostmetrics.BUSY_PCT:g}% of all CPUs (user+system) in any {hostmetrics.MIN_SPAN_S:g} s "
+            f"with iowait below {hostmetrics.IOWAIT_PCT:g}% (at {hostmetrics.BUSY_PCT:g}% the client has no "
+            f"CPU left to ask the storage for more)")
+SHOWN = 3                     # spans spelled out per file; the rest counted
+
+
+def findings(dirs, root) -> list[Finding]:
+    """One warning per host_metrics.json directly in each of `dirs` (a run's directory, a trial's, a
+    leaf: where the kind's runs were sampled; nothing is walked, so a run never gets another's file)
+    with a saturated span while the storage waited; paths relative to `root` (None: as `dirs` name
+    them). A directory named twice is read once; one without the file adds nothing."""
+    root, seen, out = (Path(root) if root is not None else None), set(), []
+    for d in dirs:
+        path = Path(d) / hostmetrics.FILE
+        if path.resolve() in seen or not path.is_file():
+            continue
+        seen.add(path.resolve())
+        out += of(hostmetrics.load(path, root=Path(d)), _shown(path, root))    # never through a link out of d
+    return out
+
+
+def of(hm: hostmetrics.HostMetrics, path: str) -> list[Finding]:
+    """The warning for one host's metrics (none where no span qualifies)."""
+    spans = hostmetrics.storage_waited_spans(hm)
+    if not spans:
+        return []
+    first, last = spans[0]["samples"][0], spans[-1]["samples"][1]
+    said = "; ".join(_span(sp) for sp in spans[:SHOWN])
+    more = f"; and {len(spans) - SHOWN} more span(s)" if len(spans) > SHOWN else ""
+    return [make(RULE, "warning", "closed", path, f"samples[{first}..{last}].cpu_user_pct+cpu_system_pct",
+                 EXPECTED, said + more, f"host {hm.host}, {hm.scope}")]
+
+
+def _span(sp: dict) -> str:
+    return (f"{sp['busy_mean_pct']:.1f}% of all CPUs over {sp['start_s']:.1f}-{sp['end_s']:.1f} s "
+            f"({sp['end_s'] - sp['start_s']:.1f} s), iowait {sp['iowait_mean_pct']:.1f}%, "
+            f"disk {sp['disk_mean_mib_s']:.1f} MiB/s (run's peak {sp['disk_peak_mib_s']:.1f}), "
+            f"network {sp['net_mean_mib_s']:.1f} MiB/s (run's peak {sp['net_peak_mib_s']:.1f})")
+
+
+def _shown(path: Path, root: Path | None) -> str:
+    if root is None:
+        return str(path)
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)

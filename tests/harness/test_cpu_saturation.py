@@ -1,0 +1,145 @@
+"""Issue 37: `suite check` warns (host-cpu-saturated, suite.check.hostcpu) where a host's CPUs were
+saturated while the storage waited, for every kind with host metrics, from one place.
+
+Each kind's real small leaf (the session's `voiced` runs, tests/conftest.py) is copied and its
+host_metrics.json edited: a stretch of its real samples made busy (user+system 98%, iowait 0.2%)
+gives the warning, naming the file, the samples, the % and the interval; the same samples calm, a
+busy stretch shorter than MIN_SPAN_S, or one where the CPUs also waited on I/O give none. Then a
+real kv_cache run under a real CPU hog (a busy loop on every core) gives it with nothing edited.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from suite import cli
+from suite.check import hostcpu
+from suite.harness import hostmetrics
+
+KINDS = ("training", "checkpointing", "kv_cache", "vector_database", "tpcx-ai")
+
+
+def _leaf(voiced, kind, tmp_path) -> tuple[Path, Path]:
+    """A copy of the kind's real results dir, and its first host_metrics.json (relative to the copy)."""
+    got = voiced[kind]
+    if isinstance(got, BaseException):
+        pytest.skip(str(got))
+    copy = tmp_path / "R"
+    shutil.copytree(got[2], copy, symlinks=True)
+    found = sorted(copy.rglob(hostmetrics.FILE))
+    assert found, f"{kind}: its run wrote no {hostmetrics.FILE}"
+    for path in found[1:]:
+        _edit(path, busy=0)
+    return copy, found[0].relative_to(copy)
+
+
+def _edit(path: Path, busy: int, user: float = 80.0, system: float = 18.0, iowait: float = 0.2) -> None:
+    """The run's real samples, every one calmed (user+system at most 60%: this machine is shared, the
+    run's own may have been busy), then `busy` of them from the second on set to user/system/iowait. A
+    run shorter than that gets more samples at its interval, its cumulative counters held (still a
+    valid file: t_s increasing, counters never falling)."""
+    doc = json.loads(path.read_text())
+    samples = doc["samples"]
+    assert samples, path
+    while len(samples) < busy + 2:
+        samples.append(dict(samples[-1], t_s=round(samples[-1]["t_s"] + doc["interval_s"], 6)))
+    for s in samples:
+        s.update(cpu_user_pct=min(s["cpu_user_pct"], 40.0), cpu_system_pct=min(s["cpu_system_pct"], 20.0))
+    for s in samples[1:1 + busy]:
+        s.update(cpu_user_pct=user, cpu_system_pct=system, cpu_iowait_pct=iowait)
+    doc["duration_s"] = samples[-1]["t_s"]
+    path.write_text(json.dumps(doc))
+    hostmetrics.load(path)                       # still a valid host_metrics.json
+
+
+def _warnings(root: Path) -> list[dict]:
+    """The host-cpu-saturated findings of `suite check ROOT --format json` (every kind's JSON)."""
+    out = subprocess.run([sys.executable, "-m", "suite", "check", str(root), "--format", "json"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode in (0, 1), out.stderr[-2000:]
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if node.get("rule_id") == hostcpu.RULE:
+                found.append(node)
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+    walk(json.loads(out.stdout))
+    return found
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_planted_saturation_warns_and_calm_samples_do_not(voiced, kind, tmp_path):
+    root, rel = _leaf(voiced, kind, tmp_path)
+    _edit(root / rel, busy=0)
+    assert _warnings(root) == [], kind
+    _edit(root / rel, busy=12)
+    got = _warnings(root)
+    assert len(got) == 1, (kind, got)
+    w = got[0]
+    assert w["severity"] == "warning" and w["effect"] == "closed"
+    assert (root / rel).as_posix().endswith("/" + w["path"]) or w["path"].endswith(str(rel)), (w["path"], rel)
+    assert w["field"] == "samples[1..12].cpu_user_pct+cpu_system_pct"
+    assert w["expected"].startswith("below 95% of all CPUs")
+    assert w["actual"].startswith("98.0% of all CPUs over ") and "iowait 0.2%" in w["actual"]
+
+
+@pytest.mark.parametrize("kind", ("training", "tpcx-ai"))
+def test_a_short_or_storage_bound_busy_stretch_is_no_warning(voiced, kind, tmp_path):
+    root, rel = _leaf(voiced, kind, tmp_path)
+    _edit(root / rel, busy=5)                             # 5 s busy: under MIN_SPAN_S
+    assert _warnings(root) == [], kind
+    _edit(root / rel, busy=12, user=78.0, system=17.0, iowait=4.0)   # the CPUs waited on I/O too: both at their limit
+    assert _warnings(root) == [], kind
+
+
+def test_the_verdict_stays_what_it_was(voiced, tmp_path):
+    """A warning is a note (effect closed): the kind's verdict line and exit code do not move."""
+    root, rel = _leaf(voiced, "tpcx-ai", tmp_path)
+    code, text, *_ = voiced["tpcx-ai"]
+    _edit(root / rel, busy=12)
+    out = subprocess.run([sys.executable, "-m", "suite", "check", str(root)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == code and hostcpu.RULE in out.stdout
+    assert out.stdout.rstrip("\n").splitlines()[-1] == text.rstrip("\n").splitlines()[-1]
+
+
+def test_a_real_run_under_a_cpu_hog_is_warned(tmp_path):
+    """kv_cache, 14 s of trial with a python busy loop on every core it may use: the sampled host was saturated, and
+    the check says so from the real samples."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in os.sched_getaffinity(0)]
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code = cli.main(["run", "--workload", "kv-cache", "--option", "1", "--trials", "1", "--duration", "14",
+                         "--inter-option-delay", "0", "--accelerators", "1", "--allow-no-cache-drop",
+                         "--division", "open", "--results-dir", str(tmp_path / "R"), "--no-history"])
+    finally:
+        os.chdir(here)
+        for h in hogs:
+            h.kill()
+            h.wait()
+    assert code in (0, 1)
+    got = _warnings(tmp_path / "R")
+    assert got and all(w["path"].endswith(hostmetrics.FILE) for w in got), got
+
+
+def test_a_host_metrics_link_out_of_the_run_is_bad_input(voiced, tmp_path):
+    """Results come from other parties: a host_metrics.json that is a link out of its run's directory is
+    refused as every other file (exit 2, one line naming it), never read."""
+    root, rel = _leaf(voiced, "checkpointing", tmp_path)
+    outside = tmp_path / "elsewhere.json"
+    shutil.copy(root / rel, outside)
+    (root / rel).unlink()
+    (root / rel).symlink_to(outside)
+    out = subprocess.run([sys.executable, "-m", "suite", "check", str(root)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and hostmetrics.FILE in out.stderr, out.stderr
