@@ -18,13 +18,18 @@ def fresh_run(tmp_path_factory):
         pytest.skip("no memory cgroup on this machine")
     root = tmp_path_factory.mktemp("e2e")
     data, results = root / "data", root / "results"
-    # cosmoflow h100, 1 accelerator, 256 MiB host memory: the rules need 500 files (500-step rule)
-    assert cli.main(["datagen", "--workload", "cosmoflow", "--accelerators", "1", "--host-memory", "256MiB",
-                     "--data-dir", str(data), "--processes", "2"]) == 0
-    code = cli.main(["run", "--workload", "cosmoflow", "--accelerators", "1", "--data-dir", str(data),
-                     "--results-dir", str(results), "--memory-limit", "256MiB"])
-    assert code == 0
-    return results
+    # cosmoflow a100, 1 accelerator, 256 MiB host memory: the rules need 500 files (500-step rule). a100's
+    # 5.51 ms step (h100's: 3.5 ms) keeps the AU over the 70% threshold with another job on the 2 cores
+    # (at h100 a loaded CI machine measured 63.7%); one more try where a burst of load still pushed it under.
+    assert cli.main(["datagen", "--workload", "cosmoflow", "--accelerator-type", "a100", "--accelerators", "1",
+                     "--host-memory", "256MiB", "--data-dir", str(data), "--processes", "2"]) == 0
+    for attempt in (1, 2):
+        results = root / ("results" if attempt == 1 else f"results-{attempt}")
+        code = cli.main(["run", "--workload", "cosmoflow", "--accelerator-type", "a100", "--accelerators", "1",
+                         "--data-dir", str(data), "--results-dir", str(results), "--memory-limit", "256MiB"])
+        if code == 0:
+            return results
+    pytest.fail(f"two closed cosmoflow a100 runs were not compliant (exit {code}): see {results}")
 
 
 def test_fresh_closed_run_is_compliant(fresh_run, run_cli):
@@ -72,7 +77,8 @@ def test_closed_run_with_three_runs_is_not_compliant_in_run_as_in_check(fresh_ru
     """Issue 24 (class 8): a closed run with 3 runs once printed "compliant" while `check` said INVALID;
     the run's last line and its exit code are now the checker's."""
     results = fresh_run.parent / "three"
-    code, out, err = run_cli("run", "--workload", "cosmoflow", "--accelerators", "1", "--data-dir",
+    code, out, err = run_cli("run", "--workload", "cosmoflow", "--accelerator-type", "a100", "--accelerators", "1",
+                             "--data-dir",
                              fresh_run.parent / "data", "--results-dir", results, "--memory-limit", "256MiB",
                              "--runs", "3")
     *_, said, last = out.strip().splitlines()

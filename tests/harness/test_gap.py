@@ -50,7 +50,7 @@ class Timed:
 
 
 def test_gaps_shorter_than_the_runs_are_measured_and_recorded(tmp_path):
-    kind = Timed(tmp_path / "R", run_s=0.3, clear_s=0.01)
+    kind = Timed(tmp_path / "R", run_s=0.6, clear_s=0.01)   # margins that a loaded machine's late wake-ups keep
     enforced.run(kind)
     assert "gap_since_previous_run_s" not in kind.drops[0].to_dict()
     for drop in kind.drops[1:]:
@@ -60,14 +60,14 @@ def test_gaps_shorter_than_the_runs_are_measured_and_recorded(tmp_path):
 
 
 def test_a_closed_series_with_a_gap_longer_than_a_run_stops_before_the_next_run(tmp_path):
-    kind = Timed(tmp_path / "R", run_s=0.05, clear_s=0.3)
-    with pytest.raises(RuleError, match=r"run 2: gap between runs: expected shorter than run 1 \(0\.0\d+ s\), "
-                                        r"got 0\.3\d* s .*back-to-back") as e:
+    kind = Timed(tmp_path / "R", run_s=0.05, clear_s=1.0)
+    with pytest.raises(RuleError, match=r"run 2: gap between runs: expected shorter than run 1 \(0\.\d+ s\), "
+                                        r"got 1\.\d* s .*back-to-back") as e:
         enforced.run(kind)
     assert "\n" not in str(e.value) and len(kind.drops) == 1
 
 
 def test_the_open_division_records_the_broken_gap_and_goes_on(tmp_path):
-    kind = Timed(tmp_path / "R", run_s=0.05, clear_s=0.3, closed=False)
+    kind = Timed(tmp_path / "R", run_s=0.05, clear_s=1.0, closed=False)
     enforced.run(kind)
     assert len(kind.drops) == 3 and all("gap between runs" in d.gap_problem for d in kind.drops[1:])
