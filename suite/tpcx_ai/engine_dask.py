@@ -48,7 +48,8 @@ def require():
     try:
         import distributed
     except ImportError:
-        raise SuiteError("--engine dask: expected dask.distributed installed (pip install 'suite[dask]'), "
+        raise SuiteError("--engine dask: expected dask.distributed installed (pip install '.[dask]' in the checkout, "
+                         "README's set-up), "
                          "got no module 'distributed'") from None
     return distributed
 

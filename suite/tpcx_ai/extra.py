@@ -9,7 +9,7 @@ import importlib.util
 
 from suite.errors import SuiteError
 
-INSTALL = "pip install 'suite[tpcx-ai]'"
+INSTALL = "pip install '.[tpcx-ai]' in the checkout, README's set-up"
 MODULES = {"pandas": "pandas", "sklearn": "scikit-learn", "xgboost": "xgboost-cpu",   # import name: distribution
            "statsmodels": "statsmodels", "scipy": "scipy"}
 

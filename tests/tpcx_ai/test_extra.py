@@ -20,5 +20,5 @@ def test_a_missing_library_is_one_line_exit_2_naming_the_extra(monkeypatch, caps
     code = cli.main(["run", "--workload", "tpcx-ai", "--scale-factor", "0.01", "--results-dir", str(tmp_path / "r")])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1
-    assert f"{dist} not installed" in err and "pip install 'suite[tpcx-ai]'" in err
+    assert f"{dist} not installed" in err and "pip install '.[tpcx-ai]'" in err
     assert not (tmp_path / "r").exists()
