@@ -58,23 +58,6 @@ def stop_when(argv: list, root: Path, pattern: str) -> subprocess.CompletedProce
 # --------------------------------------------------------------------------- v1.0 layout: suite run dirs
 
 
-@pytest.fixture(scope="module")
-def two_runs(tmp_path_factory):
-    """Two real 1-run open results dirs of two benchmarks (cosmoflow on h100 and on a100), tiny data."""
-    base = tmp_path_factory.mktemp("all-or-nothing")
-    out = []
-    for accel in ("h100", "a100"):
-        data, run = base / f"data-{accel}", base / f"run-{accel}"
-        code, _, err = cli("datagen", "--workload", "cosmoflow", "--accelerator-type", accel, "--files", "16",
-                           "--data-dir", data, "--processes", "1")
-        assert code == 0, err
-        code, _, err = cli("run", "--workload", "cosmoflow", "--accelerator-type", accel, "--accelerators", "1",
-                           "--data-dir", data, "--results-dir", run, "--division", "open", "--runs", "1")
-        assert code in (0, 1) and (run / "run_set.json").is_file(), err
-        out.append(run)
-    return base, out
-
-
 @pytest.fixture
 def open_tree(two_runs, tmp_path):
     tree = tmp_path / "sub"
