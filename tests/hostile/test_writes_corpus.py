@@ -72,6 +72,7 @@ def made(tmp_path_factory):
     desc = tree / "Open" / "ACME" / "systems" / "box1.json"
     doc = json.loads(desc.read_text())
     desc.write_text(json.dumps(_filled(doc), indent=2))
+    assert cli("submission", "describe", tree, "--system", "box1")[0] == 0   # current documents: package keeps them
     return base, data, run, tree
 
 

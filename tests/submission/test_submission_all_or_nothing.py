@@ -59,9 +59,9 @@ def stop_when(argv: list, root: Path, pattern: str) -> subprocess.CompletedProce
 
 
 @pytest.fixture
-def open_tree(two_runs, tmp_path):
+def open_tree(run_cli, two_runs, tmp_path):
     tree = tmp_path / "sub"
-    code, _, err = cli("submission", "init", tree, "--org", "ACME", "--division", "open", "--system", "box1",
+    code, _, err = run_cli("submission", "init", tree, "--org", "ACME", "--division", "open", "--system", "box1",
                        "--data-dir", two_runs[0])
     assert code == 0, err
     return tree
@@ -82,12 +82,12 @@ def test_v1_a_later_refused_source_leaves_nothing_of_the_earlier(run_cli, two_ru
 
 
 @pytest.mark.parametrize("replace", [False, True])
-def test_v1_add_stopped_part_way_leaves_the_tree_as_it_was(two_runs, open_tree, tmp_path, replace):
+def test_v1_add_stopped_part_way_leaves_the_tree_as_it_was(run_cli, two_runs, open_tree, tmp_path, replace):
     """The second source is being copied when SIGTERM comes: the first (already copied into staging)
     never reaches the tree; with --replace the old copies stay where they were."""
     first, second = two_runs[1]
     if replace:
-        assert cli("submission", "add", open_tree, first, second, "--system", "box1")[0] == 0
+        assert run_cli("submission", "add", open_tree, first, second, "--system", "box1")[0] == 0
     slow = tmp_path / "slow"
     shutil.copytree(second, slow)
     pad(slow / "run-1" / "pad")
@@ -103,9 +103,9 @@ def test_v1_add_stopped_part_way_leaves_the_tree_as_it_was(two_runs, open_tree, 
 
 
 @pytest.fixture
-def v3_tree(tmp_path):
+def v3_tree(run_cli, tmp_path):
     root = tmp_path / "sub3"
-    code, _, err = cli("submission", "init", root, "--org", "ACME", "--division", "closed", "--system", "box1",
+    code, _, err = run_cli("submission", "init", root, "--org", "ACME", "--division", "closed", "--system", "box1",
                        "--ruleset", "v3.0", "--data-dir", tmp_path)
     assert code == 0, err
     return root
@@ -127,7 +127,7 @@ def test_v3_two_sources_bringing_one_leaf_are_refused_before_any_copy(run_cli, v
     assert tree_state(v3_tree) == before
 
 
-def test_v3_add_stopped_part_way_leaves_the_tree_as_it_was(v3_tree, tmp_path):
+def test_v3_add_stopped_part_way_leaves_the_tree_as_it_was(run_cli, v3_tree, tmp_path):
     slow = tmp_path / "llama3-8b"
     shutil.copytree(CKPT, slow)
     leaf = sorted(p for p in slow.iterdir() if p.is_dir())[0]
@@ -137,6 +137,6 @@ def test_v3_add_stopped_part_way_leaves_the_tree_as_it_was(v3_tree, tmp_path):
                      ".suite-staging-*/*/pad/pad-00000")
     assert done.returncode == 130 and "Traceback" not in done.stderr, done.stderr
     assert tree_state(v3_tree) == before
-    code, out, err = cli("submission", "add", v3_tree, TRAIN, slow, "--system", "box1")   # and then it goes in whole
+    code, out, err = run_cli("submission", "add", v3_tree, TRAIN, slow, "--system", "box1")   # and then it goes in whole
     assert code == 0 and "10 leaves" in out, err
     assert len(list((v3_tree / "closed/ACME/results/box1").rglob("pad-*"))) == PAD_FILES

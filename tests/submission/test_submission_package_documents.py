@@ -44,19 +44,19 @@ def tree_state(root: Path) -> dict:
 
 
 @pytest.fixture
-def described(two_runs, tmp_path):
+def described(run_cli, two_runs, tmp_path):
     """An open v1.0 tree: init -> add -> describe while the description still holds its TODOs."""
     tree = tmp_path / "sub"
-    assert cli("submission", "init", tree, "--org", "ACME", "--division", "open", "--system", "box1",
-               "--data-dir", two_runs[0])[0] == 0
-    assert cli("submission", "add", tree, two_runs[1][0], "--system", "box1")[0] == 0
-    code, _, err = cli("submission", "describe", tree, "--system", "box1")
+    assert run_cli("submission", "init", tree, "--org", "ACME", "--division", "open", "--system", "box1",
+                   "--data-dir", two_runs[0])[0] == 0
+    assert run_cli("submission", "add", tree, two_runs[1][0], "--system", "box1")[0] == 0
+    code, _, err = run_cli("submission", "describe", tree, "--system", "box1")
     assert code == 0, err
     return tree, tree / "Open/ACME/systems"
 
 
 @needs_chromium
-def test_v1_package_ships_documents_of_the_current_description_not_the_todos(described, tmp_path):
+def test_v1_package_ships_documents_of_the_current_description_not_the_todos(run_cli, described, tmp_path):
     tree, systems = described
     assert "TODO" in (systems / "box1.md").read_text()                # describe ran before the description was filled
     old_pdf = (systems / "box1.pdf").read_bytes()
@@ -64,7 +64,7 @@ def test_v1_package_ships_documents_of_the_current_description_not_the_todos(des
     desc = json.loads((systems / "box1.json").read_text())
     desc["storage_system"]["vendor_name"] = "Vendor B"
     (systems / "box1.json").write_text(json.dumps(desc, indent=2))
-    code, out, err = cli("submission", "package", tree, "--out", tmp_path / "sub.tar.gz")
+    code, out, err = run_cli("submission", "package", tree, "--out", tmp_path / "sub.tar.gz")
     assert code in (0, 1) and "Traceback" not in err, err       # open: OPEN is fine, and never refused
     assert "box1.md made again" in out and "old copy kept at" in out
     for name in ("box1.md", "box1.html"):
@@ -75,7 +75,7 @@ def test_v1_package_ships_documents_of_the_current_description_not_the_todos(des
     sums = (tree / "SHA256SUMS").read_text()
     assert "Open/ACME/systems/box1.md" in sums
     assert subprocess.run(["sha256sum", "-c", "--quiet", "SHA256SUMS"], cwd=tree).returncode == 0
-    code, out, _ = cli("submission", "package", tree, "--out", tmp_path / "again.tar.gz")   # nothing stale now
+    code, out, _ = run_cli("submission", "package", tree, "--out", tmp_path / "again.tar.gz")   # nothing stale now
     assert code in (0, 1) and "box1.md, box1.html, box1.pdf: current" in out
 
 
@@ -111,22 +111,22 @@ def _fill_v3(path: Path, availability: str) -> None:
 
 
 @needs_chromium
-def test_v3_package_ships_documents_of_the_current_yaml(tmp_path):
+def test_v3_package_ships_documents_of_the_current_yaml(run_cli, tmp_path):
     tree = tmp_path / "sub3"
     systems = tree / "closed/ACME/systems"
-    assert cli("submission", "init", tree, "--org", "ACME", "--division", "closed", "--system", "box1",
+    assert run_cli("submission", "init", tree, "--org", "ACME", "--division", "closed", "--system", "box1",
                "--ruleset", "v3.0", "--data-dir", tmp_path)[0] == 0
-    assert cli("submission", "add", tree, TRAIN, "--system", "box1")[0] == 0
-    assert cli("submission", "describe", tree, "--system", "box1")[0] == 0
+    assert run_cli("submission", "add", tree, TRAIN, "--system", "box1")[0] == 0
+    assert run_cli("submission", "describe", tree, "--system", "box1")[0] == 0
     assert "TODO" in (systems / "box1.md").read_text()
     _fill_v3(systems / "box1.yaml", "preview")
     shutil.copy(systems / "box1.yaml", tmp_path / "preview.yaml")
-    code, out, err = cli("submission", "package", tree, "--out", tmp_path / "a.tar.gz")
+    code, out, err = run_cli("submission", "package", tree, "--out", tmp_path / "a.tar.gz")
     assert code == 0 and "CLOSED" in out, out + err
     md = (systems / "box1.md").read_text()
     assert "TODO" not in md and "| availability | preview |" in md and tarred(tmp_path / "a.tar.gz", "box1.md") == md
     _fill_v3(systems / "box1.yaml", "available")                   # edited after a package: the next one follows
-    code, out, err = cli("submission", "package", tree, "--out", tmp_path / "b.tar.gz")
+    code, out, err = run_cli("submission", "package", tree, "--out", tmp_path / "b.tar.gz")
     assert code == 0, out + err
     assert "| availability | available |" in tarred(tmp_path / "b.tar.gz", "box1.md")
     assert "available" in tarred(tmp_path / "b.tar.gz", "box1.html")
