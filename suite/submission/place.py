@@ -66,7 +66,8 @@ class Staging:
     (`stage(target)`, same file system, so placing it is a rename); `commit()` then renames every one
     into place with SIGTERM/SIGINT held off, moving what a target held aside first (`--replace`). A
     rename that fails undoes the ones made. Leaving the block without commit removes the staging folder,
-    and the tree never saw it (no parent folder is made before commit either)."""
+    and the tree never saw it (no parent folder is made before commit either). Use it under the tree's
+    lock (suite.output.locked): a staging folder found on entry is a killed command's, and removed."""
 
     def __init__(self, root: Path):
         self.root = Path(root)
@@ -74,8 +75,9 @@ class Staging:
         self.items: list[tuple[Path, Path]] = []          # (staged, target)
 
     def __enter__(self) -> "Staging":
-        if self.work.exists():
-            shutil.rmtree(self.work)
+        for old in self.root.glob(".suite-staging-*"):    # one a killed add (SIGKILL) left: the caller holds
+            if old.is_dir() and not old.is_symlink():      # the tree's lock, so no command of ours is using it
+                shutil.rmtree(old)
         self.work.mkdir()
         return self
 

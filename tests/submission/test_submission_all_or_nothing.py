@@ -140,3 +140,14 @@ def test_v3_add_stopped_part_way_leaves_the_tree_as_it_was(run_cli, v3_tree, tmp
     code, out, err = run_cli("submission", "add", v3_tree, TRAIN, slow, "--system", "box1")   # and then it goes in whole
     assert code == 0 and "10 leaves" in out, err
     assert len(list((v3_tree / "closed/ACME/results/box1").rglob("pad-*"))) == PAD_FILES
+
+
+def test_a_staging_folder_a_killed_add_left_is_removed_by_the_next(run_cli, v3_tree):
+    """SIGKILL cannot be caught: the half-built staging folder stays, and the next add (holding the
+    tree's lock) removes it, so it never reaches SHA256SUMS or the tarball."""
+    left = v3_tree / ".suite-staging-999999" / "0"
+    left.mkdir(parents=True)
+    (left / "summary.json").write_text("{half")
+    code, out, err = run_cli("submission", "add", v3_tree, CKPT, "--system", "box1")
+    assert code == 0 and "2 leaves" in out, err
+    assert not list(v3_tree.glob(".suite-staging-*"))
