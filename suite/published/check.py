@@ -24,7 +24,7 @@ from suite.published import pool as v3pool
 from suite.published import system as v3system
 
 from suite.published import tree as v3tree
-from suite.check import manifest
+from suite.check import manifest, todo
 from suite.errors import ResultError
 from suite.rules import engine, findings, rulesets
 from suite.rules.engine import Scope
@@ -108,6 +108,8 @@ def check(path: Path, delegate=None, ruleset_name: str | None = None, verify_man
                                               "v3.tree.cut": cut}))
     if tree.scope == tree.root and verify_manifest:   # what `suite submission package` hashed, hashed again
         res.findings.extend(manifest.verify(tree.root))
+    if tree.scope == tree.root:                       # documents of a description still holding TODOs
+        res.findings.extend(todo.document_findings(tree.root))
     for org in tree.orgs:
         if org.name != "(none)":                      # out of its tree: no organisation, no code pool to resolve
             run("tree", _org_scope(org, tree))

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -64,6 +63,8 @@ def test_v1_package_ships_documents_of_the_current_description_not_the_todos(run
     desc = json.loads((systems / "box1.json").read_text())
     desc["storage_system"]["vendor_name"] = "Vendor B"
     (systems / "box1.json").write_text(json.dumps(desc, indent=2))
+    code, out, _ = run_cli("check", tree)                  # the stale documents' TODOs are findings, not notes
+    assert code == 1 and "submission-document-todo" in out and "Open/ACME/systems/box1.md: TODO" in out
     code, out, err = run_cli("submission", "package", tree, "--out", tmp_path / "sub.tar.gz")
     assert code in (0, 1) and "Traceback" not in err, err       # open: OPEN is fine, and never refused
     assert "box1.md made again" in out and "old copy kept at" in out
@@ -120,7 +121,8 @@ def test_v3_package_ships_documents_of_the_current_yaml(run_cli, tmp_path):
     assert run_cli("submission", "describe", tree, "--system", "box1")[0] == 0
     assert "TODO" in (systems / "box1.md").read_text()
     _fill_v3(systems / "box1.yaml", "preview")
-    shutil.copy(systems / "box1.yaml", tmp_path / "preview.yaml")
+    code, out, _ = run_cli("check", tree)                  # the stale documents' TODOs are findings, not notes
+    assert code == 1 and "submission-document-todo" in out
     code, out, err = run_cli("submission", "package", tree, "--out", tmp_path / "a.tar.gz")
     assert code == 0 and "CLOSED" in out, out + err
     md = (systems / "box1.md").read_text()
@@ -129,4 +131,6 @@ def test_v3_package_ships_documents_of_the_current_yaml(run_cli, tmp_path):
     code, out, err = run_cli("submission", "package", tree, "--out", tmp_path / "b.tar.gz")
     assert code == 0, out + err
     assert "| availability | available |" in tarred(tmp_path / "b.tar.gz", "box1.md")
+    code, out, err = run_cli("check", tree)
+    assert code == 0 and "submission-document-todo" not in out, out + err
     assert "available" in tarred(tmp_path / "b.tar.gz", "box1.html")
