@@ -13,7 +13,10 @@ from suite.rules.findings import Finding, make
 
 TODO = "TODO"
 RULE_TODO = "submission-system-todo"
-RULES = {RULE_TODO: "every field of the system description is filled in (no TODO left)"}
+RULE_DOC_TODO = "submission-document-todo"
+RULES = {RULE_TODO: "every field of the system description is filled in (no TODO left)",
+         RULE_DOC_TODO: "the system documents (systems/<system>.md, .html) hold no TODO placeholder"}
+DOC_MAX_BYTES = 8 << 20
 
 
 def todos(doc) -> list[tuple[str, str]]:
@@ -41,12 +44,36 @@ def todos(doc) -> list[tuple[str, str]]:
     return out
 
 
-def todo_findings(root: Path) -> list[Finding]:
-    """One finding (warning, effect closed: a note) per TODO in every systems/* description under root."""
+def _systems_files(root: Path) -> list[Path]:
+    return sorted({p for pattern in ("systems/*", "*/systems/*", "*/*/systems/*") for p in root.glob(pattern)})
+
+
+def document_findings(root: Path) -> list[Finding]:
+    """One error (invalid) per systems/<system>.md or .html under root that holds a TODO placeholder
+    (`suite submission describe` run before the description was filled in, and not run again): a
+    reviewer would read it, so it never passes as compliant (issue 38). Links are never followed."""
     out = []
     root = Path(root)
-    paths = {p for pattern in ("systems/*", "*/systems/*", "*/*/systems/*") for p in root.glob(pattern)}
-    for path in sorted(paths):
+    for path in _systems_files(root):
+        if path.suffix.lower() not in (".md", ".html") or path.is_symlink() or not path.is_file():
+            continue
+        if path.stat().st_size > DOC_MAX_BYTES:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        marks = [m for m in ("## TODO", '<h2 id="todo">', "| TODO", "<td>TODO") if m in text]
+        if marks:
+            out.append(make(RULE_DOC_TODO, "error", "invalid", str(path.relative_to(root)), "TODO",
+                            "a document of the filled-in description (suite submission describe --replace; "
+                            "package makes it again)", f"a TODO placeholder ({marks[0]!r})"))
+    return out
+
+
+def todo_findings(root: Path) -> list[Finding]:
+    """One finding (warning, effect closed: a note) per TODO in every systems/* description under root,
+    and an error per document holding one (`document_findings`)."""
+    out = []
+    root = Path(root)
+    for path in _systems_files(root):
         if path.suffix.lower() not in (".json", ".yaml", ".yml") or path.is_symlink() or not path.is_file():
             continue
         try:   # never read through a link out of root (suite.files' guarded read)
@@ -56,4 +83,4 @@ def todo_findings(root: Path) -> list[Finding]:
         for field, what in todos(doc):
             out.append(make(RULE_TODO, "warning", "closed", str(path.relative_to(root)), field,
                             "a value", f"TODO ({what})"[:200]))
-    return out
+    return out + document_findings(root)

@@ -24,7 +24,7 @@ from suite.published import pool as v3pool
 from suite.published import system as v3system
 
 from suite.published import tree as v3tree
-from suite.check import manifest
+from suite.check import manifest, todo
 from suite.errors import ResultError
 from suite.rules import engine, findings, rulesets
 from suite.rules.engine import Scope
@@ -90,7 +90,9 @@ def ruleset(name: str | None = None):
     return engine.load_layers(name, tuple(f"{folder}/{f}" for f in RULE_FILES))
 
 
-def check(path: Path, delegate=None, ruleset_name: str | None = None) -> Result:
+def check(path: Path, delegate=None, ruleset_name: str | None = None, verify_manifest: bool = True) -> Result:
+    """The tree's findings; `verify_manifest=False` only for `suite submission package`, whose
+    SHA256SUMS is about to be replaced (the old one is not evidence of the tree being packaged)."""
     tree = v3tree.load(path)
     rs = ruleset(ruleset_name)
     res = Result(tree.root, tree.scope, rs.ruleset)
@@ -104,8 +106,10 @@ def check(path: Path, delegate=None, ruleset_name: str | None = None) -> Result:
         run("tree", Scope("tree", tree.root, {"v3.tree.problems": [_item(p) for p in tree.problems
                                                                     if p.field != "(entries)"],
                                               "v3.tree.cut": cut}))
-    if tree.scope == tree.root:                       # what `suite submission package` hashed, hashed again
+    if tree.scope == tree.root and verify_manifest:   # what `suite submission package` hashed, hashed again
         res.findings.extend(manifest.verify(tree.root))
+    if tree.scope == tree.root:                       # documents of a description still holding TODOs
+        res.findings.extend(todo.document_findings(tree.root))
     for org in tree.orgs:
         if org.name != "(none)":                      # out of its tree: no organisation, no code pool to resolve
             run("tree", _org_scope(org, tree))

@@ -3,7 +3,7 @@ one (suite.published.submission makes it).
 
 describe: systems/<system>.{md,html,pdf} from the YAML (the PDF printed by headless chromium; without
 it the PDF is left out and the command says so, and `suite check` reports the missing PDF).
-package: refuses TODOs, refuses a closed tree suite.published.check does not accept (its findings
+package: refuses TODOs, makes the documents again from the current YAML (never stale), refuses a closed tree suite.published.check does not accept (its findings
 printed), writes SHA256SUMS over every file and the tarball (suite.submission.package's writers).
 """
 
@@ -38,10 +38,9 @@ def _rows(node, prefix="") -> list[tuple[str, str]]:
     return out
 
 
-def describe(root: Path, system: str, replace: bool) -> list[str]:
-    tree = open_tree(root)
-    path = tree.system_file(system)
-    doc = v3load.system_yaml(path, tree.root)
+def content(tree, system: str) -> tuple[str, list]:
+    """The document's title and sections (suite.submission.document's model) from the system YAML."""
+    doc = v3load.system_yaml(tree.system_file(system), tree.root)
     sut = doc["system_under_test"]
     power, ru = v3figures.provisioned_power_w(doc), v3figures.rack_units(doc)
     sol = v3figures.solution(doc)
@@ -54,7 +53,13 @@ def describe(root: Path, system: str, replace: bool) -> list[str]:
         ("Storage nodes", [("table", ["field", "value"], _rows(sut.get("product_nodes")))] if sut.get("product_nodes")
          else [("p", "none itemized (cloud, or storage inside the clients)")]),
     ]
-    title = f"{tree.org} {system}: system description (MLPerf Storage {tree.ruleset})"
+    return f"{tree.org} {system}: system description (MLPerf Storage {tree.ruleset})", sections
+
+
+def describe(root: Path, system: str, replace: bool) -> list[str]:
+    tree = open_tree(root)
+    path = tree.system_file(system)
+    title, sections = content(tree, system)
     written = []
     targets = {ext: path.with_suffix(f".{ext}") for ext in ("md", "html", "pdf")}
     existing = [p for p in targets.values() if p.exists() or p.is_symlink()]
@@ -73,6 +78,13 @@ def describe(root: Path, system: str, replace: bool) -> list[str]:
     return lines
 
 
+def documents(tree) -> list[str]:
+    """Every system's documents made again from its current YAML (document.rebuild): a package never
+    ships the documents of an earlier description (issue 38)."""
+    return [line for system in tree.systems() for line in document.rebuild(
+        tree.org_dir / "systems", system, *content(tree, system), tree.root)]
+
+
 def _refuse_todos(tree) -> None:
     for system in tree.systems():
         path = tree.system_file(system)
@@ -86,7 +98,7 @@ def _check(tree, out) -> str:
     from suite.published import check as v3check
     from suite.published import page as v3tree_text
 
-    res = v3check.check(tree.root, ruleset_name=tree.ruleset)
+    res = v3check.check(tree.root, ruleset_name=tree.ruleset, verify_manifest=False)   # its SHA256SUMS: replaced
     if not res.rows:
         raise SuiteError(expected_got(tree.org_dir / "results", "benchmarks", "at least one (suite submission add)",
                                       "none"))
@@ -106,11 +118,12 @@ def package(root: Path, out_path: Path | None, replace: bool, out=print) -> list
     place.refuse_existing([tarball] if (tarball.exists() or tarball.is_symlink()) else [], replace)
     _refuse_todos(tree)
     manifest.listing(root)
+    docs = documents(tree)            # before the check: it reads the PDF, and the hashes cover them
     verdict = _check(tree, out)
     files.write_atomic(root / MANIFEST, manifest.text(root))
     listed = manifest.listing(root)
     moved = place.move_aside(tarball.parent, tarball, place.aside_root(tarball)) if tarball.exists() else None
     digest = _write_tarball(root, [*listed, MANIFEST], tarball)
-    return [f"suite submission package: {root}", f"  suite check: {verdict}",
+    return [f"suite submission package: {root}", *docs, f"  suite check: {verdict}",
             f"  manifest: {root / MANIFEST} ({len(listed)} files)",
             f"  tarball: {tarball} (sha256 {digest})" + (f"; old copy kept at {moved}" if moved else "")]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -34,10 +35,18 @@ from suite.published import leaf as v3load
 from suite.harness import leafstamp
 from suite.published import pool as v3pool
 from suite.errors import SuiteError, expected_got
-from suite.submission import create, host
+from suite.submission import create, host, place
 from suite.submission.layout import MARKER, check_name, layout_of, marker_doc, open_tree
 
 POOL_FILE = ".mlps-image-pool"
+
+
+@dataclass(frozen=True)
+class Copy:
+    """One leaf `add` brings: from `src` to `to`, with the metadata file a converted `suite run` gets."""
+    src: Path
+    to: Path
+    meta: dict | None
 
 
 def system_doc(facts: host.HostFacts, system: str) -> dict:
@@ -114,29 +123,26 @@ def _now() -> str:
 # --------------------------------------------------------------------------- the code pool
 
 
-def write_image(pool: Path) -> str:
-    """The installed suite package as a pool image; its md5-tree-v2 hash (an image already there is reused)."""
+def stage_image(staging: place.Staging, pool: Path) -> str:
+    """The installed suite package as a pool image, built in `staging` and hashed (suite.published.pool's
+    md5-tree-v2, the checker's own); placed at `code-<hash8>/` on commit unless an image is there already
+    (reused). Its hash."""
     pkg = Path(suite.__file__).resolve().parent
-    tmp = pool / f".code-tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        for rel, src in v3pool.code_files(pkg):
-            dst = tmp / "suite" / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dst)
-        digest = v3pool.tree_md5(tmp)
-        final = v3pool.image_dir(pool, digest)
-        if final.is_dir():
-            shutil.rmtree(tmp)
-            return digest
-        files.write_atomic(tmp / ".code-hash.json", json.dumps(
-            {"hash": digest, "algorithm": "md5-tree-v2", "captured_at": _now(), "suite_version": __version__,
-             "git_sha": None}, indent=2) + "\n")
-        os.rename(tmp, final)
+    tmp = staging.work / "code-image"
+    for rel, src in v3pool.code_files(pkg):
+        dst = tmp / "suite" / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+    digest = v3pool.tree_md5(tmp)
+    final = v3pool.image_dir(pool, digest)
+    if final.is_dir():
+        shutil.rmtree(tmp)
         return digest
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    files.write_atomic(tmp / ".code-hash.json", json.dumps(
+        {"hash": digest, "algorithm": "md5-tree-v2", "captured_at": _now(), "suite_version": __version__,
+         "git_sha": None}, indent=2) + "\n")
+    staging.adopt(tmp, final)
+    return digest
 
 
 # --------------------------------------------------------------------------- add
@@ -175,9 +181,9 @@ def refusal(res: dict, where: Path, division: str) -> str | None:
     return None
 
 
-def _from_suite_run(src: Path, dest_system: Path, ruleset: str, division: str = "closed") -> list[Path]:
-    """A `suite run` results dir of the tree's round, as training/<model>/run/<ts>/ leaves; every run is
-    vetted (`refusal`) before any is copied."""
+def _from_suite_run(src: Path, dest_system: Path, ruleset: str, division: str = "closed") -> list[Copy]:
+    """A `suite run` results dir of the tree's round, as training/<model>/run/<ts>/ leaves (each with its
+    metadata file); every run is vetted (`refusal`) here, before anything is copied."""
     runs = sorted((p for p in src.glob("run-*") if (p / "results.json").is_file()),
                   key=lambda p: int(p.name.split("-")[1]) if p.name.split("-")[1].isdigit() else 0)
     if not (src / "run_set.json").is_file() or not runs:
@@ -188,7 +194,7 @@ def _from_suite_run(src: Path, dest_system: Path, ruleset: str, division: str = 
     if failed:                                # a run killed before it wrote its record (OOM, a signal)
         raise SuiteError(expected_got(src / failed[0], "results.json", "the run's record (a complete run)",
                                       "none: the run did not finish"))
-    docs = []
+    out = []
     for run in runs:
         res = files.load_json(run / "results.json", root=src)
         if res.get("ruleset") != ruleset:
@@ -196,26 +202,35 @@ def _from_suite_run(src: Path, dest_system: Path, ruleset: str, division: str = 
         why = refusal(res, run / "results.json", division)
         if why:
             raise SuiteError(why)
-        docs.append(res)
-    out = []
-    for run, res in zip(runs, docs):
         s = v3load.summary(run / "summary.json", src)
         ts = leafstamp.of(s.start)            # DLIO's naive local start: the rules' clock
         model = check_name("workload", str(res.get("workload")))
-        leaf = dest_system / "training" / model / "run" / ts
-        if leaf.exists():
-            raise SuiteError(expected_got(leaf, "target", "a new leaf", "an existing one"))
-        shutil.copytree(run, leaf, symlinks=True)
         meta = {"benchmark_type": "training", "model": model, "command": "run", "run_datetime": ts,
                 "num_processes": res.get("num_accelerators"), "accelerator": res.get("accelerator"),
                 "parameters": {"dataset": {"num_files_train": s.num_files_train}},
                 "written_by": f"suite {__version__} submission add from {run.name}"}
-        files.write_atomic(leaf / f"training_{ts}_metadata.json", json.dumps(meta, indent=2) + "\n")
-        out.append(leaf)
+        out.append(Copy(run, dest_system / "training" / model / "run" / ts, meta))
+    return out
+
+
+def _plan(src: Path, dest: Path, ruleset: str, division: str) -> list[Copy]:
+    """What one RESULTS brings: its leaves (vetted) and where each goes below results/<system>/."""
+    where = _is_v3_layout(src) if src.is_dir() else None
+    if where is None:
+        return _from_suite_run(src, dest, ruleset, division)
+    if where:
+        return _leaves(src, dest / where, division)
+    out = []
+    for item in sorted(p for p in src.iterdir() if p.is_dir()):
+        for model in sorted(p for p in item.iterdir() if p.is_dir()):
+            out += _leaves(model, dest / item.name / model.name, division)
     return out
 
 
 def add(root: Path, results: list[Path], system: str, replace: bool) -> list[str]:
+    """Every RESULTS vetted and every target checked before anything is copied; the copies, metadata,
+    code pointers and pool images built in one staging folder inside the tree and renamed into place
+    together (suite.submission.place.Staging): a refused or stopped add leaves the tree as it was."""
     tree = open_tree(root)
     if not tree.layout.pooled:
         raise SuiteError(expected_got(root / MARKER, "ruleset", "a round whose submission layout is pooled",
@@ -224,37 +239,40 @@ def add(root: Path, results: list[Path], system: str, replace: bool) -> list[str
         raise SuiteError(expected_got(tree.system_file(system), "file", "a system description (suite submission init "
                                       "--system " + system + ")", "none"))
     dest = tree.org_dir / "results" / check_name("system", system)
-    new: list[Path] = []
-    for src in results:
-        src = Path(src)
+    copies: list[Copy] = []
+    for src in map(Path, results):
         output.outside(dest, "DIR", [src])
-        where = _is_v3_layout(src) if src.is_dir() else None
-        if where is None:
-            new += _from_suite_run(src, dest, tree.ruleset, tree.division)
-            continue
-        target = dest / where if where else dest
-        for item in ([src] if where else sorted(p for p in src.iterdir() if p.is_dir())):
-            to = target if where else target / item.name
-            if where == "":
-                for model in sorted(p for p in item.iterdir() if p.is_dir()):
-                    new += _copy_leaves(model, to / model.name, tree.division)
-            else:
-                new += _copy_leaves(item, to, tree.division)
-    digest = write_image(tree.root / tree.org)
-    for leaf in new:                     # a leaf that names its own code image keeps it (provenance)
-        if not (leaf / ".mlps-code-image").is_file():
-            files.write_atomic(leaf / ".mlps-code-image", f"md5-tree-v2:{digest}")
-    for src in results:
-        _copy_images(Path(src), new, tree.root / tree.org)
-    return [f"suite submission add: {len(new)} leaves into {dest}", f"  code image: {tree.org}/code-{digest[:8]}/"]
+        copies += _plan(src, dest, tree.ruleset, tree.division)
+    seen: set[Path] = set()
+    for c in copies:
+        if c.to.exists() or c.to.is_symlink() or c.to in seen:
+            raise SuiteError(expected_got(c.to, "target", "a new leaf", "an existing one" if c.to not in seen
+                                          else "two RESULTS bringing it"))
+        seen.add(c.to)
+    pool = tree.root / tree.org
+    with place.Staging(tree.root) as staging:
+        staged = []
+        for c in copies:
+            tmp = staging.stage(c.to)
+            shutil.copytree(c.src, tmp, symlinks=True)
+            if c.meta is not None:
+                files.write_atomic(tmp / f"training_{c.meta['run_datetime']}_metadata.json",
+                                   json.dumps(c.meta, indent=2) + "\n")
+            staged.append(tmp)
+        digest = stage_image(staging, pool)
+        for tmp in staged:                   # a leaf that names its own code image keeps it (provenance)
+            if not (tmp / ".mlps-code-image").is_file():
+                files.write_atomic(tmp / ".mlps-code-image", f"md5-tree-v2:{digest}")
+        _stage_images(staging, list(map(Path, results)), staged, pool)
+        staging.commit()
+    return [f"suite submission add: {len(copies)} leaves into {dest}", f"  code image: {tree.org}/code-{digest[:8]}/"]
 
 
-def _copy_leaves(src: Path, dst: Path, division: str = "closed") -> list[Path]:
+def _leaves(src: Path, dst: Path, division: str = "closed") -> list[Copy]:
     """Every timestamped leaf below `src` (a training model dir or a checkpointing model dir); a leaf of
-    our own runs (its results.json) is vetted (`refusal`) first, every one before any is copied."""
+    our own runs (its results.json) is vetted (`refusal`) here, before anything is copied."""
     out = []
-    leaves = sorted(p for p in src.rglob("*") if p.is_dir() and leafstamp.is_stamp(p.name))
-    for leaf in leaves:
+    for leaf in sorted(p for p in src.rglob("*") if p.is_dir() and leafstamp.is_stamp(p.name)):
         if (leaf / "results.json").is_file():
             why = refusal(files.load_json(leaf / "results.json", root=src), leaf / "results.json", division)
             if why:
@@ -265,32 +283,27 @@ def _copy_leaves(src: Path, dst: Path, division: str = "closed") -> list[Path]:
             if isinstance(kind, str) and (kind != dst.parent.name or kind not in ("training", "checkpointing")):
                 raise SuiteError(expected_got(meta, "benchmark_type", "training or checkpointing, as the folder it "
                                               f"goes to ({dst.parent.name}/; the kinds add vets)", repr(kind[:40])))
-    for leaf in leaves:
-        to = dst / leaf.relative_to(src)
-        if to.exists():
-            raise SuiteError(expected_got(to, "target", "a new leaf", "an existing one"))
-        shutil.copytree(leaf, to, symlinks=True)
-        out.append(to)
+        out.append(Copy(leaf, dst / leaf.relative_to(src), None))
     return out
 
 
-def _copy_images(src: Path, leaves: list[Path], pool: Path) -> None:
-    """The pool images the copied leaves name, from the source tree's pool (`<Org>/code-<hash8>/` beside
-    an ancestor of `src`), into ours; an image not found stays unresolved, and the checker says so
-    (CHECK-01)."""
+def _stage_images(staging: place.Staging, sources: list[Path], leaves: list[Path], pool: Path) -> None:
+    """The pool images the staged leaves name, from the source trees' pools (`<Org>/code-<hash8>/` beside
+    an ancestor of a source), staged into ours; an image not found stays unresolved, and the checker says
+    so (CHECK-01)."""
     wanted = set()
     for leaf in leaves:
         p = leaf / ".mlps-code-image"
         if p.is_file():
-            text = p.read_text(errors="replace").strip()
-            m = v3load.POINTER_RE.match(text)
+            m = v3load.POINTER_RE.match(p.read_text(errors="replace").strip())
             if m:
                 wanted.add(f"code-{m.group('hash')[:8]}")
+    placed = set(staging.targets())
     for name in sorted(wanted):
-        if (pool / name).exists():
+        if (pool / name).exists() or pool / name in placed:
             continue
-        for anc in list(Path(os.path.realpath(src)).parents)[:8]:
+        for anc in (a for src in sources for a in list(Path(os.path.realpath(src)).parents)[:8]):
             found = [d for d in anc.glob(f"*/{name}") if d.is_dir() and not d.is_symlink()]
             if found:
-                shutil.copytree(found[0], pool / name, symlinks=True)
+                shutil.copytree(found[0], staging.stage(pool / name), symlinks=True)
                 break

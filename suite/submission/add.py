@@ -74,17 +74,16 @@ def add(root: Path, paths: list[Path], system: str, replace: bool) -> list[str]:
         evidence_files = manifest.listing(results.path)
         if not evidence_files:
             raise SuiteError(expected_got(results.path, "files", "run files", "none"))
-    aside = place.aside_root(tree.root)
     lines = []
-    for results, log_path, bench, gen in plans:
-        moved = [m for m in (place.move_aside(tree.root, t, aside) for t in (bench, gen)) if m]
-        with place.staged(bench) as tmp:
-            n = place.copy_tree(results.path, tmp)
-        with place.staged(gen) as tmp:
-            files.write_atomic(tmp / "generation_log.json", log_path.read_bytes())
-            files.write_atomic(tmp / "configs" / "overrides.yaml",
+    with place.Staging(tree.root) as staging:   # every copy built first; placed together, or none
+        for results, log_path, bench, gen in plans:
+            bench_tmp, gen_tmp = staging.stage(bench), staging.stage(gen)
+            bench_tmp.mkdir()
+            n = place.copy_tree(results.path, bench_tmp)
+            files.write_atomic(gen_tmp / "generation_log.json", log_path.read_bytes())
+            files.write_atomic(gen_tmp / "configs" / "overrides.yaml",
                                yaml.safe_dump(_overrides(results, log_path.parent), sort_keys=False))
-        lines.append(f"suite submission add: {results.path} -> {bench} ({len(results.runs)} runs, {n} files); "
-                     f"{log_path} -> {gen}")
-        lines += [f"  old copy kept at {m}" for m in moved]
-    return lines
+            lines.append(f"suite submission add: {results.path} -> {bench} ({len(results.runs)} runs, {n} files); "
+                         f"{log_path} -> {gen}")
+        moved = staging.commit(place.aside_root(tree.root) if replace else None)
+    return lines + [f"  old copy kept at {m}" for m in moved]

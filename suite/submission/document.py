@@ -82,3 +82,43 @@ def pdf(html_path: Path, out: Path) -> str | None:
         tail = (done.stderr or "").strip().splitlines()[-1:] or ["no output"]
         return f"chromium exited {done.returncode}: {tail[0][:200]}"
     return None
+
+
+def rebuild(folder: Path, system: str, title: str, sections: list, root: Path) -> list[str]:
+    """`package`: folder/<system>.{md,html,pdf} made again from the current system description, so a
+    package never ships documents of an earlier one (issue 38). Markdown and HTML equal to what they
+    would be now are left alone, and their PDF with them; the others are written (old copies kept
+    aside, outside the tree) and the PDF printed again. Without chromium an existing PDF of an earlier
+    description cannot be remade: refused in one line naming it, before anything is written."""
+    from suite import files
+    from suite.errors import SuiteError, expected_got
+    from suite.submission import place
+
+    fresh = {"md": markdown(title, sections).encode("utf-8"), "html": page(title, sections).encode("utf-8")}
+    paths = {ext: folder / f"{system}.{ext}" for ext in ("md", "html", "pdf")}
+    same = {ext: paths[ext].is_file() and not paths[ext].is_symlink() and paths[ext].read_bytes() == fresh[ext]
+            for ext in fresh}
+    has_pdf = paths["pdf"].exists() or paths["pdf"].is_symlink()
+    if all(same.values()) and (has_pdf or browser() is None):
+        return [f"  documents: {paths['md'].name}, {paths['html'].name}" + (f", {paths['pdf'].name}" if has_pdf else "")
+                + ": current"]
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".package-") as tmp:
+        work = Path(tmp)
+        for ext, data in fresh.items():
+            try:
+                (work / f"doc.{ext}").write_bytes(data)
+            except OSError as exc:         # a full disk, a file size limit: one line naming the document
+                raise files.write_error(paths[ext], exc) from None
+        why = pdf(work / "doc.html", work / "doc.pdf")
+        if why and has_pdf and not all(same.values()):
+            raise SuiteError(expected_got(paths["pdf"], "document", "a PDF of the current system description "
+                                          f"(package prints it again: {why})", "one of an earlier description"))
+        aside, lines = place.aside_root(root), []
+        for ext, target in paths.items():
+            if not (work / f"doc.{ext}").is_file() or same.get(ext):
+                continue
+            moved = place.move_aside(root, target, aside)
+            (work / f"doc.{ext}").rename(target)
+            lines.append(f"  documents: {target.name} made again from the current description"
+                         + (f" (old copy kept at {moved})" if moved else ""))
+    return lines + ([f"  no PDF: {why}"] if why else [])

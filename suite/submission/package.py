@@ -1,6 +1,7 @@
 """`suite submission package`: check, add the benchmark code, write SHA256SUMS and the tarball.
 
-Order: refuse TODOs left in a system description; run `suite check` and refuse a closed
+Order: refuse TODOs left in a system description; make the system documents again from the current
+description (suite.submission.document.rebuild: never stale); run `suite check` and refuse a closed
 submission that is not compliant (the findings are printed); copy the source of the installed
 `suite` package into <org>/code/ as a reproducible archive (fixed times and owners, so the same
 code gives the same SHA-256) with a JSON note of its version and hash; write DIR/SHA256SUMS over
@@ -22,7 +23,7 @@ import suite
 from suite import __version__, files, output
 from suite.errors import ExitCode, SuiteError, expected_got
 from suite.check import manifest
-from suite.submission import place, system as sysdesc
+from suite.submission import document, place, system as sysdesc
 from suite.submission.layout import MANIFEST, open_tree
 
 SKIP_DIRS = {"__pycache__"}
@@ -120,6 +121,15 @@ def _refuse_todos(tree) -> None:
             raise SuiteError(expected_got(tree.system_file(system), field, "a value", f"TODO ({what}){more}"))
 
 
+def _documents(tree) -> list[str]:
+    """Every system's documents made again from its current description and the runs' evidence (the
+    content `describe` writes; document.rebuild): a package never ships those of an earlier one."""
+    from suite.submission import describe
+
+    return [line for system in tree.systems() for line in document.rebuild(
+        tree.org_dir / "systems", system, *describe.content(tree, system), tree.root)]
+
+
 def _check(tree, out, check) -> str:
     """`check(root, args)`: `suite check` on the tree by its kind (the caller asks the registry), its
     SHA256SUMS left out: the one about to be replaced is not evidence."""
@@ -147,8 +157,9 @@ def package(root: Path, out_path: Path | None, replace: bool, check, out=print) 
     place.refuse_existing([tarball] if (tarball.exists() or tarball.is_symlink()) else [], replace)
     _refuse_todos(tree)
     manifest.listing(root)            # links or special files: refused before anything changes
+    docs = _documents(tree)           # before the check and the hashes: never a stale document
     verdict = _check(tree, out, check)
-    lines = [f"suite submission package: {root}", f"  suite check: {verdict}"]
+    lines = [f"suite submission package: {root}", *docs, f"  suite check: {verdict}"]
     lines += write_code(tree.org_dir / "code")
     files.write_atomic(root / MANIFEST, manifest.text(root))
     listed = manifest.listing(root)
