@@ -36,6 +36,14 @@ def fit(text: str, width: int = WIDTH) -> str:
     return "\n".join(out for line in body.split("\n") for out in wrap(line, width=width)) + end
 
 
+def headed(headline: str, reasons, bullet: str = "  - ") -> list[str]:
+    """A short headline and one indented, wrapped line per reason under it (no 700-column line)."""
+    out = wrap(headline)
+    for reason in reasons:
+        out += wrap(f"{bullet}{reason}", hang=len(bullet) + 2)
+    return out
+
+
 def say(*parts) -> None:
     """A run's line to the terminal, wrapped, flushed at once (a long run shows where it is)."""
     for line in " ".join(map(str, parts)).split("\n"):
