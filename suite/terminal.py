@@ -24,7 +24,7 @@ def wrap(line: str, hang: int | None = None, width: int = WIDTH) -> list[str]:
         if len(current) + 1 + len(word) <= width:
             current += " " + word
         elif word:                             # a run of spaces at a break is dropped
-            out.append(current)
+            out.append(current.rstrip())
             current = " " * hang + word
     return out + [current]
 
