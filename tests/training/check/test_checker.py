@@ -597,7 +597,10 @@ def test_golden_output(run_cli, name, path, fmt):
     if os.environ.get("SUITE_UPDATE_GOLDEN"):
         golden.parent.mkdir(parents=True, exist_ok=True)
         golden.write_text(out)
-    assert out == golden.read_text()
+    if fmt == "text":      # wrapped at 100 columns, where depends on the checkout's path: the words are golden
+        assert out.split() == golden.read_text().split()
+    else:
+        assert out == golden.read_text()
     # the pinned copies carry no system-description PDF: DDN is "CLOSED, fix required" (exit 1)
     assert code == 1 and err == ""
 
