@@ -98,11 +98,11 @@ def launch(argv, run_dir: Path, start_in_cgroup, *, log_name: str = "mpiexec.log
         watch.finish(write=proc.returncode not in (None, 0))
         relay.join(timeout=10)
         log.close()
-        if proc.returncode not in (None, 0):      # a failed launch: what mpiexec said, trimmed
-            for line in quiet.said():
-                print(line, flush=True)
         if proc.returncode != 0:
             remove_orphan_segments(segments)
+    if rc != 0:                 # a failed launch (not an interrupted one): what mpiexec said, trimmed
+        for line in quiet.said():
+            print(line, flush=True)
     return rc
 
 
