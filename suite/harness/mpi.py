@@ -224,6 +224,7 @@ def _zombie_status(pid: int) -> str:
 LAUNCHER_LINES = (b"=", b"[mpiexec@", b"[proxy:", b"[hydra", b"HYDRA", b"YOUR APPLICATION", b"This typically refers",
                   b"Please see the FAQ")
 SHOWN_ON_FAILURE = 6            # of the launcher's lines, the last ones shown when the launch failed
+BOILERPLATE = ("This typically refers", "Please see the FAQ", "CLEANING UP", "YOU CAN IGNORE")   # never shown
 SHOWN_WIDTH = 100
 
 
@@ -262,8 +263,8 @@ class Quiet:
                 raws = [r for r in f.read().splitlines() if launcher_line(r)]
         except (OSError, TypeError):
             raws = self.kept
-        lines = [r.decode("utf-8", "replace").strip() for r in raws]
-        lines = [x for x in lines if x.strip("= ")]
+        lines = [r.decode("utf-8", "replace").strip().lstrip("= ") for r in raws]
+        lines = [x for x in lines if x and not x.startswith(BOILERPLATE)]
         if not lines:
             return []
         shown = [x if len(x) <= SHOWN_WIDTH - 4 else x[:SHOWN_WIDTH - 7] + "..." for x in lines[-SHOWN_ON_FAILURE:]]
