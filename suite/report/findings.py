@@ -49,7 +49,8 @@ def repeat_note(first, others) -> str:
         runs.append("/".join(parts) or str(_get(f, "path")))
     field = _get(first, "field")
     actual = [rounding.value(_get(f, "actual"), field) for f in others]
-    values = "" if all(a == rounding.value(_get(first, "actual"), field) for a in actual) else f"; got {', '.join(actual)}"
+    same = all(a == rounding.value(_get(first, "actual"), field) for a in actual)
+    values = "" if same else f"; got {', '.join(actual)}"
     return f"same in {len(others)} more: {', '.join(runs)}{values}"
 
 
@@ -75,11 +76,11 @@ def text(result, rule_messages: dict | None = None, headline=None) -> str:
         if br.aggregate and headline is not None:
             lines.append(f"         {headline(br.aggregate)}")
         lines += rederived_lines(getattr(br, "rederived", None) or [])
-        lines += _finding_lines(br.findings)
+        lines += finding_lines(br.findings)
     if result.findings:
         lines.append("")
         lines.append("outside any benchmark:")
-        lines += _finding_lines(result.findings)
+        lines += finding_lines(result.findings)
     every = result.all_findings()
     if every and rule_messages:
         lines.append("")
@@ -156,7 +157,7 @@ def _short(v, exact: bool = False) -> str:
     return repr(v)
 
 
-MESSAGE_COLUMN = 18          # where a finding's message starts (a longer effect pushes it on): wrapped lines continue there
+MESSAGE_COLUMN = 18          # where a finding's message starts (past a longer effect: later); wrapped lines go on there
 
 
 def finding_line(f) -> list[str]:
@@ -176,8 +177,6 @@ def finding_lines(found, grouped: bool = True) -> list[str]:
                               hang=MESSAGE_COLUMN + 3)
     return out
 
-
-_finding_lines = finding_lines
 
 
 def summary_line(result) -> str:
