@@ -125,4 +125,5 @@ def test_golden_text(run_cli, monkeypatch, source, golden):
     monkeypatch.chdir(REPO)
     code, out, _ = run_cli("metrics", source.relative_to(REPO))
     assert code == 0
-    assert out.replace(str(REPO), "<repo>") == (GOLDEN / golden).read_text()
+    # the text wraps at 100 columns, where depends on the checkout's path: the words and their order are golden
+    assert out.replace(str(REPO), "<repo>").split() == (GOLDEN / golden).read_text().split()

@@ -20,6 +20,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from suite import files, output
+    from suite import terminal as terminal_width
     from suite.kinds import registry, tree
     from suite.harness.storagerun import storage_dir
     from suite.report.escape import terminal
@@ -29,8 +30,8 @@ def run(args) -> int:
     if args.output is not None:   # refused before the work: never a surprise location, never inside the evidence
         target = output.target_file(args.output, "--output", [storage_dir(path), *registry.reads_around(path)])
     checked = tree.check(path, args)      # every result below PATH, by its kind (issue 24)
-    if target is None:
-        sys.stdout.write(checked.out)
+    if target is None:       # text: no line over suite.terminal.WIDTH columns, whichever kind wrote it
+        sys.stdout.write(terminal_width.fit(checked.out) if args.format == "text" else checked.out)
     else:
         with output.interruptible():
             files.write_atomic(target, checked.out)

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from suite import files
+from suite import files, terminal
 from suite.errors import RuleError, RunError, SuiteError
 from suite.harness import hostmetrics, provenance, resultsdir
 from suite.harness.mpi import Interrupted
@@ -33,7 +33,8 @@ STALE_PREFIXES = (CGROUP_PREFIX, "probe-")     # runs' cgroups and enforce.prefl
 
 
 def say(*parts) -> None:
-    print(*parts, flush=True)
+    """One flushed line (wrapped at suite.terminal.WIDTH columns)."""
+    terminal.say(*parts)
 
 
 @dataclass(frozen=True)

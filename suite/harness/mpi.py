@@ -83,7 +83,8 @@ def launch(argv, run_dir: Path, start_in_cgroup, *, log_name: str = "mpiexec.log
     except OSError as exc:
         log.close()
         raise RunError(f"{argv[0]}: cannot start: {exc.strerror}") from None
-    relay = threading.Thread(target=relay or _relay, args=(proc.stdout, log), daemon=True)
+    quiet = Quiet(proc.stdout, log)        # the launcher's own lines: to the log, never to the terminal
+    relay = threading.Thread(target=relay or _relay, args=(quiet, log), daemon=True)
     relay.start()
     watch = DeathWatch(run_dir)
     watch.start()
@@ -99,6 +100,9 @@ def launch(argv, run_dir: Path, start_in_cgroup, *, log_name: str = "mpiexec.log
         log.close()
         if proc.returncode != 0:
             remove_orphan_segments(segments)
+    if rc != 0:                 # a failed launch (not an interrupted one): what mpiexec said, trimmed
+        for line in quiet.said():
+            print(line, flush=True)
     return rc
 
 
@@ -216,14 +220,60 @@ def _zombie_status(pid: int) -> str:
     return f"signal {status & 0x7f}" if status & 0x7f else f"exit {status >> 8}"
 
 
+# mpiexec's (MPICH Hydra's) own lines on its stdout: exit codes, banners of a bad termination, proxies
+LAUNCHER_LINES = (b"=", b"[mpiexec@", b"[proxy:", b"[hydra", b"HYDRA", b"YOUR APPLICATION", b"This typically refers",
+                  b"Please see the FAQ")
+SHOWN_ON_FAILURE = 6            # of the launcher's lines, the last ones shown when the launch failed
+BOILERPLATE = ("This typically refers", "Please see the FAQ", "CLEANING UP", "YOU CAN IGNORE")   # never shown
+SHOWN_WIDTH = 100
+
+
+def launcher_line(raw: bytes) -> bool:
+    """A line mpiexec itself wrote (not a rank's): "[mpiexec@host] Exit codes: ...", HYDRA's, banners."""
+    return raw.startswith(LAUNCHER_LINES) or b"TERMINATION" in raw or b"HYDU_" in raw or b"HYD_" in raw
+
+
+class Quiet:
+    """mpiexec's stdout as a relay reads it (readline, close), its launcher lines taken out: written to
+    the run's log (beside the launcher's stderr) and kept, shown only when the launch failed (said())."""
+
+    def __init__(self, stream, log):
+        self.stream, self.log, self.kept = stream, log, []
+
+    def readline(self) -> bytes:
+        while True:
+            raw = self.stream.readline()
+            if not raw or not launcher_line(raw):
+                return raw
+            self.log.write(raw)
+            self.log.flush()
+            self.kept.append(raw)
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def said(self) -> list[str]:
+        """The launcher's last lines, of its stdout (kept) and its stderr (the log's last 64 KiB),
+        banners and blank ones left out, each cut to SHOWN_WIDTH columns, under a line saying where
+        all of it is."""
+        name = getattr(self.log, "name", "its log")
+        try:
+            with open(name, "rb") as f:
+                f.seek(max(0, os.path.getsize(name) - 65536))
+                raws = [r for r in f.read().splitlines() if launcher_line(r)]
+        except (OSError, TypeError):
+            raws = self.kept
+        lines = [r.decode("utf-8", "replace").strip().lstrip("= ") for r in raws]
+        lines = [x for x in lines if x and not x.startswith(BOILERPLATE)]
+        if not lines:
+            return []
+        shown = [x if len(x) <= SHOWN_WIDTH - 4 else x[:SHOWN_WIDTH - 7] + "..." for x in lines[-SHOWN_ON_FAILURE:]]
+        return [f"mpiexec said ({len(lines)} line(s), all in {name}):", *(f"    {x}" for x in shown)]
+
+
 def _relay(stream, log) -> None:
-    """Ranks' stdout to ours; mpiexec's own banners (a rank's bad termination) to mpiexec.log."""
+    """Ranks' stdout to ours (the launcher's own lines never reach it: Quiet sends them to the log)."""
     for raw in iter(stream.readline, b""):
-        if raw.startswith((b"=", b"[mpiexec@", b"YOUR APPLICATION", b"This typically refers", b"Please see the FAQ")) \
-                or b"TERMINATION" in raw:
-            log.write(raw)
-            log.flush()
-            continue
         sys.stdout.write(raw.decode("utf-8", "replace"))
         sys.stdout.flush()
     stream.close()

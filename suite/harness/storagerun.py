@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from suite import terminal
 from suite.errors import SuiteError
 
 STORAGE_FILES = ("summary.json", "results.json", "per_epoch_stats.json")   # one run's files name its directory
@@ -32,4 +33,5 @@ def refuse_storage_nodes(path, args) -> None:
 
 
 def say(*parts) -> None:
-    print(*parts, flush=True)
+    """One flushed line (wrapped at suite.terminal.WIDTH columns)."""
+    terminal.say(*parts)

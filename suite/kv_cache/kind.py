@@ -69,6 +69,8 @@ def check(path: Path, args) -> Checked:
 def _checked(path: Path, form: str, ruleset: str | None = None) -> Checked:
     """suite check's text or JSON of a kv_cache leaf (suite.kv_cache.check assesses it)."""
     from suite import files
+    from suite import terminal as width
+    from suite.report import findings as report
     from suite.report.escape import terminal
 
     from suite.kv_cache.check import assess
@@ -86,9 +88,9 @@ def _checked(path: Path, form: str, ruleset: str | None = None) -> Checked:
     else:
         lines = [f"suite check {path}", "", f"kv_cache leaf: {len(a['leaf'].ranks)} rank files, "
                  f"{len(a['leaf'].rank_dirs)} trials, division {a['facts']['kvcache.division']}, ruleset {a['ruleset']}"]
-        lines += [f"  {f.effect:<7} {f.severity:<7} {f.message}" for f in a["findings"]]
+        lines = [terminal(x) for x in lines] + report.finding_lines(a["findings"], grouped=False)
         lines += ["", f"{len(a['findings'])} findings", said.line()]
-        out = "\n".join(terminal(x) for x in lines) + "\n"
+        out = "\n".join(y for x in lines for y in width.wrap(terminal(x))) + "\n"      # 100 columns
     return Checked(out, said.line(), said.code, v, said)
 
 

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from suite.report.content import Figures, Page, Section, Table, Text, Verdict, fmt
+from suite.report import rounding
 from suite.report.escape import terminal, terminal_lines
 from suite.rules import findings as fnd
 
@@ -73,7 +74,7 @@ def check_text(res) -> str:
         these = [f for f in res.findings if f.severity == sev]
         if these:
             lines.append(f"{ {'error': 'errors', 'warning': 'warnings'}.get(sev, sev)} ({len(these)}):")
-            lines += [f"  [{sev}] {f.message}" for f in these]
+            lines += [f"  [{sev}] {rounding.finding(f)}" for f in these]     # numbers rounded for people
             lines.append("")
     lines.append(summary_line(res))
     return "\n".join(terminal_lines(terminal(x)) for x in lines) + "\n"

@@ -10,6 +10,8 @@
 
 import re
 
+from suite import terminal as width
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]#|<>&~])")
@@ -29,8 +31,9 @@ def terminal(text) -> str:
 
 
 def terminal_lines(text) -> str:
-    """Several lines: newlines kept, every other control character made visible."""
-    return "\n".join(terminal(line) for line in str(text).split("\n"))
+    """Several lines: newlines kept, every other control character made visible, each line wrapped
+    at suite.terminal.WIDTH columns."""
+    return "\n".join(out for line in str(text).split("\n") for out in width.wrap(terminal(line)))
 
 
 def csv_cell(value) -> str:

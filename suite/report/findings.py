@@ -8,6 +8,8 @@ from collections import Counter
 from dataclasses import replace
 
 from suite import files
+from suite import terminal as width
+from suite.report import rounding
 from suite.report.escape import terminal
 
 UPPER = {"closed": "CLOSED", "open": "OPEN", "invalid": "INVALID"}
@@ -45,8 +47,10 @@ def repeat_note(first, others) -> str:
     for f in others:
         parts = [p for p in str(_get(f, "path")).split("/") if RUN_PART.match(p)]
         runs.append("/".join(parts) or str(_get(f, "path")))
-    actual = [str(_get(f, "actual")) for f in others]
-    values = "" if all(a == str(_get(first, "actual")) for a in actual) else f"; got {', '.join(actual)}"
+    field = _get(first, "field")
+    actual = [rounding.value(_get(f, "actual"), field) for f in others]
+    same = all(a == rounding.value(_get(first, "actual"), field) for a in actual)
+    values = "" if same else f"; got {', '.join(actual)}"
     return f"same in {len(others)} more: {', '.join(runs)}{values}"
 
 
@@ -72,11 +76,11 @@ def text(result, rule_messages: dict | None = None, headline=None) -> str:
         if br.aggregate and headline is not None:
             lines.append(f"         {headline(br.aggregate)}")
         lines += rederived_lines(getattr(br, "rederived", None) or [])
-        lines += _finding_lines(br.findings)
+        lines += finding_lines(br.findings)
     if result.findings:
         lines.append("")
         lines.append("outside any benchmark:")
-        lines += _finding_lines(result.findings)
+        lines += finding_lines(result.findings)
     every = result.all_findings()
     if every and rule_messages:
         lines.append("")
@@ -91,8 +95,9 @@ def text(result, rule_messages: dict | None = None, headline=None) -> str:
                  f"({counts.get('invalid', 0)} invalid, {counts.get('open', 0)} open, {fix}"
                  f"{counts.get('closed', 0)} notes)")
     lines.append(_voice_line(result))          # the last line: the one verdict line (suite.rules.verdict)
-    # text from the tree (paths, values, messages) may hold ESC, CR or newlines: one line each, visible
-    return "\n".join(terminal(line) for line in lines) + "\n"
+    # text from the tree (paths, values, messages) may hold ESC, CR or newlines: one line each, visible;
+    # then wrapped at suite.terminal.WIDTH columns
+    return "\n".join(out for line in lines for out in width.wrap(terminal(line))) + "\n"
 
 
 def _voice_line(result) -> str:
@@ -118,13 +123,17 @@ def rederived_lines(records: list[dict], limit: int = 3) -> list[str]:
                 figs.append(r["figure"])
     out = []
     agreed = sum(r["status"] == "rederived" for r in records)
-    if by_source:
-        out.append(f"         re-derived ({agreed} claims agree): " +
-                   "; ".join(f"{', '.join(figs)} from {src}" for src, figs in by_source.items()))
+    if by_source:            # counts and a few names per source: every figure and path in --format json
+        out.append(f"         re-derived: {agreed} claims agree, {sum(map(len, by_source.values()))} figure(s) "
+                   f"from {len(by_source)} source(s) (each in --format json)")
+        out += [f"           {len(figs)} from {src}: {_few(figs)}" for src, figs in by_source.items()]
     bad = [r for r in records if r["status"] == "mismatch"]
     for r in bad[:limit]:
-        out.append(f"         re-derived, DISAGREES: {r.get('path')}: {r.get('field')}: claimed {_short(r['claimed'])}, "
-                   f"derived {_short(r['derived'])} from {r['from']}")
+        claimed, derived = _short(r["claimed"]), _short(r["derived"])
+        if claimed == derived:          # rounded alike: the digits that differ are the point
+            claimed, derived = _short(r["claimed"], exact=True), _short(r["derived"], exact=True)
+        out.append(f"         re-derived, DISAGREES: {r.get('path')}: {r.get('field')}: claimed {claimed}, "
+                   f"derived {derived} from {r['from']}")
     if len(bad) > limit:
         out.append(f"         re-derived, DISAGREES: {len(bad) - limit} more claims")
     nots = list(dict.fromkeys(f"{r['figure']} ({r['from']})" for r in records if r["status"] == "not-rederivable"))
@@ -133,19 +142,41 @@ def rederived_lines(records: list[dict], limit: int = 3) -> list[str]:
     return out
 
 
-def _short(v) -> str:
+def _few(names: list[str], shown: int = 3) -> str:
+    """'a, b, c and 5 more' (or all of them when that is no longer)."""
+    if len(names) <= shown + 1:
+        return ", ".join(names)
+    return f"{', '.join(names[:shown])} and {len(names) - shown} more"
+
+
+def _short(v, exact: bool = False) -> str:
     if isinstance(v, list):
-        return "[" + ", ".join(_short(x) for x in v[:4]) + (", ...]" if len(v) > 4 else "]")
-    return f"{v:.6g}" if isinstance(v, float) else repr(v)
+        return "[" + ", ".join(_short(x, exact) for x in v[:4]) + (", ...]" if len(v) > 4 else "]")
+    if isinstance(v, float):
+        return repr(v) if exact else rounding.generic(v)
+    return repr(v)
 
 
-def _finding_lines(found) -> list[str]:
+MESSAGE_COLUMN = 18          # where a finding's message starts (past a longer effect: later); wrapped lines go on there
+
+
+def finding_line(f) -> list[str]:
+    """One finding for people: effect, severity, its message with numbers rounded (suite.report.rounding),
+    wrapped under the message; made visible (control characters) before it is wrapped."""
+    head = f"  {f.effect:<7} {f.severity:<7} "
+    return width.wrap(terminal(head + rounding.finding(f)), hang=len(head))
+
+
+def finding_lines(found, grouped: bool = True) -> list[str]:
+    """Findings for people; `grouped`: one line per finding repeated over runs (group), with a note."""
     out = []
-    for f, others in group(found):
-        out.append(f"  {f.effect:<7} {f.severity:<7} {f.message}")
+    for f, others in (group(found) if grouped else [(f, []) for f in found]):
+        out += finding_line(f)
         if others:
-            out.append(f"                    ({repeat_note(f, others)})")
+            out += width.wrap(terminal(f"{' ' * (MESSAGE_COLUMN + 2)}({repeat_note(f, others)})"),
+                              hang=MESSAGE_COLUMN + 3)
     return out
+
 
 
 def summary_line(result) -> str:

@@ -18,6 +18,7 @@ from suite.harness import enforced, mpi
 from suite.harness.enforced import CGROUP_PREFIX, Series  # noqa: F401 - CGROUP_PREFIX re-exported
 from suite.storage.backend.select import storage_type_of
 from suite.training.run.records import RunPlan
+from suite.terminal import headed
 from suite.training.run.prepare import Options, Prepared, check_inputs, prepare, results_name, say  # noqa: F401 - re-exported
 
 # --------------------------------------------------------------------------- the runs
@@ -208,7 +209,8 @@ def summarise(prep: Prepared, results: list, compliant: bool, checked: str | Non
 
     if len(results) != prep.runs:
         if checked:
-            say(f"results: {prep.results_dir}; NOT compliant: {len(results)} of {prep.runs} run(s) done; {checked}")
+            say("\n".join(headed(f"results: {prep.results_dir}: NOT compliant",
+                                  [f"{len(results)} of {prep.runs} run(s) done", checked])))
         return
     warm = f" after {prep.warmup_runs} warm-up run(s) left out" if prep.warmup_runs else ""
     results = measured(prep, results)
@@ -221,9 +223,10 @@ def summarise(prep: Prepared, results: list, compliant: bool, checked: str | Non
         f"samples/s, {o[metrics.REPORT_MB_MEAN]:.4f} ({o[metrics.REPORT_MB_STDEV]:.4f}) "
         f"MB/s over the runs"
         + ("; MINIATURE, not valid for submission" if prep.miniature else ""))
-    reasons = sorted({x for r in results for x in r['compliance']['reasons']})
-    verdict = 'compliant' if compliant else 'NOT compliant' + (': ' + '; '.join(reasons) if reasons else '')
-    say(f"results: {prep.results_dir} ({prep.runs} run(s)); {verdict}" + (f"; {checked}" if checked else ""))
+    # a short headline, then one indented line per reason (issue 38: no 700-column line)
+    reasons = sorted({x for r in results for x in r['compliance']['reasons']}) if not compliant else []
+    head = f"results: {prep.results_dir} ({prep.runs} run(s)): {'compliant' if compliant else 'NOT compliant'}"
+    say("\n".join(headed(head, reasons + ([checked] if checked else []))))
 
 
 def run_cgroup(prep: Prepared, k: int, run_dir: Path):
