@@ -38,6 +38,7 @@ def recognises(path: Path) -> bool:
 def check(path: Path, args) -> Checked:
     """The rules of rules/tpcx-ai/ over tpcxai-result.json, or over an FDR data file (fdr.yaml)."""
     from suite import files
+    from suite.report import rounding
     from suite.report.escape import terminal
     from suite.tpcx_ai import check as tpcxai_check
     from suite.tpcx_ai.assess import Assessment
@@ -67,7 +68,7 @@ def check(path: Path, args) -> Checked:
         lines = [f"suite check {path}", "", f"{a.label():<8} TPCx-AI SF {doc.get('scale_factor')}, "
                  f"{doc.get('streams')} streams, {a.metric_name(doc.get('scale_factor'))} {aiucpm}{a.note()}"]
         lines += [f"  {note}" for note in a.notes()]
-        lines += [f"  {f.effect:<7} {f.severity:<7} {f.message}" for f in a.findings]
+        lines += [f"  {f.effect:<7} {f.severity:<7} {rounding.finding(f)}" for f in a.findings]
         lines += rederived_lines(a.statements)
         lines += ["", f"TPCx-AI: {a.label()}; {len(a.findings)} findings", a.voice().line()]
         out = "\n".join(terminal(line) for line in lines) + "\n"
