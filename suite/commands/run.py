@@ -16,7 +16,7 @@ def add_parser(sub) -> None:
                                       "generated on first use under ./results/data")
     p.add_argument("--results-dir", help="default: a fresh ./results/<name>-<UTC time>, claimed for this run "
                                          "(training <workload>_<accel>-<N>acc, checkpointing <workload>-<N>p "
-                                         "(v2.0: <workload>-<phase>-<N>p), "
+                                         "(a round with phases: <workload>-<phase>-<N>p), "
                                          "vector DB <workload>-<index>, kv-cache, tpcx-ai-sf<SF>)")
     engine_arg(p, also=("local", "dask"))      # local, dask: tpcx-ai's engines (runscope refuses them elsewhere)
     for kind in registry.KINDS:
