@@ -15,7 +15,8 @@ from suite.submission import document, system
 
 from submission_helpers import fill_todos, snapshot
 
-pytestmark = pytest.mark.timeout(900)   # the shared real run may be made here (a busy machine: slow)
+# the shared real run may be made here (a busy machine: slow); one xdist group's: one worker runs it once
+pytestmark = [pytest.mark.timeout(900), pytest.mark.xdist_group("closed-cosmoflow")]
 
 
 @pytest.fixture(scope="module")
