@@ -99,7 +99,7 @@ def launch(argv, run_dir: Path, start_in_cgroup, *, log_name: str = "mpiexec.log
         relay.join(timeout=10)
         log.close()
         if proc.returncode != 0:
-            remove_orphan_segments(segments)
+            remove_orphan_segments(segments, ours=watch.segments)
     if rc != 0:                 # a failed launch (not an interrupted one): what mpiexec said, trimmed
         for line in quiet.said():
             print(line, flush=True)
@@ -116,11 +116,14 @@ def _shm_segments() -> set[str]:
         return set()
 
 
-def remove_orphan_segments(before: set[str], settle_s: float = 0.2) -> list[str]:
+def remove_orphan_segments(before: set[str], settle_s: float = 0.2, ours: set[str] | None = None) -> list[str]:
     """MPICH's shared-memory segments (/dev/shm/mpich_shm_*, ~2 MiB each) outlive ranks that were
     killed: remove those that appeared during this run and that no process maps, twice looked at
-    settle_s apart (a segment another run is making now is mapped within that); returns their names."""
-    orphans = _unmapped(_shm_segments() - before)
+    settle_s apart (a segment another run is making now is mapped within that); with `ours` (the
+    segments this run's ranks were seen to map: DeathWatch) only those, so another job's orphan that
+    appeared meanwhile is its own to clear. Returns their names."""
+    new = _shm_segments() - before
+    orphans = _unmapped(new & ours if ours else new)
     if orphans:
         time.sleep(settle_s)
         orphans = _unmapped(orphans)
@@ -159,6 +162,7 @@ class DeathWatch(threading.Thread):
         super().__init__(daemon=True)
         self.run_dir = run_dir
         self.exits: list[tuple[int, str]] = []
+        self.segments: set[str] = set()      # MPICH segments this host's ranks map (remove_orphan_segments)
         self._done = threading.Event()
 
     def run(self) -> None:
@@ -173,6 +177,7 @@ class DeathWatch(threading.Thread):
                         continue
                     fds[fd] = (r, pid)
                     poller.register(fd, select.EPOLLIN)
+                    self.segments |= _mapped_segments(pid)
                 for fd, _ in poller.poll(0.02):     # epoll: the ready list is in the order they turned ready
                     r, pid = fds.pop(fd)
                     self.exits.append((r, _zombie_status(pid)))
@@ -205,6 +210,17 @@ class DeathWatch(threading.Thread):
         if write and self.exits and (self.run_dir / "ranks").is_dir():
             text = "".join(f"{r} {how}\n" for r, how in self.exits)
             files.write_atomic(self.run_dir / "ranks" / "exits.txt", text)
+
+
+def _mapped_segments(pid: int) -> set[str]:
+    """The /dev/shm/mpich_shm_* a rank maps (it wrote its pid file after MPI_Init, so they are mapped)."""
+    try:
+        return set(_SEGMENT.findall(Path(f"/proc/{pid}/maps").read_text()))
+    except OSError:
+        return set()
+
+
+_SEGMENT = re.compile(r"/dev/shm/(mpich_shm_\S+)")
 
 
 def _zombie_status(pid: int) -> str:

@@ -122,7 +122,8 @@ def test_a_rank_that_left_cleanly_without_finishing_is_not_blamed(tmp_path):
 
 def test_a_killed_runs_shared_memory_segments_are_removed(tmp_path):
     """MPICH leaves /dev/shm/mpich_shm_* behind when its ranks are SIGKILLed: a failed launch removes
-    the ones its ranks mapped, and leaves alone one made before it that nobody maps."""
+    the ones its ranks mapped, and leaves alone one made before it that nobody maps, and one that another
+    job left while it ran (not its ranks': another test's killed launch once removed this test's)."""
     if not (Path(sys.executable).parent / "mpiexec").exists():
         pytest.skip("no mpich wheel beside this python")
     script = tmp_path / "mpi_sleeper.py"
@@ -132,6 +133,7 @@ def test_a_killed_runs_shared_memory_segments_are_removed(tmp_path):
                       "time.sleep(60)\n")
     planted = Path("/dev/shm") / f"mpich_shm_planted{os.getpid()}_0"
     planted.write_bytes(b"x")
+    meanwhile = Path("/dev/shm") / f"mpich_shm_meanwhile{os.getpid()}_0"
     theirs = set()
     try:
         def kill_when_started():
@@ -143,11 +145,13 @@ def test_a_killed_runs_shared_memory_segments_are_removed(tmp_path):
             time.sleep(0.5)
             pid = int(pidfile.read_text().split()[1])
             theirs.update(re.findall(r"/dev/shm/(mpich_shm_\S+)", Path(f"/proc/{pid}/maps").read_text()))
+            meanwhile.write_bytes(b"x")         # another job's orphan, appeared during the run
             os.kill(pid, signal.SIGKILL)
 
         threading.Thread(target=kill_when_started, daemon=True).start()
         assert mpi.launch(mpi.mpiexec_argv(2) + [sys.executable, str(script), str(tmp_path)], tmp_path, None) != 0
         assert theirs, "the ranks mapped no MPICH segment: nothing to test"
-        assert planted.exists() and not [n for n in theirs if (Path("/dev/shm") / n).exists()]
+        assert planted.exists() and meanwhile.exists() and not [n for n in theirs if (Path("/dev/shm") / n).exists()]
     finally:
         planted.unlink()
+        meanwhile.unlink(missing_ok=True)
