@@ -8,16 +8,29 @@ wraps the same way.
 
 from __future__ import annotations
 
+import re
+
 WIDTH = 100
+# a headline's labels (suite.rules.verdict.headline: "title — MINIATURE · INVALID · NOT PUBLISHABLE"):
+# never broken inside
+_LABELS = re.compile(r" — ([A-Z][A-Z ]*(?: · [A-Z][A-Z ]*)*)$")
 
 
 def wrap(line: str, hang: int | None = None, width: int = WIDTH) -> list[str]:
-    """One line as lines of at most `width` columns (a word longer than that stays whole)."""
+    """One line as lines of at most `width` columns (a word longer than that stays whole; a headline's
+    labels stay on one line)."""
     line = line.rstrip()
     if len(line) <= width:
         return [line]
     lead = len(line) - len(line.lstrip(" "))
     hang = lead + 4 if hang is None else hang
+    labels = _LABELS.search(line)
+    if labels and labels.start() > lead:
+        out = wrap(line[:labels.start()], hang, width)
+        tail = f" — {labels.group(1)}"
+        if len(out[-1]) + len(tail) <= width:
+            return out[:-1] + [out[-1] + tail]
+        return out + [" " * hang + tail.lstrip()]
     words = line[lead:].split(" ")             # "" for each extra space of a run: kept inside a line
     out, current = [], " " * lead + words[0]
     for word in words[1:]:

@@ -38,8 +38,8 @@ def _unit(field: str) -> str:
 
 def number(value: float, field: str = "") -> str:
     """One float rounded to what it means (by its field's name)."""
-    if not math.isfinite(value):
-        return repr(value)
+    if not math.isfinite(value) or abs(value) >= 1e15:
+        return generic(value)                # inf, nan, 1e308: no 300-digit line
     unit = _unit(field)
     if unit == "percent":
         return f"{value:.2f}"
@@ -52,8 +52,13 @@ def number(value: float, field: str = "") -> str:
 
 
 def generic(value: float) -> str:
-    """A float of unknown meaning: 2 decimals from 1 up, else at most 4 decimals (or 3 significant digits)."""
-    if value == int(value) and abs(value) < 1e15:
+    """A float of unknown meaning: 2 decimals from 1 up, else at most 4 decimals (or 3 significant digits);
+    past 1e15 (where 2 decimals mean nothing) 6 significant digits; inf and nan as Python says them."""
+    if not math.isfinite(value):
+        return repr(value)
+    if abs(value) >= 1e15:
+        return f"{value:.6g}"
+    if value == int(value):
         return repr(float(value))            # 85.0 stays 85.0: a threshold as the rule file says it
     if abs(value) >= 1:
         return f"{value:.2f}"
