@@ -300,7 +300,8 @@ def test_signal_mid_run_marks_it_interrupted_and_removes_the_cgroup(unet_data, t
     res = tmp_path / "res"
     proc = start_cli(["run", "--workload", "unet3d", "--accelerators", 2, "--data-dir", unet_data, "--results-dir",
                       res, "--runs", 3, "--division", "open", "--memory-limit", "1GiB", *params(UNET, tmp_path),
-                      "--param", "train.epochs=2"], REPO)
+                      "--param", "train.epochs=2", "--param", "train.computation_time=0.05"], REPO)
+    # 10x UNET's step: run 2 lasts long enough for its rank pid files to be seen on a loaded machine
     out = ""
     while "[run 2/3] 2 rank(s)" not in out:       # let run 1 complete, then interrupt run 2
         line = proc.stdout.readline()
