@@ -26,6 +26,27 @@ def history_store(tmp_path_factory):
         os.environ["SUITE_HISTORY"] = old
 
 
+def once(tmp_path_factory, name: str, make):
+    """make(tmp_path_factory) once for the whole test session, across pytest-xdist's workers too: the first
+    worker to ask makes it under an flock in the workers' common temp dir and pickles the value there; the
+    others wait on the lock and read it (xdist's loadgroup cannot put tests of several files on one worker
+    with this pytest). A value the maker skipped or failed with is made again by whoever asks next."""
+    import fcntl
+    import pickle
+
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return make(tmp_path_factory)
+    common = tmp_path_factory.getbasetemp().parent
+    done = common / f"{name}.pickle"
+    with open(common / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.is_file():
+            return pickle.loads(done.read_bytes())
+        value = make(tmp_path_factory)
+        done.write_bytes(pickle.dumps(value))
+        return value
+
+
 @pytest.fixture(scope="session")
 def voiced(tmp_path_factory):
     """One real small `suite run` per kind, then its check and report (tests/test_one_voice.py's RUNS), made
@@ -33,7 +54,7 @@ def voiced(tmp_path_factory):
     their leaves to plant host metrics in. Tests copy before they change anything."""
     from tests.test_one_voice import made
 
-    return made(tmp_path_factory)
+    return once(tmp_path_factory, "voiced", made)
 
 
 ACCEL = "a100"                 # see closed_results
@@ -41,8 +62,12 @@ ACCEL = "a100"                 # see closed_results
 
 @pytest.fixture(scope="session")
 def closed_results(tmp_path_factory):
+    return once(tmp_path_factory, "closed-results", _closed_results)
+
+
+def _closed_results(tmp_path_factory):
     """A real closed cosmoflow run: 5 runs that pass `suite check`, shared by tests/test_end_to_end.py and
-    tests/submission (their modules are one xdist group, "closed-cosmoflow", so one worker runs it once).
+    tests/submission (made once for all xdist workers: `once`).
     On a100 (a closed accelerator of v1.0): its 5.51 ms step leaves the reads 57% more time than h100's
     3.5 ms, so another job on the 2 cores does not push the AU under the 70% threshold."""
     from suite import cli

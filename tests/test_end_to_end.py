@@ -9,7 +9,7 @@ import pytest
 
 
 
-pytestmark = [pytest.mark.timeout(900), pytest.mark.xdist_group("closed-cosmoflow")]   # closed_results: made once
+pytestmark = pytest.mark.timeout(900)   # closed_results: made once
 
 
 @pytest.fixture(scope="module")

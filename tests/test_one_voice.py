@@ -21,7 +21,7 @@ from suite.kinds import registry
 from suite.rules.verdict import MINIATURE, NOT_PUBLISHABLE, parse
 from tests.vector_database.conftest import TINY, engine_or_skip
 
-pytestmark = [pytest.mark.timeout(900), pytest.mark.xdist_group("voiced")]   # the voiced runs: made once
+pytestmark = pytest.mark.timeout(900)   # the voiced runs: made once
 
 FAST = ["--param", "train.epochs=1", "--param", "train.computation_time=0.001", "--param", "reader.read_threads=2"]
 RUNS_NOTHING = {"mlperf-v3-tree"}   # suite/published: reads published v3.0 trees; no `suite run` of its own

@@ -21,7 +21,7 @@ from suite import cli
 from suite.check import hostcpu
 from suite.harness import hostmetrics
 
-pytestmark = [pytest.mark.timeout(900), pytest.mark.xdist_group("voiced")]   # the voiced runs: made once
+pytestmark = pytest.mark.timeout(900)   # the voiced runs: made once
 
 KINDS = ("training", "checkpointing", "kv_cache", "vector_database", "tpcx-ai")
 

@@ -9,8 +9,8 @@ import pytest
 from submission_helpers import snapshot, spoiled_copy
 
 # the first test here may make the shared real run (datagen + 5 runs, once more if the machine is busy);
-# closed_results is one xdist group's: one worker runs it once
-pytestmark = [pytest.mark.timeout(900), pytest.mark.xdist_group("closed-cosmoflow")]
+# closed_results is made once for all workers (tests/conftest.once)
+pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from suite.submission import document, system
 
 from submission_helpers import fill_todos, snapshot
 
-# the shared real run may be made here (a busy machine: slow); one xdist group's: one worker runs it once
-pytestmark = [pytest.mark.timeout(900), pytest.mark.xdist_group("closed-cosmoflow")]
+# the shared real run may be made here (a busy machine: slow); made once for all workers (conftest.once)
+pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture(scope="module")
