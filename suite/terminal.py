@@ -58,6 +58,13 @@ def headed(headline: str, reasons, bullet: str = "  - ") -> list[str]:
 
 
 def say(*parts) -> None:
-    """A run's line to the terminal, wrapped, flushed at once (a long run shows where it is)."""
+    """A run's line to the terminal, wrapped, flushed at once (a long run shows where it is). A reader
+    that left (`suite run ... | head`) does not stop the run: its lines go to /dev/null from then on."""
     for line in " ".join(map(str, parts)).split("\n"):
-        print("\n".join(wrap(line)), flush=True)
+        try:
+            print("\n".join(wrap(line)), flush=True)
+        except BrokenPipeError:
+            import os
+            import sys
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -307,7 +308,7 @@ def test_signal_mid_run_marks_it_interrupted_and_removes_the_cgroup(unet_data, t
         line = proc.stdout.readline()
         assert line, proc.communicate()
         out += line
-    proc.stdout.close()
+    threading.Thread(target=proc.stdout.read, daemon=True).start()   # read on, as a terminal does
     wait_for(res / "run-2" / "ranks" / "rank-1.pid", proc)
     wait_for(res / "run-2" / "ranks" / "rank-0.pid", proc)
     pids = [int((res / "run-2" / "ranks" / f"rank-{r}.pid").read_text().split()[1]) for r in (0, 1)]
