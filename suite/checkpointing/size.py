@@ -72,19 +72,9 @@ def leaf_items(leaf: Path, run_set: dict) -> list[Item]:
 
 def _records(p: Path, rank: int, want: float, ck: "model.Checkpoint") -> list[Item]:
     """One rank's per-checkpoint records: throughput (GiB/s) x duration (s) is the rank's bytes."""
-    from suite.storage.dlio_ckpt import CKPT_KEY
+    from suite.storage.dlio_ckpt import CKPT_KEY, checkpoint_bytes
 
     doc = files.load_json(p, error=ResultError, root=p.parent)
-    epoch = doc.get("1") if isinstance(doc, dict) else None
-    out = []
-    for key, c in sorted((epoch or {}).items()) if isinstance(epoch, dict) else ():
-        if not CKPT_KEY.fullmatch(key) or not isinstance(c, dict):
-            continue
-        try:
-            got = float(c.get("throughput")) * float(c.get("duration"))
-        except (TypeError, ValueError):
-            got = None
-        if _off(got, want):
-            out.append(Item(got, p, f"1.{key}.throughput x duration", expected=want, expected_given=True,
-                            note=NOTE.format(w=ck.workload, how=f"rank {rank}'s shards")))
-    return out
+    return [Item(got, p, f"1.{key}.throughput x duration", expected=want, expected_given=True,
+                 note=NOTE.format(w=ck.workload, how=f"rank {rank}'s shards"))
+            for key, got in checkpoint_bytes(doc, CKPT_KEY.fullmatch) if _off(got, want)]

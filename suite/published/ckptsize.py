@@ -76,15 +76,7 @@ def _recorded(leaf: Path, want: float, note: str) -> list[Item]:
         doc = files.load_json(p, error=ResultError, root=leaf)
     except ResultError as exc:
         return [Item(str(exc)[:200], p, "1", expected="rank 0's per-checkpoint records", expected_given=True)]
-    epoch = doc.get("1") if isinstance(doc, dict) else None
-    out = []
-    for key, c in sorted(epoch.items()) if isinstance(epoch, dict) else ():
-        if not key.startswith(CKPT_PREFIXES) or not isinstance(c, dict):
-            continue
-        try:
-            got = float(c.get("throughput")) * float(c.get("duration"))
-        except (TypeError, ValueError):
-            got = None
-        if _off(got, want):
-            out.append(Item(got, p, f"1.{key}.throughput x duration", expected=want, expected_given=True, note=note))
-    return out
+    from suite.storage.dlio_ckpt import checkpoint_bytes
+
+    return [Item(got, p, f"1.{key}.throughput x duration", expected=want, expected_given=True, note=note)
+            for key, got in checkpoint_bytes(doc, lambda k: k.startswith(CKPT_PREFIXES)) if _off(got, want)]

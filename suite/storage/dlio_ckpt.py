@@ -37,6 +37,22 @@ class Rederived:
     rederivable: bool = False
 
 
+def checkpoint_bytes(doc, wanted) -> list[tuple[str, float | None]]:
+    """(key, throughput x duration) of each checkpoint record of epoch "1" of a <rank>_per_epoch_stats.json
+    document whose key `wanted(key)` accepts, by key; None where either figure is not a number (the bytes
+    the record says its rank moved, for a check against the model's layout)."""
+    epoch = doc.get("1") if isinstance(doc, dict) else None
+    out = []
+    for key, c in sorted(epoch.items()) if isinstance(epoch, dict) else ():
+        if not wanted(key) or not isinstance(c, dict):
+            continue
+        try:
+            out.append((key, float(c.get("throughput")) * float(c.get("duration"))))
+        except (TypeError, ValueError):
+            out.append((key, None))
+    return out
+
+
 def _time(text, where: Path, key: str) -> float:
     if not isinstance(text, str) or len(text) > 40:
         raise ResultError(f"{where}: {key}: expected an ISO date-time, got {str(text)[:40]!r}")
