@@ -54,24 +54,11 @@ def engine(args) -> str:
 def run(args, registry=None, launcher: str = "exec") -> int:
     import os
 
+    from suite import output
     from suite.tpcx_ai import driver
-
     from suite.tpcx_ai import leaf as result
 
-    if args.scale_factor is None:
-        raise SuiteError("--scale-factor: expected a number > 0 for --workload tpcx-ai, got none")
-    if args.processes is not None and args.processes < 1:
-        raise SuiteError(f"--processes: expected a positive number of generator processes, got {args.processes}")
-    if not 0 <= args.seed < 2**32:
-        raise SuiteError(f"--seed: expected an integer 0..2^32-1, got {args.seed}")
-    if getattr(args, "scheduler", None) and engine(args) != "dask":
-        raise SuiteError(f"--scheduler: expected only with --engine dask, got --engine {args.engine}")
-    if args.results_dir:
-        resultsdir.check(args.results_dir)
-    if args.data_dir and Path(args.data_dir).exists() and not Path(args.data_dir).is_dir():
-        raise SuiteError(expected_got(args.data_dir, "--data-dir", "a directory", "a file"))
-    from suite import output
-
+    _validate(args)
     with output.interruptible():         # SIGTERM from the claim on (reaching a dask cluster too): the claim is
         # given up or the result written marked incomplete, never left to block the dir
         results_dir = resultsdir.claim(args.results_dir, f"tpcx-ai-sf{args.scale_factor:g}")
@@ -114,6 +101,22 @@ def run(args, registry=None, launcher: str = "exec") -> int:
     said = replace(assess.of_path(results_dir).voice(), failed=not ok)
     print(said.line())             # the last line: suite check's verdict line (suite.rules.verdict)
     return said.code
+
+
+def _validate(args) -> None:
+    """Bad input refused before anything is claimed or written (one line, exit 2)."""
+    if args.scale_factor is None:
+        raise SuiteError("--scale-factor: expected a number > 0 for --workload tpcx-ai, got none")
+    if args.processes is not None and args.processes < 1:
+        raise SuiteError(f"--processes: expected a positive number of generator processes, got {args.processes}")
+    if not 0 <= args.seed < 2**32:
+        raise SuiteError(f"--seed: expected an integer 0..2^32-1, got {args.seed}")
+    if getattr(args, "scheduler", None) and engine(args) != "dask":
+        raise SuiteError(f"--scheduler: expected only with --engine dask, got --engine {args.engine}")
+    if args.results_dir:
+        resultsdir.check(args.results_dir)
+    if args.data_dir and Path(args.data_dir).exists() and not Path(args.data_dir).is_dir():
+        raise SuiteError(expected_got(args.data_dir, "--data-dir", "a directory", "a file"))
 
 
 def summary(r, path) -> str:
