@@ -58,13 +58,19 @@ def headed(headline: str, reasons, bullet: str = "  - ") -> list[str]:
 
 
 def say(*parts) -> None:
-    """A run's line to the terminal, wrapped, flushed at once (a long run shows where it is). A reader
-    that left (`suite run ... | head`) does not stop the run: its lines go to /dev/null from then on."""
+    """A run's line to the terminal, wrapped, flushed at once (a long run shows where it is)."""
     for line in " ".join(map(str, parts)).split("\n"):
-        try:
-            print("\n".join(wrap(line)), flush=True)
-        except BrokenPipeError:
-            import os
-            import sys
+        out("\n".join(wrap(line)) + "\n")
 
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+def out(text: str) -> None:
+    """Text to stdout, flushed. A reader that left (`suite run ... | head`) does not stop the run: what
+    it would have read goes to /dev/null from then on."""
+    import os
+    import sys
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -289,9 +289,10 @@ class Quiet:
 
 def _relay(stream, log) -> None:
     """Ranks' stdout to ours (the launcher's own lines never reach it: Quiet sends them to the log)."""
+    from suite.terminal import out
+
     for raw in iter(stream.readline, b""):
-        sys.stdout.write(raw.decode("utf-8", "replace"))
-        sys.stdout.flush()
+        out(raw.decode("utf-8", "replace"))       # a reader that left: the ranks' pipe is drained on
     stream.close()
 
 
