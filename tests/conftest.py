@@ -66,26 +66,26 @@ def closed_results(tmp_path_factory):
 
 
 def _closed_results(tmp_path_factory):
-    """A real closed cosmoflow run: 5 runs that pass `suite check`, shared by tests/test_end_to_end.py and
-    tests/submission (made once for all xdist workers: `once`).
+    """A real closed cosmoflow run: 5 runs that pass `suite check`, shared by tests/test_end_to_end.py,
+    tests/submission and docs/submission.md's example (made once for all xdist workers: `once`).
+    Its two commands are that example's first two lines as the page has them (tests/docs_hooks.py:
+    closed_flow), so the docs example's datagen and run are these, run once.
     On a100 (a closed accelerator of v1.0): its 5.51 ms step leaves the reads 57% more time than h100's
     3.5 ms, so another job on the 2 cores does not push the AU under the 70% threshold."""
     from suite import cli
     from suite.enforce import detect
+    from tests.docs_hooks import closed_flow
 
     if detect.detect_cgroup().version is None:
         pytest.skip("no memory cgroup on this machine")
     root = tmp_path_factory.mktemp("closed-run")
     data = root / "data"
-    assert cli.main(["datagen", "--workload", "cosmoflow", "--accelerator-type", ACCEL, "--accelerators", "1",
-                     "--host-memory", "256MiB",
-                     "--data-dir", str(data), "--processes", "2"]) == 0
+    datagen = closed_flow(data, root / "unused", ACCEL)[0]
+    assert cli.main([*datagen, "--processes", "2"]) == 0
     # a shared 2-core machine can push one attempt's AU under cosmoflow's threshold (exit 1): once more
     for attempt in (1, 2):
         results = root / f"results-{attempt}"
-        code = cli.main(["run", "--workload", "cosmoflow", "--accelerator-type", ACCEL, "--accelerators", "1",
-                         "--data-dir", str(data),
-                         "--results-dir", str(results), "--memory-limit", "256MiB"])
+        code = cli.main(closed_flow(data, results, ACCEL)[1])
         if code == 0:
             return results
     pytest.fail(f"two closed cosmoflow runs were not compliant (exit {code}): see {results}")

@@ -1,36 +1,56 @@
-"""Every `suite ...` example in README.md and docs/*.md code blocks either runs here at a small size
-and ends as the docs say, or parses with the real `suite` parser (docs/architecture.md, "Examples in
-the docs", is the convention):
+"""Every `suite ...` example in README.md and docs/*.md code blocks runs here at a small size and ends
+as the docs say; a synopsis parses with the real `suite` parser (docs/architecture.md, "Examples in the
+docs", is the convention):
 
-- `<!-- example: run -->` (or `run s3`) before a fenced block: its `suite` lines run in order in a
-  fresh working directory (`s3`: against the real local S3 server, `s3://bench/` a fresh bucket on it,
-  the block's tools/s3-server.sh lines being the fixture's); a training workload's datagen and run at a
-  small size (SMALL, RUN_SMALL below: what the embedded miniature does, smaller records and steps);
-  `results/<the results dir>` is the newest results dir. Each line ends as its
-  `# ends: exit N, "text", ...` comment says (exit code, quoted text in the output), else exit 0.
-- `<!-- example: parse -->`: each `suite` line parses with `suite.cli`'s parser (every flag exists,
-  every value is allowed) and `suite run`'s per-kind option check accepts it.
-- `<!-- example: usage -->`: a synopsis: `[...]` taken as given, `a|b` as its first choice, then parsed.
+- `<!-- example: run [TAG ...] -->` before a fenced block: its `suite` lines run in order in a fresh
+  working directory, each at a small size (`small` below: a training workload's datagen and run get
+  smaller records, 2 epochs, 1 run, a 32 MiB cache budget, open division; a checkpointing run the
+  miniature; a kv-cache run 1 trial of a few seconds; `/mnt/...` and `/data...` paths go under the
+  working directory); `results/<the results dir>` is the newest results dir. Each line ends as its
+  `# ends: exit N, "text", ...` comment says (exit code, quoted text in the output), else exit 0; a
+  `small: exit N, "text"` after it is what the line ends as at the test's small size (a full-size
+  example whose miniature ends otherwise). Tags: `s3` (against the real local S3 server,
+  `s3://bench/` a fresh bucket on it, the block's tools/s3-server.sh lines being the fixture's),
+  `netns` (two network-namespace hosts of the test's own in place of suite-h1/suite-h2, the block's
+  tools/netns-hosts.sh lines being the fixture's), `dlio` (needs the DLIO engine: CI installs it),
+  `tmpfs` (the working directory a fresh tmpfs, the /mnt and /data paths on the disk: two file systems),
+  `as-given` (no size change: the hook supplies what makes it small), `hook=NAME` (tests/docs_hooks.py:
+  what the reader does between the lines, e.g. fill in a TODO field, and what the block leaves behind).
+- `<!-- example: usage -->`: a synopsis: `[...]` taken as given, `a|b` as its first choice, then parsed;
+  the page beside it has a concrete `run` example.
+- `<!-- example: parse -->`: each `suite` line parses (every flag exists, every value is allowed) and
+  `suite run`'s per-kind option check accepts it. Every `run` line is parsed so too. (README's set-up
+  lines run their `suite` part here; the install itself is tests/test_packaging.py's.)
 A fenced block with a `suite` command and no marker fails, and so does an indented one.
 """
 
+import contextlib
+import os
 import re
 import shlex
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests import docs_hooks
 from tests.storage.s3.conftest import bucket, s3_server  # noqa: F401  (the real S3 server, for `run s3`)
+from tests.training.run.test_hosts import netns_hosts  # noqa: F401  (two namespace hosts, for `run netns`)
 
 REPO = Path(__file__).resolve().parent.parent
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(?P<before>.*?)^```[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.S | re.M)
-MARKER = re.compile(r"<!-- example: (run|parse|usage)( s3)?\b[^>]*-->\s*$")
+MARKER = re.compile(r"<!-- example: (run|parse|usage)((?: (?:s3|netns|dlio|tmpfs|as-given|hook=[\w-]+))*)\b[^>]*-->\s*$")
+TAGS = ("s3", "netns", "dlio", "tmpfs", "as-given")
 COMMAND = re.compile(r"(?:^|&&\s*)(suite [a-z][\w-]*(?:\s[^&;]*)?)$")   # not `suite check: error: ...` (output)
-SMALL = ["--param", "dataset.record_length=200000", "--param", "dataset.record_length_stdev=50000"]
-RUN_SMALL = [*SMALL, "--param", "train.epochs=2", "--param", "train.computation_time=0.005",
-             "--param", "checkpoint.model_size=1000000", "--runs", "1", "--memory-limit", "256MiB"]
+SMALL_RECORD_BYTES = 200_000        # one sample per file; a file of many samples: 20 kB each
+RUN_SMALL = ["--division", "open", "--param", "train.epochs=2", "--param", "train.computation_time=0.005",
+             "--param", "checkpoint.model_size=1000000", "--runs", "1"]
+MINIATURE_SMALL = ["--memory-limit", "32MiB"]      # without --data-dir: a 32 MiB cache budget sizes the data
+DATA_SMALL = ["--memory-limit", "256MiB"]          # with --data-dir: the ranks' cgroup
+KV_SMALL = ["--trials", "1", "--duration", "4", "--inter-option-delay", "0"]
+LOCAL_PATH = re.compile(r"/(?:mnt|data)(?:/|$)")   # an example's /mnt/ckpt, /data/cf: under the working dir
 
 
 @dataclass
@@ -38,8 +58,16 @@ class Example:
     where: str            # page:line
     block: str            # page:line of its block
     mode: str             # run, parse, usage
-    s3: bool
+    tags: tuple           # s3, netns, dlio, as-given, hook=NAME
     line: str             # the command as the page has it (continuation lines joined)
+
+    @property
+    def s3(self) -> bool:
+        return "s3" in self.tags
+
+    @property
+    def hook(self) -> str | None:
+        return next((t.split("=", 1)[1] for t in self.tags if t.startswith("hook=")), None)
 
     @property
     def command(self) -> str:
@@ -47,8 +75,16 @@ class Example:
 
     @property
     def ends(self) -> tuple[int, list[str]]:
+        """What the line ends as here, at the test's size: `small: exit N, "..."` if the page gives
+        one (a full-size example whose small run ends otherwise), else `ends: exit N, "..."`, else 0."""
         said = re.search(r"#\s*ends:\s*exit (\d+)(.*)$", self.line)
-        return (int(said.group(1)), re.findall(r'"([^"]+)"', said.group(2))) if said else (0, [])
+        if not said:
+            return 0, []
+        full, _, small_said = said.group(2).partition("small:")
+        small = re.match(r"\s*exit (\d+)(.*)$", small_said)
+        if small:
+            return int(small.group(1)), re.findall(r'"([^"]+)"', small.group(2))
+        return int(said.group(1)), re.findall(r'"([^"]+)"', full)
 
 
 def blocks():
@@ -79,7 +115,8 @@ def examples() -> list[Example]:
     for page, lineno, marker, body in blocks():
         for k, line in commands(body):
             where = f"{page.relative_to(REPO)}:{lineno + k + 1}"
-            out.append(Example(where, f"{page.relative_to(REPO)}:{lineno}", marker.group(1) if marker else "", bool(marker and marker.group(2)), line))
+            out.append(Example(where, f"{page.relative_to(REPO)}:{lineno}", marker.group(1) if marker else "",
+                               tuple(marker.group(2).split()) if marker else (), line))
     return out
 
 
@@ -130,25 +167,49 @@ def test_every_example_parses_with_the_real_parser(example, capsys):
     assert capsys.readouterr().err == ""
 
 
-def small(argv: list[str], bucket_name: str | None) -> list[str]:
-    """The example at a small size: a training workload's datagen and run get SMALL / RUN_SMALL
-    (an option the example gives stays as given), s3://bench/ becomes the test's bucket."""
+def small(argv: list[str], cwd: Path, bucket_name: str | None = None, hosts: list[str] | None = None,
+          disk: Path | None = None) -> list[str]:
+    """The example at a small size: a training workload's datagen gets small records, its run RUN_SMALL
+    too, a checkpointing run the miniature, a kv-cache run KV_SMALL (an option the example gives stays
+    as given); `...` dropped; /mnt, /data paths under `disk` (default: `cwd`), tools/ the checkout's; s3://bench/ the test's bucket, suite-h1/2
+    the test's own namespace hosts."""
     from suite.storage import workloads
 
+    argv = [a for a in argv if a != "..."]
+    argv = [str(disk or cwd) + a if LOCAL_PATH.match(a) else str(REPO / a) if a.startswith("tools/") else a
+            for a in argv]
     if bucket_name:
         argv = [a.replace("s3://bench/", f"s3://{bucket_name}/") for a in argv]
+    if hosts:
+        argv = [re.sub(r"\bsuite-h(\d)\b", lambda m: hosts[int(m.group(1)) - 1], a) for a in argv]
     workload = argv[argv.index("--workload") + 1] if "--workload" in argv else None
+    extra: list[str] = []
     if argv[0] in ("datagen", "run") and workload in workloads.names():
-        extra = SMALL if argv[0] == "datagen" else RUN_SMALL
-        given = {a for a in argv if a.startswith("--") and a != "--param"}
-        k, keep = 0, []
-        while k < len(extra):
-            flag, n = extra[k], 2
-            if flag not in given:
-                keep += extra[k:k + n]
-            k += n
-        argv = [*argv, *keep]
-    return argv
+        accel = argv[argv.index("--accelerator-type") + 1] if "--accelerator-type" in argv else None
+        spf = next(w.num_samples_per_file for a in [accel, *workloads.accelerators(workload)]
+                   for w in [workloads.find(workload, a)] if w is not None)
+        record = SMALL_RECORD_BYTES if spf == 1 else SMALL_RECORD_BYTES // 10
+        extra = ["--param", f"dataset.record_length={record}", "--param", f"dataset.record_length_stdev={record // 4}"]
+        if argv[0] == "run":
+            extra += RUN_SMALL + (DATA_SMALL if "--data-dir" in argv else MINIATURE_SMALL)
+    elif argv[0] == "run" and workload and workload.startswith("llama3"):
+        extra = ["--miniature"]
+    elif argv[0] == "run" and workload == "kv-cache":
+        extra = KV_SMALL
+    return [*argv, *given_or(extra, argv)]
+
+
+def given_or(extra: list[str], argv: list[str]) -> list[str]:
+    """`extra` less the options `argv` already gives (a --param is always added; a bare flag is one word)."""
+    given = {a for a in argv if a.startswith("--") and a != "--param"}
+    k, keep = 0, []
+    while k < len(extra):
+        flag = extra[k]
+        n = 2 if k + 1 < len(extra) and not extra[k + 1].startswith("--") else 1
+        if flag not in given:
+            keep += extra[k:k + n]
+        k += n
+    return keep
 
 
 def newest_results_dir(cwd: Path) -> Path:
@@ -156,52 +217,90 @@ def newest_results_dir(cwd: Path) -> Path:
     return max(found, key=lambda p: p.stat().st_mtime_ns).relative_to(cwd)
 
 
-def run_block(block: list[Example], run_cli, cwd: Path, bucket_name: str | None) -> None:
-    for example in block:
+def run_block(block: list[Example], run_cli, cwd: Path, bucket_name: str | None = None,
+              hosts: list[str] | None = None, hook=None, disk: Path | None = None) -> None:
+    for k, example in enumerate(block):
         text = example.command
         if "<the results dir>" in text:
             text = text.replace("results/<the results dir>", str(newest_results_dir(cwd)))
-        argv = small(shlex.split(text)[1:], bucket_name)
-        code, out, err = run_cli(*argv)
+        argv = shlex.split(text)[1:]
+        argv = argv if "as-given" in example.tags else small(argv, cwd, bucket_name, hosts, disk)
+        if hook is not None:
+            argv = hook.before(k, argv, cwd)
+        if isinstance(argv, docs_hooks.Ran):          # run by the fixture that runs exactly this line
+            code, said, argv = argv.code, argv.said, shlex.split(text)[1:]
+        else:
+            code, out, err = run_cli(*argv)
+            said = out + err
         want_code, texts = example.ends
-        said = out + err
         assert code == want_code, f"{example.where}: {' '.join(argv)}: exit {code}, the docs say {want_code}\n{said[-3000:]}"
         missing = [t for t in texts if t not in said]
         assert missing == [], f"{example.where}: {' '.join(argv)}: the docs quote {missing}, not in:\n{said[-3000:]}"
+        if hook is not None:
+            hook.after(k, argv, cwd, said)
+    if hook is not None:
+        hook.finish(cwd)
 
 
-def run_blocks(s3: bool) -> list[list[Example]]:
+def run_blocks() -> list[list[Example]]:
     grouped: dict[str, list[Example]] = {}
     for e in examples():
-        if e.mode == "run" and e.s3 == s3:
+        if e.mode == "run":
             grouped.setdefault(e.block, []).append(e)
     return list(grouped.values())
 
 
-def test_the_local_run_examples_end_as_the_docs_say(run_cli, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    assert len(run_blocks(s3=False)) >= 3, "the datasize and vdb-mini datagen examples are marked `run`"
-    for block in run_blocks(s3=False):
-        run_block(block, run_cli, tmp_path, None)
+RUN_BLOCKS = run_blocks()
 
 
-def test_the_s3_run_examples_end_as_the_docs_say(bucket, run_cli, tmp_path, monkeypatch):  # noqa: F811
-    blocks_s3 = run_blocks(s3=True)
-    assert blocks_s3, "docs/object-storage.md's example is marked `run s3`"
-    monkeypatch.chdir(tmp_path)
-    for block in blocks_s3:
-        run_block(block, run_cli, tmp_path, bucket)
-    # object-storage.md says where the v3.0 checkpoint goes without --results-dir: a fresh claimed dir
-    leaves = sorted(tmp_path.glob("results/llama3-8b-8p-*/checkpointing/llama3-8b/*"))
-    assert len(leaves) == 2 and not (tmp_path / "results" / "checkpointing").exists(), leaves
-    assert not list(tmp_path.glob("results/*/.suite-claim"))
+def test_every_page_with_a_synopsis_or_a_parse_example_runs_one_too():
+    """Pages whose commands are only synopses (usage) or parsed leave the reader without a command that
+    works as it stands: every such page has a `run` block."""
+    pages = {e.where.split(":")[0] for e in examples()}
+    ran = {b[0].where.split(":")[0] for b in RUN_BLOCKS}
+    assert sorted(pages - ran) == []
+    assert [e.where for e in examples() if e.mode == "parse"] == [], "every example runs (a synopsis is `usage`)"
+
+
+@pytest.mark.parametrize("block", RUN_BLOCKS, ids=[b[0].block for b in RUN_BLOCKS])
+def test_the_run_examples_end_as_the_docs_say(block, run_cli, tmp_path, monkeypatch, request):
+    tags = block[0].tags
+    if "dlio" in tags:
+        from suite.engines import registry
+
+        if registry.installed(registry.DLIO) is None:
+            pytest.skip("the DLIO engine is not installed here (`suite engine install dlio`; CI installs it)")
+    bucket_name = request.getfixturevalue("bucket") if "s3" in tags else None
+    hosts = request.getfixturevalue("netns_hosts") if "netns" in tags else None
+    hook = docs_hooks.HOOKS[block[0].hook](request) if block[0].hook else None
+    with working_dir(tmp_path, "tmpfs" in tags) as (cwd, disk):
+        monkeypatch.chdir(cwd)
+        run_block(block, run_cli, cwd, bucket_name, hosts, hook, disk)
+
+
+@contextlib.contextmanager
+def working_dir(tmp_path: Path, tmpfs: bool):
+    """(the working directory, the disk the /mnt and /data paths go to): tmp_path for both, or with
+    `tmpfs` a fresh 256 MiB tmpfs as the working directory (unmounted after) and tmp_path/disk."""
+    if not tmpfs:
+        yield tmp_path, None
+        return
+    work = tmp_path / "work"
+    work.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256m", "tmpfs", str(work)]).returncode:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        yield work, tmp_path / "disk"
+    finally:
+        os.chdir(tmp_path)
+        subprocess.run(["umount", "-l", str(work)])
 
 
 def test_the_extraction_and_the_checks_can_fail():
     """The machinery itself: a wrong flag fails the parse, an unknown choice too, a synopsis expands, an
     output line is not a command, a continuation line joins its synopsis, `# ends:` is read."""
     def ex(line, mode="parse"):
-        return Example("x.md:1", "x.md:1", mode, False, line)
+        return Example("x.md:1", "x.md:1", mode, (), line)
 
     with pytest.raises(pytest.fail.Exception, match="does not parse"):
         parse(ex("suite run --workload unet3d --accelerators 1 --no-such-flag"))

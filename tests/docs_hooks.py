@@ -1,0 +1,134 @@
+"""What a reader of a docs example does between its lines, for tests/test_docs_examples.py's `run`
+blocks tagged `hook=NAME`: `before(k, argv, cwd)` may change line k's argv (a data dir the test
+already holds), `after(k, argv, cwd, said)` acts as the docs tell the reader to (fill in a TODO
+field), `finish(cwd)` checks what the block leaves behind as the page describes it."""
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SUBMISSION_PAGE = REPO / "docs" / "submission.md"
+V3_TREE = REPO / "tests" / "data" / "v3" / "tree" / "closed" / "Alluxio" / "results"
+V3_LEAVES = [V3_TREE / "aws_c5n18xlarge_i3en24xlarge_8c_10s_8a/training/unet3d",       # published leaves
+             V3_TREE / "aws_r5n24xlarge_i3en12xlarge_1c_1s_8h/checkpointing/llama3-8b"]  # stand in for ours
+
+
+@dataclass
+class Ran:
+    """A line already run, by a fixture that runs exactly that line (its exit code and output)."""
+    code: int
+    said: str = ""
+
+
+class Hook:
+    def __init__(self, request):
+        self.request = request
+
+    def before(self, k: int, argv: list[str], cwd: Path) -> list[str] | Ran:
+        return argv
+
+    def after(self, k: int, argv: list[str], cwd: Path, said: str) -> None:
+        pass
+
+    def finish(self, cwd: Path) -> None:
+        pass
+
+
+class CheckpointWithoutResultsDir(Hook):
+    """docs/object-storage.md: the v3.0 checkpoint without --results-dir goes to a fresh claimed dir."""
+
+    def finish(self, cwd: Path) -> None:
+        leaves = sorted(cwd.glob("results/llama3-8b-8p-*/checkpointing/llama3-8b/*"))
+        assert len(leaves) == 2 and not (cwd / "results" / "checkpointing").exists(), leaves
+        assert not list(cwd.glob("results/*/.suite-claim"))
+
+
+def closed_flow(data: Path, results: Path, accelerator: str) -> list[list[str]]:
+    """docs/submission.md's first example, its `suite datagen` and `suite run` lines as the page has them,
+    /data/cf -> data, R -> results, and --accelerator-type (the tests' closed runs are on a100: see
+    tests/conftest.closed_results). The page's lines are the one source: change them and this follows."""
+    lines = [line.split(" #", 1)[0] for line in SUBMISSION_PAGE.read_text().splitlines()
+             if re.match(r"suite (datagen|run) --workload cosmoflow ", line)][:2]
+    assert len(lines) == 2, f"{SUBMISSION_PAGE}: expected its datagen and run lines"
+    out = []
+    for line in lines:
+        argv = [str(data) if a == "/data/cf" else str(results) if a == "R" else a for a in shlex.split(line)[1:]]
+        out.append([*argv, "--accelerator-type", accelerator])
+    return out
+
+
+def needs_a_browser() -> None:
+    """`describe` makes the PDF with chromium (tools/install-debian-packages.sh installs it)."""
+    import pytest
+
+    from suite.submission import document
+
+    if document.browser() is None:
+        pytest.skip("chromium not installed: `describe` cannot make the PDF the page says it makes")
+
+
+def fill_json_todos(path: Path) -> None:
+    """What the page tells the reader to do after init: every TODO of the description given a value."""
+    from tests.submission.submission_helpers import fill_todos
+
+    fill_todos(path)
+
+
+class ClosedSubmission(Hook):
+    """docs/submission.md's closed v1.0/v2.0 flow. Its datagen and run lines are tests/conftest's
+    closed_results, which runs exactly them (`closed_flow`) once for the whole session: the five
+    closed runs (a minute or two) serve this example, the end-to-end test and tests/submission alike."""
+
+    def __init__(self, request):
+        super().__init__(request)
+        needs_a_browser()
+        self.results = request.getfixturevalue("closed_results")
+
+    def before(self, k, argv, cwd):
+        if argv[0] in ("datagen", "run"):
+            return Ran(0)          # closed_results asserted exit 0 of this very line
+        return [str(self.results.parent / "data") if a.endswith("/data/cf") else str(self.results) if a == "R" else a
+                for a in argv]
+
+    def after(self, k, argv, cwd, said):
+        if argv[:2] == ["submission", "init"]:
+            fill_json_todos(cwd / "sub/Closed/ACME/systems/box1.json")
+
+    def finish(self, cwd):
+        assert (cwd / "sub.tar.gz").is_file() and (cwd / "sub/SHA256SUMS").is_file()
+        runs = {p.name for p in (cwd / "sub/Closed/ACME/results/box1/cosmoflow-a100").iterdir()}
+        assert {f"run-{k}" for k in range(1, 6)} | {"run_set.json"} <= runs, runs
+        assert (cwd / "sub/Closed/ACME/systems/box1.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+class V3Submission(Hook):
+    """docs/submission.md's v3.0 flow: RESULTS... are two published v3.0 leaves (a training and a
+    checkpointing benchmark, tests/data/v3/tree) standing in for the reader's; the description filled
+    in as tests/submission/test_submission_v3.py's submitter does."""
+
+    def __init__(self, request):
+        super().__init__(request)
+        needs_a_browser()
+
+    def before(self, k, argv, cwd):
+        argv = [str(cwd) if a == "/data" else a for a in argv]
+        return [w for a in argv for w in ([str(p) for p in V3_LEAVES] if a == "RESULTS..." else [a])]
+
+    def after(self, k, argv, cwd, said):
+        if argv[:2] == ["submission", "init"]:
+            from tests.submission.test_submission_v3 import _fill
+
+            _fill(cwd / "sub")
+
+    def finish(self, cwd):
+        from suite.published import check as v3check
+
+        assert (cwd / "sub.tar.gz").is_file()
+        res = v3check.check(cwd / "sub")
+        assert res.compliant, [f.message for f in res.findings if f.severity == "error"]
+
+
+HOOKS = {"ckpt-claims-a-dir": CheckpointWithoutResultsDir, "closed-submission": ClosedSubmission,
+         "v3-submission": V3Submission}
