@@ -172,7 +172,9 @@ def oserror(exc, what: str, attempts: int = MAX_ATTEMPTS) -> OSError:
             return FileNotFoundError(errno.ENOENT, f"{what}: no such object")
         if code in DENIED or status == 403:
             return PermissionError(errno.EACCES, f"{what}: access denied ({code}: check the AWS credentials)")
-        return OSError(errno.EIO, f"{what}: {code or status} {redact(exc.response.get('Error', {}).get('Message', ''))}".strip())
+        err = OSError(errno.EIO, f"{what}: {code or status} {redact(exc.response.get('Error', {}).get('Message', ''))}".strip())
+        err.s3_status, err.s3_code = status, code       # what the server said, not words of the message
+        return err
     return OSError(errno.ECONNREFUSED if "connect" in str(exc).lower() else errno.EIO,
                    f"{what}: endpoint unreachable after {attempts} tries ({type(exc).__name__})")
 
@@ -222,8 +224,8 @@ class S3ReadHandle(ReadHandle):
         try:
             response = call("GET", self.what, "get_object", Bucket=self.bucket, Key=self.key,
                             **({"Range": rng} if offset or end is not None else {}))
-        except OSError as exc:
-            if "InvalidRange" in str(exc) or "416" in str(exc):
+        except OSError as exc:        # the status, never the message: that names the endpoint, whose port may hold "416"
+            if getattr(exc, "s3_code", None) == "InvalidRange" or getattr(exc, "s3_status", None) == 416:
                 return None
             raise
         total = response.get("ContentRange", "").rpartition("/")[2]

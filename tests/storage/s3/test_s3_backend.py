@@ -66,6 +66,25 @@ def test_a_body_cut_mid_stream_resumes_with_a_ranged_get_and_is_counted(bucket, 
     assert taken["counts"]["GET"] == 3 and taken["retries"]["GET"] == 2
 
 
+def test_a_server_gone_mid_read_is_an_error_naming_it_even_on_a_port_that_holds_416(bucket, monkeypatch):
+    """An object read whose server has gone raises OSError naming the endpoint; it is never taken for
+    the end of the object (416, InvalidRange), whatever digits its message holds (the endpoint's port,
+    the object's name: here both): the error's status decides, not its words."""
+    b = backend_for(None, f"s3://{bucket}/gone")
+    with b.create("obj-416") as w:
+        w.write(b"x" * 1000)
+        w.commit()
+    h = b.open_read("obj-416")
+    assert h.size() == 1000
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:41600")
+    s3io._CLIENTS.clear()
+    try:
+        with pytest.raises(OSError, match="obj-416 at .*: endpoint unreachable"):     # nothing listens on 41600
+            h.readinto_at(h.key, [bytearray(4096)], 0)
+    finally:
+        s3io._CLIENTS.clear()
+
+
 def test_reused_part_buffers_and_retried_bodies_send_exactly_each_objects_bytes(bucket, s3_server, monkeypatch):
     """Writers reuse this process's part buffers, and a body is that buffer (no copy): a smaller object
     after a larger one carries none of its bytes, and a PUT throttled by a real proxy (503 SlowDown) is
