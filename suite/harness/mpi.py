@@ -288,11 +288,13 @@ class Quiet:
 
 
 def _relay(stream, log) -> None:
-    """Ranks' stdout to ours (the launcher's own lines never reach it: Quiet sends them to the log)."""
-    from suite.terminal import out
+    """Ranks' stdout to ours, each line wrapped to the terminal's 100 columns as ours are (a rank's
+    epoch line grows with its figures); the launcher's own lines never reach it (Quiet logs them)."""
+    from suite.terminal import out, wrap
 
     for raw in iter(stream.readline, b""):
-        out(raw.decode("utf-8", "replace"))       # a reader that left: the ranks' pipe is drained on
+        line = raw.decode("utf-8", "replace").rstrip("\n")
+        out("\n".join(wrap(line)) + "\n")        # a reader that left: the ranks' pipe is drained on
     stream.close()
 
 
