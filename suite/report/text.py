@@ -2,14 +2,35 @@
 
 from suite.rules import rulesets
 from suite.sizes import GIB
+from suite.terminal import WIDTH
 
 
-def table(rows: list[list[str]], header: list[str]) -> str:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+GAP = 2
+MIN_COLUMN = 8
+
+
+def table(rows: list[list[str]], header: list[str], width: int = WIDTH) -> str:
+    """Columns two spaces apart, at most `width` columns wide: while wider, the widest column gives up a
+    column (never below MIN_COLUMN) and its cells wrap inside it (a long word, a path, is cut there),
+    so no line of the table is ever broken by the terminal's own wrap."""
+    cells = [[str(c) for c in r] for r in [header, *rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    while sum(widths) + GAP * (len(widths) - 1) > width and max(widths) > MIN_COLUMN:
+        widest = max(range(len(widths)), key=lambda k: widths[k])
+        widths[widest] -= 1
+    lines = _row(cells[0], widths) + ["  ".join("-" * w for w in widths)]
+    for r in cells[1:]:
+        lines += _row(r, widths)
     return "\n".join(lines)
+
+
+def _row(cells: list[str], widths: list[int]) -> list[str]:
+    """One row as one line, or as several where a cell wraps inside its column."""
+    import textwrap
+
+    parts = [textwrap.wrap(c, w) or [""] if len(c) > w else [c] for c, w in zip(cells, widths)]
+    return ["  ".join((p[k] if k < len(p) else "").ljust(w) for p, w in zip(parts, widths)).rstrip()
+            for k in range(max(len(p) for p in parts))]
 
 
 def workloads_table(resolved) -> str:

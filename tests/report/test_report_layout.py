@@ -49,3 +49,19 @@ def test_tick_labels_are_lines_not_escaped_newlines():
     results = [SimpleNamespace(when="2026-11-27T13:53:10"), SimpleNamespace(when="2026-11-26T08:00:00")]
     assert across_labels(results, [1, 0], dated=True) == ["B\n2026-11-26T08:00", "A\n2026-11-27T13:53"]
     assert across_labels(results, [0, 1], dated=False) == ["A", "B"]
+
+
+def test_a_terminal_table_fits_100_columns_its_cells_wrapping_inside_their_column():
+    """suite compare's figures (a long 'values' note) and systems (two 40-character values) tables: every
+    line at most 100 columns, each cell's words kept, the separator never broken by the terminal's wrap."""
+    from suite.report.text import table
+
+    note = "per epoch (2 vs 2 epochs of 1 vs 1 runs; runs are few: the interval covers epoch-to-epoch noise)"
+    rows = [["AU %", "68.90", "99.62", "1.446", "[1.233, 1.696]", "faster", note],
+            ["storage.real_path", "/tmp/x/results/data/resnet50-miniature-6files", "b" * 40, "", "", "", "short"]]
+    text = table(rows, ["figure", "A", "B", "B/A", "interval", "verdict", "values"])
+    lines = text.splitlines()
+    assert max(len(x) for x in lines) <= 100, text
+    assert set(lines[1].replace(" ", "")) == {"-"}              # one separator line, whole
+    assert " ".join(" ".join(x.split()) for x in lines).count("epoch-to-epoch") == 1
+    assert table([["a", "b"]], ["x", "y"]) == "x  y\n-  -\na  b"     # a narrow table as it always was
