@@ -159,7 +159,7 @@ def prepare(opts: Options, cluster=None) -> Prepared:
         memory_limit = workload.miniature_cache_budget_bytes or MINIATURE_MEMORY_BYTES
     if cluster is not None:
         import dataclasses
-        host_memory = cluster.total_memory_bytes
+        host_memory = miniature_memory(cluster, memory_limit) if miniature else cluster.total_memory_bytes
         required = dataclasses.replace(datasize.compute(workload, opts.accelerators, 1, host_memory, ruleset),
                                        client_hosts=len(hosts))
         counts = sorted({len(h.ranks) for h in cluster.hosts})
@@ -294,6 +294,15 @@ def miniature_budget(workload, opts: Options):
 
     cache = opts.memory_limit or workload.miniature_cache_budget_bytes or MINIATURE_MEMORY_BYTES
     return budget.miniature(workload, opts.accelerators, cache)
+
+
+def miniature_memory(cluster, memory_limit: int) -> int:
+    """The memory a miniature across hosts is sized from: its cgroup on every host (--memory-limit, else
+    the miniature's own), never the hosts' MemTotal (5x two 512 GiB hosts is no miniature); each host's
+    memory_bytes, the evidence DLIO's host_memory_GB reports, says so too."""
+    for h in cluster.hosts:
+        h.memory_bytes = memory_limit
+    return cluster.total_memory_bytes
 
 
 def miniature_files(workload, accelerators: int, required, memory_budget) -> int:
