@@ -90,8 +90,8 @@ HEADER = ["run", "host", "samples", "interval s", "peak user+system %", "mean io
 
 
 def section(sid: str, runs: list, title: str = "Host metrics") -> Section | None:
-    """The section: a table of every run's host figures and a plot per run (the first
-    MAX_PLOTTED_RUNS); None when no run has host metrics."""
+    """The section: a table of every run's host figures and a plot per run and host (a run across
+    hosts is one entry per host; the first MAX_PLOTTED_RUNS entries); None when no run has host metrics."""
     runs = [(name, hm, tp) for name, hm, tp in runs if hm is not None]
     if not runs:
         return None
@@ -107,7 +107,8 @@ def section(sid: str, runs: list, title: str = "Host metrics") -> Section | None
         if not hm.samples:
             continue
         try:
-            out.blocks.append(Image(f"{sid}-{i + 1}", figure(hm, tp), f"{name}: host CPU and disk over time"))
+            out.blocks.append(Image(f"{sid}-{i + 1}", figure(hm, tp),
+                                    f"{name}: host {hm.host}: CPU and disk over time"))
         except (OverflowError, ValueError) as exc:
             out.blocks.append(Text(f"{terminal(name)}: not plotted: the values are beyond what a plot can show "
                                    f"({type(exc).__name__})."))

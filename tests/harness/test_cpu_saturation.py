@@ -46,15 +46,16 @@ def _edit(path: Path, busy: int, user: float = 80.0, system: float = 18.0, iowai
     run shorter than that gets more samples at its interval, its cumulative counters held (still a
     valid file: t_s increasing, counters never falling)."""
     doc = json.loads(path.read_text())
-    samples = doc["samples"]
+    host = doc["hosts"][0]              # the file's first host (a single-host run: its only one)
+    samples = host["samples"]
     assert samples, path
     while len(samples) < busy + 2:
-        samples.append(dict(samples[-1], t_s=round(samples[-1]["t_s"] + doc["interval_s"], 6)))
+        samples.append(dict(samples[-1], t_s=round(samples[-1]["t_s"] + host["interval_s"], 6)))
     for s in samples:
         s.update(cpu_user_pct=min(s["cpu_user_pct"], 40.0), cpu_system_pct=min(s["cpu_system_pct"], 20.0))
     for s in samples[1:1 + busy]:
         s.update(cpu_user_pct=user, cpu_system_pct=system, cpu_iowait_pct=iowait)
-    doc["duration_s"] = samples[-1]["t_s"]
+    host["duration_s"] = samples[-1]["t_s"]
     path.write_text(json.dumps(doc))
     hostmetrics.load(path)                       # still a valid host_metrics.json
 
@@ -90,9 +91,9 @@ def test_planted_saturation_warns_and_calm_samples_do_not(voiced, kind, tmp_path
     w = got[0]
     assert w["severity"] == "warning" and w["effect"] == "closed"
     assert (root / rel).as_posix().endswith("/" + w["path"]) or w["path"].endswith(str(rel)), (w["path"], rel)
-    assert w["field"] == "samples[1..12].cpu_user_pct+cpu_system_pct"
+    assert w["field"] == "hosts[0].samples[1..12].cpu_user_pct+cpu_system_pct"
     assert w["expected"].startswith("below 95% of all CPUs")
-    assert w["actual"].startswith("98.0% of all CPUs over ") and "iowait 0.2%" in w["actual"]
+    assert w["actual"].startswith("host ") and "98.0% of all CPUs over " in w["actual"] and "iowait 0.2%" in w["actual"]
 
 
 @pytest.mark.parametrize("kind", ("training", "tpcx-ai"))
