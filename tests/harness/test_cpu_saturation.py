@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import host_builders
 import pytest
 
 from suite import cli
@@ -146,3 +147,15 @@ def test_a_host_metrics_link_out_of_the_run_is_bad_input(voiced, tmp_path):
     out = subprocess.run([sys.executable, "-m", "suite", "check", str(root)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and hostmetrics.FILE in out.stderr, out.stderr
+
+
+def test_across_hosts_the_warning_names_the_host_that_saturated(tmp_path):
+    """A run across hosts: one series per host (schema 2); only h2's CPUs saturated, and the warning says
+    which host, where in the file."""
+    calm, busy = (host_builders.saturated(busy_s=b) for b in (0, 12))
+    entries = [{k: v for k, v in d.items() if k not in ("schema_version", "scope")} for d in (calm, busy)]
+    doc = hostmetrics.document([dict(entries[0], host="h1"), dict(entries[1], host="h2")], "every host")
+    host_builders.write(tmp_path, doc)
+    (w,) = hostcpu.findings([tmp_path], tmp_path)
+    assert w.path == hostmetrics.FILE and w.field == "hosts[1].samples[5..16].cpu_user_pct+cpu_system_pct"
+    assert w.actual.startswith("host h2: 97.0% of all CPUs over 5.0-17.0 s")
