@@ -230,8 +230,8 @@ def _record(doc: dict, path) -> HostSet:
             raise ResultError(f"{path}: hosts[{i}].host: expected a host not named before, got {h['host']!r} "
                               f"(hosts[{seen[h['host']]}] too)")
         seen[h["host"]] = i
-    return HostSet(doc["scope"], tuple(_host(h, doc["scope"], path, f"hosts[{i}].") for i, h in enumerate(doc["hosts"])),
-                   tuple(doc["warnings"]))
+    hosts = tuple(_host(h, doc["scope"], path, f"hosts[{i}].") for i, h in enumerate(doc["hosts"]))
+    return HostSet(doc["scope"], hosts, tuple(doc["warnings"]))
 
 
 def _host(doc: dict, scope: str, path, at: str) -> HostMetrics:

@@ -54,7 +54,10 @@ def sampling(where, cluster=None, single_scope: str = hostmetrics.THIS_HOST):
     if not interval:
         yield None
         return
-    sampler = hostmetrics.Sampler(interval, single_scope) if cluster is None else Fleet(cluster.launcher, [h.name for h in cluster.hosts], interval)
+    if cluster is None:
+        sampler = hostmetrics.Sampler(interval, single_scope)
+    else:
+        sampler = Fleet(cluster.launcher, [h.name for h in cluster.hosts], interval)
     try:
         with sampler:
             yield sampler
@@ -87,20 +90,25 @@ class Remote:
             t.start()
 
     def _read(self) -> None:
+        """The sampler's lines (bounded: a line or an output past MAX_OUTPUT_BYTES is an error)."""
         total = 0
-        for line in self.proc.stdout:
+        while True:
+            line = self.proc.stdout.readline(MAX_OUTPUT_BYTES + 1)
             total += len(line)
-            if total > MAX_OUTPUT_BYTES:
-                self.error = f"expected at most {MAX_OUTPUT_BYTES:,} bytes of output, got more"
+            if not line or total > MAX_OUTPUT_BYTES:
                 break
             if line.strip() == READY.encode():
                 self.ready.set()
             elif line.strip():
                 self.lines.append(line)
+        if total > MAX_OUTPUT_BYTES:
+            self.error = f"expected at most {MAX_OUTPUT_BYTES:,} bytes of output, got more"
         self.ready.set()
 
     def _read_stderr(self) -> None:
-        self.stderr = self.proc.stderr.read(MAX_OUTPUT_BYTES)[-2000:]
+        """The tail of its stderr (what says why a sampler or its launcher failed)."""
+        while chunk := self.proc.stderr.read1(65536):
+            self.stderr = (self.stderr + chunk)[-2000:]
 
     def end(self) -> None:
         """Close its stdin: the sampler takes its last sample and prints its series."""

@@ -127,8 +127,8 @@ def test_both_schema_versions_load_and_a_host_named_twice_is_refused(tmp_path):
     with pytest.raises(ResultError, match=r"hosts\[1\]\.host: expected a host not named before, got 'h1'") as exc:
         hostmetrics.load(host_builders.write(tmp_path, twice))
     assert "\n" not in str(exc.value)
-    broken = hostmetrics.document([entry, dict(entry, host="h2", samples=[host_builders.sample(2), host_builders.sample(1)])],
-                                  "x")
+    backwards = [host_builders.sample(2), host_builders.sample(1)]
+    broken = hostmetrics.document([entry, dict(entry, host="h2", samples=backwards)], "x")
     with pytest.raises(ResultError, match=r"hosts\[1\]\.samples\[1\]\.t_s: expected more than 2"):
         hostmetrics.load(host_builders.write(tmp_path, broken))
     with pytest.raises(ResultError, match="hosts.0: unknown key 'scope'"):
