@@ -137,7 +137,7 @@ class Remote:
                 doc = json.loads(self.lines[-1])
                 hostmetrics.load_doc(hostmetrics.document([doc], scope(1)), f"host {self.host}'s sampler")
                 return doc, None
-            except (ValueError, ResultError) as exc:
+            except (ValueError, RecursionError, ResultError) as exc:
                 return None, f"host {self.host}: its sampler's series through {self.exe}: {str(exc)[:300]}"
         why = self.error
         if why is None:
@@ -159,8 +159,12 @@ class Fleet:
     def __enter__(self):
         self.remotes = [Remote(self.launcher, h, self.interval_s) for h in self.hosts]
         deadline = time.monotonic() + READY_TIMEOUT_S
-        for r in self.remotes:          # each baseline taken before the run starts (bounded)
-            r.ready.wait(max(0.0, deadline - time.monotonic()))
+        try:
+            for r in self.remotes:          # each baseline taken before the run starts (bounded)
+                r.ready.wait(max(0.0, deadline - time.monotonic()))
+        except BaseException:               # interrupted before the run began: every sampler ended all the same
+            self.__exit__()
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
