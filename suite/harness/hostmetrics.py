@@ -51,8 +51,7 @@ MAX_POINTS = 3600
 MAX_FILE_BYTES = 16 << 20
 SECTOR_BYTES = 512
 THIS_HOST, LAUNCHER_ONLY = "this host", "launcher host only (the other hosts are not sampled)"
-MAX_HOSTS = 4096             # hosts in one file (the ranks' hosts of one run)
-MAX_WARNINGS = 4096
+MAX_FILE_POINTS = 40000      # points of all hosts in one file: ~12 MB of JSON, under MAX_FILE_BYTES
 VIRTUAL_DISKS = ("loop", "ram", "zram", "dm-", "md", "sr", "fd", "nbd")
 COUNTERS = ("disk_read_bytes", "disk_write_bytes", "net_rx_bytes", "net_tx_bytes")
 
@@ -134,9 +133,9 @@ def whole_disks(names) -> list[str]:
 class Sampler(proc.Ticker):
     """This host's counters from __enter__ to __exit__; doc() and write() give host_metrics.json."""
 
-    def __init__(self, interval_s: float = INTERVAL_S, scope: str = THIS_HOST):
+    def __init__(self, interval_s: float = INTERVAL_S, scope: str = THIS_HOST, max_points: int | None = None):
         super().__init__(interval_s)
-        self.scope = scope
+        self.scope, self.max_points = scope, max_points       # None: MAX_POINTS
         self.points: list[tuple] = []
         self.t0 = self.started_at = None
         self.disks = whole_disks(d["device_name"] for d in proc.diskstats(proc.read("/proc/diskstats")))
@@ -156,7 +155,7 @@ class Sampler(proc.Ticker):
             {d: disks[d]["sectors_written"] * SECTOR_BYTES for d in self.disks if d in disks},
             {n: nets[n]["rx_bytes"] for n in self.interfaces if n in nets},
             {n: nets[n]["tx_bytes"] for n in self.interfaces if n in nets}))
-        if len(self.points) > MAX_POINTS:       # keep the baseline and the newest; halve the rest
+        if len(self.points) > (self.max_points or MAX_POINTS):    # keep the baseline and the newest; halve the rest
             self.points = self.points[:1] + self.points[1:-1][1::2] + self.points[-1:]
             self.interval_s *= 2
 
@@ -185,6 +184,12 @@ class Sampler(proc.Ticker):
         path = Path(where) / FILE
         files.write_json(path, self.doc(), schema=SCHEMA, indent=None)
         return path
+
+
+def points_per_host(hosts: int) -> int:
+    """The points one host's sampler keeps when `hosts` share one file: MAX_POINTS, fewer where the
+    hosts' series together would pass MAX_FILE_POINTS (the file must stay loadable: MAX_FILE_BYTES)."""
+    return max(8, min(MAX_POINTS, MAX_FILE_POINTS // max(1, hosts)))
 
 
 def document(hosts: list, scope: str, warnings=()) -> dict:

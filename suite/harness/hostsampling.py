@@ -11,7 +11,9 @@ its stdin ends and then prints its host's series as one JSON line. Its stdin is 
 process, so it ends when the run ends, also when the run fails or is interrupted, and also when
 this process is killed (the pipe closes with it; ssh passes the end on). The run never waits on a
 sampler for long: the start waits at most READY_TIMEOUT_S for every host's baseline, the end at
-most STOP_TIMEOUT_S for every host's series before the launcher is killed. A host whose sampler
+most STOP_TIMEOUT_S for every host's series before the launcher is killed. Each host keeps
+hostmetrics.points_per_host(hosts) points (thinned as one host's are past MAX_POINTS), so the file
+of a long run on many hosts stays within what the loader reads. A host whose sampler
 could not be started, failed, or printed no valid series is one line in the file's `warnings`
 (and on the run's output), not a failed run.
 """
@@ -70,12 +72,13 @@ def sampling(where, cluster=None, single_scope: str = hostmetrics.THIS_HOST):
 class Remote:
     """One host's sampler process, reached through the launcher; its stdout read in a thread."""
 
-    def __init__(self, launcher, host: str, interval_s: float):
+    def __init__(self, launcher, host: str, interval_s: float, max_points: int):
         self.host, self.exe = host, launcher.exe
         self.ready = threading.Event()
         self.lines: list[bytes] = []
         self.error: str | None = None
-        argv = launcher.argv(host, [sys.executable, "-m", MODULE, "--interval-s", repr(interval_s)])
+        argv = launcher.argv(host, [sys.executable, "-m", MODULE, "--interval-s", repr(interval_s),
+                                    "--max-points", str(max_points)])
         try:       # its own session: a Ctrl-C at the terminal reaches the run, which ends the sampler itself
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                          start_new_session=True)
@@ -157,7 +160,8 @@ class Fleet:
         self.warnings: list[str] = []
 
     def __enter__(self):
-        self.remotes = [Remote(self.launcher, h, self.interval_s) for h in self.hosts]
+        keep = hostmetrics.points_per_host(len(self.hosts))        # the hosts' series together stay loadable
+        self.remotes = [Remote(self.launcher, h, self.interval_s, keep) for h in self.hosts]
         deadline = time.monotonic() + READY_TIMEOUT_S
         try:
             for r in self.remotes:          # each baseline taken before the run starts (bounded)
@@ -195,12 +199,16 @@ def main(argv=None) -> int:
     """On a host of the run: sample until stdin ends, then print this host's series (one JSON line)."""
     parser = argparse.ArgumentParser(prog=f"python -m {MODULE}", description=main.__doc__)
     parser.add_argument("--interval-s", type=float, default=hostmetrics.INTERVAL_S)
+    parser.add_argument("--max-points", type=int, default=hostmetrics.MAX_POINTS,
+                        help="beyond this, every other point is dropped and the interval doubles")
     args = parser.parse_args(argv)
     if not args.interval_s > 0:
         parser.error(f"--interval-s: expected seconds > 0, got {args.interval_s}")
+    if args.max_points < 2:
+        parser.error(f"--max-points: expected at least 2, got {args.max_points}")
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # the run ends us, by closing our stdin
     try:
-        with hostmetrics.Sampler(args.interval_s) as sampler:
+        with hostmetrics.Sampler(args.interval_s, max_points=args.max_points) as sampler:
             print(READY, flush=True)
             while sys.stdin.buffer.read(65536):
                 pass

@@ -133,3 +133,22 @@ def test_both_schema_versions_load_and_a_host_named_twice_is_refused(tmp_path):
         hostmetrics.load(host_builders.write(tmp_path, broken))
     with pytest.raises(ResultError, match="hosts.0: unknown key 'scope'"):
         hostmetrics.load(host_builders.write(tmp_path, hostmetrics.document([dict(entry, scope="x")], "x")))
+
+
+def test_many_hosts_keep_fewer_points_each_so_the_file_stays_loadable():
+    """An hour at 1 s on every host of a large run: each host's sampler thins its series to
+    points_per_host(hosts), and the file of all of them, at the largest numbers, is under the loader's bound."""
+    assert hostmetrics.points_per_host(2) == hostmetrics.MAX_POINTS and hostmetrics.points_per_host(10 ** 6) == 8
+    for hosts in (11, 64, 1000):
+        keep = hostmetrics.points_per_host(hosts)
+        big = dict(host_builders.sample(1e8 + 0.123456, disk_read=10 ** 17), mem_used_bytes=10 ** 17,
+                   page_cache_bytes=10 ** 17, disk_write_bytes=10 ** 17, net_rx_bytes=10 ** 17, net_tx_bytes=10 ** 17)
+        entry = {k: v for k, v in host_builders.doc([big] * keep).items() if k not in ("schema_version", "scope")}
+        doc = hostmetrics.document([dict(entry, host=f"host-{i:04d}.example.org") for i in range(hosts)], "every host")
+        assert len(json.dumps(doc)) < hostmetrics.MAX_FILE_BYTES, hosts
+    out = subprocess.Popen([sys.executable, "-m", "suite.harness.hostsampling", "--interval-s", "0.01",
+                            "--max-points", "4"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    time.sleep(0.5)                       # ~50 points taken, thinned to at most 4
+    series, _ = out.communicate(b"", timeout=60)
+    doc = json.loads(series.decode().splitlines()[-1])
+    assert len(doc["samples"]) <= 3 and doc["interval_s"] > 0.01
