@@ -15,7 +15,8 @@ most STOP_TIMEOUT_S for every host's series before the launcher is killed. Each 
 hostmetrics.points_per_host(hosts) points (thinned as one host's are past MAX_POINTS), so the file
 of a long run on many hosts stays within what the loader reads. A host whose sampler
 could not be started, failed, or printed no valid series is one line in the file's `warnings`
-(and on the run's output), not a failed run.
+(and on the run's output) and a series without samples (the report's table shows it, 0 samples),
+not a failed run.
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ class Remote:
 
 class Fleet:
     """Every host's sampler from __enter__ to __exit__; write() gives host_metrics.json (one series
-    per host that gave one, a warning per host that did not)."""
+    per host, in the run's host order: empty, with a warning, for a host that gave none)."""
 
     def __init__(self, launcher, hosts: list[str], interval_s: float):
         self.launcher, self.hosts, self.interval_s = launcher, list(hosts), interval_s
@@ -182,7 +183,9 @@ class Fleet:
             doc, why = r.series()
             if doc is not None:
                 self.docs.append(dict(doc, host=r.host))     # named as the run names it (--hosts): distinct
-            else:
+            else:                # the host is in the file all the same: no samples, the warning says why
+                self.docs.append({"host": r.host, "interval_s": self.interval_s, "started_at": "", "duration_s": 0.0,
+                                  "sampler_cpu_s": 0.0, "disk_devices": [], "net_interfaces": [], "samples": []})
                 self.warnings.append(why)
                 terminal.say(f"warning: host metrics: {why}")
 

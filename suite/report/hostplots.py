@@ -104,7 +104,9 @@ def section(sid: str, runs: list, title: str = "Host metrics") -> Section | None
                             f">= {hostmetrics.BUSY_PCT:g}% for {hostmetrics.MIN_SPAN_S:g} s or more with iowait "
                             f"below {hostmetrics.IOWAIT_PCT:g}%), hatched red on the CPU plot."))
     for i, (name, hm, tp) in enumerate(runs[:MAX_PLOTTED_RUNS]):
-        if not hm.samples:
+        if not hm.samples:       # a host of a run across hosts whose sampler failed (the file's warnings say why)
+            out.blocks.append(Text(f"{terminal(name)}: host {terminal(hm.host)}: no samples (see the warnings "
+                                   f"in its {hostmetrics.FILE})."))
             continue
         try:
             out.blocks.append(Image(f"{sid}-{i + 1}", figure(hm, tp),

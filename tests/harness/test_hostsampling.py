@@ -66,12 +66,21 @@ def test_a_host_whose_sampler_fails_is_a_warning_not_a_failed_run(launcher, tmp_
     mute = fleet.remotes[2].proc
     assert mute.returncode is not None        # the launcher that never answered was killed
     rec = hostmetrics.load(tmp_path / hostmetrics.FILE)
-    assert [hm.host for hm in rec.hosts] == ["h1"]
+    assert [hm.host for hm in rec.hosts] == ["h1", "down", "mute"]       # every host named, in the run's order
+    assert rec.hosts[0].samples and not rec.hosts[1].samples and not rec.hosts[2].samples
     down, silent = rec.warnings
     assert down.startswith("host down: not sampled through ") and "exit 255" in down and "Connection refused" in down
     assert silent.startswith("host mute: not sampled") and "within 2 s of the run's end" in silent
     out = capsys.readouterr().out
     assert "warning: host metrics: host down" in out and "warning: host metrics: host mute" in out
+    from suite.report import hostplots
+    from suite.report.content import Image, Table, Text
+
+    sec = hostplots.section("host", [(name, hm, None) for name, hm in hostmetrics.below(tmp_path)])
+    assert [r[1] for r in next(b for b in sec.blocks if isinstance(b, Table)).rows] == ["h1", "down", "mute"]
+    assert len([b for b in sec.blocks if isinstance(b, Image)]) == 1
+    assert [b.text for b in sec.blocks if isinstance(b, Text)] == [
+        f".: host {h}: no samples (see the warnings in its host_metrics.json)." for h in ("down", "mute")]
 
 
 def test_a_failed_or_interrupted_run_still_ends_every_sampler(launcher, tmp_path, monkeypatch):
