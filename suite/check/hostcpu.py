@@ -1,13 +1,14 @@
 """host-cpu-saturated: the one warning, for every kind, that a host's CPUs were saturated while the
 storage waited (issue 37). Each kind's check hands it the directories its runs were sampled in; the
-host_metrics.json in each (suite.harness.hostmetrics: what `suite run` samples for each run) is
-read, and the spans hostmetrics.storage_waited_spans finds become a finding:
+host_metrics.json in each (suite.harness.hostmetrics: what `suite run` samples for each run, on
+every host of a run across hosts) is read, and the spans hostmetrics.storage_waited_spans finds in
+each host's series become a finding naming that host:
 
     rule_id  host-cpu-saturated, severity warning, effect closed (a note: the verdict is unchanged)
     path     the host_metrics.json, relative to the checked tree
-    field    samples[i..j].cpu_user_pct+cpu_system_pct
+    field    hosts[h].samples[i..j].cpu_user_pct+cpu_system_pct (a single-host file of schema 1: samples[i..j]...)
     expected below 95% of all CPUs (user+system) ...
-    actual   98.5% of all CPUs over 12.0-27.0 s (15.0 s), iowait 0.2%, disk 1.2 MiB/s (run's peak 80.1), ...
+    actual   host suite-h2: 98.5% of all CPUs over 12.0-27.0 s (15.0 s), iowait 0.2%, disk 1.2 MiB/s (run's peak 80.1), ...
 
 The definition and why the thresholds are what they are: docs/checker.md ("Host CPU saturation").
 A host_metrics.json that cannot be read is bad input (ResultError, one line, exit 2), as every
@@ -32,30 +33,33 @@ SHOWN = 3                     # spans spelled out per file; the rest counted
 
 
 def findings(dirs, root) -> list[Finding]:
-    """One warning per host_metrics.json directly in each of `dirs` (a run's directory, a trial's, a
-    leaf: where the kind's runs were sampled; nothing is walked, so a run never gets another's file)
-    with a saturated span while the storage waited; paths relative to `root` (None: as `dirs` name
-    them). A directory named twice is read once; one without the file adds nothing."""
+    """One warning per host in each host_metrics.json directly in each of `dirs` (a run's directory, a
+    trial's, a leaf: where the kind's runs were sampled; nothing is walked, so a run never gets
+    another's file) with a saturated span while the storage waited; paths relative to `root` (None:
+    as `dirs` name them). A directory named twice is read once; one without the file adds nothing."""
     root, seen, out = (Path(root) if root is not None else None), set(), []
     for d in dirs:
         path = Path(d) / hostmetrics.FILE
         if path.resolve() in seen or not path.is_file():
             continue
         seen.add(path.resolve())
-        out += of(hostmetrics.load(path, root=Path(d)), _shown(path, root))    # never through a link out of d
+        rec = hostmetrics.load(path, root=Path(d))       # never through a link out of d
+        for i, hm in enumerate(rec.hosts):
+            out += of(hm, _shown(path, root), rec.at(i))
     return out
 
 
-def of(hm: hostmetrics.HostMetrics, path: str) -> list[Finding]:
-    """The warning for one host's metrics (none where no span qualifies)."""
+def of(hm: hostmetrics.HostMetrics, path: str, at: str = "") -> list[Finding]:
+    """The warning for one host's metrics (none where no span qualifies); `at`: where the host's
+    series is in the file (hosts[i].)."""
     spans = hostmetrics.storage_waited_spans(hm)
     if not spans:
         return []
     first, last = spans[0]["samples"][0], spans[-1]["samples"][1]
     said = "; ".join(_span(sp) for sp in spans[:SHOWN])
     more = f"; and {len(spans) - SHOWN} more span(s)" if len(spans) > SHOWN else ""
-    return [make(RULE, "warning", "closed", path, f"samples[{first}..{last}].cpu_user_pct+cpu_system_pct",
-                 EXPECTED, said + more, f"host {hm.host}, {hm.scope}")]
+    return [make(RULE, "warning", "closed", path, f"{at}samples[{first}..{last}].cpu_user_pct+cpu_system_pct",
+                 EXPECTED, f"host {hm.host}: " + said + more, hm.scope)]
 
 
 def _span(sp: dict) -> str:

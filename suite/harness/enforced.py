@@ -9,8 +9,9 @@ claims the results dir (resultsdir.claim: atomic), then per run clears the cache
 `clear_cache`, the one call site) and calls run_once under SIGINT/SIGTERM handling (the ranks
 stopped, the run marked interrupted, RunError); it writes the run set however the series ended
 (the kind's `write_run_set`). run_once uses memory_cgroup() and enforced() around mpi.launch.
-Each run is sampled (suite.harness.hostmetrics: this host's CPU, memory, disk and network at 1 s)
-and its host_metrics.json written beside its provenance, however the run ended.
+Each run is sampled (suite.harness.hostmetrics: each host's CPU, memory, disk and network at 1 s;
+across hosts every host of the run, suite.harness.hostsampling) and its host_metrics.json written
+beside its provenance, however the run ended.
 """
 
 import contextlib
@@ -25,7 +26,7 @@ from typing import Callable
 
 from suite import files, terminal
 from suite.errors import RuleError, RunError, SuiteError
-from suite.harness import hostmetrics, provenance, resultsdir
+from suite.harness import hostsampling, provenance, resultsdir
 from suite.harness.mpi import Interrupted
 
 CGROUP_PREFIX = "suite-run-"        # + <owner pid>-<run>: enforce.remove_stale finds a killed run's by it
@@ -66,7 +67,7 @@ class Series:
     gap_shorter_than_run: bool = False     # v3.0: each gap between runs (the clear included) shorter than the run before
     closed: bool = True                    # a broken gap rule stops the series (closed) or is recorded (open)
     provenance: dict | None = None         # the code image of this invocation (set by run(), before run 1)
-    host_metrics_scope: str | None = hostmetrics.THIS_HOST   # what each run's host_metrics.json samples (None: none)
+    host_metrics_cluster: object = None    # a hosts.Cluster: every host of the run sampled through its launcher
     host_metrics_dir: Callable[[int], Path | None] | None = None   # where run k's goes (default: run_dir's)
 
 
@@ -168,11 +169,10 @@ def _where(series: Series, k: int) -> Path | None:
 
 
 def sampled(series: Series, k: int):
-    """Run k under the host sampler; its host_metrics.json written in its directory however it ended."""
-    if series.host_metrics_scope is None:
-        return contextlib.nullcontext()
+    """Run k under the host sampler (this host's, or every host's of the series' cluster); its
+    host_metrics.json written in its directory however it ended."""
     where = (lambda: series.host_metrics_dir(k)) if series.host_metrics_dir else (lambda: _where(series, k))
-    return hostmetrics.sampling(where, series.host_metrics_scope)
+    return hostsampling.sampling(where, series.host_metrics_cluster)
 
 
 def record_provenance(series: Series, k: int) -> None:

@@ -1,11 +1,18 @@
-"""host_metrics.json: this host's CPU, memory, disk and network through one run, sampled from /proc
+"""host_metrics.json: every host's CPU, memory, disk and network through one run, sampled from /proc
 at a fixed interval, in the run's leaf (every kind: the enforced loop samples training,
 checkpointing and the DLIO engine; kv_cache, vector_database and tpcx_ai sample their own runs).
 
     with hostmetrics.Sampler() as s:      # a baseline now, a sample each interval_s and at the end
         ...the run...
     s.write(run_dir)                      # run_dir/host_metrics.json, atomically, schema'd
-    hm = hostmetrics.load(run_dir / hostmetrics.FILE)       # hostile input: bounded, finite, one line
+    rec = hostmetrics.load(run_dir / hostmetrics.FILE)      # hostile input: bounded, finite, one line
+    for hm in rec.hosts: ...              # one HostMetrics per host, named by its host
+
+A run across hosts samples every host it uses, each on the host itself (suite.harness.hostsampling:
+a Sampler started through the run's launcher, its document read back on its stdout), and writes
+one file with one series per host (schema_version 2: scope, hosts[], warnings[]: a host whose
+sampler failed is a warning there, not a failed run). Files of schema_version 1 (one host, the
+fields of a host at the top level) are still read, as one host.
 
 The interval: 1 s. Our runs are short (a miniature run lasts seconds, a closed one minutes); at
 mlpstorage's 10 s a run of 30 s would have three points, too few to see a CPU-bound stretch. A
@@ -20,14 +27,11 @@ Each sample: t_s since the run's start; cpu_{user,system,iowait}_pct of all CPUs
 the previous sample (user includes nice, system includes irq and softirq); mem_used_bytes (total -
 free - buffers - page cache - reclaimable slab, as free(1)) and page_cache_bytes (Cached) at the
 sample; disk_{read,write}_bytes and net_{rx,tx}_bytes cumulative since the start (whole disks, no
-partitions or stacked dm/md devices; every interface but lo). On runs across hosts the launcher's
-host is sampled, not the others (`scope` says so): the other hosts are only reached through short
-hostagent calls, with no process of ours living beside their ranks to sample them.
+partitions or stacked dm/md devices; every interface but lo, of the sampler's network namespace).
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import socket
@@ -47,6 +51,7 @@ MAX_POINTS = 3600
 MAX_FILE_BYTES = 16 << 20
 SECTOR_BYTES = 512
 THIS_HOST, LAUNCHER_ONLY = "this host", "launcher host only (the other hosts are not sampled)"
+MAX_FILE_POINTS = 40000      # points of all hosts in one file: ~12 MB of JSON, under MAX_FILE_BYTES
 VIRTUAL_DISKS = ("loop", "ram", "zram", "dm-", "md", "sr", "fd", "nbd")
 COUNTERS = ("disk_read_bytes", "disk_write_bytes", "net_rx_bytes", "net_tx_bytes")
 
@@ -92,6 +97,20 @@ class HostMetrics:
         return out
 
 
+@dataclass(frozen=True)
+class HostSet:
+    """A host_metrics.json: what was sampled (`scope`), one HostMetrics per host (distinct names, in
+    the run's host order) and the hosts that could not be sampled (`warnings`, one line each)."""
+    scope: str
+    hosts: tuple               # of HostMetrics
+    warnings: tuple = ()       # of str
+    schema_version: int = 2
+
+    def at(self, i: int) -> str:
+        """Where host i's series is in the file, as a field prefix: hosts[i]. (schema 1: the top level)."""
+        return "" if self.schema_version == 1 else f"hosts[{i}]."
+
+
 def interval_s() -> float:
     """The sampling interval for this run: SUITE_HOST_METRICS_INTERVAL_S when set (0: off), else 1 s."""
     raw = os.environ.get("SUITE_HOST_METRICS_INTERVAL_S", "")
@@ -104,24 +123,6 @@ def interval_s() -> float:
     return value
 
 
-@contextlib.contextmanager
-def sampling(where, scope: str = THIS_HOST):
-    """The run in the block sampled; host_metrics.json written in `where()` (a callable: the run's
-    directory may only be known afterwards; None: not written) however the block ended."""
-    interval = interval_s()
-    if not interval:
-        yield None
-        return
-    sampler = Sampler(interval, scope)
-    try:
-        with sampler:
-            yield sampler
-    finally:
-        path = where()
-        if path is not None and Path(path).is_dir():
-            sampler.write(Path(path))
-
-
 def whole_disks(names) -> list[str]:
     """The physical whole disks among /proc/diskstats' names: no partition (a name another name
     begins: sda1, nvme0n1p1) and no virtual or stacked device (loop, dm-, md, ...)."""
@@ -132,9 +133,9 @@ def whole_disks(names) -> list[str]:
 class Sampler(proc.Ticker):
     """This host's counters from __enter__ to __exit__; doc() and write() give host_metrics.json."""
 
-    def __init__(self, interval_s: float = INTERVAL_S, scope: str = THIS_HOST):
+    def __init__(self, interval_s: float = INTERVAL_S, scope: str = THIS_HOST, max_points: int | None = None):
         super().__init__(interval_s)
-        self.scope = scope
+        self.scope, self.max_points = scope, max_points       # None: MAX_POINTS
         self.points: list[tuple] = []
         self.t0 = self.started_at = None
         self.disks = whole_disks(d["device_name"] for d in proc.diskstats(proc.read("/proc/diskstats")))
@@ -154,7 +155,7 @@ class Sampler(proc.Ticker):
             {d: disks[d]["sectors_written"] * SECTOR_BYTES for d in self.disks if d in disks},
             {n: nets[n]["rx_bytes"] for n in self.interfaces if n in nets},
             {n: nets[n]["tx_bytes"] for n in self.interfaces if n in nets}))
-        if len(self.points) > MAX_POINTS:       # keep the baseline and the newest; halve the rest
+        if len(self.points) > (self.max_points or MAX_POINTS):    # keep the baseline and the newest; halve the rest
             self.points = self.points[:1] + self.points[1:-1][1::2] + self.points[-1:]
             self.interval_s *= 2
 
@@ -168,18 +169,32 @@ class Sampler(proc.Ticker):
             out.append(_sample(prev, cur, totals))
         return out
 
-    def doc(self) -> dict:
+    def host_doc(self) -> dict:
+        """This host's series: one entry of host_metrics.json's hosts[] (what a host's sampler prints)."""
         samples = self.samples()
-        return {"schema_version": 1, "host": socket.gethostname(), "scope": self.scope,
-                "interval_s": self.interval_s, "started_at": self.started_at or "",
+        return {"host": socket.gethostname(), "interval_s": self.interval_s, "started_at": self.started_at or "",
                 "duration_s": round(self.points[-1][0], 6) if self.points else 0.0,
                 "sampler_cpu_s": round(self.cpu_s, 6), "disk_devices": self.disks,
                 "net_interfaces": self.interfaces, "samples": [asdict(s) for s in samples]}
+
+    def doc(self) -> dict:
+        return document([self.host_doc()], self.scope)
 
     def write(self, where: Path) -> Path:
         path = Path(where) / FILE
         files.write_json(path, self.doc(), schema=SCHEMA, indent=None)
         return path
+
+
+def points_per_host(hosts: int) -> int:
+    """The points one host's sampler keeps when `hosts` share one file: MAX_POINTS, fewer where the
+    hosts' series together would pass MAX_FILE_POINTS (the file must stay loadable: MAX_FILE_BYTES)."""
+    return max(8, min(MAX_POINTS, MAX_FILE_POINTS // max(1, hosts)))
+
+
+def document(hosts: list, scope: str, warnings=()) -> dict:
+    """host_metrics.json (schema_version 2) of these hosts' series (Sampler.host_doc each)."""
+    return {"schema_version": 2, "scope": scope, "hosts": list(hosts), "warnings": [w[:1000] for w in warnings]}
 
 
 def _sample(prev: tuple, cur: tuple, totals: list) -> Sample:
@@ -197,45 +212,60 @@ def _sample(prev: tuple, cur: tuple, totals: list) -> Sample:
                   net_tx_bytes=totals[3])
 
 
-def load(path: Path, root=None) -> HostMetrics:
-    """A host_metrics.json (ours or another party's): bounded, schema'd, every number finite, the
-    percentages within 0..100, t_s increasing and the byte counters never decreasing; ResultError
-    (one line naming the file, the field, what was expected and what was found) otherwise."""
+def load(path: Path, root=None) -> HostSet:
+    """A host_metrics.json (ours or another party's; schema_version 1: one host, or 2: hosts[]):
+    bounded, schema'd, host names distinct, every number finite, the percentages within 0..100, t_s
+    increasing and the byte counters never decreasing; ResultError (one line naming the file, the
+    field, what was expected and what was found) otherwise."""
     return _record(files.load_json(Path(path), schema=SCHEMA, error=ResultError, limit=MAX_FILE_BYTES, root=root), path)
 
 
-def load_doc(doc: dict, where: str = FILE) -> HostMetrics:
+def load_doc(doc: dict, where: str = FILE) -> HostSet:
     """A document already in memory, checked as load() checks a file."""
     files.validate(doc, SCHEMA, where, ResultError)
     return _record(doc, where)
 
 
-def _record(doc: dict, path) -> HostMetrics:
+def _record(doc: dict, path) -> HostSet:
+    if doc["schema_version"] == 1:          # one host, its fields at the top level
+        return HostSet(doc["scope"], (_host(doc, doc["scope"], path, ""),), schema_version=1)
+    seen = {}
+    for i, h in enumerate(doc["hosts"]):
+        if h["host"] in seen:
+            raise ResultError(f"{path}: hosts[{i}].host: expected a host not named before, got {h['host']!r} "
+                              f"(hosts[{seen[h['host']]}] too)")
+        seen[h["host"]] = i
+    hosts = tuple(_host(h, doc["scope"], path, f"hosts[{i}].") for i, h in enumerate(doc["hosts"]))
+    return HostSet(doc["scope"], hosts, tuple(doc["warnings"]))
+
+
+def _host(doc: dict, scope: str, path, at: str) -> HostMetrics:
+    """One host's series (`at`: where it is in the file, for the error)."""
     prev = None
     for i, s in enumerate(doc["samples"]):
         for k, v in s.items():
             if isinstance(v, float) and not math.isfinite(v):
-                raise ResultError(f"{path}: samples[{i}].{k}: expected a finite number, got {v}")
+                raise ResultError(f"{path}: {at}samples[{i}].{k}: expected a finite number, got {v}")
         if prev is not None:
             if s["t_s"] <= prev["t_s"]:
-                raise ResultError(f"{path}: samples[{i}].t_s: expected more than {prev['t_s']}, got {s['t_s']}")
+                raise ResultError(f"{path}: {at}samples[{i}].t_s: expected more than {prev['t_s']}, got {s['t_s']}")
             for c in COUNTERS:
                 if s[c] < prev[c]:
-                    raise ResultError(f"{path}: samples[{i}].{c}: expected a cumulative count of at least "
+                    raise ResultError(f"{path}: {at}samples[{i}].{c}: expected a cumulative count of at least "
                                       f"{prev[c]}, got {s[c]}")
         prev = s
     for k in ("interval_s", "duration_s", "sampler_cpu_s"):
         if not math.isfinite(doc[k]):
-            raise ResultError(f"{path}: {k}: expected a finite number, got {doc[k]}")
+            raise ResultError(f"{path}: {at}{k}: expected a finite number, got {doc[k]}")
     fields = Sample.__dataclass_fields__
-    return HostMetrics(host=doc["host"], scope=doc["scope"], interval_s=float(doc["interval_s"]),
+    return HostMetrics(host=doc["host"], scope=scope, interval_s=float(doc["interval_s"]),
                        started_at=doc["started_at"], duration_s=float(doc["duration_s"]),
                        sampler_cpu_s=float(doc["sampler_cpu_s"]), disk_devices=tuple(doc["disk_devices"]),
                        net_interfaces=tuple(doc["net_interfaces"]),
                        samples=tuple(Sample(**{k: s[k] for k in fields}) for s in doc["samples"]))
 
 
-def find(run_dir: Path, root=None) -> HostMetrics | None:
+def find(run_dir: Path, root=None) -> HostSet | None:
     """The run's host metrics, None where it has none (results written before they were sampled)."""
     path = Path(run_dir) / FILE
     return load(path, root=root) if path.is_file() else None
@@ -296,8 +326,9 @@ MAX_FOUND = 1000
 
 
 def below(root: Path) -> list[tuple[str, HostMetrics]]:
-    """Every host_metrics.json under `root` (links not followed, at most MAX_FOUND), by its directory
-    relative to root, sorted: what a kind's report page plots when its runs are the directories."""
+    """Every host's series in every host_metrics.json under `root` (links not followed, at most
+    MAX_FOUND files), by its directory relative to root, sorted (a run across hosts: one entry per
+    host, in the run's host order): what a kind's report page plots when its runs are the directories."""
     root = Path(root)
     found = []
     for path in sorted(root.rglob(FILE)) if root.is_dir() else []:
@@ -307,4 +338,4 @@ def below(root: Path) -> list[tuple[str, HostMetrics]]:
         if len(found) == MAX_FOUND:
             raise ResultError(f"{root}: {FILE}: expected at most {MAX_FOUND} files, got more")
         found.append((str(path.parent.relative_to(root)) or ".", load(path, root=root)))
-    return found
+    return [(name, hm) for name, rec in found for hm in rec.hosts]

@@ -25,7 +25,6 @@ from suite import files
 from suite.errors import RuleError, SuiteError
 from suite.harness import enforced, leafstamp, mpi
 from suite.harness.enforced import Series
-from suite.harness.hostmetrics import LAUNCHER_ONLY, THIS_HOST
 from suite.kv_cache import model
 from suite.storage import separation
 from suite.rules import rulesets
@@ -150,7 +149,7 @@ class KvCache:
         return Series(name="kv-cache", results_dir=opts.results_dir, runs=len(self.trials),
                       clear_cache=None if opts.no_cache_drop else clear, write_run_set=self.write_leaf,
                       started=self.started, host_metrics_dir=self.trial_dir,
-                      host_metrics_scope=LAUNCHER_ONLY if self.cluster else THIS_HOST)
+                      host_metrics_cluster=self.cluster)       # across hosts: every host sampled
 
     def trial_dir(self, k: int) -> Path:
         """Trial k's directory (option_<O>/trial_<T>/: its ranks' and its host_metrics.json)."""

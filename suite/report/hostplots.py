@@ -90,8 +90,8 @@ HEADER = ["run", "host", "samples", "interval s", "peak user+system %", "mean io
 
 
 def section(sid: str, runs: list, title: str = "Host metrics") -> Section | None:
-    """The section: a table of every run's host figures and a plot per run (the first
-    MAX_PLOTTED_RUNS); None when no run has host metrics."""
+    """The section: a table of every run's host figures and a plot per run and host (a run across
+    hosts is one entry per host; the first MAX_PLOTTED_RUNS entries); None when no run has host metrics."""
     runs = [(name, hm, tp) for name, hm, tp in runs if hm is not None]
     if not runs:
         return None
@@ -104,10 +104,13 @@ def section(sid: str, runs: list, title: str = "Host metrics") -> Section | None
                             f">= {hostmetrics.BUSY_PCT:g}% for {hostmetrics.MIN_SPAN_S:g} s or more with iowait "
                             f"below {hostmetrics.IOWAIT_PCT:g}%), hatched red on the CPU plot."))
     for i, (name, hm, tp) in enumerate(runs[:MAX_PLOTTED_RUNS]):
-        if not hm.samples:
+        if not hm.samples:       # a host of a run across hosts whose sampler failed (the file's warnings say why)
+            out.blocks.append(Text(f"{terminal(name)}: host {terminal(hm.host)}: no samples (see the warnings "
+                                   f"in its {hostmetrics.FILE})."))
             continue
         try:
-            out.blocks.append(Image(f"{sid}-{i + 1}", figure(hm, tp), f"{name}: host CPU and disk over time"))
+            out.blocks.append(Image(f"{sid}-{i + 1}", figure(hm, tp),
+                                    f"{name}: host {hm.host}: CPU and disk over time"))
         except (OverflowError, ValueError) as exc:
             out.blocks.append(Text(f"{terminal(name)}: not plotted: the values are beyond what a plot can show "
                                    f"({type(exc).__name__})."))

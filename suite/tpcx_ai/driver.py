@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from suite.errors import SuiteError, WorkloadError, expected_got
-from suite.harness import hostmetrics
+from suite.harness import hostmetrics, hostsampling
 from suite.report import progress as live_progress
 from suite.tpcx_ai import extra
 from suite.tpcx_ai import generate
@@ -391,7 +391,8 @@ class Driver:
         self.res.mkdir(parents=True, exist_ok=True)
         previous = _on_sigterm()
         try:
-            with hostmetrics.sampling(lambda: self.res, hostmetrics.LAUNCHER_ONLY if self.cluster else hostmetrics.THIS_HOST), \
+            with hostsampling.sampling(lambda: self.res, single_scope=hostmetrics.LAUNCHER_ONLY if self.cluster
+                                       else hostmetrics.THIS_HOST), \
                     live_progress.Ticker(self.live, self.status):
                 for name, body in steps:     # the run sampled: host_metrics.json beside tpcxai-result.json
                     self.phase(name, body)

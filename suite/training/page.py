@@ -341,6 +341,17 @@ def text(summary: dict) -> str:
     return "\n\n".join(blocks)
 
 
+def _throughput(hm, doc: dict):
+    """The run's samples/s per epoch (its results.json `doc`) on this host's sampling clock, or None."""
+    from suite.report import hostplots
+
+    off = hostplots.offset_s(hm, doc.get("start", ""))
+    epochs = [e for e in (doc.get("epochs") or []) if isinstance(e, dict)] if off is not None else []
+    points = [(off + e[k], e["throughput_samples_per_second"]) for e in epochs for k in ("start_s", "end_s")
+              if all(isinstance(e.get(x), (int, float)) for x in (k, "throughput_samples_per_second"))]
+    return ("samples/s per epoch", points) if points else None
+
+
 def host_sections(summary: dict) -> list:
     """Per benchmark, its runs' host metrics (host_metrics.json in the run's directory, or in its
     rank-0 host's across hosts) beside each run's samples/s per epoch (results.json's epochs, on the
@@ -357,22 +368,18 @@ def host_sections(summary: dict) -> list:
         runs = []
         for r in b["runs"]:
             where = [Path(r["path"])] + [Path(r["path"]) / h for h in r.get("hosts") or [] if isinstance(h, str)]
-            hm = next((m for m in (hostmetrics.find(w) for w in where if (w / hostmetrics.FILE).is_file()) if m), None)
-            if hm is None:
+            rec = next((m for m in (hostmetrics.find(w) for w in where if (w / hostmetrics.FILE).is_file()) if m), None)
+            if rec is None:
                 continue
-            tp = None
             res = next((w / "results.json" for w in where if (w / "results.json").is_file()), None)
+            doc = {}
             if res is not None:
                 try:
                     doc = files.load_json(res, error=ResultError)
                 except ResultError:
                     doc = {}
-                off = hostplots.offset_s(hm, doc.get("start", "")) if isinstance(doc, dict) else None
-                epochs = [e for e in (doc.get("epochs") or []) if isinstance(e, dict)] if off is not None else []
-                points = [(off + e[k], e["throughput_samples_per_second"]) for e in epochs for k in ("start_s", "end_s")
-                          if all(isinstance(e.get(x), (int, float)) for x in (k, "throughput_samples_per_second"))]
-                tp = ("samples/s per epoch", points) if points else None
-            runs.append((r["name"], hm, tp))
+            for hm in rec.hosts:          # across hosts: every host's series, beside the run's throughput
+                runs.append((r["name"], hm, _throughput(hm, doc if isinstance(doc, dict) else {})))
         section = hostplots.section(f"b{i + 1}-host", runs, "Host metrics (client CPU, disk, network)")
         if section is not None:
             out.append(section)

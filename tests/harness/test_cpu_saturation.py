@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import host_builders
 import pytest
 
 from suite import cli
@@ -46,15 +47,16 @@ def _edit(path: Path, busy: int, user: float = 80.0, system: float = 18.0, iowai
     run shorter than that gets more samples at its interval, its cumulative counters held (still a
     valid file: t_s increasing, counters never falling)."""
     doc = json.loads(path.read_text())
-    samples = doc["samples"]
+    host = doc["hosts"][0]              # the file's first host (a single-host run: its only one)
+    samples = host["samples"]
     assert samples, path
     while len(samples) < busy + 2:
-        samples.append(dict(samples[-1], t_s=round(samples[-1]["t_s"] + doc["interval_s"], 6)))
+        samples.append(dict(samples[-1], t_s=round(samples[-1]["t_s"] + host["interval_s"], 6)))
     for s in samples:
         s.update(cpu_user_pct=min(s["cpu_user_pct"], 40.0), cpu_system_pct=min(s["cpu_system_pct"], 20.0))
     for s in samples[1:1 + busy]:
         s.update(cpu_user_pct=user, cpu_system_pct=system, cpu_iowait_pct=iowait)
-    doc["duration_s"] = samples[-1]["t_s"]
+    host["duration_s"] = samples[-1]["t_s"]
     path.write_text(json.dumps(doc))
     hostmetrics.load(path)                       # still a valid host_metrics.json
 
@@ -90,9 +92,9 @@ def test_planted_saturation_warns_and_calm_samples_do_not(voiced, kind, tmp_path
     w = got[0]
     assert w["severity"] == "warning" and w["effect"] == "closed"
     assert (root / rel).as_posix().endswith("/" + w["path"]) or w["path"].endswith(str(rel)), (w["path"], rel)
-    assert w["field"] == "samples[1..12].cpu_user_pct+cpu_system_pct"
+    assert w["field"] == "hosts[0].samples[1..12].cpu_user_pct+cpu_system_pct"
     assert w["expected"].startswith("below 95% of all CPUs")
-    assert w["actual"].startswith("98.0% of all CPUs over ") and "iowait 0.2%" in w["actual"]
+    assert w["actual"].startswith("host ") and "98.0% of all CPUs over " in w["actual"] and "iowait 0.2%" in w["actual"]
 
 
 @pytest.mark.parametrize("kind", ("training", "tpcx-ai"))
@@ -145,3 +147,15 @@ def test_a_host_metrics_link_out_of_the_run_is_bad_input(voiced, tmp_path):
     out = subprocess.run([sys.executable, "-m", "suite", "check", str(root)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and hostmetrics.FILE in out.stderr, out.stderr
+
+
+def test_across_hosts_the_warning_names_the_host_that_saturated(tmp_path):
+    """A run across hosts: one series per host (schema 2); only h2's CPUs saturated, and the warning says
+    which host, where in the file."""
+    calm, busy = (host_builders.saturated(busy_s=b) for b in (0, 12))
+    entries = [{k: v for k, v in d.items() if k not in ("schema_version", "scope")} for d in (calm, busy)]
+    doc = hostmetrics.document([dict(entries[0], host="h1"), dict(entries[1], host="h2")], "every host")
+    host_builders.write(tmp_path, doc)
+    (w,) = hostcpu.findings([tmp_path], tmp_path)
+    assert w.path == hostmetrics.FILE and w.field == "hosts[1].samples[5..16].cpu_user_pct+cpu_system_pct"
+    assert w.actual.startswith("host h2: 97.0% of all CPUs over 5.0-17.0 s")

@@ -33,7 +33,7 @@ def test_the_sampler_records_this_hosts_load_with_sane_values(tmp_path):
     with hostmetrics.Sampler(interval_s=0.1) as s:
         _burn_and_write(tmp_path, 0.8)
     path = s.write(tmp_path)
-    hm = hostmetrics.load(path)
+    (hm,) = hostmetrics.load(path).hosts
     assert hm.host and hm.scope == hostmetrics.THIS_HOST and hm.interval_s == 0.1
     assert len(hm.samples) >= 5 and hm.duration_s == pytest.approx(hm.samples[-1].t_s)
     ts = [x.t_s for x in hm.samples]
@@ -57,7 +57,7 @@ def test_the_sampler_records_this_hosts_load_with_sane_values(tmp_path):
 def test_a_run_shorter_than_the_interval_still_has_one_sample(tmp_path):
     with hostmetrics.Sampler(interval_s=60) as s:
         pass
-    hm = hostmetrics.load(s.write(tmp_path))
+    (hm,) = hostmetrics.load(s.write(tmp_path)).hosts
     assert len(hm.samples) == 1
 
 
@@ -67,7 +67,7 @@ def test_past_max_points_the_interval_doubles_and_the_counters_stay_whole(monkey
     for _ in range(20):
         s.take()
     assert len(s.points) <= 8 and s.interval_s > 0.5
-    hm = hostmetrics.load(s.write(tmp_path))
+    (hm,) = hostmetrics.load(s.write(tmp_path)).hosts
     assert [x.t_s for x in hm.samples] == sorted(x.t_s for x in hm.samples)
 
 
@@ -94,7 +94,7 @@ def test_the_enforced_loop_writes_each_runs_host_metrics(tmp_path, monkeypatch):
     monkeypatch.setenv("SUITE_HOST_METRICS_INTERVAL_S", "0.05")
     series, _ = enforced.run(Toy(tmp_path / "R"))
     for k in (1, 2):
-        hm = hostmetrics.load(series.results_dir / f"run-{k}" / hostmetrics.FILE)
+        (hm,) = hostmetrics.load(series.results_dir / f"run-{k}" / hostmetrics.FILE).hosts
         assert len(hm.samples) >= 3 and hm.samples[-1].t_s >= 0.25
 
 
@@ -132,28 +132,31 @@ def test_proc_parsers():
 
 
 def test_saturated_spans_find_the_busy_stretch():
-    hm = hostmetrics.load_doc(host_builders.saturated(busy_s=20, idle_s=5))
+    hm = hostmetrics.load_doc(host_builders.saturated(busy_s=20, idle_s=5)).hosts[0]
     spans = hostmetrics.saturated_spans(hm, 95.0, 10.0)
     assert len(spans) == 1 and spans[0]["start_s"] == 5 and spans[0]["end_s"] == 25
     assert spans[0]["busy_mean_pct"] == 97.0 and spans[0]["disk_mean_mib_s"] == pytest.approx(1.0)
     assert hostmetrics.longest_saturated_s(hm) == 20
-    assert hostmetrics.longest_saturated_s(hostmetrics.load_doc(host_builders.saturated(busy_s=0))) == 0
+    assert hostmetrics.longest_saturated_s(hostmetrics.load_doc(host_builders.saturated(busy_s=0)).hosts[0]) == 0
 
 
 # ------------------------------------------------------------------------- hostile input
 
 def _one_line_or_record(path):
     try:
-        hm = hostmetrics.load(path)
+        rec = hostmetrics.load(path)
     except ResultError as exc:
         text = str(exc)
         assert "\n" not in text and str(path) in text
         return None
-    for x in hm.samples:
-        assert all(math.isfinite(v) for v in (x.t_s, x.cpu_user_pct, x.cpu_system_pct, x.cpu_iowait_pct))
-        assert 0 <= x.cpu_user_pct <= 100
-    assert all(math.isfinite(v) for r in hm.rates() for v in r.values())
-    return hm
+    assert len({hm.host for hm in rec.hosts}) == len(rec.hosts)
+    for hm in rec.hosts:
+        for x in hm.samples:
+            assert all(math.isfinite(v) for v in (x.t_s, x.cpu_user_pct, x.cpu_system_pct, x.cpu_iowait_pct))
+            assert 0 <= x.cpu_user_pct <= 100
+        assert all(math.isfinite(v) for r in hm.rates() for v in r.values())
+        hostmetrics.storage_waited_spans(hm)
+    return rec
 
 
 numbers = st.one_of(st.integers(min_value=-10, max_value=10 ** 20), st.floats(allow_nan=True, allow_infinity=True),
@@ -164,10 +167,20 @@ numbers = st.one_of(st.integers(min_value=-10, max_value=10 ** 20), st.floats(al
 @given(fields=st.lists(st.dictionaries(st.sampled_from(list(host_builders.sample(1))), numbers, max_size=4),
                        max_size=4),
        top=st.dictionaries(st.sampled_from(["interval_s", "duration_s", "sampler_cpu_s", "host", "schema_version"]),
-                           numbers, max_size=2))
-def test_any_edited_document_is_a_record_or_one_line(tmp_path, fields, top):
+                           numbers, max_size=2),
+       hosts=st.sampled_from([0, 1, 2]), outer=st.dictionaries(st.sampled_from(["hosts", "warnings", "scope"]),
+                                                                 st.one_of(numbers, st.lists(numbers, max_size=2)),
+                                                                 max_size=1))
+def test_any_edited_document_is_a_record_or_one_line(tmp_path, fields, top, hosts, outer):
+    """Schema 1 (hosts 0: one host at the top level) or 2 (hosts 1 or 2: the edited host beside a
+    good one, or alone), its fields, a sample's or the outer document's edited."""
     samples = [{**host_builders.sample(i + 1, disk_read=i), **edit} for i, edit in enumerate(fields)]
     doc = {**host_builders.doc(samples or [host_builders.sample(1)]), **top}
+    if hosts:
+        entry = {k: v for k, v in doc.items() if k not in ("schema_version", "scope")}
+        good = dict(host_builders.doc([host_builders.sample(1)]), host="h0")
+        good = {k: v for k, v in good.items() if k not in ("schema_version", "scope")}
+        doc = {**hostmetrics.document([good, entry][2 - hosts:], "every host"), **outer}
     path = tmp_path / "host_metrics.json"
     path.write_text(json.dumps(doc))      # NaN and Infinity written bare, as a careless party would
     _one_line_or_record(path)
@@ -207,7 +220,7 @@ def test_the_report_section_holds_a_plot_per_run():
     from suite.report import hostplots
     from suite.report.content import Image, Table
 
-    hm = hostmetrics.load_doc(host_builders.saturated(busy_s=5, idle_s=5))
+    hm = hostmetrics.load_doc(host_builders.saturated(busy_s=5, idle_s=5)).hosts[0]
     sec = hostplots.section("host", [("run-1", hm, ("samples/s", [(0.0, 10.0), (9.0, 12.0)])), ("run-2", hm, None),
                                      ("run-3", None, None)])
     images = [b for b in sec.blocks if isinstance(b, Image)]
@@ -215,7 +228,8 @@ def test_the_report_section_holds_a_plot_per_run():
     table = next(b for b in sec.blocks if isinstance(b, Table))
     assert [r[0] for r in table.rows] == ["run-1", "run-2"] and table.rows[0][4] == "97.0"
     assert table.header[-1] == "CPU saturated s" and table.rows[0][-1] == "0"     # 5 s: under MIN_SPAN_S
-    long = hostplots.section("host", [("run-1", hostmetrics.load_doc(host_builders.saturated(busy_s=12)), None)])
+    long = hostplots.section("host", [("run-1", hostmetrics.load_doc(host_builders.saturated(busy_s=12)).hosts[0],
+                                       None)])
     assert next(b for b in long.blocks if isinstance(b, Table)).rows[0][-1] == "12"  # host-cpu-saturated's span
     assert hostplots.section("host", [("run-1", None, None)]) is None
 

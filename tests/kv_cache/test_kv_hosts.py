@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from suite.harness import hostmetrics
 from suite.kv_cache import check
 
 from suite.kv_cache import leaf as kvleaf
@@ -63,6 +64,8 @@ def test_kv_cache_over_two_namespace_hosts(netns_hosts, tmp_path, results_fs, ru
     assert [lf.ranks[(1, 0, r)][1]["seed"] for r in (0, 1)] == [42, 43]
     summary = json.loads((leaf / "summary.json").read_text())
     assert summary["host_count"] == 2 and summary["npernode"] == 1 and not summary["partial_failure"]
+    rec = hostmetrics.load(leaf / "option_1" / "trial_0" / hostmetrics.FILE)    # the trial, sampled on each host
+    assert [hm.host for hm in rec.hosts] == [h1, h2] and rec.warnings == () and all(hm.samples for hm in rec.hosts)
     a = check.assess(leaf)
     assert a["verdict"] == "open", [(f.rule_id, f.message) for f in a["findings"] if f.effect == "invalid"]
     assert "kvcache-shared-results-dir" not in {f.rule_id for f in a["findings"]}

@@ -71,7 +71,6 @@ class Training:
     def prepare(self) -> Series:
         from suite.training.run.results import write_run_set
 
-        from suite.harness import hostmetrics
         from suite.rules import rulesets
 
         prep = self.prep = prepare(self.opts, self.cluster)
@@ -81,7 +80,7 @@ class Training:
                       run_dir=lambda k: evidence_dir(prep, k),
                       gap_shorter_than_run=rulesets.get(prep.ruleset).runs.gap_shorter_than_run,
                       closed=self.opts.division == "closed",
-                      host_metrics_scope=hostmetrics.LAUNCHER_ONLY if self.cluster else hostmetrics.THIS_HOST)
+                      host_metrics_cluster=self.cluster)       # across hosts: every host sampled
 
     def started(self, results_dir: Path) -> None:
         from suite.training import leaf

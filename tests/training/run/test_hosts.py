@@ -15,7 +15,9 @@ import pytest
 
 from suite import files
 from suite.errors import RuleError, SuiteError
+from suite.harness import hostmetrics
 from suite.harness import hosts as hostmod
+from suite.report import hostplots
 from tests.conftest import REPO
 from tests.training.run.test_runner import UNET, alive, make_data, params, start_cli, wait_for
 
@@ -97,8 +99,12 @@ def test_closed_refuses_a_host_that_cannot_drop_its_cache_or_make_a_cgroup():
         hostmod._refuse(limited, [host("a"), small])
 
 
-def test_two_hosts_two_ranks_each_then_suite_check_reproduces_the_numbers(netns_hosts, unet_data, tmp_path):
+@pytest.fixture(scope="module")
+def two_host_run(netns_hosts, unet_data, tmp_path_factory):
+    """Two runs of 4 ranks over the two namespace hosts (2 each, from a host file): (results dir, the
+    finished `suite run`), made once for the tests that read it."""
     h1, h2 = netns_hosts
+    tmp_path = tmp_path_factory.mktemp("two-hosts")
     res = tmp_path / "res"
     hostfile = tmp_path / "hostfile"
     hostfile.write_text(f"{h1}:2\n{h2}:2\n")
@@ -106,7 +112,14 @@ def test_two_hosts_two_ranks_each_then_suite_check_reproduces_the_numbers(netns_
                            "--data-dir", str(unet_data), "--results-dir", str(res), "--runs", "2",
                            "--division", "open", "--memory-limit", "256MiB", "--hostfile", str(hostfile),
                            "--launcher", str(LAUNCHER), *params(UNET, tmp_path)],
-                          cwd=REPO, capture_output=True, text=True, timeout=240)
+                          cwd=REPO, capture_output=True, text=True, timeout=240,
+                          env=dict(os.environ, SUITE_HOST_METRICS_INTERVAL_S="0.2"))
+    return res, proc
+
+
+def test_two_hosts_two_ranks_each_then_suite_check_reproduces_the_numbers(netns_hosts, two_host_run):
+    h1, h2 = netns_hosts
+    res, proc = two_host_run
     assert proc.returncode == 1, proc.stderr          # open with overrides: complete, not compliant
     assert "[METRIC] Number of Simulated Accelerators: 4" in proc.stdout
     run_set = json.loads((res / "run_set.json").read_text())
@@ -158,6 +171,37 @@ def test_two_hosts_two_ranks_each_then_suite_check_reproduces_the_numbers(netns_
         assert got[key] == pytest.approx(ours[key], rel=1e-9)
 
 
+def test_every_host_is_sampled_through_the_launcher_and_the_page_plots_each(netns_hosts, two_host_run, tmp_path):
+    """Issue 37 across hosts: each run's host_metrics.json holds one series per host, sampled on that
+    host (in its own network namespace: its interfaces, not the launching machine's), over the run;
+    suite report plots each host."""
+    h1, h2 = netns_hosts
+    res, proc = two_host_run
+    assert "warning: host metrics" not in proc.stdout, proc.stdout
+    for k in (1, 2):
+        doc = files.load_json(res / f"run-{k}" / h1 / "results.json", schema="results")
+        rec = hostmetrics.load(res / f"run-{k}" / h1 / hostmetrics.FILE)
+        assert [hm.host for hm in rec.hosts] == [h1, h2] and rec.warnings == ()
+        assert "every host of the run (2)" in rec.scope
+        for hm in rec.hosts:       # sampled from before the run started to its end, each 0.2 s
+            assert len(hm.samples) >= 3 and hm.interval_s == 0.2, hm
+            assert hm.samples[-1].t_s >= doc["duration_s"] * 0.9, (hm.samples[-1].t_s, doc["duration_s"])
+            assert hostplots.offset_s(hm, doc["start"]) >= 0
+        bridge = h1[:-1] + "br"       # tools/netns-hosts.sh's bridge: on the launching machine, in no host
+        assert bridge in hostmetrics.Sampler().interfaces
+        for hm in rec.hosts:          # each sampler ran in its host's namespace: that host's interfaces only
+            assert hm.net_interfaces and bridge not in hm.net_interfaces, hm.net_interfaces
+    out = tmp_path / "page"
+    chk = subprocess.run([sys.executable, "-m", "suite", "report", str(res), "--out", str(out)],
+                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert chk.returncode == 0, chk.stderr
+    html = (out / "index.html").read_text()
+    for k in (1, 2):
+        for h in (h1, h2):
+            assert f"run-{k}: host {h}: CPU and disk over time" in html, h
+    assert len([p for p in (out / "plots").iterdir() if "host" in p.name]) == 4
+
+
 def _start_long_run(hosts, data, tmp_path, res, accelerators: int, runs: int):
     """`suite run` over both namespace hosts, long enough (50 epochs) to be stopped mid-run."""
     return start_cli(["run", "--workload", "unet3d", "--accelerators", accelerators, "--data-dir", data,
@@ -193,6 +237,8 @@ def test_a_host_killed_mid_run_fails_the_run_named_and_leaves_no_cgroup(netns_ho
         assert h["memory_limit"]["removed"] is True, h
     assert host_cgroups(netns_hosts) == []            # every host's cgroup removed
     assert not (res / "run-2").exists()
+    rec = hostmetrics.load(res / "run-1" / h1 / hostmetrics.FILE)       # the failed run sampled on both hosts
+    assert [hm.host for hm in rec.hosts] == [h1, h2] and all(hm.samples for hm in rec.hosts), rec.warnings
     assert not any(alive(int(pid)) for _, pid in places.values())
 
 
@@ -209,6 +255,8 @@ def test_sigterm_mid_run_across_hosts_removes_every_hosts_cgroup(netns_hosts, un
     assert doc["status"] == "interrupted"
     assert [h["memory_limit"]["removed"] for h in doc["enforcement"]["hosts"]] == [True, True]
     assert host_cgroups(netns_hosts) == [] and not any(alive(p) for p in pids)
+    rec = hostmetrics.load(res / "run-1" / h1 / hostmetrics.FILE)       # every host's sampler ended with the run
+    assert [hm.host for hm in rec.hosts] == [h1, h2] and all(hm.samples for hm in rec.hosts), rec.warnings
 
 
 def test_an_unreachable_host_is_refused_before_anything_starts(netns_hosts, unet_data, tmp_path, run_cli):
