@@ -21,7 +21,8 @@ docs", is the convention):
 - `<!-- example: parse -->`: each `suite` line parses (every flag exists, every value is allowed) and
   `suite run`'s per-kind option check accepts it. Every `run` line is parsed so too. (README's set-up
   lines run their `suite` part here; the install itself is tests/test_packaging.py's.)
-A fenced block with a `suite` command and no marker fails, and so does an indented one.
+A fenced block with a `suite` command and no marker fails, and so does an indented one, and so does a
+`parse` block (test_every_page_..._runs_one_too: every example runs).
 """
 
 import contextlib
