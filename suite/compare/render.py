@@ -122,7 +122,7 @@ def system_rows(doc: dict, limit: int = 60) -> list[list[str]]:
     return rows
 
 
-def _short(v, width: int = 40) -> str:
+def _short(v, width: int = 36) -> str:       # key + two results side by side in 100 columns
     s = "-" if v is None else str(v)
     return s if len(s) <= width else s[: width - 3] + "..."
 

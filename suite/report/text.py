@@ -10,13 +10,20 @@ MIN_COLUMN = 8
 
 
 def table(rows: list[list[str]], header: list[str], width: int = WIDTH) -> str:
-    """Columns two spaces apart, at most `width` columns wide: while wider, the widest column gives up a
-    column (never below MIN_COLUMN) and its cells wrap inside it (a long word, a path, is cut there),
-    so no line of the table is ever broken by the terminal's own wrap."""
+    """Columns two spaces apart, at most `width` columns wide: while wider, the widest column but the
+    first (the rows' names stay whole) gives up a column, down to its longest word (or MIN_COLUMN), its
+    cells wrapping inside it, no word cut. A table that cannot fit so is a list: each row's name on a
+    line, then its `header value` pairs wrapped beneath it. The terminal's own wrap never breaks a
+    table's line."""
     cells = [[str(c) for c in r] for r in [header, *rows]]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    while sum(widths) + GAP * (len(widths) - 1) > width and max(widths) > MIN_COLUMN:
-        widest = max(range(len(widths)), key=lambda k: widths[k])
+    floor = [widths[0]] + [max(MIN_COLUMN, *(len(w) for r in cells for w in r[i].split()))
+                           for i in range(1, len(header))]
+    gaps = GAP * (len(widths) - 1)
+    if sum(min(f, w) for f, w in zip(floor, widths)) + gaps > width:
+        return _as_list(cells[1:], cells[0], width)
+    while sum(widths) + gaps > width:
+        widest = max((k for k in range(1, len(widths)) if widths[k] > floor[k]), key=lambda k: widths[k])
         widths[widest] -= 1
     lines = _row(cells[0], widths) + ["  ".join("-" * w for w in widths)]
     for r in cells[1:]:
@@ -28,9 +35,20 @@ def _row(cells: list[str], widths: list[int]) -> list[str]:
     """One row as one line, or as several where a cell wraps inside its column."""
     import textwrap
 
-    parts = [textwrap.wrap(c, w) or [""] if len(c) > w else [c] for c, w in zip(cells, widths)]
+    parts = [textwrap.wrap(c, w, break_on_hyphens=False) or [""] if len(c) > w else [c] for c, w in zip(cells, widths)]
     return ["  ".join((p[k] if k < len(p) else "").ljust(w) for p, w in zip(parts, widths)).rstrip()
             for k in range(max(len(p) for p in parts))]
+
+
+def _as_list(rows: list[list[str]], header: list[str], width: int) -> str:
+    import textwrap
+
+    out = []
+    for r in rows:
+        pairs = "; ".join(f"{h} {v}" for h, v in zip(header[1:], r[1:]) if v not in ("", "-"))
+        out += [r[0]] + textwrap.wrap(pairs, width, initial_indent="    ", subsequent_indent="    ",
+                                      break_on_hyphens=False)
+    return "\n".join(out)
 
 
 def workloads_table(resolved) -> str:

@@ -52,16 +52,21 @@ def test_tick_labels_are_lines_not_escaped_newlines():
 
 
 def test_a_terminal_table_fits_100_columns_its_cells_wrapping_inside_their_column():
-    """suite compare's figures (a long 'values' note) and systems (two 40-character values) tables: every
-    line at most 100 columns, each cell's words kept, the separator never broken by the terminal's wrap."""
+    """suite compare's figures table (a long 'values' note): every line at most 100 columns, each cell's
+    words kept whole, the separator never broken by the terminal's wrap; a table whose words cannot fit
+    side by side (kv_cache's twelve columns) is a list, each row's name on its own line."""
     from suite.report.text import table
 
     note = "per epoch (2 vs 2 epochs of 1 vs 1 runs; runs are few: the interval covers epoch-to-epoch noise)"
     rows = [["AU %", "68.90", "99.62", "1.446", "[1.233, 1.696]", "faster", note],
-            ["storage.real_path", "/tmp/x/results/data/resnet50-miniature-6files", "b" * 40, "", "", "", "short"]]
+            ["samples/s", "50,996.87", "35,581.08", "0.698", "[0.566, 0.861]", "slower", "per run"]]
     text = table(rows, ["figure", "A", "B", "B/A", "interval", "verdict", "values"])
     lines = text.splitlines()
-    assert max(len(x) for x in lines) <= 100, text
-    assert set(lines[1].replace(" ", "")) == {"-"}              # one separator line, whole
-    assert " ".join(" ".join(x.split()) for x in lines).count("epoch-to-epoch") == 1
+    assert max(len(x) for x in lines) <= 100 and len(lines) > 4, text
+    assert set(lines[1].replace(" ", "")) == {"-"} and lines[2].startswith("AU %")   # one separator line, whole
+    words = " ".join(lines).split()
+    assert "epoch-to-epoch" in words and "noise)" in words                          # no word cut
+    wide = table([["1 (storage only)", *[f"{k},234.5" for k in range(11)]]], ["option", *[f"figure {k}" for k in range(11)]])
+    assert wide.splitlines()[0] == "1 (storage only)" and max(len(x) for x in wide.splitlines()) <= 100, wide
+    assert "figure 10 10,234.5" in " ".join(wide.split())
     assert table([["a", "b"]], ["x", "y"]) == "x  y\n-  -\na  b"     # a narrow table as it always was
