@@ -10,6 +10,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from suite.kinds import registry
+    from suite.report.escape import terminal_lines
 
-    print("\n\n".join(kind.listing() for kind in registry.KINDS if kind.listing is not None))
+    print(terminal_lines("\n\n".join(kind.listing() for kind in registry.KINDS if kind.listing is not None)))
     return ExitCode.OK

@@ -172,3 +172,11 @@ def test_launcher_lines_reach_the_terminal_only_when_the_launch_failed(tmp_path,
     assert rc != 0 and out.count("rank line") == 2
     shown = out.split("mpiexec said", 1)[1].splitlines()
     assert "Exit codes" in shown[1] and all(len(x) <= WIDTH for x in shown[1:])
+
+
+def test_the_workload_list_fits_100_columns(run_cli):
+    """`suite list workloads`: the training table, the ten use cases (a list where their columns cannot
+    sit side by side with no word cut) and the other kinds' one-line summaries, all within 100 columns."""
+    code, out, _ = run_cli("list", "workloads")
+    assert code == 0 and "UC10" in out and "vdb-mini" in out
+    assert _too_wide(out) == [], _too_wide(out)
