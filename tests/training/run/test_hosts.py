@@ -226,7 +226,10 @@ def test_a_host_killed_mid_run_fails_the_run_named_and_leaves_no_cgroup(netns_ho
     assert len(host_cgroups(netns_hosts)) == 2        # one per host while the run is under way
     for r in (2, 3):                                  # the whole of host 2: its ranks die
         assert places[r][0] == h2
-        os.kill(int(places[r][1]), signal.SIGKILL)
+        try:
+            os.kill(int(places[r][1]), signal.SIGKILL)
+        except ProcessLookupError:                    # rank 3 may already have gone with rank 2
+            assert r == 3
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 1, err
     line = err.strip().splitlines()[-1]
