@@ -90,10 +90,11 @@ def test_suite_check_cli_on_the_run_and_on_an_edited_copy(full_run, tmp_path, ca
     import shutil
 
     _, path, _ = full_run
-    # the toy use cases score other metrics than rules/tpcx-ai/ asks for: only quality findings
+    # the toy use cases score other metrics than rules/tpcx-ai/ asks for: only quality findings (and, on a
+    # machine whose cores another job keeps busy, host-cpu-saturated: a true warning about the host)
     assert cli.main(["check", str(path.parent), "--format", "json"]) == 1
     toy = {f["rule_id"] for f in json.loads(capsys.readouterr().out)["findings"]}
-    assert toy and all(r.endswith("-quality") or r == "tpcxai-sf-publishable" for r in toy)
+    assert toy and all(r.endswith("-quality") or r in ("tpcxai-sf-publishable", "host-cpu-saturated") for r in toy)
     copy = tmp_path / "edited"
     shutil.copytree(path.parent, copy)
     doc = json.loads((copy / result.RESULT_FILE).read_text())
