@@ -69,13 +69,6 @@ def needs_a_browser() -> None:
         pytest.skip("chromium not installed: `describe` cannot make the PDF the page says it makes")
 
 
-def fill_json_todos(path: Path) -> None:
-    """What the page tells the reader to do after init: every TODO of the description given a value."""
-    from tests.submission.submission_helpers import fill_todos
-
-    fill_todos(path)
-
-
 class ClosedSubmission(Hook):
     """docs/submission.md's closed v1.0/v2.0 flow. Its datagen and run lines are tests/conftest's
     closed_results, which runs exactly them (`closed_flow`) once for the whole session: the five
@@ -94,7 +87,9 @@ class ClosedSubmission(Hook):
 
     def after(self, k, argv, cwd, said):
         if argv[:2] == ["submission", "init"]:
-            fill_json_todos(cwd / "sub/Closed/ACME/systems/box1.json")
+            from tests.submission.submission_helpers import fill_todos      # what the page tells the reader to do
+
+            fill_todos(cwd / "sub/Closed/ACME/systems/box1.json")
 
     def finish(self, cwd):
         assert (cwd / "sub.tar.gz").is_file() and (cwd / "sub/SHA256SUMS").is_file()

@@ -290,11 +290,10 @@ class Quiet:
 def _relay(stream, log) -> None:
     """Ranks' stdout to ours, each line wrapped to the terminal's 100 columns as ours are (a rank's
     epoch line grows with its figures); the launcher's own lines never reach it (Quiet logs them)."""
-    from suite.terminal import out, wrap
+    from suite.terminal import say
 
     for raw in iter(stream.readline, b""):
-        line = raw.decode("utf-8", "replace").rstrip("\n")
-        out("\n".join(wrap(line)) + "\n")        # a reader that left: the ranks' pipe is drained on
+        say(raw.decode("utf-8", "replace").rstrip("\n"))      # a reader that left: the ranks' pipe is drained on
     stream.close()
 
 

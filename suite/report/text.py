@@ -1,5 +1,7 @@
 """Terminal text for the commands' results. Pure functions: records in, str out."""
 
+import textwrap
+
 from suite.rules import rulesets
 from suite.sizes import GIB
 from suite.terminal import WIDTH
@@ -33,16 +35,12 @@ def table(rows: list[list[str]], header: list[str], width: int = WIDTH) -> str:
 
 def _row(cells: list[str], widths: list[int]) -> list[str]:
     """One row as one line, or as several where a cell wraps inside its column."""
-    import textwrap
-
     parts = [textwrap.wrap(c, w, break_on_hyphens=False) or [""] if len(c) > w else [c] for c, w in zip(cells, widths)]
     return ["  ".join((p[k] if k < len(p) else "").ljust(w) for p, w in zip(parts, widths)).rstrip()
             for k in range(max(len(p) for p in parts))]
 
 
 def _as_list(rows: list[list[str]], header: list[str], width: int) -> str:
-    import textwrap
-
     out = []
     for r in rows:
         pairs = "; ".join(f"{h} {v}" for h, v in zip(header[1:], r[1:]) if v not in ("", "-"))

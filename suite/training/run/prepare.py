@@ -139,8 +139,8 @@ def check_inputs(opts: Options) -> None:
 def prepare(opts: Options, cluster=None) -> Prepared:
     """Everything a run needs, checked: the workload, the rules, the hosts, the dataset on disk.
     Across hosts (`cluster`, probed by hosts.connect): the dataset rule uses the sum over the hosts
-    of each host's memory (its cgroup limit, else its MemTotal), as `suite check` sums DLIO's
-    host_memory_GB list. (Past 60 lines: one straight sequence of steps whose order the refusals
+    of each host's memory (its cgroup limit, else its MemTotal; a miniature's: its cgroup, see
+    miniature_memory), as `suite check` sums DLIO's host_memory_GB list. (Past 60 lines: one straight sequence of steps whose order the refusals
     depend on -- resolve, hosts, memory, sizing, dataset -- kept in one place on purpose.)"""
     from suite.training import datasize
     from suite.training.run.dlio_output import mem_total_bytes
