@@ -50,7 +50,7 @@ INTERVAL_S = 1.0
 MAX_POINTS = 3600
 MAX_FILE_BYTES = 16 << 20
 SECTOR_BYTES = 512
-THIS_HOST, LAUNCHER_ONLY = "this host", "launcher host only (the other hosts are not sampled)"
+THIS_HOST = "this host"
 MAX_FILE_POINTS = 40000      # points of all hosts in one file: ~12 MB of JSON, under MAX_FILE_BYTES
 VIRTUAL_DISKS = ("loop", "ram", "zram", "dm-", "md", "sr", "fd", "nbd")
 COUNTERS = ("disk_read_bytes", "disk_write_bytes", "net_rx_bytes", "net_tx_bytes")
@@ -190,6 +190,12 @@ def points_per_host(hosts: int) -> int:
     """The points one host's sampler keeps when `hosts` share one file: MAX_POINTS, fewer where the
     hosts' series together would pass MAX_FILE_POINTS (the file must stay loadable: MAX_FILE_BYTES)."""
     return max(8, min(MAX_POINTS, MAX_FILE_POINTS // max(1, hosts)))
+
+
+def empty_host(host: str, interval_s: float) -> dict:
+    """The series of a host that gave none (hosts[] keeps it: the warning beside it says why)."""
+    return {"host": host, "interval_s": interval_s, "started_at": "", "duration_s": 0.0, "sampler_cpu_s": 0.0,
+            "disk_devices": [], "net_interfaces": [], "samples": []}
 
 
 def document(hosts: list, scope: str, warnings=()) -> dict:

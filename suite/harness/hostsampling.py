@@ -48,17 +48,20 @@ def scope(hosts: int) -> str:
 
 
 @contextlib.contextmanager
-def sampling(where, cluster=None, single_scope: str = hostmetrics.THIS_HOST):
+def sampling(where, cluster=None, fleet=None):
     """The run in the block sampled (on this host, or on every host of `cluster`); host_metrics.json
     written in `where()` (a callable: the run's directory may only be known afterwards; None: not
-    written) however the block ended. `single_scope`: what this host's sampling covers, without a
-    cluster (hostmetrics.LAUNCHER_ONLY where the run's other hosts are reached some other way)."""
+    written) however the block ended. `fleet(interval_s)`: the sampling of a run whose hosts are
+    reached some other way (a dask cluster's workers: suite.tpcx_ai.dask_hosts), in place of both;
+    like Fleet, a context manager with write(where)."""
     interval = hostmetrics.interval_s()
     if not interval:
         yield None
         return
-    if cluster is None:
-        sampler = hostmetrics.Sampler(interval, single_scope)
+    if fleet is not None:
+        sampler = fleet(interval)
+    elif cluster is None:
+        sampler = hostmetrics.Sampler(interval)
     else:
         sampler = Fleet(cluster.launcher, [h.name for h in cluster.hosts], interval)
     try:
@@ -184,8 +187,7 @@ class Fleet:
             if doc is not None:
                 self.docs.append(dict(doc, host=r.host))     # named as the run names it (--hosts): distinct
             else:                # the host is in the file all the same: no samples, the warning says why
-                self.docs.append({"host": r.host, "interval_s": self.interval_s, "started_at": "", "duration_s": 0.0,
-                                  "sampler_cpu_s": 0.0, "disk_devices": [], "net_interfaces": [], "samples": []})
+                self.docs.append(hostmetrics.empty_host(r.host, self.interval_s))
                 self.warnings.append(why)
                 terminal.say(f"warning: host metrics: {why}")
 

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from suite.errors import SuiteError, WorkloadError, expected_got
-from suite.harness import hostmetrics, hostsampling
+from suite.harness import hostsampling
 from suite.report import progress as live_progress
+from suite.tpcx_ai import dask_hosts
 from suite.tpcx_ai import extra
 from suite.tpcx_ai import generate
 from suite.tpcx_ai import load
@@ -391,8 +392,8 @@ class Driver:
         self.res.mkdir(parents=True, exist_ok=True)
         previous = _on_sigterm()
         try:
-            with hostsampling.sampling(lambda: self.res, single_scope=hostmetrics.LAUNCHER_ONLY if self.cluster
-                                       else hostmetrics.THIS_HOST), \
+            fleet = (lambda interval_s: dask_hosts.DaskHosts(self.cluster, interval_s)) if self.cluster else None
+            with hostsampling.sampling(lambda: self.res, fleet=fleet), \
                     live_progress.Ticker(self.live, self.status):
                 for name, body in steps:     # the run sampled: host_metrics.json beside tpcxai-result.json
                     self.phase(name, body)

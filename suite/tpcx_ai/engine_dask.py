@@ -142,10 +142,12 @@ class Cluster:
             self.close()
             raise SuiteError(f"--scheduler: expected a dask scheduler with at least one worker, got none at {self.address}")
 
-    def call(self, what: str, fn, *args, **kwargs):
+    def call(self, what: str, fn, /, *args, bound_s: float | None = None, fatal: bool = True, **kwargs):
         """`fn(*args, **kwargs)` (a call that waits on the scheduler), watched: no answer within
-        CALL_TIMEOUT_S raises Stalled (one line naming the scheduler and what it waited for), and no
-        call waits on that scheduler again. The call goes on in a daemon thread that is left behind."""
+        `bound_s` (None: CALL_TIMEOUT_S) raises Stalled (one line naming the scheduler and what it waited for), and, where
+        `fatal`, no call waits on that scheduler again (a call that may wait on a WORKER, whose host
+        may be gone, is not fatal: the scheduler is not at fault). The call goes on in a daemon
+        thread that is left behind."""
         if self.stalled is not None:
             raise self.stalled
         box: dict = {}
@@ -158,11 +160,14 @@ class Cluster:
 
         t = threading.Thread(target=go, name=f"dask-call: {what}", daemon=True)
         t.start()
-        t.join(CALL_TIMEOUT_S)
+        bound_s = CALL_TIMEOUT_S if bound_s is None else bound_s
+        t.join(bound_s)
         if t.is_alive():
-            self.stalled = Stalled(f"the dask scheduler at {self.address} did not answer within {CALL_TIMEOUT_S:g} s "
-                                   f"(waiting for {what}): it accepted the connection and stalled; the run stops")
-            raise self.stalled
+            stalled = Stalled(f"the dask scheduler at {self.address} did not answer within {bound_s:g} s "
+                              f"(waiting for {what}): it accepted the connection and stalled; the run stops")
+            if fatal:
+                self.stalled = stalled
+            raise stalled
         if "error" in box:
             raise box["error"]
         return box.get("value")

@@ -96,3 +96,33 @@ def test_a_bad_or_unreachable_scheduler_is_one_line_exit_2(run_cli, monkeypatch,
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "--scheduler: expected a reachable dask scheduler address" in err and address in err
     assert not (tmp_path / "r").exists()
+
+
+def test_every_host_of_the_dask_run_is_sampled_on_the_host_itself(runs):
+    """host_metrics.json of the dask run: the launcher's series and one per namespace host, each taken
+    inside its host's network namespace (its own interfaces, not the launcher's bridge and veths)."""
+    import socket
+
+    from suite.harness import hostmetrics
+
+    (_, _), (dask, path), hosts, _ = runs
+    got = hostmetrics.load(path.parent / hostmetrics.FILE)
+    assert [h.host for h in got.hosts] == [socket.gethostname(), *sorted(hosts)], got.hosts
+    assert not got.warnings and "one of its workers" in got.scope
+    launcher, *workers = got.hosts
+    for h in got.hosts:
+        assert len(h.samples) >= 2 and h.samples[-1].t_s > 1.0, (h.host, len(h.samples))
+    for h in workers:
+        assert h.net_interfaces and set(h.net_interfaces) != set(launcher.net_interfaces), h.net_interfaces
+    local = hostmetrics.load(runs[0][1].parent / hostmetrics.FILE)
+    assert [h.host for h in local.hosts] == [socket.gethostname()]
+    import subprocess
+    import sys
+
+    out = runs[3] / "page"
+    rep = subprocess.run([sys.executable, "-m", "suite", "report", str(path.parent), "--out", str(out)],
+                         capture_output=True, text=True, timeout=120)
+    assert rep.returncode == 0, rep.stderr
+    html = (out / "index.html").read_text()
+    for h in got.hosts:                  # the page plots every host's series
+        assert f"host {h.host}: CPU and disk over time" in html, h.host
