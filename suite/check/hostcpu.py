@@ -10,6 +10,9 @@ each host's series become a finding naming that host:
     expected below 95% of all CPUs (user+system) ...
     actual   host suite-h2: 98.5% of all CPUs over 12.0-27.0 s (15.0 s), iowait 0.2%, disk 1.2 MiB/s (run's peak 80.1), ...
 
+A host in the file with no samples (its sampler failed; the file's warnings say why) is the other
+warning, host-unsampled (effect closed): its CPU was not seen.
+
 The definition and why the thresholds are what they are: docs/checker.md ("Host CPU saturation").
 A host_metrics.json that cannot be read is bad input (ResultError, one line, exit 2), as every
 other file a check reads.
@@ -23,9 +26,12 @@ from suite.harness import hostmetrics
 from suite.rules.findings import Finding, make
 
 RULE = "host-cpu-saturated"
+UNSAMPLED = "host-unsampled"
 RULES = {RULE: f"no host's CPUs were saturated (user+system >= {hostmetrics.BUSY_PCT:g}% of all CPUs for "
                f"{hostmetrics.MIN_SPAN_S:g} s or more) while the storage waited (iowait below "
-               f"{hostmetrics.IOWAIT_PCT:g}%): where they were, the client's CPU, not the storage, set the pace"}
+               f"{hostmetrics.IOWAIT_PCT:g}%): where they were, the client's CPU, not the storage, set the pace",
+         UNSAMPLED: "every host of the run was sampled: a host with no series is a host whose CPU nobody saw, so "
+                    "whether it set the pace is not known"}
 EXPECTED = (f"below {hostmetrics.BUSY_PCT:g}% of all CPUs (user+system) in any {hostmetrics.MIN_SPAN_S:g} s "
             f"with iowait below {hostmetrics.IOWAIT_PCT:g}% (at {hostmetrics.BUSY_PCT:g}% the client has no "
             f"CPU left to ask the storage for more)")
@@ -45,8 +51,16 @@ def findings(dirs, root) -> list[Finding]:
         seen.add(path.resolve())
         rec = hostmetrics.load(path, root=Path(d))       # never through a link out of d
         for i, hm in enumerate(rec.hosts):
-            out += of(hm, _shown(path, root), rec.at(i))
+            out += of(hm, _shown(path, root), rec.at(i)) if hm.samples else [unsampled(rec, i, _shown(path, root))]
     return out
+
+
+def unsampled(rec: hostmetrics.HostSet, i: int, path: str) -> Finding:
+    """The warning for host i of `rec`, which has no series (its sampler failed: the file's warning says why)."""
+    hm = rec.hosts[i]
+    why = next((w for w in rec.warnings if w.startswith(f"host {hm.host}:")), "the file says no more")
+    return make(UNSAMPLED, "warning", "closed", path, f"{rec.at(i)}samples", "a series of samples over the run",
+                f"host {hm.host}: none ({why[:300]})", hm.scope)
 
 
 def of(hm: hostmetrics.HostMetrics, path: str, at: str = "") -> list[Finding]:

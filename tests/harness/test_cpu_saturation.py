@@ -61,8 +61,8 @@ def _edit(path: Path, busy: int, user: float = 80.0, system: float = 18.0, iowai
     hostmetrics.load(path)                       # still a valid host_metrics.json
 
 
-def _warnings(root: Path) -> list[dict]:
-    """The host-cpu-saturated findings of `suite check ROOT --format json` (every kind's JSON)."""
+def _warnings(root: Path, rule: str = hostcpu.RULE) -> list[dict]:
+    """The `rule` (host-cpu-saturated) findings of `suite check ROOT --format json` (every kind's JSON)."""
     out = subprocess.run([sys.executable, "-m", "suite", "check", str(root), "--format", "json"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode in (0, 1), out.stderr[-2000:]
@@ -70,7 +70,7 @@ def _warnings(root: Path) -> list[dict]:
 
     def walk(node):
         if isinstance(node, dict):
-            if node.get("rule_id") == hostcpu.RULE:
+            if node.get("rule_id") == rule:
                 found.append(node)
             for v in node.values():
                 walk(v)
@@ -104,6 +104,22 @@ def test_a_short_or_storage_bound_busy_stretch_is_no_warning(voiced, kind, tmp_p
     assert _warnings(root) == [], kind
     _edit(root / rel, busy=12, user=78.0, system=17.0, iowait=4.0)   # the CPUs waited on I/O too: both at their limit
     assert _warnings(root) == [], kind
+
+
+@pytest.mark.parametrize("kind", ("training", "tpcx-ai"))
+def test_a_host_the_run_could_not_sample_is_a_warning_that_says_why(voiced, kind, tmp_path):
+    """A host in the file with no series (its sampler failed; the run wrote the warning beside it):
+    host-unsampled names the host, where in the file, and why; the verdict does not move."""
+    root, rel = _leaf(voiced, kind, tmp_path)
+    _edit(root / rel, busy=0)
+    doc = json.loads((root / rel).read_text())
+    doc["hosts"].append(hostmetrics.empty_host("suite-h9", 1.0))
+    doc["warnings"].append("host suite-h9: not sampled through ssh: exit 255, no series: Connection refused")
+    (root / rel).write_text(json.dumps(doc))
+    (w,) = _warnings(root, hostcpu.UNSAMPLED)
+    assert (w["severity"], w["effect"], w["field"]) == ("warning", "closed", "hosts[1].samples"), w
+    assert w["actual"].startswith("host suite-h9: none (host suite-h9: not sampled through ssh: exit 255"), w
+    assert _warnings(root) == []
 
 
 def test_the_verdict_stays_what_it_was(voiced, tmp_path):
