@@ -166,7 +166,8 @@ def report(rows: list[dict]) -> None:
               f"{_fmt(r['au_median_pct']):>7s}% ({_fmt(lo)}-{_fmt(hi)}) {_fmt(diff):>6s} "
               f"{(f'{min(rates):.0f}-{max(rates):.0f}' if rates else '-'):>15s} "
               f"{(f'{min(shares):.0f}-{max(shares):.0f}%' if shares else '-'):>10s}")
-        print(f"{'':15s} runs {len(r['runs'])} (warm-up {r['warmup_runs'] or 'none'}), read_threads {r['read_threads']}, "
+        print(f"{'':15s} runs {len(r['runs'])} (warm-up {r['warmup_runs'] or 'none'}), fio {r['read_threads']} jobs (read_threads) "
+              f"of {r['fio_block_bytes'] // 1024} KiB reads, "
               f"{r['data_bytes'] / 1e9:.2f} GB dataset, load average {r['load_average'][0]:.1f} -> {r['load_average'][1]:.1f}; "
               f"targets: wall < {WALL_TARGET_S} s {'ok' if r['wall_s'] < WALL_TARGET_S else 'MISSED'}, "
               f"|measured - predicted| <= {AU_TARGET_PP} {'ok' if diff is not None and diff <= AU_TARGET_PP else 'MISSED'}, "
