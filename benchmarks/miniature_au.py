@@ -50,7 +50,7 @@ CASES = {"retinanet-b200": ("retinanet", "b200", "v3.0"),
 REFERENCE = "unet3d-h100"
 WALL_TARGET_S = 300
 AU_TARGET_PP = 10
-FIO_REPEATS = 3        # a shared virtual disk swings (1.1-1.7 GB/s minute to minute): the median of 3 reads
+FIO_REPEATS = 3        # a shared virtual disk swings (1.1-2.0 GB/s minute to minute): the median of 3 reads
 
 
 def drop_caches() -> None:
@@ -163,10 +163,12 @@ def measure(work: Path, label: str, fio_bs: int) -> dict:
     demand, threads, terms = demand_mb_s(docs[0])
     data_dir = Path(docs[0]["dataset"]["data_dir"])
     data_dir = data_dir if data_dir.is_absolute() else case_dir / data_dir
-    block_b = fio_block_bytes(data_dir / "train", fio_bs)
-    fios = [fio_mb_s(data_dir / "train", threads, block_b) for _ in range(FIO_REPEATS)]
+    try:
+        block_b = fio_block_bytes(data_dir / "train", fio_bs)
+        fios = [fio_mb_s(data_dir / "train", threads, block_b) for _ in range(FIO_REPEATS)]
+    finally:
+        shutil.rmtree(case_dir / "results" / "data", ignore_errors=True)     # ~5.5 GB for unet3d
     fio = statistics.median(fios)
-    shutil.rmtree(case_dir / "results" / "data", ignore_errors=True)     # ~5 GiB for unet3d
     aus = [r["au_pct"] for r in runs if not r["warmup"] and r["status"] == "complete" and r["au_pct"] is not None]
     read = [r["reading"] for r in runs if not r["warmup"] and r["reading"]]
     gen = re.search(r"generated in ([\d.]+) s", out)
@@ -174,8 +176,11 @@ def measure(work: Path, label: str, fio_bs: int) -> dict:
             "wall_s": wall, "datagen_s": float(gen.group(1)) if gen else None, "runs": runs,
             "warmup_runs": [r["run_index"] for r in runs if r["warmup"]],
             "oom_kills": sum(r["oom_kills"] or 0 for r in runs), "demand_mb_s": demand, "demand_terms": terms,
-            "read_threads": threads, "fio_mb_s": fio, "fio_runs_mb_s": fios, "fio_block_bytes": block_b, "predicted_au_pct": min(100.0, 100 * fio / demand),
-            "au_median_pct": statistics.median(aus) if aus else None, "au_range_pct": [min(aus), max(aus)] if aus else None, "reading_mb_s": statistics.median(x["reading_mb_s"] for x in read) if read else None,
+            "read_threads": threads, "fio_mb_s": fio, "fio_runs_mb_s": fios, "fio_block_bytes": block_b,
+            "predicted_au_pct": min(100.0, 100 * fio / demand),
+            "au_median_pct": statistics.median(aus) if aus else None,
+            "au_range_pct": [min(aus), max(aus)] if aus else None,
+            "reading_mb_s": statistics.median(x["reading_mb_s"] for x in read) if read else None,
             "first_batches": statistics.median(x["first_batches"] for x in read) if read else None,
             "steps_per_epoch": statistics.median(x["steps"] for x in read) if read else None,
             "data_dir": str(data_dir), "data_bytes": docs[0]["dataset"]["total_bytes"],
