@@ -108,7 +108,8 @@ class Kind:
     defers_check: Callable[[Path, object], bool] | None = None  # suite check (path, args): True where the path is
                                                      # the catch-all kind's to check (another round's rules asked
                                                      # for; a file that is not its own): suite.kinds.tree hands it over
-    submission: Callable[[object, str], list[str]] | None = None   # suite submission (args, ruleset) -> lines said
+    submission: Callable[[object, str, object], list[str]] | None = None   # suite submission (args, ruleset,
+    #   the other kinds' check of a leaf it does not know: suite.kinds.tree.handover) -> lines said
     submission_layout: str | None = None             # the submission layout it makes (ruleset.yaml submission.layout)
     table_rows: Callable[[Path], list[tuple[str, dict]]] | None = None   # suite report of a published tree: the
                                                      # (table, row) of each of its results under a path (the published

@@ -113,9 +113,9 @@ class V3Submission(Hook):
 
     def after(self, k, argv, cwd, said):
         if argv[:2] == ["submission", "init"]:
-            from tests.submission.test_submission_v3 import _fill
+            from tests.submission.submission_helpers import fill_v3
 
-            _fill(cwd / "sub")
+            fill_v3(cwd / "sub")
 
     def finish(self, cwd):
         from suite.published import check as v3check

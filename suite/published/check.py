@@ -157,7 +157,7 @@ def _delegate(b, delegate, res: Result, run=None) -> list:
     taken_any = False
     if delegate is not None:
         cut = []
-        for d in _descend(top, delegate, cut):
+        for d in descend(top, delegate, cut):
             res.delegated.append({"path": str(d[0]), **d[1]})
             taken_any = True
         if cut and run is not None:
@@ -171,7 +171,7 @@ def _delegate(b, delegate, res: Result, run=None) -> list:
 MAX_DELEGATE_DIRS = 2000
 
 
-def _descend(top: Path, delegate, cut: list, depth: int = 6):
+def descend(top: Path, delegate, cut: list, depth: int = 6):
     """(directory, what its kind says) for every directory below `top` (itself included) that a kind
     takes, breadth first, not descending into a taken one; at most `depth` levels and
     MAX_DELEGATE_DIRS directories, a walk past them recorded in `cut`."""

@@ -85,19 +85,21 @@ def measured(path: Path) -> list:
     return compared.measured(path)
 
 
-def submission(args, ruleset: str) -> list[str]:
+def submission(args, ruleset: str, delegate=None) -> list[str]:
     """`suite submission ACTION` on a tree in the published v3.0 layout (timestamped leaves, the code
-    pool): init and add by suite.published.submission, describe and package by suite.published.package."""
+    pool): init and add by suite.published.submission, describe and package by suite.published.package.
+    `delegate(dir)`: the check of a kv_cache / vector_database leaf by its own kind (suite.kinds.tree.handover)."""
     from suite.published import package as v3package
     from suite.published import submission as v3
 
     if args.action == "init":
         return v3.init(args.dir, args.org, args.division, args.system, args.data_dir, ruleset)
     if args.action == "add":
-        return v3.add(args.dir, args.results, args.system, args.replace)
+        return v3.add(args.dir, args.results, args.system, args.replace, delegate)
     if args.action == "describe":
         return v3package.describe(args.dir, args.system, args.replace)
-    return v3package.package(args.dir, args.out, args.replace, out=lambda text: print(text, end=""))
+    return v3package.package(args.dir, args.out, args.replace, out=lambda text: print(text, end=""),
+                             delegate=delegate)
 
 
 KIND = Kind(name=NAME, run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,

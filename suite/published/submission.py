@@ -148,10 +148,13 @@ def stage_image(staging: place.Staging, pool: Path) -> str:
 # --------------------------------------------------------------------------- add
 
 
+HANDED_OVER = ("kv_cache", "vector_database")    # benchmark folders whose leaves their own kinds vet (`delegate`)
+
+
 def _is_v3_layout(d: Path) -> str | None:
     """Where a v3.0-layout results dir goes below results/<system>/ ('' for a dir holding
-    training/ or checkpointing/), or None."""
-    if (d / "training").is_dir() or (d / "checkpointing").is_dir():
+    training/, checkpointing/, kv_cache/ or vector_database/), or None."""
+    if any((d / b).is_dir() for b in ("training", "checkpointing", *HANDED_OVER)):
         return ""
     if any((d / p).is_dir() for p in ("run", "datasize", "datagen")):
         return f"training/{check_name('workload', d.name)}"
@@ -213,21 +216,21 @@ def _from_suite_run(src: Path, dest_system: Path, ruleset: str, division: str = 
     return out
 
 
-def _plan(src: Path, dest: Path, ruleset: str, division: str) -> list[Copy]:
+def _plan(src: Path, dest: Path, ruleset: str, division: str, delegate=None) -> list[Copy]:
     """What one RESULTS brings: its leaves (vetted) and where each goes below results/<system>/."""
     where = _is_v3_layout(src) if src.is_dir() else None
     if where is None:
         return _from_suite_run(src, dest, ruleset, division)
     if where:
-        return _leaves(src, dest / where, division)
+        return _leaves(src, dest / where, division, delegate)
     out = []
     for item in sorted(p for p in src.iterdir() if p.is_dir()):
         for model in sorted(p for p in item.iterdir() if p.is_dir()):
-            out += _leaves(model, dest / item.name / model.name, division)
+            out += _leaves(model, dest / item.name / model.name, division, delegate)
     return out
 
 
-def add(root: Path, results: list[Path], system: str, replace: bool) -> list[str]:
+def add(root: Path, results: list[Path], system: str, replace: bool, delegate=None) -> list[str]:
     """Every RESULTS vetted and every target checked before anything is copied; the copies, metadata,
     code pointers and pool images built in one staging folder inside the tree and renamed into place
     together (suite.submission.place.Staging): a refused or stopped add leaves the tree as it was."""
@@ -242,7 +245,7 @@ def add(root: Path, results: list[Path], system: str, replace: bool) -> list[str
     copies: list[Copy] = []
     for src in map(Path, results):
         output.outside(dest, "DIR", [src])
-        copies += _plan(src, dest, tree.ruleset, tree.division)
+        copies += _plan(src, dest, tree.ruleset, tree.division, delegate)
     seen: set[Path] = set()
     for c in copies:
         if c.to.exists() or c.to.is_symlink() or c.to in seen:
@@ -268,23 +271,45 @@ def add(root: Path, results: list[Path], system: str, replace: bool) -> list[str
     return [f"suite submission add: {len(copies)} leaves into {dest}", f"  code image: {tree.org}/code-{digest[:8]}/"]
 
 
-def _leaves(src: Path, dst: Path, division: str = "closed") -> list[Copy]:
-    """Every timestamped leaf below `src` (a training model dir or a checkpointing model dir); a leaf of
-    our own runs (its results.json) is vetted (`refusal`) here, before anything is copied."""
+def _leaves(src: Path, dst: Path, division: str = "closed", delegate=None) -> list[Copy]:
+    """Every timestamped leaf below `src` (a training, checkpointing, kv_cache or vector_database model
+    dir), each vetted here, before anything is copied: a leaf of our own training runs by its results.json
+    (`refusal`), a kv_cache or vector_database leaf by its own kind's check (`vetted`)."""
     out = []
+    bench = dst.parent.name                  # results/<system>/<benchmark>/<model or engine>
+    if bench in HANDED_OVER:                 # as the tree's check hands them over: the whole model (engine) dir
+        vetted(src, bench, division, delegate)
     for leaf in sorted(p for p in src.rglob("*") if p.is_dir() and leafstamp.is_stamp(p.name)):
         if (leaf / "results.json").is_file():
             why = refusal(files.load_json(leaf / "results.json", root=src), leaf / "results.json", division)
             if why:
                 raise SuiteError(why)
-        for meta in sorted(leaf.glob("*_metadata.json")):   # a kv_cache leaf: never filed, unvetted, anywhere
+        for meta in sorted(leaf.glob("*_metadata.json")):   # a leaf filed under another benchmark: refused
             said = files.load_json(meta, root=src)
             kind = said.get("benchmark_type") if isinstance(said, dict) else None
-            if isinstance(kind, str) and (kind != dst.parent.name or kind not in ("training", "checkpointing")):
-                raise SuiteError(expected_got(meta, "benchmark_type", "training or checkpointing, as the folder it "
-                                              f"goes to ({dst.parent.name}/; the kinds add vets)", repr(kind[:40])))
+            if isinstance(kind, str) and kind != bench:
+                raise SuiteError(expected_got(meta, "benchmark_type", f"{bench}, as the folder it goes to",
+                                              repr(kind[:40])))
         out.append(Copy(leaf, dst / leaf.relative_to(src), None))
     return out
+
+
+def vetted(src: Path, bench: str, division: str, delegate) -> None:
+    """kv_cache or vector_database results enter a submission only as their own kind's check grades
+    them: never invalid ones (a failed trial, a miniature, a broken rule), in a closed tree only closed
+    (compliant) ones; one line naming the results and what the check said otherwise."""
+    from suite.published import check as v3check
+
+    cut: list = []
+    taken = list(v3check.descend(src, delegate, cut)) if delegate is not None else []   # as the tree's check walks
+    if cut or not taken:
+        raise SuiteError(expected_got(src, bench, f"{bench} results their kind checks", "a walk cut at its bound"
+                                      if cut else "none that a kind recognises"))
+    want = ("closed",) if division == "closed" else ("closed", "open")
+    for where, said in taken:
+        if said["verdict"] not in want or (division == "closed" and not said["compliant"]):
+            raise SuiteError(expected_got(where, "suite check", f"a {' or '.join(want)} {bench} result ("
+                                          f"the submission is {division})", f"{said['summary'][:200]}"))
 
 
 def _stage_images(staging: place.Staging, sources: list[Path], leaves: list[Path], pool: Path) -> None:

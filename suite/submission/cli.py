@@ -59,7 +59,7 @@ def run(args) -> int:
     owner = _layout_kind(layout_of(ruleset)) if ruleset else None
     if owner is not None:                    # a layout a kind owns (pooled: timestamped leaves, code pool)
         with output.interruptible():
-            lines = owner.submission(args, ruleset)
+            lines = owner.submission(args, ruleset, _handover(owner, args))
     elif args.action == "init":
         from suite.submission import create
         with output.interruptible():
@@ -91,13 +91,24 @@ def _layout_kind(layout):
     return next((k for k in registry.KINDS if k.submission_layout == name), None)
 
 
+def _handover(owner, args):
+    """The check of a leaf the layout's kind does not know itself (kv_cache, vector_database), by the
+    kind that recognises it (suite.kinds.tree.handover: {kind, verdict, compliant, summary}; None when
+    no kind takes it): `submission add` vets those leaves with it, `package` checks them with it."""
+    import argparse
+
+    from suite.kinds import tree
+
+    return tree.handover(owner, argparse.Namespace(**{"format": "text", "ruleset": "auto", **vars(args)}))
+
+
 def _change(args) -> list[str]:
     from suite.submission.layout import open_tree
 
     tree = open_tree(args.dir)
     owner = _layout_kind(tree.layout)
     if owner is not None:
-        return owner.submission(args, tree.ruleset)
+        return owner.submission(args, tree.ruleset, _handover(owner, args))
     if args.action == "add":
         from suite.submission import add
         return add.add(args.dir, args.results, args.system, args.replace)

@@ -233,11 +233,11 @@ TRAIN = DATA / "closed/Alluxio/results/aws_c5n18xlarge_i3en24xlarge_8c_10s_8a/tr
 
 @pytest.fixture
 def sub(tmp_path) -> Path:
-    from tests.submission.test_submission_v3 import _fill
+    from tests.submission.submission_helpers import fill_v3
     root = tmp_path / "sub"
     assert cli.main(["submission", "init", str(root), "--org", "ACME", "--division", "closed", "--system", "box1",
                      "--ruleset", "v3.0", "--data-dir", str(tmp_path)]) == 0
-    _fill(root)
+    fill_v3(root)
     (root / "closed/ACME/systems/box1.pdf").write_bytes(b"%PDF-1.4\n")
     return root
 

@@ -3,6 +3,8 @@
 import json
 import shutil
 
+import yaml
+
 
 def spoiled_copy(results, dest, run: int | None = None, **fields):
     """A copy of a results dir; with `run`, that run's results.json gets `fields`."""
@@ -34,3 +36,23 @@ def fill_todos(path):
 def snapshot(root):
     """{relative path: bytes} of every file under root: to show nothing was changed."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def fill_v3(sub, system: str = "box1", division: str = "closed") -> None:
+    """What a submitter gives in a v3.0 tree's system description: the solution, on premises, two storage
+    nodes of 2 x 750 W and 1 RU each."""
+    p = sub / division / "ACME/systems" / f"{system}.yaml"
+    d = yaml.safe_load(p.read_text())
+    sut = d.pop("todo") and d["system_under_test"]
+    sut["solution"].update(friendly_description="a test NAS", usable_capacity_tib=2.5, availability="preview")
+    sut["deployment"] = "onprem"
+    psu = {"min_psus_active": 1, "psus_configured": [{"unit_count": 2, "inlet_voltage": 230,
+                                                      "nameplate_power_watts": 750, "efficiency": "Platinum"}]}
+    sut["clients"][0]["chassis"].update(model_name="VM", rack_units=1, power=psu)
+    sut["product_nodes"] = [{"friendly_description": "NAS head", "quantity": 2,
+                             "chassis": {"model_name": "R640", "rack_units": 1, "cpu_model": "Xeon", "cpu_qty": 2,
+                                         "cpu_cores": 16, "memory_capacity": 128, "power": psu},
+                             "networking": [{"type": "ethernet", "unit_count": 2, "speed": 100, "traffic": ["data"]}],
+                             "operating_system": {"name": "Debian", "version": "12"}}]
+    sut["total_rack_units"] = 2
+    p.write_text(yaml.safe_dump(d, sort_keys=False))

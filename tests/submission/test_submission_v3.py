@@ -16,31 +16,13 @@ from suite import cli
 from suite.published import check as v3check
 from suite.published import pool as v3pool
 from suite.submission import document
+from tests.submission.submission_helpers import fill_v3
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "v3" / "tree"
 TRAIN = DATA / "closed/Alluxio/results/aws_c5n18xlarge_i3en24xlarge_8c_10s_8a/training/unet3d"
 CKPT = DATA / "closed/Alluxio/results/aws_r5n24xlarge_i3en12xlarge_1c_1s_8h/checkpointing/llama3-8b"
 SUITE_RUN = Path(__file__).resolve().parents[1] / "data" / "suite-run" / "unet3d-h100"
 LEAVES = ["20251121_044000", "20251121_045000"]          # the runs' summary.json start times
-
-
-def _fill(sub: Path, system: str = "box1") -> None:
-    """What a submitter gives: the solution, on premises, two storage nodes of 2 x 750 W and 1 RU each."""
-    p = sub / "closed/ACME/systems" / f"{system}.yaml"
-    d = yaml.safe_load(p.read_text())
-    sut = d.pop("todo") and d["system_under_test"]
-    sut["solution"].update(friendly_description="a test NAS", usable_capacity_tib=2.5, availability="preview")
-    sut["deployment"] = "onprem"
-    psu = {"min_psus_active": 1, "psus_configured": [{"unit_count": 2, "inlet_voltage": 230,
-                                                      "nameplate_power_watts": 750, "efficiency": "Platinum"}]}
-    sut["clients"][0]["chassis"].update(model_name="VM", rack_units=1, power=psu)
-    sut["product_nodes"] = [{"friendly_description": "NAS head", "quantity": 2,
-                             "chassis": {"model_name": "R640", "rack_units": 1, "cpu_model": "Xeon", "cpu_qty": 2,
-                                         "cpu_cores": 16, "memory_capacity": 128, "power": psu},
-                             "networking": [{"type": "ethernet", "unit_count": 2, "speed": 100, "traffic": ["data"]}],
-                             "operating_system": {"name": "Debian", "version": "12"}}]
-    sut["total_rack_units"] = 2
-    p.write_text(yaml.safe_dump(d, sort_keys=False))
 
 
 @pytest.fixture
@@ -63,7 +45,7 @@ def test_init_makes_the_v3_layout_and_lists_the_todos(sub, capsys):
 
 
 def test_end_to_end_add_describe_package_checks_clean(sub, tmp_path, capsys):
-    _fill(sub)
+    fill_v3(sub)
     assert cli.main(["submission", "add", str(sub), str(TRAIN), str(CKPT), "--system", "box1"]) == 0
     leaves = sorted((sub / "closed/ACME/results/box1").rglob(".mlps-code-image"))
     assert len(leaves) == 10                               # 6 runs + datasize + datagen + write + read
@@ -89,7 +71,7 @@ def test_end_to_end_add_describe_package_checks_clean(sub, tmp_path, capsys):
 
 
 def test_package_refuses_a_closed_tree_the_checker_does_not_accept(sub, tmp_path, capsys):
-    _fill(sub)
+    fill_v3(sub)
     bad = tmp_path / "unet3d"
     shutil.copytree(TRAIN, bad)
     shutil.rmtree(bad / "run" / "20260704_064222")        # five runs: 2.1.17
