@@ -103,6 +103,15 @@ def test_check_passes_it_and_catches_a_planted_lie(across, tmp_path, run_cli):
              and "processes_per_host" in f["message"]]
     assert code == 1 and found, out
     assert found[0]["path"].endswith("run-1/results.json"), found
+    doc = json.loads(p.read_text())
+    doc["processes_per_host"] = {h1: 4, h2: 4}          # that lie undone; two others planted
+    doc["enforcement"]["hosts"][1]["cache_drop"]["succeeded"] = False      # one host's drop failed, the total says not
+    doc["enforcement"]["hosts"][0]["ranks"] = list(range(8))               # the placement claimed: all on h1
+    p.write_text(json.dumps(doc))
+    code, out, err = run_cli("check", lie, "--ruleset", "v3.0", "--format", "json")
+    found = {f["rule_id"]: f for b in json.loads(out)["benchmarks"] for f in b["findings"] if f["effect"] == "invalid"}
+    assert "checkpoint-read-cache-drop" in found, sorted(found)
+    assert "enforcement.hosts[].ranks" in out, out
 
 
 HIDING_LAUNCHER = """#!/bin/sh
