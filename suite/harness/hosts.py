@@ -98,7 +98,7 @@ class Launcher:
 
 def command_line(argv: list) -> str:
     """One shell line (what ssh hands the remote shell): PYTHONPATH so this `suite` is importable."""
-    here = str(Path(__file__).resolve().parents[3])
+    here = str(Path(__file__).resolve().parents[2])      # the directory holding the `suite` package
     return f"PYTHONPATH={shlex.quote(here)} " + shlex.join(str(a) for a in argv)
 
 
@@ -160,9 +160,9 @@ class Cluster:
                     return {"seen": None, "why": str(exc)}
             for h, doc in zip(self.hosts, self.each(one)):
                 if str(doc.get("seen") or "").strip() != token:
+                    got = "another file" if doc.get("seen") else doc.get("why") or doc.get("error")
                     raise SuiteError(f"{option} {folder}: expected a folder every host shares (a file written here "
-                                     f"read back on each), got {'another file' if doc.get('seen') else doc.get('why')} "
-                                     f"on host {h.name}")
+                                     f"read back on each), got {got} on host {h.name}")
         finally:
             probe.unlink(missing_ok=True)
 
