@@ -238,12 +238,14 @@ def run_scope(path: Path, doc: dict, derived: "ckpt_figures.Derived | None" = No
     enf = doc["enforcement"]
     drop = enf.get("cache_drop") or {}
     resident = enf.get("resident_bytes_before_read")
+    every_host = all((h.get("cache_drop") or {}).get("succeeded") is True for h in enf.get("hosts") or [])
     total = doc["checkpoint_bytes"] * max(doc["num_checkpoints_read"], 1)
-    facts = {"phase": doc["phase"], "status": doc["status"], "cache_drop.succeeded": bool(drop.get("succeeded")),
+    facts = {"phase": doc["phase"], "status": doc["status"], "cache_drop.succeeded": bool(drop.get("succeeded")) and every_host,
              "resident_fraction": (resident / total if total else 0.0) if resident is not None else None,
              "figures.rank_records": derived.rank_items if derived else [],
              "figures.mismatches": derived.items if derived else [], **handoff_facts(doc, write_end)}
-    return Scope("run", path, facts, {"cache_drop.succeeded": (path, "enforcement.cache_drop.succeeded"),
+    return Scope("run", path, facts, {"cache_drop.succeeded": (path, "enforcement.cache_drop.succeeded (and "
+                                                                      "every enforcement.hosts[].cache_drop's)"),
                                       "resident_fraction": (path, "enforcement.resident_bytes_before_read"),
                                       "figures.rank_records": (path.parent / "ranks", "rank-<r>.json"),
                                       "figures.mismatches": (path, "checkpoints, metric"),

@@ -60,6 +60,7 @@ def run(args) -> int:
         checkpoints_write=args.checkpoints_write, checkpoints_read=args.checkpoints_read,
         data_dir=args.data_dir, results_dir=args.results_dir, runs=args.runs, memory_limit=args.memory_limit,
         division=args.division, hosts=args.hosts.split(",") if args.hosts else None, hostfile=args.hostfile,
+        launcher=getattr(args, "launcher", None),
         allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop,
         ruleset=checkpoint_run.ruleset(args.ruleset), miniature=True if args.miniature else None)
     made: list = []

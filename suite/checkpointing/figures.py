@@ -141,6 +141,9 @@ def run(run_dir: Path, doc: dict) -> Derived:
         for r in ranks:
             per_host[r["hostname"]] = per_host.get(r["hostname"], 0) + 1
         _compare(d, path, "processes_per_host", doc.get("processes_per_host"), per_host, src)  # (hosts: names given)
+        placed = {h["hostname"]: len(h["ranks"]) for h in doc["enforcement"].get("hosts") or []}
+        if placed:      # across hosts: the placement the evidence records is where the ranks say they ran
+            _compare(d, path, "enforcement.hosts[].ranks", placed, per_host, src)
         if again:
             _epochs(d, run_dir, results.epoch_stats(ranks, again), src)
     return d

@@ -67,8 +67,9 @@ class Handoff:
 
     files: list[Path]                 # the checkpoint files the read will read
     bytes_per_client: int             # the write phase's bytes over the client hosts
-    memory_bytes: int                 # one client's memory (client_memory_bytes)
+    memory_bytes: int                 # one client's memory (client_memory_bytes; across hosts the smallest)
     evidence: dict = field(default_factory=dict)
+    scope: str | None = None          # across hosts: whose page cache the residency figures measured (this host's)
 
     @property
     def ratio(self) -> float:
@@ -96,6 +97,7 @@ class Handoff:
                          "started_unix_s": t0, "duration_s": d.get("duration_s"),
                          "what": f"the page cache of this client (the checkpoint files: {len(self.files)})" if self.files
                          else "the page cache of this client (the checkpoint is objects: none of it cached as files)",
+                         **({"resident_bytes_scope": self.scope} if self.scope else {}),
                          "meminfo_before_kib": before_mem, "meminfo_after_kib": after_mem,
                          "resident_bytes_before": before_res, "resident_bytes_after": after_res}
         return drop

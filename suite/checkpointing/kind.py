@@ -105,5 +105,5 @@ KIND = Kind(
     report_page=report_page, datasize=datasize, listing=listing, add_run_arguments=add_run_arguments,
     add_datasize_arguments=add_datasize_arguments, workload_schema=workloads.SCHEMAS[workloads.CHECKPOINTING],
     workloads_shown="llama3-*", result_files=("checkpoint_run_set.json",),
-    run_options=(*STORAGE_RUN_OPTIONS, "mode", "checkpoints_write", "checkpoints_read", "miniature"),
+    run_options=(*STORAGE_RUN_OPTIONS, "launcher", "mode", "checkpoints_write", "checkpoints_read", "miniature"),
     datasize_options=("mode",), measured=measured)

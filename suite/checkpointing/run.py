@@ -8,6 +8,13 @@ is not permitted. Then, in the enforced loop of suite.harness.enforced, per run 
 the page cache (a read also measures what of its files is still cached), `mpiexec -n N python -m
 suite.checkpointing.rank PLAN` inside the memory cgroup (suite.harness.mpi), collect
 (suite.checkpointing.results). Without --data-dir: the miniature, not valid for submission.
+
+Across hosts (--hosts/--hostfile other than this host, or --launcher): suite.harness.hosts, as training
+and kv_cache use it: every host probed through the launcher, the ranks placed in host order (the same
+count on each), the checkpoint folder proven shared (a file written here read back on every host), each
+host's cache dropped before every run, each host's ranks in that host's memory cgroup, every host
+sampled, the per-host evidence in results.json's enforcement.hosts. The read's residency check
+(resident_bytes_before_read) reads this host's page cache only: enforcement.resident_bytes_scope says so.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from suite.storage.backend.select import DataLocation, ObjectLocation, as_locati
 from suite.checkpointing import manifest
 from suite.checkpointing import results
 from suite.checkpointing.rank import PLAN_SCHEMA, checkpoint_dir
+from suite.harness import hosts as hostmod
 from suite.harness.hosts import parse_hosts
 from suite.harness.storagerun import DEFAULT_RUNS, say
 
@@ -50,11 +58,13 @@ class Options:
     division: str = "closed"
     hosts: list | None = None
     hostfile: str | None = None
+    launcher: str | None = None         # --launcher: how mpiexec and the host agents reach --hosts
     allow_no_cache_drop: bool = False
     no_cache_drop: bool = False
     miniature: bool | None = None       # None: the miniature exactly when no data_dir (the CLI's rule)
     ruleset: str | None = None       # --ruleset; None: see ruleset()
     data: DataLocation | None = None    # the checkpoint folder resolved once per command (location(); writeread)
+    cluster: object = None              # hosts.Cluster across hosts, probed once per command (prepare; writeread)
 
 
 @dataclass
@@ -71,6 +81,7 @@ class Prepared:
     written_by: dict | None      # the write phase's manifest (read phase)
     phase_id: str = ""           # this invocation's id (checkpoint_run_set.json; a write's manifest: write_id)
     data: DataLocation | None = None    # folder and its backend (select.DataLocation), resolved once
+    cluster: object = None              # hosts.Cluster across hosts (connect_hosts), else None
 
 
 def phase_counts(opts: Options, doc: dict) -> tuple[str, int]:
@@ -96,13 +107,14 @@ def prepare(opts: Options) -> Prepared:
     from suite.checkpointing import model
 
     doc = workloads.load(opts.workload)
-    if opts.memory_limit is not None:        # refused before the results dir is claimed
-        from suite.enforce.cgroup import check_limit
+    hosts = parse_hosts(opts)
+    multi = hostmod.is_multi(opts, hosts)
+    if opts.memory_limit is not None and not multi:     # refused before the results dir is claimed (across
+        from suite.enforce.cgroup import check_limit    # hosts: hosts.connect asks every host)
         check_limit(opts.memory_limit)
     phase, count = phase_counts(opts, doc)
     miniature = opts.data_dir is None if opts.miniature is None else opts.miniature
     ckpt = model.from_workload(doc, opts.accelerators, opts.mode, miniature)
-    hosts = parse_hosts(opts)
     need = closed_processes(doc)
     if opts.division == "closed" and opts.mode == "default" and opts.accelerators != need:
         raise RuleError(f"--accelerators: expected {need} (TP x PP x DP of {opts.workload}) in the closed "
@@ -113,13 +125,12 @@ def prepare(opts: Options) -> Prepared:
     if opts.accelerators < MIN_PROCESSES_PER_HOST * len(hosts):
         raise RuleError(f"--accelerators: expected at least {MIN_PROCESSES_PER_HOST} processes per host "
                         f"({MIN_PROCESSES_PER_HOST * len(hosts)} on {len(hosts)} hosts), got {opts.accelerators}")
-    local = {socket.gethostname(), "localhost", "127.0.0.1"}
-    if len(hosts) > 1 or hosts[0] not in local:   # drop, cgroup and the read's residency check act on this host
-        raise SuiteError(f"--hosts: expected this host only for checkpointing (its cache drop and memory cgroup "
-                         f"are applied here only; multi-host checkpointing is not built yet), got {','.join(hosts)}")
     if opts.no_cache_drop and opts.division != "open":
         raise RuleError(f"--no-cache-drop: expected --division open, got --division {opts.division}")
     data = opts.data or location(opts)
+    if multi and data.is_object:
+        raise SuiteError(f"--hosts: expected one host for object storage ({data.root}: the ranks' credentials and "
+                         f"request records are this host's; not built across hosts), got {','.join(hosts)}")
     folder, backend = data.root, data.backend
     results_dir = Path(opts.results_dir or resultsdir.default(results_name(opts, phase)))
     resultsdir.check(results_dir)       # claimed (suite.harness.enforced) once every refusal is passed
@@ -133,8 +144,23 @@ def prepare(opts: Options) -> Prepared:
     written_by = None
     if phase == "read":
         written_by = manifest.reference(manifest.for_read(folder, layout(opts, ckpt), count, results_dir), results_dir)
+    cluster = (opts.cluster or connect_hosts(opts, hosts)) if multi else None   # every refusal above first
     return Prepared(opts, doc, ckpt, phase, count, folder, results_dir.resolve(), hosts,
-                    opts.runs or DEFAULT_RUNS, written_by, uuid.uuid4().hex, data)
+                    opts.runs or DEFAULT_RUNS, written_by, uuid.uuid4().hex, data, cluster)
+
+
+def connect_hosts(opts: Options, names: list):
+    """hosts.Cluster of the ranks across `names`: each host probed through the launcher (refused:
+    unreachable, uneven ranks in closed, no cache drop in closed, no cgroup for --memory-limit)."""
+    cluster = hostmod.connect(opts, names, opts.launcher)
+    say("hosts: " + ", ".join(f"{h.name} ({h.hostname}: ranks {h.ranks[0]}-{h.ranks[-1]})" for h in cluster.hosts)
+        + f" through {cluster.launcher.exe}")
+    return cluster
+
+
+def cache_clear(prep: Prepared):
+    """The clear before each run: every host's page cache across hosts, else the checkpoint storage's."""
+    return prep.cluster.drop_caches if prep.cluster is not None else prep.data.backend.clear_cache
 
 
 def location(opts: Options) -> DataLocation:
@@ -223,17 +249,22 @@ class Checkpointing:
     def prepare(self) -> Series:
         opts = self.opts
         self.prep = prepare(opts)
-        clear = self.prep.data.backend.clear_cache       # the checkpoint storage's cache
-        enforced.refuse_without_clear(clear, opts.division, opts.allow_no_cache_drop)
+        clear = cache_clear(self.prep)
+        if self.prep.cluster is None:           # across hosts hosts.connect asked every host already
+            enforced.refuse_without_clear(clear, opts.division, opts.allow_no_cache_drop)
         return Series(name=results_name(opts, self.prep.phase), results_dir=opts.results_dir, runs=self.prep.runs,
                       clear_cache=None if opts.no_cache_drop else clear,
-                      write_run_set=self.write_run_set, started=self.started)
+                      write_run_set=self.write_run_set, started=self.started,
+                      host_metrics_cluster=self.prep.cluster)       # across hosts: every host sampled
 
     def started(self, results_dir: Path) -> None:
         prep = self.prep
         prep.results_dir = Path(results_dir).resolve()
         if prep.phase == "write":
             prep.data.backend.make_prefix("")
+        if prep.cluster is not None:               # before the manifest goes: a refusal leaves the folder as it was
+            prep.cluster.refuse_unshared(prep.folder, "--data-dir")
+        if prep.phase == "write":
             manifest.remove(prep.folder)           # a read finds one only after this write completes
         announce(prep)
 
@@ -298,16 +329,16 @@ def run_once(prep: Prepared, k: int, drop) -> dict:
     resident = resident_bytes(prep) if prep.phase == "read" and not isinstance(prep.folder, ObjectLocation) else None
     plan = _plan(prep, run_dir)
     files.write_json(run_dir / "plan.json", plan, schema=PLAN_SCHEMA, indent=None)
-    argv = (mpi.mpiexec_argv(opts.accelerators, hostfile=opts.hostfile, hosts=prep.hosts if opts.hosts else None)
-            + mpi.python_module("suite.checkpointing.rank", run_dir / "plan.json"))
     say(f"[run {k}/{prep.runs}] {opts.accelerators} rank(s): {prep.phase} {prep.count} checkpoint(s) -> {run_dir}")
     start = time.time()
-    cgroup = enforced.memory_cgroup(opts.memory_limit, k)
-    status, error, evidence = enforced.enforced(cgroup, lambda start_child: mpi.launch(argv, run_dir, start_child),
-                                                lambda rc: mpi.rank_failure(run_dir, rc))
+    status, error, evidence = _launch(prep, k, run_dir)
     ranks = results.load_ranks(run_dir, opts.accelerators) if status == "complete" else []
     doc = _doc(prep, k, plan, ranks, status, error, start, time.time())
     doc["enforcement"] = {"cache_drop": drop.to_dict(), "memory_limit": evidence, "resident_bytes_before_read": resident}
+    if prep.cluster is not None:        # per host: placement, memory, its drop, its cgroup (as training records it)
+        doc["enforcement"]["hosts"] = prep.cluster.evidence(drop, evidence)
+        if resident is not None:
+            doc["enforcement"]["resident_bytes_scope"] = residency_scope(prep)
     if isinstance(prep.folder, ObjectLocation):
         from suite.storage.objectstore import record
         where = prep.data.backend.evidence()
@@ -321,6 +352,38 @@ def run_once(prep: Prepared, k: int, drop) -> dict:
             f"{m['throughput_mean_gib_s']:.3f} GiB/s; per rank {min(x['rank_min_gib_s'] for x in c):.3f}.."
             f"{max(x['rank_max_gib_s'] for x in c):.3f} GiB/s")
     return doc
+
+
+def _launch(prep: Prepared, k: int, run_dir: Path) -> tuple[str, str | None, dict | None]:
+    """mpiexec and the ranks in the memory cgroup: (status, error, the cgroup's evidence). Across hosts
+    the ranks placed by us (-hosts h1:n,h2:n through the launcher), each joining its host's cgroup, and
+    a rank that ran elsewhere than placed fails the run."""
+    opts, cluster = prep.opts, prep.cluster
+    rank = mpi.python_module("suite.checkpointing.rank", run_dir / "plan.json")
+    failure = lambda rc: mpi.rank_failure(run_dir, rc)      # noqa: E731 - what enforced() calls on a failure
+    if cluster is None:
+        argv = mpi.mpiexec_argv(opts.accelerators, hostfile=opts.hostfile, hosts=prep.hosts if opts.hosts else None)
+        return enforced.enforced(enforced.memory_cgroup(opts.memory_limit, k),
+                                 lambda start_child: mpi.launch(argv + rank, run_dir, start_child), failure)
+    mpiexec = mpi.mpiexec_argv(opts.accelerators, host_args=cluster.launcher.mpiexec_args() + ["-hosts", cluster.hosts_arg()])
+    if opts.memory_limit:
+        cgroup = cluster.cgroups(opts.memory_limit, enforced.cgroup_name(k), run_dir / "cgroups")
+        status, error, evidence = enforced.enforced(cgroup, lambda: mpi.launch(mpiexec + cgroup.wrap(rank), run_dir, None),
+                                                    failure, join=False)
+    else:
+        status, error, evidence = enforced.enforced(None, lambda: mpi.launch(mpiexec + rank, run_dir, None), failure,
+                                                    join=False)
+    misplaced = hostmod.check_ranks_hosts(run_dir, cluster) if status == "complete" else None
+    return ("failed", f"placement: {misplaced}", evidence) if misplaced else (status, error, evidence)
+
+
+def residency_scope(prep: Prepared) -> str:
+    """What resident_bytes_before_read measured: this host's page cache (mincore here), not the others'."""
+    here = socket.gethostname()
+    ran = [h.hostname for h in prep.cluster.hosts]
+    return (f"this host ({here}) only" + (", one of the run's hosts" if here in ran else ", not one of the run's hosts")
+            + f"; the page caches of {', '.join(h for h in ran if h != here)} were dropped (enforcement.hosts[].cache_drop), "
+            f"not measured")
 
 
 def _plan(prep: Prepared, run_dir: Path) -> dict:
@@ -348,8 +411,13 @@ def _doc(prep: Prepared, k: int, plan: dict, ranks: list, status: str, error, st
             "files_per_checkpoint": prep.ckpt.files_per_checkpoint,
             "num_checkpoints_write": plan["num_checkpoints_write"], "num_checkpoints_read": plan["num_checkpoints_read"],
             "fsync": plan["fsync"], "time_between_checkpoints_s": plan["time_between_checkpoints_s"],
-            "host_memory_bytes": meminfo_bytes("MemTotal") or 0, "status": status, "error": error,
+            "host_memory_bytes": _host_memory(prep) or meminfo_bytes("MemTotal") or 0, "status": status, "error": error,
             "complete": status == "complete", "start_unix_s": start, "end_unix_s": end, "written_by": prep.written_by}
+
+
+def _host_memory(prep: Prepared) -> int | None:
+    """Across hosts: the smallest host's MemTotal (the figures are per host); else None (this host's)."""
+    return min(h.mem_total_bytes for h in prep.cluster.hosts) if prep.cluster is not None else None
 
 
 def _between(prep: Prepared) -> float:

@@ -82,16 +82,17 @@ class Phase(ckrun.Checkpointing):
     def prepare(self) -> Series:
         opts = self.opts
         self.prep = ckrun.prepare(opts)
-        backend_clear = self.prep.data.backend.clear_cache
+        backend_clear = ckrun.cache_clear(self.prep)       # across hosts: every host's page cache
         clear = backend_clear
-        if self.prep.phase == "write" and self.probe:
+        if self.prep.phase == "write" and self.probe and self.prep.cluster is None:   # across: hosts.connect asked
             enforced.refuse_without_clear(backend_clear, opts.division, opts.allow_no_cache_drop)
         if self.prep.phase == "read":       # no probe: the handoff's clear is the first, its evidence intact
             self.handoff = self.handoff or _handoff(self.prep)
             clear = self._handoff_clear(backend_clear)
         return Series(name=ckrun.results_name(opts, self.prep.phase), results_dir=opts.results_dir,
                       runs=self.prep.runs, clear_cache=None if opts.no_cache_drop else clear,
-                      write_run_set=self.write_run_set, started=self.started)
+                      write_run_set=self.write_run_set, started=self.started,
+                      host_metrics_cluster=self.prep.cluster)       # across hosts: every host sampled
 
     def _handoff_clear(self, backend_clear):
         """The read's clear through the handoff; closed without permission: refused (the claimed leaf
@@ -127,6 +128,9 @@ def _handoff(prep) -> "handoff_mod.Handoff":
         checkpoint_dir(prep.folder, k) / s.name for k in range(1, prep.count + 1)
         for r in range(prep.opts.accelerators) for s in prep.ckpt.rank_shards(r)]
     written = (prep.written_by or {}).get("checkpoints", prep.count) * prep.ckpt.total_bytes
+    if prep.cluster is not None:     # each client's memory from its probe (the cgroup's limit where lower); the smallest
+        memory = min(min(h.mem_total_bytes, prep.opts.memory_limit or h.mem_total_bytes) for h in prep.cluster.hosts)
+        return handoff_mod.Handoff(paths, written // len(prep.cluster.hosts), memory, scope=ckrun.residency_scope(prep))
     return handoff_mod.Handoff(paths, written // max(len(prep.hosts), 1),
                                handoff_mod.client_memory_bytes(prep.opts.memory_limit))
 
@@ -148,6 +152,7 @@ def run(opts, made: list | None = None) -> int:
     name = f"{opts.workload}-{opts.accelerators}p"
     where = Path(opts.results_dir or resultsdir.default(name)) / "checkpointing" / opts.workload
     prep = ckrun.prepare(_phase_opts(base, phases[0], where / leafstamp.now()))   # every refusal; nothing written
+    base = replace(base, cluster=prep.cluster)          # across hosts: probed once, for every phase
     _separation(doc, prep)
     root = Path(opts.results_dir) if opts.results_dir else resultsdir.claim(None, name)
     try:

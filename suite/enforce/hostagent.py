@@ -10,6 +10,9 @@
         JOIN_DIR/<hostname> for `join`; prints the creation evidence (+ hostname)
     python -m suite.enforce.hostagent cgroup-close NAME
         kills what is left in NAME, records peak and OOM kills, removes it; prints the evidence
+    python -m suite.enforce.hostagent visible PATH
+        {hostname, seen: the first 200 bytes of the file PATH as text, or null, why: null or the
+        reason}: whether a file the CLI wrote is visible here (a folder shared by every host)
     python -m suite.enforce.hostagent join JOIN_DIR ARGV...
         (how mpiexec starts a rank) this process joins the cgroup named in JOIN_DIR/<hostname>,
         then execs ARGV: the rank's whole memory is charged to its host's cgroup
@@ -75,6 +78,15 @@ def cgroup_close(name: str) -> dict:
             "remove_s": cg.remove_s, "cleanup_error": cg.cleanup_error}
 
 
+def visible(path: str) -> dict:
+    """The start of the file at `path` as this host sees it (None and why where it cannot be read)."""
+    try:
+        with open(path, "rb") as f:
+            return {"hostname": socket.gethostname(), "seen": f.read(200).decode("utf-8", "replace"), "why": None}
+    except OSError as exc:
+        return {"hostname": socket.gethostname(), "seen": None, "why": exc.strerror or str(exc)}
+
+
 def join(join_dir: str, argv: list) -> None:
     """Join this host's cgroup, then exec argv (never returns)."""
     host = socket.gethostname()
@@ -103,12 +115,14 @@ def main(argv: list) -> int:
             return _emit(drop())
         if argv[:1] == ["cgroup-create"] and len(argv) == 4:
             return _emit(cgroup_create(argv[1], int(argv[2]), argv[3]))
+        if argv[:1] == ["visible"] and len(argv) == 2:
+            return _emit(visible(argv[1]))
         if argv[:1] == ["cgroup-close"] and len(argv) == 2:
             return _emit(cgroup_close(argv[1]))
     except (SuiteError, OSError, ValueError) as exc:
         return _emit({"error": str(exc), "hostname": socket.gethostname()})
     return _emit({"error": f"usage: probe | drop | cgroup-create NAME LIMIT DIR | cgroup-close NAME | "
-                           f"join DIR ARGV..., got {' '.join(argv)[:200]!r}"})
+                           f"visible PATH | join DIR ARGV..., got {' '.join(argv)[:200]!r}"})
 
 
 if __name__ == "__main__":

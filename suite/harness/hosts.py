@@ -98,7 +98,7 @@ class Launcher:
 
 def command_line(argv: list) -> str:
     """One shell line (what ssh hands the remote shell): PYTHONPATH so this `suite` is importable."""
-    here = str(Path(__file__).resolve().parents[3])
+    here = str(Path(__file__).resolve().parents[2])      # the directory holding the `suite` package
     return f"PYTHONPATH={shlex.quote(here)} " + shlex.join(str(a) for a in argv)
 
 
@@ -139,6 +139,32 @@ class Cluster:
             except RunError as exc:
                 return {"hostname": h.hostname, "attempted": False, "succeeded": False, "error": str(exc)}
         return HostsDrop([dict(d, host=h.name) for h, d in zip(self.hosts, self.each(one))])
+
+    def refuse_unshared(self, folder: Path, option: str) -> None:
+        """SuiteError (one line, exit 2) unless every host sees `folder` as this one does: a token file
+        written here, read back on each host through the launcher, removed. (A folder that exists on each
+        host but is each host's own would pass a mere existence test: the ranks' files would scatter.)"""
+        import uuid
+
+        token = uuid.uuid4().hex
+        probe = Path(folder) / f".suite-shared-probe-{token}"
+        try:
+            files.write_atomic(probe, token + "\n")
+        except (OSError, files.WriteError) as exc:
+            raise SuiteError(f"{option} {folder}: expected a folder this host can write, got {exc}") from None
+        try:
+            def one(h: Host) -> dict:
+                try:
+                    return self.launcher.agent(h.name, ["visible", str(probe)])
+                except RunError as exc:
+                    return {"seen": None, "why": str(exc)}
+            for h, doc in zip(self.hosts, self.each(one)):
+                if str(doc.get("seen") or "").strip() != token:
+                    got = "another file" if doc.get("seen") else doc.get("why") or doc.get("error")
+                    raise SuiteError(f"{option} {folder}: expected a folder every host shares (a file written here "
+                                     f"read back on each), got {got} on host {h.name}")
+        finally:
+            probe.unlink(missing_ok=True)
 
     def cgroups(self, limit_bytes: int, name: str, join_dir: Path) -> "HostCgroups":
         return HostCgroups(self, limit_bytes, name, join_dir)

@@ -48,7 +48,10 @@ def test_the_dlio_engine_is_refused_for_checkpointing_not_silently_replaced(run_
 
 def test_options_the_checkpoint_runner_does_not_use_are_refused(run_cli, tmp_path):
     for extra, needle in ((["--ruleset", "v1.0"], "--ruleset: expected v2.0 or v3.0 for llama3-8b"),
-                          (["--launcher", "/bin/true"], "--launcher: expected only with a training workload")):
+                          (["--param", "a.b=1"], "--param: expected only with a training workload"),
+                          # --launcher takes the ranks across hosts: a launcher that reaches no host agent is refused
+                          (["--launcher", "/bin/true"], "expected the host agent's answer through /bin/true, got exit 0 "
+                                                        "(refused before anything started)")):
         code, out, err = run_cli("run", "--workload", "llama3-8b", "--accelerators", 8, "--checkpoints-read", 0,
                                  "--results-dir", tmp_path / "r", *extra)
         assert code == 2 and needle in err and len(err.strip().splitlines()) == 1

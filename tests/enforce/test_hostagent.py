@@ -31,6 +31,14 @@ def test_bad_usage_is_one_json_error_line():
     assert code == 1 and doc["error"].startswith("usage:")
 
 
+def test_visible_reads_back_a_file_or_says_why_not(tmp_path):
+    (tmp_path / "token").write_text("abc123\n")
+    code, doc = agent("visible", tmp_path / "token")
+    assert code == 0 and doc == {"hostname": socket.gethostname(), "seen": "abc123\n", "why": None}
+    code, doc = agent("visible", tmp_path / "absent")
+    assert code == 0 and doc["seen"] is None and doc["why"] == "No such file or directory"
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or detect_cgroup().version not in ("v1", "v2"), reason="needs root and cgroups")
 def test_create_join_close_a_cgroup_across_processes(tmp_path):
     name = f"hostagent-test-{os.getpid()}-1"
