@@ -153,7 +153,26 @@ class Remote:
         return None, f"host {self.host}: not sampled through {self.exe}: {why}"
 
 
-class Fleet:
+class Gathered:
+    """What a sampling of several hosts writes: `docs` (one series per host, Sampler.host_doc each) and
+    `warnings` (why a host has none), under the scope `scope_text()` says."""
+
+    docs: list
+    warnings: list
+
+    def scope_text(self) -> str:
+        raise NotImplementedError
+
+    def doc(self) -> dict:
+        return hostmetrics.document(self.docs, self.scope_text(), self.warnings)
+
+    def write(self, where: Path) -> Path:
+        path = Path(where) / hostmetrics.FILE
+        files.write_json(path, self.doc(), schema=hostmetrics.SCHEMA, indent=None)
+        return path
+
+
+class Fleet(Gathered):
     """Every host's sampler from __enter__ to __exit__; write() gives host_metrics.json (one series
     per host, in the run's host order: empty, with a warning, for a host that gave none)."""
 
@@ -191,13 +210,8 @@ class Fleet:
                 self.warnings.append(why)
                 terminal.say(f"warning: host metrics: {why}")
 
-    def doc(self) -> dict:
-        return hostmetrics.document(self.docs, scope(len(self.hosts)), self.warnings)
-
-    def write(self, where: Path) -> Path:
-        path = Path(where) / hostmetrics.FILE
-        files.write_json(path, self.doc(), schema=hostmetrics.SCHEMA, indent=None)
-        return path
+    def scope_text(self) -> str:
+        return scope(len(self.hosts))
 
 
 def main(argv=None) -> int:

@@ -24,9 +24,9 @@ import threading
 import uuid
 from pathlib import Path
 
-from suite import files, terminal
+from suite import terminal
 from suite.errors import ResultError
-from suite.harness import hostmetrics
+from suite.harness import hostmetrics, hostsampling
 
 BOUND_S = 20.0                # a client.run of the samplers: one round trip to each worker and a line of JSON back
 _SAMPLERS: dict = {}          # on a worker: {run token: the Sampler it runs for its host}
@@ -73,7 +73,7 @@ def scope(hosts: int) -> str:
             f"its workers")
 
 
-class DaskHosts:
+class DaskHosts(hostsampling.Gathered):
     """The sampling of hostsampling.sampling (`with` it; write() after) for a run on `cluster`
     (engine_dask.Cluster): one series per host, the launcher's first."""
 
@@ -155,10 +155,5 @@ class DaskHosts:
                 self.docs.append(hostmetrics.empty_host(name, self.interval_s))
                 self._warn(f"host {name}: not sampled by worker {address}: {why}")
 
-    def doc(self) -> dict:
-        return hostmetrics.document(self.docs, scope(len(self.docs)), self.warnings)
-
-    def write(self, where: Path) -> Path:
-        path = Path(where) / hostmetrics.FILE
-        files.write_json(path, self.doc(), schema=hostmetrics.SCHEMA, indent=None)
-        return path
+    def scope_text(self) -> str:
+        return scope(len(self.docs))

@@ -39,12 +39,17 @@ def snapshot(root):
 
 
 def fill_v3(sub, system: str = "box1", division: str = "closed") -> None:
-    """What a submitter gives in a v3.0 tree's system description: the solution, on premises, two storage
+    """fill_v3_yaml on the system description of `system` in a v3.0 tree made by submission init."""
+    fill_v3_yaml(sub / division / "ACME/systems" / f"{system}.yaml")
+
+
+def fill_v3_yaml(p, availability: str = "preview") -> None:
+    """What a submitter gives in a v3.0 system description: the solution, on premises, two storage
     nodes of 2 x 750 W and 1 RU each."""
-    p = sub / division / "ACME/systems" / f"{system}.yaml"
     d = yaml.safe_load(p.read_text())
-    sut = d.pop("todo") and d["system_under_test"]
-    sut["solution"].update(friendly_description="a test NAS", usable_capacity_tib=2.5, availability="preview")
+    d.pop("todo", None)
+    sut = d["system_under_test"]
+    sut["solution"].update(friendly_description="a test NAS", usable_capacity_tib=2.5, availability=availability)
     sut["deployment"] = "onprem"
     psu = {"min_psus_active": 1, "psus_configured": [{"unit_count": 2, "inlet_voltage": 230,
                                                       "nameplate_power_watts": 750, "efficiency": "Platinum"}]}

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import paths
 import pytest
-import yaml
 
 from suite.submission import document
 
-from submission_helpers import fill_todos
+from submission_helpers import fill_todos, fill_v3_yaml
 
 PY = [sys.executable, "-m", "suite"]
 TRAIN = paths.DATA / "v3/tree/closed/Alluxio/results/aws_c5n18xlarge_i3en24xlarge_8c_10s_8a/training/unet3d"
@@ -92,25 +91,6 @@ def test_v1_without_chromium_a_stale_pdf_is_refused_in_one_line(described, tmp_p
     assert tree_state(tree) == before and not (tmp_path / "sub.tar.gz").exists()
 
 
-def _fill_v3(path: Path, availability: str) -> None:
-    """What a submitter gives (tests/submission/test_submission_v3.py's _fill): the solution, on premises."""
-    d = yaml.safe_load(path.read_text())
-    d.pop("todo", None)
-    sut = d["system_under_test"]
-    sut["solution"].update(friendly_description="a test NAS", usable_capacity_tib=2.5, availability=availability)
-    sut["deployment"] = "onprem"
-    psu = {"min_psus_active": 1, "psus_configured": [{"unit_count": 2, "inlet_voltage": 230,
-                                                      "nameplate_power_watts": 750, "efficiency": "Platinum"}]}
-    sut["clients"][0]["chassis"].update(model_name="VM", rack_units=1, power=psu)
-    sut["product_nodes"] = [{"friendly_description": "NAS head", "quantity": 2,
-                             "chassis": {"model_name": "R640", "rack_units": 1, "cpu_model": "Xeon", "cpu_qty": 2,
-                                         "cpu_cores": 16, "memory_capacity": 128, "power": psu},
-                             "networking": [{"type": "ethernet", "unit_count": 2, "speed": 100, "traffic": ["data"]}],
-                             "operating_system": {"name": "Debian", "version": "12"}}]
-    sut["total_rack_units"] = 2
-    path.write_text(yaml.safe_dump(d, sort_keys=False))
-
-
 @needs_chromium
 def test_v3_package_ships_documents_of_the_current_yaml(run_cli, tmp_path):
     tree = tmp_path / "sub3"
@@ -120,14 +100,14 @@ def test_v3_package_ships_documents_of_the_current_yaml(run_cli, tmp_path):
     assert run_cli("submission", "add", tree, TRAIN, "--system", "box1")[0] == 0
     assert run_cli("submission", "describe", tree, "--system", "box1")[0] == 0
     assert "TODO" in (systems / "box1.md").read_text()
-    _fill_v3(systems / "box1.yaml", "preview")
+    fill_v3_yaml(systems / "box1.yaml", "preview")
     code, out, _ = run_cli("check", tree)                  # the stale documents' TODOs are findings, not notes
     assert code == 1 and "submission-document-todo" in out
     code, out, err = run_cli("submission", "package", tree, "--out", tmp_path / "a.tar.gz")
     assert code == 0 and "CLOSED" in out, out + err
     md = (systems / "box1.md").read_text()
     assert "TODO" not in md and "| availability | preview |" in md and tarred(tmp_path / "a.tar.gz", "box1.md") == md
-    _fill_v3(systems / "box1.yaml", "available")                   # edited after a package: the next one follows
+    fill_v3_yaml(systems / "box1.yaml", "available")                   # edited after a package: the next one follows
     code, out, err = run_cli("submission", "package", tree, "--out", tmp_path / "b.tar.gz")
     assert code == 0, out + err
     assert "| availability | available |" in tarred(tmp_path / "b.tar.gz", "box1.md")
