@@ -198,6 +198,16 @@ def empty_host(host: str, interval_s: float) -> dict:
             "disk_devices": [], "net_interfaces": [], "samples": []}
 
 
+def series_problem(doc, where: str) -> str | None:
+    """Why one host's series (a sampler's Sampler.host_doc, from another process or host) is not one
+    the file's readers load (one line), or None."""
+    try:
+        load_doc(document([doc], THIS_HOST), where)
+    except (ValueError, TypeError, RecursionError, ResultError) as exc:
+        return str(exc)[:300]
+    return None
+
+
 def document(hosts: list, scope: str, warnings=()) -> dict:
     """host_metrics.json (schema_version 2) of these hosts' series (Sampler.host_doc each)."""
     return {"schema_version": 2, "scope": scope, "hosts": list(hosts), "warnings": [w[:1000] for w in warnings]}

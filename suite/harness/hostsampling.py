@@ -33,7 +33,6 @@ import time
 from pathlib import Path
 
 from suite import files, terminal
-from suite.errors import ResultError
 from suite.harness import hostmetrics
 
 MODULE = "suite.harness.hostsampling"
@@ -142,10 +141,11 @@ class Remote:
         if self.error is None and self.lines:
             try:
                 doc = json.loads(self.lines[-1])
-                hostmetrics.load_doc(hostmetrics.document([doc], scope(1)), f"host {self.host}'s sampler")
-                return doc, None
-            except (ValueError, RecursionError, ResultError) as exc:
+            except (ValueError, RecursionError) as exc:
                 return None, f"host {self.host}: its sampler's series through {self.exe}: {str(exc)[:300]}"
+            bad = hostmetrics.series_problem(doc, f"host {self.host}'s sampler")
+            return (doc, None) if bad is None else (None, f"host {self.host}: its sampler's series through "
+                                                          f"{self.exe}: {bad}")
         why = self.error
         if why is None:
             err = self.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -162,6 +162,19 @@ class Gathered:
 
     def scope_text(self) -> str:
         raise NotImplementedError
+
+    def add(self, host: str, doc: dict | None, why: str | None, interval_s: float) -> None:
+        """Host `host`'s series (`doc`), or, where it gave none, an empty one and `why` as a warning
+        (on the run's output too): the host is in the file all the same."""
+        if doc is not None:
+            self.docs.append(dict(doc, host=host))
+        else:
+            self.docs.append(hostmetrics.empty_host(host, interval_s))
+            self.warn(why)
+
+    def warn(self, why: str) -> None:
+        self.warnings.append(why)
+        terminal.say(f"warning: host metrics: {why}")
 
     def doc(self) -> dict:
         return hostmetrics.document(self.docs, self.scope_text(), self.warnings)
@@ -201,14 +214,8 @@ class Fleet(Gathered):
         for r in self.remotes:
             r.wait(deadline)
         self.docs, self.warnings = [], []
-        for r in self.remotes:
-            doc, why = r.series()
-            if doc is not None:
-                self.docs.append(dict(doc, host=r.host))     # named as the run names it (--hosts): distinct
-            else:                # the host is in the file all the same: no samples, the warning says why
-                self.docs.append(hostmetrics.empty_host(r.host, self.interval_s))
-                self.warnings.append(why)
-                terminal.say(f"warning: host metrics: {why}")
+        for r in self.remotes:      # each named as the run names it (--hosts): distinct
+            self.add(r.host, *r.series(), self.interval_s)
 
     def scope_text(self) -> str:
         return scope(len(self.hosts))

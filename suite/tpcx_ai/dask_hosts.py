@@ -24,8 +24,6 @@ import threading
 import uuid
 from pathlib import Path
 
-from suite import terminal
-from suite.errors import ResultError
 from suite.harness import hostmetrics, hostsampling
 
 BOUND_S = 20.0                # a client.run of the samplers: one round trip to each worker and a line of JSON back
@@ -86,10 +84,6 @@ class DaskHosts(hostsampling.Gathered):
         self.docs: list[dict] = []
         self.warnings: list[str] = []
 
-    def _warn(self, why: str) -> None:
-        self.warnings.append(why)
-        terminal.say(f"warning: host metrics: {why}")
-
     def _run(self, what: str, fn, *args, workers=None) -> dict:
         """`client.run(fn, *args)` on `workers`, bounded by BOUND_S (a worker's host may be gone: not the
         scheduler's fault, so not fatal to the cluster): {address: value or the exception}; {} and a
@@ -99,7 +93,7 @@ class DaskHosts(hostsampling.Gathered):
             return self.cluster.call(what, client.run, fn, *args, workers=workers, on_error="return",
                                      bound_s=BOUND_S, fatal=False) or {}
         except Exception as exc:     # the scheduler stalled or gone, the client closed: the run goes on unsampled there
-            self._warn(f"{what}: the dask cluster at {self.cluster.address} gave none: "
+            self.warn(f"{what}: the dask cluster at {self.cluster.address} gave none: "
                        f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}")
             return {}
 
@@ -109,7 +103,7 @@ class DaskHosts(hostsampling.Gathered):
         seen, names = {self.here}, {self.here[0]}
         for address, ident in sorted(self._run("the workers' hosts", host_identity).items()):
             if isinstance(ident, BaseException) or not isinstance(ident, (tuple, list)) or len(ident) != 3:
-                self._warn(f"worker {address}: its host not told: {str(ident)[:300]}")
+                self.warn(f"worker {address}: its host not told: {str(ident)[:300]}")
                 continue
             ident = (str(ident[0]), str(ident[1]), ident[2])
             if ident in seen:
@@ -128,7 +122,7 @@ class DaskHosts(hostsampling.Gathered):
                                 workers=list(self.picked))
             for address in self.picked:
                 if started.get(address) is not True and started:
-                    self._warn(f"host {self.picked[address]}: its sampler on worker {address} did not start: "
+                    self.warn(f"host {self.picked[address]}: its sampler on worker {address} did not start: "
                                f"{str(started.get(address, 'no answer'))[:300]}")
         return self
 
@@ -139,21 +133,11 @@ class DaskHosts(hostsampling.Gathered):
         asked = [a for a in self.picked if a in present]      # a worker lost: asking it would wait on its host
         got = self._run("the workers' series", stop_sampler, self.token, workers=asked) if asked else {}
         for address, name in self.picked.items():
-            doc, why = got.get(address), None
-            if address not in present:
-                doc = "its worker was lost during the run"
-            if isinstance(doc, dict):
-                try:
-                    hostmetrics.load_doc(hostmetrics.document([doc], scope(1)), f"worker {address}'s sampler")
-                except (ValueError, RecursionError, ResultError) as e:
-                    why = str(e)[:300]
-            else:
-                why = "no series" if doc is None else str(doc)[:300]
-            if why is None:
-                self.docs.append(dict(doc, host=name))
-            else:
-                self.docs.append(hostmetrics.empty_host(name, self.interval_s))
-                self._warn(f"host {name}: not sampled by worker {address}: {why}")
+            doc = got.get(address) if address in present else "its worker was lost during the run"
+            why = (hostmetrics.series_problem(doc, f"worker {address}'s sampler") if isinstance(doc, dict)
+                   else "no series" if doc is None else str(doc)[:300])
+            self.add(name, doc if why is None else None,
+                     None if why is None else f"host {name}: not sampled by worker {address}: {why}", self.interval_s)
 
     def scope_text(self) -> str:
         return scope(len(self.docs))
