@@ -11,7 +11,7 @@ import paths
 
 SUITE = paths.REPO / "suite"
 KINDS = sorted(p.name for p in SUITE.iterdir() if (p / "kind.py").is_file())     # a kind: a folder with kind.py
-LAYERS = ("harness", "storage", "check", "report", "rules", "enforce", "engines", "compare", "submission")
+LAYERS = ("harness", "storage", "check", "report", "rules", "enforce", "engines", "compare", "submission", "layouts")
 ABOVE = ("kinds", "commands", "history")   # above the kinds: the registry (the one dispatch), the commands, history
 TOP_ABOVE = ("cli.py",)                # suite/*.py above the kinds; every other suite/*.py is a layer module
 MAX_LINES = 500

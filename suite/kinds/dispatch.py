@@ -72,7 +72,7 @@ def single(kind: Kind, found: registry.Found) -> bool:
         return False
     if not kinds:
         return True                               # nothing found: the kind says why
-    return len(kinds) == 1 and (registry.get(kinds[0]).checks_trees or found.by_kind[kinds[0]] == [root])
+    return kinds == [kind.name] and (kind.checks_trees or found.by_kind[kind.name] == [root])
 
 
 def _entries(d: Path) -> list[Path]:

@@ -149,7 +149,7 @@ def results_under(path: Path) -> Found:
         if kind is None:
             continue
         if kind is KINDS[0]:                       # run output: another kind's leaf by its own test first
-            kind = next((k for k in reversed(KINDS[1:]) if not k.whole_tree and k.recognises(d)), kind)
+            kind = next((k for k in reversed(KINDS[1:]) if k.recognises(d)), kind)
         found.by_kind[kind.name].append(d)
         if kind is not KINDS[0]:
             claimed.append(d)

@@ -88,9 +88,32 @@ def handover(whole: Kind, args):
             return None
         if kind is registry.KINDS[0] or kind.whole_tree:
             return None
-        c = _part(kind, d, argparse.Namespace(**{**vars(args), "ruleset": "auto"}))
-        return {"kind": kind.name, "verdict": c.verdict, "compliant": c.code == ExitCode.OK, "summary": c.summary}
+        c = _part(kind, d, argparse.Namespace(**{**vars(args), "ruleset": "auto", "format": "json"}))
+        return {"kind": kind.name, "verdict": c.verdict, "compliant": c.code == ExitCode.OK, "summary": c.summary,
+                "findings": findings_of(_json(c.out))}
     return take
+
+
+FINDING_KEYS = ("rule_id", "severity", "effect", "path", "field", "expected", "actual", "message")
+
+
+def findings_of(doc) -> list[dict]:
+    """Every finding a kind's JSON check holds, wherever its format keeps them (a finding: a mapping
+    with a rule id), so that a check handed over shows its findings, not its verdict alone."""
+    out: list[dict] = []
+
+    def walk(x) -> None:
+        if isinstance(x, dict):
+            if isinstance(x.get("rule_id"), str):
+                out.append({k: x[k] for k in FINDING_KEYS if k in x})
+                return
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+    walk(doc)
+    return out
 
 
 def table_rows(d: Path) -> list:

@@ -15,6 +15,7 @@ from suite.kv_cache import evidence, figures
 from suite.kv_cache import leaf as kvleaf
 
 from suite.kv_cache import model
+from suite.layouts import leaves
 from suite.rules import engine as rules
 from suite.rules import rulesets
 from suite.rules.evaluate import evaluate
@@ -36,6 +37,9 @@ def division(lf: kvleaf.Leaf) -> str:
     suite = (lf.metadata or {}).get("suite")
     if isinstance(suite, dict) and suite.get("division") in ("closed", "open"):
         return suite["division"]
+    recorded = leaves.recorded_division(lf.metadata)    # where the run itself wrote: its content, not its place
+    if recorded is not None:
+        return recorded
     parts = [p.lower() for p in Path(lf.path).resolve().parts]
     return "open" if "open" in parts else "closed"
 

@@ -69,6 +69,7 @@ def check_text(res) -> str:
         lines.append(f"== {_rel(res, row['path'])}: {row['verdict'].upper()}: {figs}")
     for d in res.delegated:
         lines.append(f"== {_rel(res, d['path'])}: {str(d['verdict']).upper() or '?'} (checked by the {d['kind']} kind)")
+        lines += _handed(d.get("findings") or ())
     lines.append("")
     for sev in ("error", "warning", "info"):
         these = [f for f in res.findings if f.severity == sev]
@@ -78,6 +79,17 @@ def check_text(res) -> str:
             lines.append("")
     lines.append(summary_line(res))
     return "\n".join(terminal_lines(terminal(x)) for x in lines) + "\n"
+
+
+SHOWN_HANDED = 20       # a handed-over check's findings listed under its line; the rest counted
+
+
+def _handed(found) -> list[str]:
+    """The findings of a check another kind made, under its line (its own paths, relative to its leaf)."""
+    out = [f"    [{f.get('severity', '?')}] {f.get('message') or f.get('rule_id')}" for f in found[:SHOWN_HANDED]]
+    if len(found) > SHOWN_HANDED:
+        out.append(f"    ... {len(found) - SHOWN_HANDED} more finding(s): suite check on that folder lists them")
+    return out
 
 
 def as_json(res) -> dict:

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from suite.published import leaf as v3load
+from suite.layouts import leaves as layout_leaves
+from suite.layouts import walk
 from suite.harness import leafstamp
 from suite.errors import ResultError
 
@@ -209,18 +211,10 @@ def load(path: Path) -> Tree:
 
 
 def _loose_root(scope: Path) -> Path:
-    """Outside a published tree: the top of the v3.0 structure around PATH (what may be read)."""
-    ts = leafstamp.is_stamp(scope.name)
-    if ts and scope.parent.name in PHASES:
-        top = scope.parent.parent
-        return top.parent.parent if top.parent.name == "training" else top
-    if ts and scope.parent.parent.name == "checkpointing":
-        return scope.parent.parent.parent
-    if ts:
-        return scope.parent
-    if scope.parent.name in ("training", "checkpointing"):
-        return scope.parent.parent
-    return scope
+    """Outside a published tree: what may be read around PATH, the benchmark folder of the leaf or
+    phase folder it is (suite.layouts.walk.node_of: found by the leaves, not by the folders' names),
+    else PATH itself."""
+    return walk.node_of(scope) or scope
 
 
 def _org(odir: Path, div: str, root: Path, tree: Tree) -> Org:
@@ -333,24 +327,41 @@ def _leaf(ldir: Path, tree: Tree) -> Leaf:
 
 
 def _loose(scope: Path, tree: Tree) -> Org:
-    """PATH outside a published tree: one benchmark folder or leaf, read as one system's."""
-    org = Org("(none)", "closed", scope, scope)
-    system = System(scope.name, org.name, "closed", scope)
-    names = set(_split(scope, tree.problems)[1]) if scope.is_dir() else set()
-    if scope.parent.parent.name == "training" and scope.parent.name in PHASES or scope.parent.name in PHASES:
-        tr = _training(scope.parent.parent if scope.parent.name in PHASES else scope.parent, tree)
-        system.benchmarks.append(tr)
-    elif (scope / "run").is_dir() or (scope / "datasize").is_dir():
-        system.benchmarks.append(_training(scope, tree))
-    elif "summary.json" in names and scope.parent.parent.name == "checkpointing":
-        system.benchmarks.append(_checkpointing(scope.parent, tree))
-    elif scope.parent.name == "checkpointing" or scope.name == "checkpointing":
-        dirs = [scope] if scope.parent.name == "checkpointing" else _split(scope, tree.problems)[0]
-        system.benchmarks += [_checkpointing(d, tree) for d in dirs]
-    else:
+    """PATH outside a published tree: the benchmarks its reference leaves make (suite.layouts.walk, by
+    what each leaf holds, wherever it sits: a results dir, a copy under any name), read as one system's;
+    PATH holding none: its benchmark folders by name (kv_cache, vector_database)."""
+    found = walk.nodes(scope)
+    benchmarks = [_training_node(node, tree) if node.benchmark == "training" else _checkpointing(node.path, tree)
+                  for node in found]
+    division = _recorded_division(benchmarks)
+    org = Org("(none)", division, scope, scope)
+    system = System(scope.name, org.name, division, scope, benchmarks=benchmarks)
+    if not found:
         _benchmarks(system, tree)
     org.systems.append(system)
     return org
+
+
+def _recorded_division(benchmarks: list) -> str:
+    """The division the leaves recorded for themselves (suite.layouts.leaves.recorded_division: where
+    the run wrote, as its metadata says); closed where none says (what a result claims unless it says open)."""
+    for b in benchmarks:
+        for x in b.runs + b.datasize + b.datagen if isinstance(b, Training) else b.leaves:
+            said = layout_leaves.recorded_division({"result_dir": x.meta.result_dir}) if x.meta is not None else None
+            if said is not None:
+                return said
+    return "closed"
+
+
+def _training_node(node, tree: Tree) -> Training:
+    """A training benchmark from its node: `<model>/<phase>/<ts>` read by folder as in a tree; leaves
+    that sit in no phase folder each in the phase its metadata names."""
+    if all(x.path.parent.name in PHASES for x in node.leaves):
+        return _training(node.path, tree)
+    t = Training(node.path, node.path.name)
+    for x in node.leaves:
+        getattr(t, "runs" if x.phase == "run" else x.phase).append(_leaf(x.path, tree))
+    return t
 
 
 def leaves(tree: Tree):
@@ -362,8 +373,10 @@ def leaves(tree: Tree):
 
 
 def looks_v3(path: Path) -> bool:
-    """Cheap recognition for the kind registry: PATH is in or is a published v3.0 tree, or a
-    v3.0-layout benchmark or leaf (`training/<model>/run/<ts>`, `checkpointing/<model>/<ts>`)."""
+    """Cheap recognition for the kind registry: PATH is in or is a published v3.0 tree, or a benchmark
+    of reference leaves, a phase folder of one, or one leaf (suite.layouts.leaves: by what the leaves
+    hold, wherever they sit). A folder holding such benchmarks among other things is parted by the
+    registry's walk (suite.kinds.registry.results_under offers each leaf)."""
     real = Path(os.path.realpath(path))
     if not real.is_dir():
         return False
@@ -371,26 +384,15 @@ def looks_v3(path: Path) -> bool:
         return True
     if _ours(real):
         return False                                  # our own runs' leaves: the training/checkpointing kinds'
-    parts = real.parts
-    ts = leafstamp.is_stamp(real.name)
-    if ts and len(parts) >= 4 and parts[-2] in PHASES and parts[-4] == "training":
-        return True
-    if ts and len(parts) >= 3 and parts[-3] == "checkpointing":
-        return True
-    if ts and real.parent.name in PHASES and ((real / "fs_separation.json").is_file() or (real / "summary.json").is_file()):
-        return True                                   # training/<model>/<phase>/<ts> out of its tree
-    if ts and any(leafstamp.metadata_re("training|checkpointing").fullmatch(n) for n in _names(real)):
-        return True                                   # a leaf copied out of its tree
-    if (real / "run").is_dir() and any(leafstamp.is_stamp(n) for n in _names(real / "run", dirs=True)):
-        return True                                   # training/<model> copied out of its tree
+    return walk.node_of(real) is not None or _is_node(real)
+
+
+def _is_node(real: Path) -> bool:
+    """`real` is a benchmark folder of reference leaves: its phase folders or its own stamped folders hold them."""
     kids = _names(real, dirs=True)
-    if kids and any(leafstamp.is_stamp(k) for k in kids) and any(
-            leafstamp.metadata_re("checkpointing").fullmatch(n) for k in kids[:4] for n in _names(real / k)):
-        return True                                   # checkpointing/<model> copied out of its tree
-    if len(parts) >= 2 and parts[-2] in ("training", "checkpointing") and any(
-            (real / p).is_dir() for p in PHASES) or (real / "training").is_dir() and (real.parent.name == "results"):
+    if any(k in PHASES and walk.node_of(real / k) == real for k in kids):
         return True
-    return False
+    return any(walk.node_of(real / k) == real for k in [k for k in kids if leafstamp.is_stamp(k)][:4])
 
 
 def _names(d: Path, dirs: bool = False) -> list[str]:

@@ -85,9 +85,23 @@ def _load(path: Path, root: Path):
     return doc
 
 
+SUMMARY_KEYS = ("num_vectors", "dimension", "index_type")   # what every vector_database summary.json holds
+PROBE_BYTES = 1 << 20
+
+
 def is_leaf(d: Path) -> bool:
-    return leafstamp.is_stamp(d.name) and d.parent.name in PHASES and (d / "summary.json").is_file() \
-        and len(d.parents) >= 4 and d.parents[3].name == "vector_database"
+    """A stamped run or datagen folder whose summary.json is a vector database's (its own keys), wherever
+    it sits: what it holds decides, not the folders above it (issue 44)."""
+    d = Path(d)
+    if not (leafstamp.is_stamp(d.name) and d.parent.name in PHASES and (d / "summary.json").is_file()):
+        return False
+    if (d / f"vector_database_{d.name}_metadata.json").is_file():
+        return True
+    try:
+        doc = files.load_json(d / "summary.json", limit=PROBE_BYTES, root=d)
+    except (ResultError, OSError, ValueError, RecursionError):
+        return len(d.parents) >= 4 and d.parents[3].name == "vector_database"   # unreadable: its check says why
+    return isinstance(doc, dict) and all(k in doc for k in SUMMARY_KEYS)
 
 
 def find(path: Path) -> list[Path]:

@@ -1,0 +1,1 @@
+"""Layouts: where results sit (our results dirs, published benchmark dirs, the pooled v3.0 tree)."""
