@@ -81,17 +81,22 @@ def handover(whole: Kind, args):
     kind would take it."""
     from suite.errors import ResultError
 
-    def take(d: Path):
+    def take(d: Path, own: str | None = None):
+        """`own`: the kind whose own runs' leaves `d` holds, as the tree's layout names its folder."""
         try:
-            kind = registry.for_result(d)
+            kind = _registered(own) if own else registry.for_result(d)
         except ResultError:
             return None
-        if kind is registry.KINDS[0] or kind.whole_tree:
+        if kind is None or (not own and kind is registry.KINDS[0]) or kind.whole_tree:
             return None
         c = _part(kind, d, argparse.Namespace(**{**vars(args), "ruleset": "auto", "format": "json"}))
         return {"kind": kind.name, "verdict": c.verdict, "compliant": c.code == ExitCode.OK, "summary": c.summary,
                 "findings": findings_of(_json(c.out))}
     return take
+
+
+def _registered(name: str) -> Kind | None:
+    return next((k for k in registry.KINDS if k.name == name), None)
 
 
 FINDING_KEYS = ("rule_id", "severity", "effect", "path", "field", "expected", "actual", "message")

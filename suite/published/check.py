@@ -25,6 +25,7 @@ from suite.published import system as v3system
 
 from suite.published import tree as v3tree
 from suite.check import manifest, todo
+from suite.layouts import leaves as layout_leaves
 from suite.errors import ResultError
 from suite.rules import engine, findings, rulesets
 from suite.rules.engine import Scope
@@ -123,6 +124,8 @@ def check(path: Path, delegate=None, ruleset_name: str | None = None, verify_man
             for b in system.benchmarks:
                 if isinstance(b, v3tree.Other):
                     unknown += _delegate(b, delegate, res, run)
+                elif _handed_own(b, delegate, res, org, system, rs):
+                    continue
                 elif isinstance(b, v3tree.Training):
                     _training(b, org, system, rs, run, res)
                 else:
@@ -130,10 +133,32 @@ def check(path: Path, delegate=None, ruleset_name: str | None = None, verify_man
             if unknown:
                 run("tree", Scope("tree", system.path, {"v3.unrecognised": unknown}))
     res.findings.sort(key=lambda f: (f.path, f.rule_id, f.field))
+    handed = {d["path"]: d["verdict"] for d in res.delegated if d["verdict"] in findings.VERDICTS}
     for row in res.rows:
         mine = engine_rel(row["path"], tree.root)
-        row["verdict"] = findings.verdict([f for f in res.findings if f.path == mine or f.path.startswith(mine + "/")])
+        own = findings.verdict([f for f in res.findings if f.path == mine or f.path.startswith(mine + "/")])
+        row["verdict"] = findings.worst([own] + ([handed[row["path"]]] if row["path"] in handed else []))
     return res
+
+
+def _handed_own(b, delegate, res: Result, org, system, rs) -> bool:
+    """Our own runs' leaves (the evidence only `suite run` writes beside the reference files) are checked
+    by their own kind, as in the results dir they were written to (one judgement wherever a result sits);
+    the tree keeps their row of published figures and its own rules (the code pool, the system). False
+    where the leaves are the reference tool's, or no kind takes them."""
+    leaves = b.runs + b.datasize + b.datagen if isinstance(b, v3tree.Training) else b.leaves
+    if delegate is None or not any(layout_leaves.ours(x.path) for x in leaves):
+        return False
+    name = "training" if isinstance(b, v3tree.Training) else "checkpointing"
+    taken = delegate(b.path, name)
+    if taken is None:
+        return False
+    res.delegated.append({"path": str(b.path), **taken})
+    if isinstance(b, v3tree.Training):
+        res.rows.append(v3facts.training(b, org, system, rs.params, rs.ruleset)[2])
+    else:
+        res.rows.append(v3facts.checkpointing(b, org, system, rs.params)[2])
+    return True
 
 
 def engine_rel(path, root: Path) -> str:

@@ -39,8 +39,10 @@ def summary_line(res) -> str:
     kinds: dict = {}
     for r in res.rows:
         kinds[r["benchmark"]] = kinds.get(r["benchmark"], 0) + 1
+    rows = {r["path"] for r in res.rows}
     for d in res.delegated:
-        kinds[d["kind"]] = kinds.get(d["kind"], 0) + 1
+        if d["path"] not in rows:                  # our own runs: their row counted once
+            kinds[d["kind"]] = kinds.get(d["kind"], 0) + 1
     what = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none"
     return (f"verdict: {fnd.label(res.verdict, res.fix_required)} "
             f"({'compliant' if res.compliant else 'not compliant'}); ruleset {res.ruleset}; results: {what}; "

@@ -1,0 +1,64 @@
+"""One result, one judgement, for our own runs (issue 44): a real `suite run` v3.0 training series and a
+real checkpointing write+read pair get the same verdict and the same kind-level rule ids where they were
+written, copied alone into another results dir, and inside an (open) pooled v3.0 tree made by `suite
+submission add`; the tree adds only its own findings (its system description, its code pool)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from suite import cli
+from tests.layouts.test_one_judgement import LAYOUT_IDS, judged
+from tests.ours3_builders import series
+
+
+@pytest.fixture(scope="module")
+def ours(tmp_path_factory) -> dict[str, Path]:
+    """Our own v3.0 results: a retinanet series (R/training/...) and a llama3-8b miniature pair (C/checkpointing/...)."""
+    base = tmp_path_factory.mktemp("ours")
+    train = series(base / "R")
+    done = subprocess.run([sys.executable, "-m", "suite", "run", "--workload", "llama3-8b", "--miniature",
+                           "--accelerators", "8", "--data-dir", str(base / "ck"), "--results-dir", str(base / "C")],
+                          cwd=base, capture_output=True, text=True, timeout=600)
+    assert (base / "C" / "checkpointing" / "llama3-8b").is_dir(), done.stderr[-2000:]
+    return {"training": train, "checkpointing": base / "C"}
+
+
+@pytest.mark.parametrize("bench", ["training", "checkpointing"])
+def test_our_results_are_judged_alike_in_their_results_dir_alone_and_in_a_pooled_tree(ours, bench, tmp_path,
+                                                                                      capsys):
+    where_written = judged(ours[bench], capsys)
+    copy = tmp_path / "copy"
+    shutil.copytree(ours[bench], copy)
+    alone = judged(copy, capsys)
+    sub = tmp_path / "sub"
+    assert cli.main(["submission", "init", str(sub), "--org", "ACME", "--division", "open", "--system", "box1",
+                     "--ruleset", "v3.0", "--data-dir", str(tmp_path)]) == 0
+    assert cli.main(["submission", "add", str(sub), str(ours[bench]), "--system", "box1"]) == 0
+    in_tree = judged(sub / "open/ACME/results/box1" / bench, capsys)
+    assert where_written[2], "our miniature results have kind-level findings to compare"
+    assert alone == where_written
+    assert (in_tree[0], in_tree[2]) == (where_written[0], where_written[2])
+
+
+def test_a_pooled_tree_adds_only_its_own_rules_to_our_results(ours, tmp_path, capsys):
+    sub = tmp_path / "sub"
+    assert cli.main(["submission", "init", str(sub), "--org", "ACME", "--division", "open", "--system", "box1",
+                     "--ruleset", "v3.0", "--data-dir", str(tmp_path)]) == 0
+    assert cli.main(["submission", "add", str(sub), str(ours["training"]), "--system", "box1"]) == 0
+    capsys.readouterr()
+    cli.main(["check", str(sub), "--format", "json"])
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    tree_ids = {f["rule_id"] for f in doc["findings"]}
+    assert tree_ids and all(i.startswith(LAYOUT_IDS) for i in tree_ids), tree_ids
+    handed = [d for d in doc["delegated"] if d["kind"] == "training"]
+    assert len(handed) == 1 and handed[0]["findings"]
+    row = next(r for r in doc["benchmarks"] if r["benchmark"] == "training")
+    assert row["verdict"] == handed[0]["verdict"] == "invalid"          # a miniature: never compliant
