@@ -38,7 +38,7 @@ from suite.checkpointing import results
 from suite.checkpointing.rank import PLAN_SCHEMA, checkpoint_dir
 from suite.harness import hosts as hostmod
 from suite.harness.hosts import parse_hosts
-from suite.harness.storagerun import DEFAULT_RUNS, say
+from suite.harness.storagerun import say
 
 MIN_PROCESSES_PER_HOST = 4        # guidelines Table 3: --ppn minimal 4
 CHUNK_BYTES = 16 << 20            # one write(2) / read(2) per 16 MiB (benchmarks/checkpoint_vs_fio.py: fio --bs)
@@ -146,7 +146,7 @@ def prepare(opts: Options) -> Prepared:
         written_by = manifest.reference(manifest.for_read(folder, layout(opts, ckpt), count, results_dir), results_dir)
     cluster = (opts.cluster or connect_hosts(opts, hosts)) if multi else None   # every refusal above first
     return Prepared(opts, doc, ckpt, phase, count, folder, results_dir.resolve(), hosts,
-                    opts.runs or DEFAULT_RUNS, written_by, uuid.uuid4().hex, data, cluster)
+                    opts.runs or rulesets.run_count(ruleset(opts.ruleset)), written_by, uuid.uuid4().hex, data, cluster)
 
 
 def connect_hosts(opts: Options, names: list):

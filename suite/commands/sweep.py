@@ -26,7 +26,8 @@ def add_parser(sub) -> None:
                    help="also run each N from the page cache (dataset pre-read, no drop; open division)")
     p.add_argument("--data-dir", help="the dataset (suite datagen); omitted: the embedded miniature")
     p.add_argument("--results-dir", help="the sweep dir (new or empty); default ./results/<workload>-sweep-<UTC time>")
-    p.add_argument("--runs", type=positive_int, choices=[1, 5], default=1, help="runs per N (default 1)")
+    p.add_argument("--runs", type=positive_int, default=1,
+                   help="runs per N: 1 (default) or the ruleset's runs.count (rules/<round>/ruleset.yaml)")
     p.add_argument("--memory-limit", type=size, default=None, help="as for suite run")
     p.add_argument("--division", choices=["closed", "open"], default="closed")
     p.add_argument("--ruleset", type=rulesets.argtype(), default=None, metavar="RULESET")
@@ -51,6 +52,9 @@ def run(args) -> int:
                          f"{args.max_accelerators} with --accelerators")
     if args.start > args.max_accelerators:
         raise SuiteError(f"--start: expected at most --max-accelerators {args.max_accelerators}, got {args.start}")
+    counted = rulesets.run_count(args.ruleset)
+    if args.runs not in (1, counted):
+        raise SuiteError(f"--runs: expected 1 or {counted} (the ruleset's runs.count), got {args.runs}")
     return search.run(search.SweepOptions(
         workload=args.workload, accelerator_type=args.accelerator_type, accelerators=args.accelerators,
         find_max=args.find_max, ceiling=args.ceiling, data_dir=args.data_dir, results_dir=args.results_dir,

@@ -17,7 +17,6 @@ STORAGE_FILES = ("summary.json", "results.json", "per_epoch_stats.json")   # one
 SWEEP_FILE = "sweep.json"            # a `suite sweep` dir's document (suite.training.sweep.result writes it)
 STORAGE_RUN_OPTIONS = ("accelerators", "runs", "memory_limit", "division", "ruleset", "hosts", "hostfile",
                        "allow_no_cache_drop", "no_cache_drop")   # used by every kind that runs on storage
-DEFAULT_RUNS = 5                       # --runs' help: the default ruleset's runs.count (rules/v1.0/ruleset.yaml)
 
 
 def storage_dir(path: Path) -> Path:

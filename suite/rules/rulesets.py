@@ -327,3 +327,12 @@ def _record(name: str, doc: dict, path: Path, chain: tuple[str, ...] = (), workl
         checkpoint_invocation=doc.get("checkpoint_invocation") or "one_phase", tree_rules=doc.get("tree_rules"),
         chain=chain or (name,), workloads_of=workloads_of or name,
     )
+
+
+def run_count(name: str | None = None) -> int:
+    """The measured runs a benchmark of round `name` (None: the default round) has: its ruleset.yaml's
+    runs.count, the one place the rounds' run count is written."""
+    rs = get(name) if name not in (None, "auto") else default()
+    if rs.runs is None:
+        raise RuleError(f"rules/{rs.name}/{FILE}: runs.count: expected the round's measured runs, got none")
+    return rs.runs.count

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import SuiteError, expected_got
+from suite.rules import rulesets
 
 RUN_DIR = re.compile(r"^run-(\d+)$")
-CLOSED_MIN_RUNS = 5
 
 
 @dataclass
@@ -99,8 +99,9 @@ def refusals(results: Results, ruleset: str, division: str, hosts: list[str]) ->
             reasons = "; ".join(map(str, comp.get("reasons") or [])) or "no reason recorded"
             out.append(expected_got(where, "compliance.compliant", "true for the closed division",
                                     f"false ({reasons})"))
-    if division == "closed" and len(results.runs) < CLOSED_MIN_RUNS:
-        out.append(expected_got(results.path, "runs", f"at least {CLOSED_MIN_RUNS} for the closed division",
+    wanted = rulesets.run_count(ruleset)                  # the round's runs.count (ruleset.yaml)
+    if division == "closed" and len(results.runs) < wanted:
+        out.append(expected_got(results.path, "runs", f"at least {wanted} for the closed division",
                                 len(results.runs)))
     return out
 

@@ -17,10 +17,8 @@ def add_run_arguments(p) -> None:
     """The storage run options (checkpointing uses them too) and the training-only ones."""
     from suite.cliargs import non_negative_float, positive_int, size
     from suite.rules import rulesets
-    from suite.harness.storagerun import DEFAULT_RUNS
-
     p.add_argument("--accelerators", type=positive_int, help="simulated accelerators (MPI ranks; storage workloads)")
-    p.add_argument("--runs", type=positive_int, default=None, help=f"measured runs into run-1..run-N (default {DEFAULT_RUNS}: the ruleset's "
+    p.add_argument("--runs", type=positive_int, default=None, help="measured runs into run-1..run-N (default: the ruleset's "
                    f"runs.count; where its runs.warmup_in_series, warm-up runs come first, from run-1, left out of the "
                    f"figures)")
     p.add_argument("--memory-limit", type=size, default=None,

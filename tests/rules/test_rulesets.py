@@ -4,6 +4,7 @@ import dataclasses
 import shutil
 
 import pytest
+from pathlib import Path
 import yaml
 
 from suite import files
@@ -137,12 +138,17 @@ def test_every_workload_names_known_rulesets_of_the_rounds_that_cover_it():
                 assert rs in rulesets.names() and name in rulesets.get(rs).workloads, (name, accel, rs)
 
 
-def test_the_run_count_constants_left_in_code_agree_with_the_rulesets():
-    """--runs' help default and the sweep's confirmation runs are the rounds' run count."""
-    from suite.training.run.prepare import DEFAULT_RUNS
-    from suite.training.sweep.search import CONFIRM_RUNS
+def test_the_run_count_is_written_only_in_the_rounds(tmp_path):
+    """--runs' default, the sweep's confirmation, sweep --runs and the closed submission's minimum read
+    runs.count from rules/<round>/ruleset.yaml: no module of suite/ keeps a run count of its own."""
+    import re
 
-    assert {rulesets.get(n).runs.count for n in rulesets.names()} == {DEFAULT_RUNS} == {CONFIRM_RUNS}
+    root = Path(__file__).resolve().parents[2] / "suite"
+    kept = [f"{p}:{i}" for p in root.rglob("*.py") for i, line in enumerate(p.read_text().splitlines(), 1)
+            if re.search(r"(DEFAULT|CONFIRM|CLOSED_MIN)_RUNS\s*=|choices=\[1, 5\]", line)]
+    assert kept == []
+    assert {rulesets.run_count(n) for n in rulesets.names() if rulesets.get(n).runs} == {5}
+    assert rulesets.run_count() == rulesets.default().runs.count
 
 
 def test_v3_extends_v2_six_runs_first_a_warmup_fs_separation():

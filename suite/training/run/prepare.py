@@ -14,7 +14,7 @@ from suite.errors import RuleError, SuiteError
 from suite import output
 from suite.harness import resultsdir
 from suite.harness.hosts import parse_hosts  # noqa: F401 - the runners' name for it
-from suite.harness.storagerun import DEFAULT_RUNS, say  # noqa: F401 - re-exported: the runners' names for them
+from suite.harness.storagerun import say  # noqa: F401 - re-exported: the runners' name for it
 from suite.rules import rulesets
 from suite.storage.backend.select import DataLocation, resolve
 
@@ -89,7 +89,7 @@ class Prepared:
     required: object                # datasize.Datasize
     required_files: int             # what the rules applied here demand
     reasons: list                   # compliance reasons known before any run
-    runs: int = DEFAULT_RUNS        # how many runs this invocation makes
+    runs: int = 0                   # how many runs this invocation makes (runs_of: --runs or the ruleset's)
     cluster: object = None          # hosts.Cluster across hosts (--hosts/--hostfile/--launcher), else None
     dataset_evidence: dict = field(default_factory=dict)    # who generated the data; our log or the scan
     warmup_runs: int = 0            # the first runs of the series are warm-ups (v3.0: 1), left out of the figures

@@ -20,7 +20,6 @@ from suite.errors import RunError, SuiteError
 from suite.harness import resultsdir
 from suite.training.sweep import result
 
-CONFIRM_RUNS = 5            # runs_required of the rules: the confirmed answer is a submittable benchmark
 SEQUENTIAL_LEVEL = 0.95    # find-max's probes: stop once AU vs the threshold is clear at this confidence
 SEQUENTIAL_MIN_EPOCHS = 2  # never decide on fewer epochs (the first one alone says least)
 GUESS_BAND_POINTS = 10.0   # interpolate AU only when the failing end is within this many points of the threshold
@@ -39,7 +38,7 @@ class SweepOptions:
     runs: int = 1                         # runs per point (probes too)
     start: int = 1                        # find-max's first probe
     max_accelerators: int = 64            # find-max never probes past this
-    confirm_runs: int = CONFIRM_RUNS
+    confirm_runs: int | None = None       # None: the ruleset's runs.count (the answer is a submittable benchmark)
     memory_limit: int | None = None
     division: str = "closed"
     ruleset: str | None = None
@@ -362,6 +361,12 @@ def run(opts: SweepOptions) -> int:
     from suite.errors import ExitCode
     from suite.training.run import launch
 
+    if opts.confirm_runs is None:            # the round's runs.count: the confirmed answer is a submittable benchmark
+        from dataclasses import replace
+
+        from suite.rules import rulesets
+
+        opts = replace(opts, confirm_runs=rulesets.run_count(opts.ruleset))
     sweep = Sweep(opts)
     resultsdir.check(sweep.dir)
     first = opts.start if opts.find_max else opts.accelerators[0]

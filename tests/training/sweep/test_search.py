@@ -141,7 +141,7 @@ def test_a_list_sweep_writes_one_point_per_n_in_order(run_cli, tiny_data, tmp_pa
     ([], "--accelerators/--find-max: expected one of them"),
     (["--accelerators", "1,1"], "expected each accelerator count once"),
     (["--accelerators", "1,x"], "expected a positive integer, got 'x'"),
-    (["--find-max", "--runs", "3"], "invalid choice: 3"),
+    (["--find-max", "--runs", "3"], "--runs: expected 1 or 5 (the ruleset's runs.count), got 3"),
     (["--accelerators", "0,2"], "expected a positive integer up to"),
     (["--accelerators", "1,,2"], "expected a positive integer, got ''"),
     (["--accelerators", "9" * 400], "expected a positive integer up to"),
