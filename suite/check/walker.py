@@ -21,6 +21,7 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import ResultError
+from suite.layouts import leaves
 from suite.rules.yamlload import load_yaml_fast
 
 MAX_DEPTH = 24
@@ -101,6 +102,9 @@ class _Walker:
                     names.append(entry.name)
             else:
                 self.problems.append(Problem("special", p, "type", "a regular file or directory", "a special file"))
+        for n in leaves.reportgen_outputs(d, names):   # the reference tool's report, left beside the runs
+            names.remove(n)
+            self.skipped.append(d / n)
         self.dirs[d] = names
         self.subdirs[d] = subs
         for s in subs:

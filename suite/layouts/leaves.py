@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,3 +126,28 @@ def recorded_division(doc) -> str | None:
         return None
     m = _DIVISION_RE.search(text)
     return m.group(1) if m else None
+
+
+REPORTGEN = ("results.json", "results.csv")    # what the reference tool's `reports reportgen` writes
+PROBE_BYTES = 4096
+
+
+def reportgen_outputs(d: Path, listed) -> list[str]:
+    """The reference tool's `reports reportgen` outputs in folder `d` (its `--output-dir`, usually the
+    results dir itself): a results.json holding a JSON array (its list of runs, never one run's record:
+    ours is an object) with no run output beside it, and the results.csv written with it. A layout's
+    artifact, read by no kind and counted as no run."""
+    listed = set(listed)
+    if "results.json" not in listed or listed & {"summary.json", "per_epoch_stats.json"}:
+        return []
+    try:
+        fd = os.open(d / "results.json", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return []
+    try:
+        head = os.read(fd, PROBE_BYTES) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    finally:
+        os.close(fd)
+    if not head.lstrip()[:1] == b"[":
+        return []
+    return [n for n in REPORTGEN if n in listed]

@@ -7,6 +7,7 @@ the pooled tree's layout. Real published leaves (tests/data/v3), real `suite che
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -103,3 +104,37 @@ def test_checkpointing_leaves_alone_are_checkpointing_not_training(tmp_path, cap
     assert cli.main(["metrics", str(tmp_path / "R")]) == 0
     out = capsys.readouterr().out
     assert "Write B/W 4.64 GiB/s" in out and "unusable" not in out
+
+
+REPORTGEN_JSON = '[\n  {"benchmark_type": "training", "model": "unet3d", "metrics": {"train_au_mean_percentage": 91.8}}\n]\n'
+REPORTGEN_CSV = "benchmark_type,metrics.train_au_mean_percentage,model\ntraining,91.8,unet3d\n"
+
+
+@pytest.mark.parametrize("src,below", [(Path(__file__).resolve().parents[1] / "data" / "suite-run" / "unet3d-h100", ()),
+                                       (TRAIN, ("training",)), (CKPT, ("checkpointing",))],
+                         ids=["ours-v2.0", "published-training", "published-checkpointing"])
+def test_reportgens_outputs_beside_a_result_change_nothing(src, below, tmp_path, capsys):
+    """`mlpstorage reports reportgen --output-dir R` leaves results.json (a list of its runs) and results.csv
+    in R: they were read as a 6th run (+8 invalid findings); they are the layout's, read by no kind."""
+    root = _results_dir(tmp_path, src, *below) if below else tmp_path / "R"
+    if not below:
+        shutil.copytree(src, root)
+    before = judged(root, capsys)
+    (root / "results.json").write_text(REPORTGEN_JSON)
+    (root / "results.csv").write_text(REPORTGEN_CSV)
+    assert judged(root, capsys) == before
+    capsys.readouterr()
+    cli.main(["check", str(root)])
+    out = capsys.readouterr().out
+    assert not re.search(r"(^|\s)results\.(json|csv)[:\s]", out), out     # no finding names them
+
+
+def test_a_runs_own_results_json_that_is_a_list_is_still_a_finding(tmp_path, capsys):
+    """Only the reference tool's report is passed over: a run's results.json (beside its summary.json)
+    that is no object stays a finding of the run."""
+    root = tmp_path / "R"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data" / "suite-run" / "unet3d-h100", root)
+    before = judged(root, capsys)
+    (root / "run-1" / "results.json").write_text(REPORTGEN_JSON)
+    after = judged(root, capsys)
+    assert after != before and after[0] == "invalid"
