@@ -15,6 +15,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+from suite.history import redact
 from suite.history.store import LOCK_TIMEOUT_S, SQLITE_MAGIC, HistoryError, Store, is_url, shown
 
 
@@ -134,7 +135,7 @@ class PostgresStore(Store):
             self.conn = psycopg.connect(where, autocommit=True, connect_timeout=max(1, int(timeout_s)))
         except psycopg.Error as exc:
             raise HistoryError(f"{shown(where)}: expected a PostgreSQL server we can reach, got "
-                               f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}") from None
+                               f"{_said(exc, where)}") from None
         self._tx = None
 
     def _tables(self) -> set[str]:
@@ -150,8 +151,8 @@ class PostgresStore(Store):
         try:
             return self.conn.execute(sql, params)
         except self._psycopg.Error as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise HistoryError(f"{shown(self.where)}: expected a usable suite history store, got {first}") from None
+            raise HistoryError(f"{shown(self.where)}: expected a usable suite history store, got "
+                               f"{_said(exc, self.where)}") from None
 
     @contextlib.contextmanager
     def _write(self):
@@ -163,10 +164,17 @@ class PostgresStore(Store):
                 self._tx = tx
                 yield
         except self._psycopg.Error as exc:
-            raise HistoryError(f"{shown(self.where)}: expected a write to land, got {str(exc).strip()}") from None
+            raise HistoryError(f"{shown(self.where)}: expected a write to land, got {_said(exc, self.where)}") from None
         finally:
             self._tx = None
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.conn.close()
+
+
+def _said(exc: BaseException, where: str) -> str:
+    """The first line of a driver's error, with whatever it repeats of `where`'s secrets scrubbed
+    (libpq quotes the URL, or the part of it it could not parse)."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return redact.scrub(first, where)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 
 from suite.errors import SuiteError
+from suite.history import redact
 from suite.history.entry import Entry, Figure
 
 APP = "suite-history"
@@ -53,12 +54,8 @@ def is_url(where: str) -> bool:
 
 
 def shown(where: str) -> str:
-    """The store as a message names it: a URL without its password."""
-    if not is_url(where):
-        return where
-    scheme, _, rest = where.partition("://")
-    creds, at, host = rest.rpartition("@")
-    return f"{scheme}://{creds.partition(':')[0]}{'@' if at else ''}{host}"
+    """The store as a message names it: a URL without its password or secret query values."""
+    return redact.url(where) if is_url(where) else where
 
 
 class Store:
