@@ -73,7 +73,7 @@ def run(args) -> int:
 
     handler = {"list": _list, "show": _show, "rm": _rm, "gc": _gc, "rerun": rerun, "trend": trend,
                "regressions": regressions, "import": import_}[args.history_command]
-    with db.open_store(args.history) as store:
+    with db.open_store(args.history, create=args.history_command == "import") as store:
         return handler(store, args)
 
 
@@ -91,18 +91,28 @@ def _list(store, args) -> int:
 
 
 def integrity(entry) -> tuple[str, bool]:
-    """(what the results are now, tampered?): unchanged, changed since recorded, or gone."""
-    from suite.history import record
+    """(what the results are now, tampered?): unchanged, changed since recorded, or gone. The hash is
+    made again by the algorithm the entry was recorded with (suite.history.digest), over its scope."""
+    from suite.history import digest
 
     if not entry.results_path or not entry.content_hash:
         return "not checked (no results recorded)", False
-    now = record.content_hash(Path(entry.results_path))
+    root = Path(entry.hash_scope.get("root") or entry.results_path)
+    try:
+        now = digest.check(entry.content_hash, root, entry.hash_scope.get("exclude", ()))
+    except digest.HashError as exc:
+        return f"TAMPERED: the results can no longer be hashed as recorded: {exc}", True
     if now is None:
         return f"results gone: {entry.results_path} no longer exists (suite history gc forgets it)", False
     if now != entry.content_hash:
-        return (f"TAMPERED: the results changed after they were recorded (content hash now {now[:16]}, "
-                f"recorded {entry.content_hash[:16]})"), True
+        return (f"TAMPERED: the results changed after they were recorded (content hash now {_short(now)}, "
+                f"recorded {_short(entry.content_hash)})"), True
     return "unchanged since recorded (content hash matches)", False
+
+
+def _short(stored: str) -> str:
+    algorithm, colon, hexdigest = stored.rpartition(":")
+    return f"{algorithm}{colon}{hexdigest[:16]}"
 
 
 def _show(store, args) -> int:
