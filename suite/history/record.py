@@ -220,13 +220,26 @@ class RunRecord:
         base = {"source": "run", "status": status, "verdict": verdict, "exit_code": code,
                 "command": redact.command(["suite", *getattr(args, "argv", sys.argv[1:])]), "cwd": os.getcwd(),
                 "duration_s": round(time.monotonic() - self.started, 3), "workload": getattr(args, "workload", None),
-                "accelerator": getattr(args, "accelerator_type", None),
+                "accelerator": accelerator_of(args),
                 "accelerators": getattr(args, "accelerators", None), "ruleset": getattr(args, "ruleset", None),
                 "division": getattr(args, "division", None)}
         entries = entries_for(path, base)
         with db.open_store(getattr(args, "history", None)) as store:
             for entry in entries:
                 store.add(entry)
+
+
+def accelerator_of(args) -> str | None:
+    """--accelerator-type where the workload has accelerator types (its file's `accelerators:` block);
+    None for one without (tpcx-ai, vector database, kv-cache, checkpointing), whose --accelerator-type
+    is only the option's default."""
+    from suite.storage import workloads
+
+    given, name = getattr(args, "accelerator_type", None), getattr(args, "workload", None)
+    if given is None or name is None:
+        return given
+    found = workloads.paths().get(name)
+    return given if found is not None and workloads.accelerator_types(found) else None
 
 
 def status_of(exc: BaseException | None) -> str:
