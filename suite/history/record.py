@@ -150,9 +150,19 @@ def import_path(store, path: Path) -> list[tuple[int, bool, Entry]]:
     for entry in entries_for(path, {"source": "import", "status": OK, "verdict": "unknown", "command": ()}):
         if verdict_of is not None:
             entry = _with(entry, verdict=str(verdict_of(Path(entry.results_path))))
-        new_id, added = store.add(entry, unique_hash=True)
+        known = _recorded_before(store, entry)
+        new_id, added = (known, False) if known is not None else store.add(entry, unique_hash=True)
         out.append((new_id, added, entry))
     return out
+
+
+def _recorded_before(store, entry: Entry) -> int | None:
+    """The id of an entry of the same results hashed by the first algorithm (recorded by an older suite)
+    whose hash they still have: importing them again adds nothing."""
+    for entry_id, stored in store.legacy_hashes(entry.results_path):
+        if stored == digest.legacy(Path(entry.results_path)):
+            return entry_id
+    return None
 
 
 def _refuse_special(path: Path) -> None:

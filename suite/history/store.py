@@ -143,6 +143,12 @@ class Store:
             return self._exec(f"DELETE FROM entries WHERE id IN ({marks})", ids).rowcount
 
     # ---------------------------------------------------------------- reading
+    def legacy_hashes(self, results_path: str) -> list[tuple[int, str]]:
+        """(id, hash) of the entries of `results_path` whose hash has no algorithm prefix (the first one)."""
+        rows = self._exec("SELECT id, content_hash FROM entries WHERE results_path = ? AND content_hash NOT LIKE ?",
+                          (results_path, "%:%")).fetchall()
+        return [(int(i), h) for i, h in rows if isinstance(h, str)]
+
     def get(self, entry_id: int) -> Entry | None:
         found = self.entries(ids=[entry_id])
         return found[0] if found else None

@@ -148,3 +148,19 @@ def test_an_entry_hashed_by_the_first_algorithm_is_still_checked(run_cli, tmp_pa
     (res / "unet3d-h100" / "extra.txt").write_text("x")
     code, out, err = run_cli("history", "show", "1", "--history", store)
     assert code == 1 and "TAMPERED" in out
+
+
+def test_a_result_recorded_by_the_first_algorithm_is_not_imported_again(run_cli, tmp_path):
+    res = tmp_path / "r"
+    shutil.copytree(paths.DATA / "suite-run", res)
+    store = tmp_path / "h.sqlite"
+    code, out, err = run_cli("history", "import", res, "--history", store)
+    with db.open_store(str(store)) as s:
+        (e,) = s.entries()
+    conn = sqlite3.connect(store)                                     # as an older suite recorded it
+    conn.execute("UPDATE entries SET content_hash = ?, dedup_key = NULL WHERE id = 1",
+                 (digest.legacy(Path(e.results_path)),))
+    conn.commit()
+    conn.close()
+    code, out, err = run_cli("history", "import", res, "--history", store)
+    assert code == 0 and "0 recorded, 1 already there" in out, out + err
