@@ -64,7 +64,7 @@ class SQLiteStore(Store):
         self._refuse_foreign_file(path)
         exists = path.exists()
         if not exists and not create:
-            raise HistoryError(f"{where}: expected an existing history store, got no file there (a mistyped "
+            raise HistoryError(f"{shown(where)}: expected an existing history store, got no file there (a mistyped "
                                f"--history? `suite history import` or `suite run` creates one)")
         self.read_only = exists and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
         try:
@@ -72,7 +72,7 @@ class SQLiteStore(Store):
                 path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(self._uri(path), timeout=timeout_s, isolation_level=None, uri=True)
         except (OSError, sqlite3.Error) as exc:
-            raise HistoryError(f"{where}: expected a database file we can open, got {exc}") from None
+            raise HistoryError(f"{shown(where)}: expected a database file we can open, got {exc}") from None
 
     def _uri(self, path: Path) -> str:
         """rwc for a store we may write; ro for one we may not; ro and immutable where SQLite could not
@@ -92,7 +92,7 @@ class SQLiteStore(Store):
         if self.read_only:
             if version != SCHEMA_VERSION:
                 self._check_version(version)
-                raise HistoryError(f"{self.where}: schema_version: expected {SCHEMA_VERSION} to read a store we "
+                raise HistoryError(f"{shown(self.where)}: schema_version: expected {SCHEMA_VERSION} to read a store we "
                                    f"may not write, got {version} (open it once where it can be written to migrate it)")
             return
         if self._execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
@@ -101,16 +101,16 @@ class SQLiteStore(Store):
 
     def _refuse_foreign_file(self, path: Path) -> None:
         if path.is_dir():
-            raise HistoryError(f"{path}: expected a SQLite file (or a new path), got a directory")
+            raise HistoryError(f"{shown(str(path))}: expected a SQLite file (or a new path), got a directory")
         try:
             with open(path, "rb") as f:
                 head = f.read(len(SQLITE_MAGIC))
         except FileNotFoundError:
             return
         except OSError as exc:
-            raise HistoryError(f"{path}: expected a readable SQLite file, got {exc.strerror or exc}") from None
+            raise HistoryError(f"{shown(str(path))}: expected a readable SQLite file, got {exc.strerror or exc}") from None
         if head and head != SQLITE_MAGIC:
-            raise HistoryError(f"{path}: expected a SQLite file (a suite history store), got another kind of "
+            raise HistoryError(f"{shown(str(path))}: expected a SQLite file (a suite history store), got another kind of "
                                f"file; it is left as it is")
 
     def _guard(self, call):
@@ -118,11 +118,11 @@ class SQLiteStore(Store):
             return call()
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
-                raise HistoryError(f"{self.where}: expected the store free within {self.timeout_s:g} s, got "
+                raise HistoryError(f"{shown(self.where)}: expected the store free within {self.timeout_s:g} s, got "
                                    f"it locked by another process (SUITE_HISTORY_TIMEOUT_S waits longer)") from None
-            raise HistoryError(f"{self.where}: expected a usable suite history store, got {exc}") from None
+            raise HistoryError(f"{shown(self.where)}: expected a usable suite history store, got {exc}") from None
         except sqlite3.DatabaseError as exc:
-            raise HistoryError(f"{self.where}: expected a suite history store, got {exc} (nothing was "
+            raise HistoryError(f"{shown(self.where)}: expected a suite history store, got {exc} (nothing was "
                                f"written to it)") from None
 
     def _tables(self) -> set[str]:

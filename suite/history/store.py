@@ -58,8 +58,9 @@ def is_url(where: str) -> bool:
 
 
 def shown(where: str) -> str:
-    """The store as a message names it: a URL without its password or secret query values."""
-    return redact.url(where) if is_url(where) else where
+    """The store as a message names it: without a URL's password or secret query values (a path that
+    only looks like a URL included)."""
+    return redact.url(where)
 
 
 class Store:

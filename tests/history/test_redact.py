@@ -75,3 +75,9 @@ def test_a_recorded_command_keeps_the_url_without_its_password(tmp_path):
         (e,) = s.entries()
     assert "postgresql://alice@db.example/t?PassWord=REDACTED" in e.command
     assert "postgresql://bob:REDACTED@db.example/t" in e.command
+
+
+def test_a_url_taken_for_a_path_is_named_without_its_password(run_cli, tmp_path):
+    """Not postgresql://: read as a SQLite path, and the message still hides the password."""
+    code, out, err = run_cli("history", "list", "--history", "mysql://alice:SEKRIT@db.example/x?password=SEKRIT")
+    assert code == 2 and "SEKRIT" not in err and "alice:REDACTED@db.example" in err
