@@ -98,7 +98,10 @@ def read_regular(full: Path, update, budget: _Budget | None = None) -> int:
 
 
 def _leaf(full: Path, rel: str, budget: _Budget) -> bytes:
-    st = os.lstat(full)
+    try:
+        st = os.lstat(full)
+    except OSError as exc:                  # gone while walked, or unreadable
+        return hashlib.sha256(b"unreadable\0" + _framed(_name(rel), str(exc.errno).encode())).digest()
     if stat.S_ISLNK(st.st_mode):
         return hashlib.sha256(b"link\0" + _framed(_name(rel), os.fsencode(os.readlink(full)))).digest()
     if not stat.S_ISREG(st.st_mode):
@@ -116,8 +119,12 @@ def _walk(top: Path, exclude: frozenset[str]):
     stack = [(top, "")]
     while stack:
         here, prefix = stack.pop()
-        with os.scandir(here) as found:
-            items = sorted(found, key=lambda d: d.name)
+        try:
+            with os.scandir(here) as found:
+                items = sorted(found, key=lambda d: d.name)
+        except OSError as exc:
+            raise HashError(f"{here}: expected a directory of the result we can list, got "
+                            f"{exc.strerror or exc}") from None
         for d in items:
             rel = prefix + d.name
             if rel in exclude or d.name in SKIPPED:
