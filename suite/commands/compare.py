@@ -90,7 +90,7 @@ def history_baseline(results: list, args) -> list:
 
     if not results:
         return []
-    with db.open_store(args.history) as store:
+    with db.open_store(args.history, create=False) as store:
         found = series.baseline(store, results[0])
     if found is None:
         raise ResultError(f"{results[0].path}: history: expected earlier entries of its series (same kind, "

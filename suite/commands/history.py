@@ -22,6 +22,9 @@ def _since(text: str) -> str:
         raise argparse.ArgumentTypeError(f"expected a date or time (ISO 8601, e.g. 2026-11-01), got {text!r}") from None
 
 
+GUARDED = ("--launcher", "--hostfile")     # a program run, a path read: only as the user says on the rerun
+
+
 def _id(text: str) -> int:
     if not text.isdigit() or not 0 < int(text) < 2 ** 62:
         raise argparse.ArgumentTypeError(f"expected an entry id (a positive number from suite history list), got {text!r}")
@@ -55,6 +58,10 @@ def add_parser(sub) -> None:
     x.add_argument("id", type=_id)
     x.add_argument("--results-dir", metavar="DIR", help="default: the recorded one with -rerun-<UTC time>, or the "
                                                         "kind's default when none was given")
+    x.add_argument("--yes", action="store_true", help="run without asking (needed where there is no terminal)")
+    for option in GUARDED:
+        x.add_argument(option, metavar="PATH", help=f"the {option} to run with, where the recorded command has one "
+                                                    f"(a store's word is not enough to run a program or read a path)")
     x = hs.add_parser("trend", parents=[common, filters, fmt], help="a figure over time per system, change "
                                                                      "points marked (--out: an HTML page)")
     x.add_argument("--figure", metavar="F", default=None, help="default samples_per_second, else the first")
@@ -73,7 +80,7 @@ def run(args) -> int:
 
     handler = {"list": _list, "show": _show, "rm": _rm, "gc": _gc, "rerun": rerun, "trend": trend,
                "regressions": regressions, "import": import_}[args.history_command]
-    with db.open_store(args.history) as store:
+    with db.open_store(args.history, create=args.history_command == "import") as store:
         return handler(store, args)
 
 
@@ -91,18 +98,28 @@ def _list(store, args) -> int:
 
 
 def integrity(entry) -> tuple[str, bool]:
-    """(what the results are now, tampered?): unchanged, changed since recorded, or gone."""
-    from suite.history import record
+    """(what the results are now, tampered?): unchanged, changed since recorded, or gone. The hash is
+    made again by the algorithm the entry was recorded with (suite.history.digest), over its scope."""
+    from suite.history import digest
 
     if not entry.results_path or not entry.content_hash:
         return "not checked (no results recorded)", False
-    now = record.content_hash(Path(entry.results_path))
+    root = Path(entry.hash_scope.get("root") or entry.results_path)
+    try:
+        now = digest.check(entry.content_hash, root, entry.hash_scope.get("exclude", ()))
+    except digest.HashError as exc:
+        return f"TAMPERED: the results can no longer be hashed as recorded: {exc}", True
     if now is None:
         return f"results gone: {entry.results_path} no longer exists (suite history gc forgets it)", False
     if now != entry.content_hash:
-        return (f"TAMPERED: the results changed after they were recorded (content hash now {now[:16]}, "
-                f"recorded {entry.content_hash[:16]})"), True
+        return (f"TAMPERED: the results changed after they were recorded (content hash now {_short(now)}, "
+                f"recorded {_short(entry.content_hash)})"), True
     return "unchanged since recorded (content hash matches)", False
+
+
+def _short(stored: str) -> str:
+    algorithm, colon, hexdigest = stored.rpartition(":")
+    return f"{algorithm}{colon}{hexdigest[:16]}"
 
 
 def _show(store, args) -> int:
@@ -140,41 +157,82 @@ def _gc(store, args) -> int:
 
 def rerun(store, args) -> int:
     """The recorded command line again, in the recorded working directory, into a new results dir;
-    the new run records itself. A command line with a redacted credential is refused (pass it again)."""
-    from suite.history import redact
+    the new run records itself. Refused: a command with a redacted credential (pass it again by hand),
+    a recorded --launcher or --hostfile the user does not repeat on this command line, a working
+    directory that is gone, and no terminal to confirm on without --yes."""
+    import os
+    import shlex
+
+    from suite.history import db, redact
     from suite.report.escape import terminal
 
     entry = store.require(args.id)
     argv = list(entry.command[1:])
     if not argv or argv[0] != "run":
         raise SuiteError(f"history #{entry.id}: command: expected a recorded `suite run`, got "
-                         f"{terminal(' '.join(entry.command) or 'none (an import)')}")
+                         f"{terminal(shlex.join(entry.command) or 'none (an import)')}")
     if redact.has_redacted(argv):
         raise SuiteError(f"history #{entry.id}: command: expected no redacted value, got a credential stored as "
                          f"{redact.REDACTED}: run it again by hand with the credential")
+    argv, _old = _take(argv, "--history")           # the rerun records in the store it was read from
+    for option in GUARDED:
+        argv, recorded = _take(argv, option)
+        given = getattr(args, option[2:])
+        if recorded is not None and given is None:
+            raise SuiteError(f"history #{entry.id}: {option}: expected it on this command line, got "
+                             f"{terminal(shlex.quote(recorded))} from the store only (a store's word does not "
+                             f"run a program or read a path): repeat it, e.g. --yes {option} {terminal(shlex.quote(recorded))}")
+        if given is not None:
+            argv += [option, given]
     argv = _new_results_dir(argv, args.results_dir)
-    cwd = entry.cwd if entry.cwd and Path(entry.cwd).is_dir() else None
-    if args.history and "--history" not in argv:
-        argv += ["--history", args.history]
-    print(terminal(f"suite history rerun #{entry.id}: suite {' '.join(argv)}" + (f" (in {cwd})" if cwd else "")),
-          file=sys.stderr)
-    return subprocess.run([sys.executable, "-m", "suite", *argv], cwd=cwd).returncode
+    if not entry.cwd or not Path(entry.cwd).is_dir():
+        raise SuiteError(f"history #{entry.id}: cwd: expected the recorded working directory, got "
+                         f"{terminal(entry.cwd or 'none recorded')} gone: cd where it should run and run the command by hand")
+    shown = terminal(shlex.join(["suite", *argv]))
+    if not _confirmed(args, f"suite history rerun #{entry.id}: {shown} (in {terminal(entry.cwd)})"):
+        return ExitCode.FAILED
+    env = dict(os.environ)
+    if args.history is not None:                    # by the environment: a URL's password never on an argv
+        env["SUITE_HISTORY"] = db.location(args.history)
+    return subprocess.run([sys.executable, "-m", "suite", *argv], cwd=entry.cwd, env=env).returncode
 
 
-def _new_results_dir(argv: list[str], given: str | None) -> list[str]:
-    out, old = [], None
-    skip = False
+def _confirmed(args, said: str) -> bool:
+    """--yes, or `y` typed on a terminal after the command is shown; no terminal and no --yes: refused."""
+    if args.yes:
+        print(said, file=sys.stderr)
+        return True
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise SuiteError(f"history rerun: --yes: expected --yes or a terminal to confirm on, got neither "
+                         f"({said.partition(': ')[2]})")
+    print(said, file=sys.stderr)
+    print("run it? [y/N] ", end="", file=sys.stderr, flush=True)
+    answer = sys.stdin.readline().strip().lower()
+    if answer in ("y", "yes"):
+        return True
+    print("suite history rerun: not run", file=sys.stderr)
+    return False
+
+
+def _take(argv: list[str], option: str) -> tuple[list[str], str | None]:
+    """argv without `option VALUE` / `option=VALUE` (every one), and its last value."""
+    out, value, skip = [], None, False
     for i, a in enumerate(argv):
         if skip:
             skip = False
             continue
-        if a == "--results-dir" and i + 1 < len(argv):
-            old, skip = argv[i + 1], True
+        if a == option and i + 1 < len(argv):
+            value, skip = argv[i + 1], True
             continue
-        if a.startswith("--results-dir="):
-            old = a.partition("=")[2]
+        if a.startswith(option + "="):
+            value = a.partition("=")[2]
             continue
         out.append(a)
+    return out, value
+
+
+def _new_results_dir(argv: list[str], given: str | None) -> list[str]:
+    out, old = _take(argv, "--results-dir")
     new = given or (f"{old.rstrip('/')}-rerun-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}" if old else None)
     return out + (["--results-dir", new] if new else [])
 

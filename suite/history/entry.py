@@ -51,7 +51,7 @@ class Entry:
     system_fp: str                         # fingerprint of the system description (hex)
     system_label: str                      # a hostname or org / system, for people
     results_path: str | None
-    content_hash: str | None               # sha256 over the results' files, as recorded
+    content_hash: str | None               # `<algorithm>:<hex>` over the result's files (suite.history.digest)
     started_at: str | None = None          # the result's own start time
     command: tuple[str, ...] = ()          # the command line, credentials redacted
     cwd: str | None = None
@@ -59,6 +59,7 @@ class Entry:
     duration_s: float | None = None
     system: dict = field(default_factory=dict)
     identity: dict = field(default_factory=dict)
+    hash_scope: dict = field(default_factory=dict)    # {root, exclude} when the hash covers more than results_path
     figures: tuple[Figure, ...] = ()
     id: int = 0
 

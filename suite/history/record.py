@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import stat
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from suite.history import redact
+from suite.history import digest, redact
 from suite.history.entry import FAILED, INTERRUPTED, OK, Entry, Figure
 
-MAX_HASHED_FILES = 200_000          # a benchmark's files hashed (a hostile tree could hold millions)
-SKIPPED = (".suite-claim",)         # the harness's claim file: there while a run writes, gone after
 # system keys that change from run to run on one unchanged system: not part of its fingerprint
 VOLATILE = ("free_bytes", "params", "path", "real_path", "total_bytes", "mem_available_bytes", "load")
 
@@ -32,43 +32,30 @@ def now() -> str:
     return datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds")
 
 
-def content_hash(path: Path) -> str | None:
-    """sha256 over a benchmark's files (relative names and bytes, sorted; links hashed as their target
-    text, never followed); None when the path is gone."""
-    path = Path(path)
-    if not path.exists():
-        return None
-    h = hashlib.sha256()
-    if path.is_file():
-        _file(h, path, path.name)
-        return h.hexdigest()
-    count = 0
-    for root, dirs, names in os.walk(path, followlinks=False):
-        dirs.sort()
-        for name in sorted(names + [d for d in dirs if os.path.islink(os.path.join(root, d))]):
-            if name in SKIPPED:
-                continue
-            count += 1
-            if count > MAX_HASHED_FILES:
-                h.update(b"...more files than hashed")
-                return h.hexdigest()
-            full = Path(root) / name
-            _file(h, full, full.relative_to(path).as_posix())
-    return h.hexdigest()
+def content_hash(path: Path, exclude=()) -> str | None:
+    """The content hash of the result at `path` (suite.history.digest: Merkle, lengths framed, bounded)."""
+    return digest.content_hash(path, exclude)
 
 
-def _file(h, full: Path, rel: str) -> None:
-    h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
-    if full.is_symlink():
-        h.update(b"link:" + os.readlink(full).encode("utf-8", "surrogateescape") + b"\0")
-        return
-    try:
-        with open(full, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-    except OSError as exc:
-        h.update(f"unreadable:{exc.errno}".encode())
-    h.update(b"\0")
+def scope(path: Path, root: Path, others) -> dict:
+    """What the hash of the result at `path` covers: {} for `path` itself; {root, exclude} when `path`
+    is one part of a result `root` (a kv_cache option of its leaf): every file of `root` but the other
+    parts (`others`), so the leaf's own summary and metadata are covered too."""
+    path, root = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    if path == root or root not in path.parents:
+        return {}
+    exclude = []
+    for other in map(lambda p: Path(os.path.realpath(p)), others):
+        if other != path and root in other.parents and other not in path.parents:
+            exclude.append(other.relative_to(root).as_posix())
+    return {"root": str(root), "exclude": sorted(set(exclude))}
+
+
+def hash_of(path: Path, hash_scope: dict) -> str | None:
+    """The content hash of a result as recorded: over its scope's root less its excluded parts."""
+    if hash_scope:
+        return content_hash(Path(hash_scope["root"]), hash_scope.get("exclude", ()))
+    return content_hash(path)
 
 
 def fingerprint(system: dict) -> str:
@@ -83,9 +70,14 @@ def label(system: dict, fallback: str) -> str:
                or fallback)[:120]
 
 
+def _finite(values) -> tuple[float, ...]:
+    """The finite values (a store holds no NaN or infinity: it could not be read back as JSON)."""
+    return tuple(v for v in (float(x) for x in values) if math.isfinite(v))
+
+
 def _figures(measured) -> tuple[Figure, ...]:
-    return tuple(Figure(s.name, s.label, bool(s.higher_is_better), tuple(float(x) for x in s.per_run),
-                        tuple(tuple(float(x) for x in e) for e in s.per_epoch)) for s in measured.figures)
+    return tuple(Figure(s.name, s.label, bool(s.higher_is_better), _finite(s.per_run),
+                        tuple(_finite(e) for e in s.per_epoch)) for s in measured.figures)
 
 
 def _int(value):
@@ -117,8 +109,11 @@ def entries_for(path: Path, base: dict) -> list[Entry]:
             if not (part.kind.whole_tree and len(parts) > 1):     # a tree kind's part whose leaves others read
                 out.append(_entry(part.path, part.kind.name, {}, {}, (), None, base))
             continue
-        out += [_entry(m.path, m.kind, redact.mapping(m.system), m.identity, _figures(m), m.when, base, m.label)
-                for m in measured]
+        others = [m.path for m in measured] + [p.path for p in parts if p is not part]
+        for m in measured:
+            covers = {} if part.kind.whole_tree else scope(m.path, part.path, others)
+            out.append(_entry(m.path, m.kind, redact.mapping(m.system), m.identity, _figures(m), m.when,
+                              {**base, "hash_scope": covers}, m.label))
     return out
 
 
@@ -127,6 +122,7 @@ def _entry(path, kind, system, identity, figures, when, base, shown=None) -> Ent
     options) where the result says nothing."""
     path = Path(os.path.realpath(path))
     fields = dict(base)
+    covers = fields.pop("hash_scope", {})
     known = {k: fields.pop(k, None) for k in ("workload", "accelerator", "accelerators", "ruleset", "division")}
     said = {"workload": identity.get("workload"), "accelerator": identity.get("accelerator"),
             "accelerators": _int(system.get("accelerators")), "ruleset": identity.get("ruleset"),
@@ -137,7 +133,7 @@ def _entry(path, kind, system, identity, figures, when, base, shown=None) -> Ent
     merged["accelerators"] = _int(merged["accelerators"])
     return Entry(recorded_at=now(), kind=kind, system_fp=fingerprint(system),
                  system_label=label(system, shown or path.name), results_path=str(path),
-                 content_hash=content_hash(path), started_at=when, system=system,
+                 content_hash=hash_of(path, covers), hash_scope=covers, started_at=when, system=system,
                  identity={k: v for k, v in identity.items() if v is not None}, figures=figures,
                  **merged, **fields)
 
@@ -147,15 +143,41 @@ def import_path(store, path: Path) -> list[tuple[int, bool, Entry]]:
     from suite.kinds import registry
 
     path = Path(path)
+    _refuse_special(path)
     kind = registry.for_result(path)
     verdict_of = getattr(kind, "verdict", None)      # a kind may say a result's verdict cheaply
     out = []
     for entry in entries_for(path, {"source": "import", "status": OK, "verdict": "unknown", "command": ()}):
         if verdict_of is not None:
             entry = _with(entry, verdict=str(verdict_of(Path(entry.results_path))))
-        new_id, added = store.add(entry, unique_hash=True)
+        known = _recorded_before(store, entry)
+        new_id, added = (known, False) if known is not None else store.add(entry, unique_hash=True)
         out.append((new_id, added, entry))
     return out
+
+
+def _recorded_before(store, entry: Entry) -> int | None:
+    """The id of an entry of the same results hashed by the first algorithm (recorded by an older suite)
+    whose hash they still have: importing them again adds nothing."""
+    for entry_id, stored in store.legacy_hashes(entry.results_path):
+        if stored == digest.legacy(Path(entry.results_path)):
+            return entry_id
+    return None
+
+
+def _refuse_special(path: Path) -> None:
+    """A results path is a directory or a regular file: a FIFO, a device or a socket is refused before
+    any kind looks at it (none is a result, and reading one could block)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return                              # the registry says "nothing there"
+    except OSError as exc:
+        raise digest.HashError(f"{path}: expected a results directory or file we can read, got "
+                               f"{exc.strerror or exc}") from None
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        raise digest.HashError(f"{path}: path: expected a results directory or a regular file, got "
+                               f"{digest.kind_of(mode)}")
 
 
 def _with(entry: Entry, **changes) -> Entry:
@@ -208,13 +230,26 @@ class RunRecord:
         base = {"source": "run", "status": status, "verdict": verdict, "exit_code": code,
                 "command": redact.command(["suite", *getattr(args, "argv", sys.argv[1:])]), "cwd": os.getcwd(),
                 "duration_s": round(time.monotonic() - self.started, 3), "workload": getattr(args, "workload", None),
-                "accelerator": getattr(args, "accelerator_type", None),
+                "accelerator": accelerator_of(args),
                 "accelerators": getattr(args, "accelerators", None), "ruleset": getattr(args, "ruleset", None),
                 "division": getattr(args, "division", None)}
         entries = entries_for(path, base)
         with db.open_store(getattr(args, "history", None)) as store:
             for entry in entries:
                 store.add(entry)
+
+
+def accelerator_of(args) -> str | None:
+    """--accelerator-type where the workload has accelerator types (its file's `accelerators:` block);
+    None for one without (tpcx-ai, vector database, kv-cache, checkpointing), whose --accelerator-type
+    is only the option's default."""
+    from suite.storage import workloads
+
+    given, name = getattr(args, "accelerator_type", None), getattr(args, "workload", None)
+    if given is None or name is None:
+        return given
+    found = workloads.paths().get(name)
+    return given if found is not None and workloads.accelerator_types(found) else None
 
 
 def status_of(exc: BaseException | None) -> str:

@@ -5,6 +5,7 @@ parties wrote) or JSON (sorted keys)."""
 from __future__ import annotations
 
 import json
+import shlex
 
 from suite.history.entry import Entry
 
@@ -44,7 +45,7 @@ def show_text(e: Entry, integrity: str) -> str:
     for name in ("status", "verdict", "exit_code", "source", "recorded_at", "started_at", "duration_s", "accelerator",
                  "accelerators", "ruleset", "division", "results_path", "content_hash", "cwd"):
         out.append(f"  {name + ':':13s} {_t(getattr(e, name))}")
-    out.append(f"  {'command:':13s} {_t(' '.join(e.command) or '-')}")
+    out.append(f"  {'command:':13s} {_t(shlex.join(e.command) or '-')}")
     for k, v in sorted(e.identity.items()):
         out.append(f"  identity.{_t(k)}: {_t(v)}")
     for f in e.figures:

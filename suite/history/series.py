@@ -7,6 +7,7 @@ direction; and the baseline `suite compare RESULT --baseline history` compares a
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 
 from suite.history import changepoints
@@ -85,10 +86,11 @@ def baseline(store, measured):
 
     fp = record.fingerprint(_redacted(measured.system))
     wanted = (measured.kind, measured.identity.get("workload"), measured.identity.get("accelerator"), fp)
-    own = record.content_hash(measured.path)
+    own, path = record.content_hash(measured.path), os.path.realpath(measured.path)
     same = {k: v for k, v in measured.identity.items() if v is not None}
     found = [e for e in store.entries(kind=wanted[0], workload=wanted[1], accelerator=wanted[2])
-             if key(e) == wanted and e.status == OK and e.content_hash != own and e.identity == same]
+             if key(e) == wanted and e.status == OK and e.content_hash != own and e.results_path != path
+             and e.identity == same]
     if not found:
         return None
     figures = []

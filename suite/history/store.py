@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 
 from suite.errors import SuiteError
+from suite.history import decode, redact
 from suite.history.entry import Entry, Figure
 
 APP = "suite-history"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 LOCK_TIMEOUT_S = 30.0            # how long a writer waits for another's transaction (SUITE_HISTORY_TIMEOUT_S)
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -37,11 +38,15 @@ MIGRATIONS = {
     2: ["CREATE INDEX entries_series ON entries (kind, workload, accelerator, system_fp)",
         "CREATE INDEX entries_hash ON entries (content_hash)",
         "CREATE INDEX figures_name ON figures (name, entry_id)"],
+    # what a content hash covers when more than results_path; one entry per result and series (imports at once)
+    3: ["ALTER TABLE entries ADD COLUMN hash_scope TEXT",
+        "ALTER TABLE entries ADD COLUMN dedup_key TEXT",
+        "CREATE UNIQUE INDEX entries_dedup ON entries (dedup_key)"],
 }
 COLUMNS = ("recorded_at", "started_at", "source", "status", "kind", "workload", "accelerator", "accelerators",
            "ruleset", "division", "verdict", "system_fp", "system_label", "results_path", "content_hash",
-           "command", "cwd", "exit_code", "duration_s", "system", "identity")
-JSON_COLUMNS = ("command", "system", "identity")
+           "command", "cwd", "exit_code", "duration_s", "system", "identity", "hash_scope")
+JSON_COLUMNS = ("command", "system", "identity", "hash_scope")
 
 
 class HistoryError(SuiteError):
@@ -53,12 +58,9 @@ def is_url(where: str) -> bool:
 
 
 def shown(where: str) -> str:
-    """The store as a message names it: a URL without its password."""
-    if not is_url(where):
-        return where
-    scheme, _, rest = where.partition("://")
-    creds, at, host = rest.rpartition("@")
-    return f"{scheme}://{creds.partition(':')[0]}{'@' if at else ''}{host}"
+    """The store as a message names it: without a URL's password or secret query values (a path that
+    only looks like a URL included)."""
+    return redact.url(where)
 
 
 class Store:
@@ -107,23 +109,29 @@ class Store:
 
     # ---------------------------------------------------------------- writing
     def add(self, entry: Entry, unique_hash: bool = False) -> tuple[int, bool]:
-        """(id, True) for a new entry; with `unique_hash`, (the id of the entry of the same content
-        hash, False) when there is one (an import twice adds nothing)."""
+        """(id, True) for a new entry; (the id of the entry already there, False) for a result and series
+        recorded before (the unique dedup_key: two imports at once add it once); with `unique_hash`,
+        also for an entry of the same content hash recorded before dedup keys (an import twice adds nothing)."""
         row = _row(entry)
+        key = dedup_key(entry)
         with self._write():
             if unique_hash and entry.content_hash:
                 found = self._exec("SELECT id FROM entries WHERE content_hash = ? ORDER BY id LIMIT 1",
                                    (entry.content_hash,)).fetchone()
                 if found:
                     return int(found[0]), False
-            sql = (f"INSERT INTO entries ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
-                   f"RETURNING id")
-            new_id = int(self._exec(sql, row).fetchone()[0])
+            sql = (f"INSERT INTO entries ({', '.join(COLUMNS)}, dedup_key) VALUES ({', '.join('?' * (len(COLUMNS) + 1))}) "
+                   f"ON CONFLICT DO NOTHING RETURNING id")
+            inserted = self._exec(sql, (*row, key)).fetchone()
+            if inserted is None:
+                found = self._exec("SELECT id FROM entries WHERE dedup_key = ?", (key,)).fetchone()
+                return int(found[0]), False
+            new_id = int(inserted[0])
             for f in entry.figures:
                 self._exec("INSERT INTO figures (entry_id, name, label, higher_is_better, per_run, per_epoch, "
                            "point) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                           (new_id, f.name, f.label, int(f.higher_is_better), json.dumps(list(f.per_run)),
-                            json.dumps([list(e) for e in f.per_epoch]), f.point()))
+                           (new_id, f.name, f.label, int(f.higher_is_better), json.dumps(list(f.per_run), allow_nan=False),
+                            json.dumps([list(e) for e in f.per_epoch], allow_nan=False), f.point()))
         return new_id, True
 
     def remove(self, ids) -> int:
@@ -136,6 +144,12 @@ class Store:
             return self._exec(f"DELETE FROM entries WHERE id IN ({marks})", ids).rowcount
 
     # ---------------------------------------------------------------- reading
+    def legacy_hashes(self, results_path: str) -> list[tuple[int, str]]:
+        """(id, hash) of the entries of `results_path` whose hash has no algorithm prefix (the first one)."""
+        rows = self._exec("SELECT id, content_hash FROM entries WHERE results_path = ? AND content_hash NOT LIKE ?",
+                          (results_path, "%:%")).fetchall()
+        return [(int(i), h) for i, h in rows if isinstance(h, str)]
+
     def get(self, entry_id: int) -> Entry | None:
         found = self.entries(ids=[entry_id])
         return found[0] if found else None
@@ -160,9 +174,9 @@ class Store:
         if ids is not None:
             where.append(f"id IN ({', '.join('?' * len(ids)) or 'NULL'})")
             params += [int(i) for i in ids]
-        if system:
-            where.append("(system_fp LIKE ? OR system_label LIKE ?)")
-            params += [system + "%", "%" + system + "%"]
+        if system:                      # % and _ are literal: escaped, the escape character said
+            where.append("(system_fp LIKE ? ESCAPE '!' OR system_label LIKE ? ESCAPE '!')")
+            params += [like(system) + "%", "%" + like(system) + "%"]
         if since:
             where.append("COALESCE(started_at, recorded_at) >= ?")
             params.append(since)
@@ -171,7 +185,7 @@ class Store:
         rows = self._exec(sql, params).fetchall()
         found = {int(r[0]): r for r in rows}
         figs = self._figures(list(found), figure) if figures and found else {}
-        return [_entry(r, figs.get(int(r[0]), ())) for r in rows]
+        return [decode.entry(shown(self.where), r, COLUMNS, figs.get(int(r[0]), ())) for r in rows]
 
     def _figures(self, ids: list[int], name: str | None) -> dict[int, tuple[Figure, ...]]:
         sql = "SELECT entry_id, name, label, higher_is_better, per_run, per_epoch FROM figures"
@@ -185,9 +199,9 @@ class Store:
         wanted = set(ids)
         out: dict[int, list[Figure]] = {}
         for eid, fname, label, hib, per_run, per_epoch in self._exec(sql + " ORDER BY entry_id", params):
-            if int(eid) in wanted:
-                out.setdefault(int(eid), []).append(Figure(fname, label, bool(hib), tuple(json.loads(per_run)),
-                                                           tuple(tuple(e) for e in json.loads(per_epoch))))
+            if decode.integer(eid) in wanted:
+                out.setdefault(int(eid), []).append(decode.figure(shown(self.where), eid, fname, label, hib,
+                                                                  per_run, per_epoch))
         return {k: tuple(v) for k, v in out.items()}
 
     def _exec(self, sql: str, params=()):
@@ -204,14 +218,18 @@ def _row(e: Entry) -> tuple:
     values = {c: getattr(e, c) for c in COLUMNS}
     values["command"] = list(e.command)
     for c in JSON_COLUMNS:
-        values[c] = json.dumps(values[c], sort_keys=True)
+        values[c] = json.dumps(values[c], sort_keys=True, allow_nan=False) if values[c] or c != "hash_scope" else None
     return tuple(values[c] for c in COLUMNS)
 
 
-def _entry(row, figures) -> Entry:
-    values = dict(zip(COLUMNS, row[1:]))
-    for c in JSON_COLUMNS:
-        values[c] = json.loads(values[c])
-    values["command"] = tuple(values["command"])
-    return Entry(id=int(row[0]), figures=tuple(figures), **values)
+def dedup_key(e: Entry) -> str | None:
+    """One entry per result (content hash) and series (kind, workload, accelerator, system): None
+    without a hash (a failed run's nothing)."""
+    if not e.content_hash:
+        return None
+    return json.dumps([e.content_hash, e.kind, e.workload, e.accelerator, e.system_fp])
 
+
+def like(text: str) -> str:
+    """`text` as a literal inside a LIKE pattern whose escape character is `!`."""
+    return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")

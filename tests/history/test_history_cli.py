@@ -99,7 +99,7 @@ def test_rerun_runs_the_recorded_command_into_a_new_dir_and_no_history_records_n
     store = tmp_path / "h.sqlite"
     argv = run_args(series["tmp"], series["data"], tmp_path / "once", 1, "--history", store)
     assert cli.main([str(x) for x in argv]) in (0, 1)
-    code, out, err = run_cli("history", "rerun", "1", "--history", store, "--results-dir", tmp_path / "again")
+    code, out, err = run_cli("history", "rerun", "1", "--yes", "--history", store, "--results-dir", tmp_path / "again")
     assert code in (0, 1) and (tmp_path / "again" / "run-1").is_dir()
     argv = run_args(series["tmp"], series["data"], tmp_path / "quiet", 1, "--history", store, "--no-history")
     assert cli.main([str(x) for x in argv]) in (0, 1)

@@ -52,3 +52,30 @@ def test_a_tpcx_ai_run_is_recorded_with_aiucpm(run_cli, tmp_path):
     (e,) = imported(run_cli, tmp_path / "h.sqlite", paths.DATA / "tpcxai-sf0.01")
     figs = {f.name: f for f in e.figures}
     assert e.kind == "tpcx-ai" and figs["aiucpm"].per_run == pytest.approx((3.518,), abs=1e-3)
+
+
+@pytest.mark.parametrize("workload, results, accelerator", [
+    ("tpcx-ai", paths.DATA / "tpcxai-sf0.01", None),
+    ("vdb-mini", None, None),
+    ("llama3-8b", paths.DATA / "checkpoint" / "llama3-8b-miniature" / "R", None),
+    ("resnet50", None, "h100"),
+])
+def test_a_run_without_accelerators_is_recorded_with_none(tmp_path, workload, results, accelerator):
+    """A run's record (the hook `suite run` calls) with --accelerator-type at its default h100: kept for
+    a training workload, none for a kind without accelerators (shown as -)."""
+    import argparse
+
+    from suite.history import record
+
+    res = tmp_path / "r"
+    if results is not None:
+        shutil.copytree(results, res)
+    else:
+        res.mkdir()
+        (res / "results.json").write_text("{}")
+    args = argparse.Namespace(history=str(tmp_path / "h.sqlite"), results_dir=str(res), workload=workload,
+                              accelerator_type="h100", argv=["run", "--workload", workload])
+    record.RunRecord(args).finish(0, "ok")
+    with db.open_store(str(tmp_path / "h.sqlite")) as s:
+        got = s.entries()
+    assert got and {e.accelerator for e in got} == {accelerator}
