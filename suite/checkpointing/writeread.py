@@ -21,7 +21,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from suite import files
+from suite import files, redact
 from suite.errors import ExitCode, RuleError
 from suite.harness import enforced, leafstamp, resultsdir
 from suite.harness.enforced import Series
@@ -199,7 +199,7 @@ def _run_phase(kind: Phase, doc: dict) -> list[dict]:
     run_dir = prep.results_dir / "run-1"
     first = files.load_json(run_dir / results.RESULTS, schema="checkpoint-results")
     leaf.decorate(prep.results_dir, first, results.load_ranks(run_dir, opts.accelerators), leaf.overrides_of(first),
-                  list(sys.argv), sampler)
+                  list(redact.command(sys.argv)), sampler)
     separation.write(prep.results_dir, separation.probe(doc, prep.data, prep.results_dir))
     m = (done[-1].get("metric") or {}).get(prep.phase) or {}
     say(f"{prep.phase} leaf: {prep.results_dir}: {m.get('duration_mean_s', 0):.3f} s per checkpoint, "

@@ -163,7 +163,8 @@ def rerun(store, args) -> int:
     import os
     import shlex
 
-    from suite.history import db, redact
+    from suite import redact
+    from suite.history import db
     from suite.report.escape import terminal
 
     entry = store.require(args.id)

@@ -16,7 +16,7 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
-from suite.history import redact
+from suite import redact
 from suite.history.store import LOCK_TIMEOUT_S, SCHEMA_VERSION, SQLITE_MAGIC, HistoryError, Store, is_url, shown
 
 

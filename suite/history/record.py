@@ -20,7 +20,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from suite.history import digest, redact
+from suite import redact
+from suite.history import digest
 from suite.history.entry import FAILED, INTERRUPTED, OK, Entry, Figure
 
 # system keys that change from run to run on one unchanged system: not part of its fingerprint

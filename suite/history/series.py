@@ -119,6 +119,6 @@ def _current_level(entries: list[Entry], name: str) -> list[Entry]:
 
 
 def _redacted(system: dict) -> dict:
-    from suite.history import redact
+    from suite import redact
 
     return redact.mapping(system)

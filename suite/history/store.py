@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 
 from suite.errors import SuiteError
-from suite.history import decode, redact
+from suite import redact
+from suite.history import decode
 from suite.history.entry import Entry, Figure
 
 APP = "suite-history"

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from suite import files
+from suite import files, redact
 from suite.errors import RuleError, SuiteError
 from suite.harness import enforced, leafstamp, mpi
 from suite.harness.enforced import Series
@@ -258,7 +258,7 @@ class KvCache:
         o = self.opts
         return {
             "benchmark_type": "kv_cache", "model": self.trials[0][2].model, "run_datetime": self.stamp,
-            "command": shlex.join(sys.argv), "num_processes": o.ranks, "hosts": hosts, "result_dir": str(self.leaf),
+            "command": shlex.join(redact.command(sys.argv)), "num_processes": o.ranks, "hosts": hosts, "result_dir": str(self.leaf),
             "cache_dir": str(self.cache), "exec_type": "mpi", "runtime": time.time() - self.started_s,
             "command_output_files": [{"command": d["command"], "stdout": d["stdout"], "stderr": d["stderr"]}
                                      for d in done],

@@ -18,7 +18,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from suite import files
+from suite import files, redact
 from suite.harness import leafstamp
 from suite.rules import rulesets
 
@@ -84,12 +84,12 @@ def metadata(prep, command: str, leaf: Path, extra: dict | None = None) -> dict:
         "parameters": config(wl, len(prep.files) if prep.files else prep.required_files,
                              str(prep.data_dir))["workload"],
         "override_parameters": {k: v for k, v in sorted(prep.params.items())},
-        "executed_command": shlex.join(sys.argv),
+        "executed_command": shlex.join(redact.command(sys.argv)),
         "verification": "MINIATURE" if prep.miniature else prep.opts.division.upper(),
         "args": {"mode": opts.division, "benchmark": BENCHMARK, "model": wl.name, "command": command,
                  "num_accelerators": opts.accelerators, "accelerator_type": wl.accelerator,
                  "hosts": list(prep.hosts), "data_dir": str(prep.data_dir), "results_dir": str(prep.results_dir),
-                 "ruleset": prep.ruleset, "miniature": prep.miniature, "params": list(opts.params)},
+                 "ruleset": prep.ruleset, "miniature": prep.miniature, "params": list(redact.command(opts.params))},
         "provenance": provenance.for_run(),
         **(extra or {}),
     }

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite import files
+from suite import files, redact
 from suite.errors import RunError, SuiteError
 from suite.harness import enforced
 from suite.vector_database import dataset
@@ -218,7 +218,7 @@ class VdbRun:
         doc = {"schema_version": 1, "kind": "vector_database-run-set", "workload": self.w.name,
                "engine": self.engine, "index_type": self.o.index, "runs_requested": self.o.runs or self.w.runs,
                "runs": [r.get("leaf") for r in runs], "complete": sum(r["status"] == "complete" for r in runs),
-               "written_unix_s": time.time(), "argv": sys.argv}
+               "written_unix_s": time.time(), "argv": list(redact.command(sys.argv))}
         files.write_atomic(where / "vdb_run_set.json", files.dump_json(doc, indent=2))
 
 

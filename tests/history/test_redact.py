@@ -9,7 +9,8 @@ from urllib.parse import quote
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from suite.history import db, record, redact
+from suite import redact
+from suite.history import db, record
 
 PLAIN = st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=8)
 # a password as users write them: a marker no host or user holds, then any printable character that a
