@@ -17,7 +17,7 @@ import socket
 from datetime import datetime
 from pathlib import Path
 
-from suite import files
+from suite import files, redact
 from suite.errors import ResultError
 from suite.harness import leafstamp
 
@@ -66,6 +66,16 @@ def decorate(leaf: Path, doc: dict, ranks: list[dict], overrides: dict, argv: li
     files.write_atomic(leaf / "checkpointing_run.stderr.log", b"".join(p.read_bytes() for p in errs))
 
 
+def reference_files(run_dir: Path, doc: dict, argv: list[str]) -> None:
+    """A numbered run (run-<k>/, one phase per invocation) as mlpstorage leaves each run: its
+    checkpointing_<ts>_metadata.json (ts: the run's start) and dlio_config/, beside summary.json."""
+    ts = leafstamp.stamp(doc["start_unix_s"])
+    over = overrides_of(doc)
+    files.write_json(run_dir / METADATA.format(ts=ts), metadata(doc, ts, run_dir, over, argv),
+                     schema="checkpoint-metadata")
+    _dlio_config(run_dir / "dlio_config", doc, over)
+
+
 def metadata(doc: dict, ts: str, leaf: Path, overrides: dict, argv: list[str]) -> dict:
     p = doc["parallelism"]
     return {"benchmark_type": "checkpointing", "model": doc["workload"], "command": "run", "run_datetime": ts,
@@ -80,7 +90,7 @@ def metadata(doc: dict, ts: str, leaf: Path, overrides: dict, argv: list[str]) -
             "override_parameters": overrides,
             "system_info": {"num_hosts": len(doc["hosts"]), "hosts": [{"hostname": h} for h in doc["hosts"]],
                             "total_memory_bytes": doc["host_memory_bytes"] * len(doc["hosts"])},
-            "suite": {"argv": list(argv), "ruleset": doc["ruleset"], "mode": doc["mode"], "division": doc["division"],
+            "suite": {"argv": list(redact.command(argv)), "ruleset": doc["ruleset"], "mode": doc["mode"], "division": doc["division"],
                       "miniature": doc["miniature"], "phase": doc["phase"]}}
 
 

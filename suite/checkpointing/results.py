@@ -90,9 +90,27 @@ def dlio_summary(doc: dict, checkpoints: list[dict]) -> dict:
                            f"{prefix}_checkpoint_io_stdev_GB_per_second": m["throughput_stdev_gib_s"],
                            f"{prefix}_checkpoint_duration_mean_seconds": m["duration_mean_s"],
                            f"{prefix}_checkpoint_duration_stdev_seconds": m["duration_stdev_s"]})
+    hosts = len(doc["hosts"])
     return {"model": doc["workload"].replace("-", "_"), "start": _iso(doc["start_unix_s"]), "end": _iso(doc["end_unix_s"]),
-            "num_accelerators": doc["processes"], "num_hosts": len(doc["hosts"]), "hostname": doc["hosts"][0],
-            "host_memory_GB": [doc["host_memory_bytes"] / GIB] * len(doc["hosts"]), "metric": metric}
+            "num_accelerators": doc["processes"], "num_hosts": hosts, "hostname": doc["hosts"][0],
+            "host_memory_GB": [doc["host_memory_bytes"] / GIB] * hosts, "metric": metric, **_dlio_host_keys(doc)}
+
+
+def _dlio_host_keys(doc: dict) -> dict:
+    """The keys DLIO's summary.json has beside the figures (the reference tool's reportgen sums
+    host_cpu_count and host_memory_GB): each host's CPUs as its probe recorded them (enforcement.hosts),
+    this host's where none did; a checkpoint workload reads no training files (DLIO's zeros)."""
+    import os
+    import platform
+
+    from suite.enforce.cache import meminfo
+
+    probed = {h.get("host"): h.get("cpu_count") for h in (doc.get("enforcement") or {}).get("hosts") or ()
+              if isinstance(h, dict)}
+    cpus = [int(probed.get(h) or os.cpu_count() or 1) for h in doc["hosts"]]
+    return {"host_cpu_count": cpus, "host_processor_name": platform.processor() or platform.machine(),
+            "host_meminfo": meminfo(), "num_files_train": 0, "num_files_eval": 0, "num_samples_per_file": 1,
+            "epochs": 0, "data_size_per_host_GB": 0.0, "potential_caching": [1] * len(doc["hosts"])}
 
 
 def epoch_stats(ranks: list[dict], checkpoints: list[dict]) -> dict:

@@ -346,6 +346,11 @@ def run_once(prep: Prepared, k: int, drop) -> dict:
     if evidence and evidence.get("applied_bytes"):
         doc["host_memory_bytes"] = evidence["applied_bytes"]
     results.write_run(run_dir, doc, ranks)
+    rs = rulesets.get(doc["ruleset"])
+    if doc["status"] == "complete" and rs.reference_tool == "mlpstorage" and rs.leaves != "timestamped":
+        from suite.checkpointing import leaf
+
+        leaf.reference_files(run_dir, doc, list(sys.argv))   # a numbered run as mlpstorage's reportgen reads it
     if doc["metric"]:
         m, c = doc["metric"][prep.phase], doc["checkpoints"]
         say(f"[run {k}/{prep.runs}] {prep.phase}: {m['duration_mean_s']:.3f} s per checkpoint (max over ranks), "

@@ -54,10 +54,25 @@ def parts(path: Path) -> Parts:
             return Parts(path, [Part(kind, path)], single=True)
         return Parts(found.root, [Part(kind, path)] + [Part(registry.get(n), d) for n in names
                                                         for d in _tops(found, n)])
-    if single(kind, found):
-        return Parts(path, [Part(kind, path)], single=True)
+    sole = taker(kind, found)
+    if sole is not None:
+        return Parts(path, [Part(sole, path)], single=True)
     return Parts(found.root, [Part(registry.get(n), d) for n in found.kinds() for d in _tops(found, n)],
                  found.unclassified)
+
+
+def taker(kind: Kind, found: registry.Found) -> Kind | None:
+    """The one kind that takes PATH at once (`single`): the kind that recognised it, or the only kind whose
+    results the walk found there (PATH a results dir of reference leaves, recognised by no kind as a
+    whole); None where PATH holds several."""
+    if single(kind, found):
+        return kind
+    kinds = found.kinds()
+    if len(kinds) == 1 and not found.unclassified:
+        other = registry.get(kinds[0])
+        if other.checks_trees and single(other, found):
+            return other
+    return None
 
 
 def single(kind: Kind, found: registry.Found) -> bool:

@@ -41,8 +41,10 @@ def check(path: Path, args) -> Checked:
         return _combine(found, [(kind.name, path, whole)] + beside, args)
     if path.is_dir() and not path.is_symlink():
         found = registry.results_under(path)
-        if not dispatch.single(kind, found):
+        sole = dispatch.taker(kind, found)
+        if sole is None:
             return _mixed(found, args)
+        kind = sole
     return kind.check(path, args)
 
 

@@ -122,6 +122,7 @@ class Ruleset:
     submission: Submission | None
     detection: Detection
     fs_separation: bool = False  # data and results on different file systems (v3.0: fs_separation.json)
+    reference_tool: str = "dlio"   # the files a run leaves, as dlio (1.x: configs/) or mlpstorage (v2.0 on) writes them
     leaves: str = "numbered"     # R/run-<k>/, or timestamped (v3.0): R/training/<model>/run/<YYYYMMDD_HHMMSS>/
     checkpoint_invocation: str = "one_phase"   # one_phase: a write or a read per invocation; write_read
                                                # (v3.0): the write then the read in one (suite.checkpointing.writeread)
@@ -323,7 +324,7 @@ def _record(name: str, doc: dict, path: Path, chain: tuple[str, ...] = (), workl
         detection=Detection(bool(det.get("warmup_run")), bool(det.get("workload_without_accelerator")),
                             tuple(det.get("summary_keys_absent") or ()), dict(det.get("implied_accelerator") or {})),
         fs_separation=bool(doc.get("fs_separation")),
-        leaves=doc.get("leaves") or "numbered",
+        leaves=doc.get("leaves") or "numbered", reference_tool=doc.get("reference_tool") or "dlio",
         checkpoint_invocation=doc.get("checkpoint_invocation") or "one_phase", tree_rules=doc.get("tree_rules"),
         chain=chain or (name,), workloads_of=workloads_of or name,
     )

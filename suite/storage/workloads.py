@@ -293,9 +293,10 @@ def record_length(config, name: str | None, accelerator: str | None) -> tuple[fl
 
     conf = config if isinstance(config, dict) else {}
     dataset = conf.get("dataset") if isinstance(conf.get("dataset"), dict) else {}
-    value = to_float(dataset.get("record_length"))
-    if value and value > 0:
-        return value, "configs/config.yaml dataset.record_length"
+    for key in ("record_length_bytes", "record_length"):        # mlpstorage's DLIO, DLIO 1.x
+        value = to_float(dataset.get(key))
+        if value and value > 0:
+            return value, f"config.yaml dataset.{key}"
     w = find(name, accelerator)
     if w is not None:
         return float(w.record_length_bytes), f"workloads/{name}.yaml"

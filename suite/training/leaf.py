@@ -59,9 +59,14 @@ def relative(prep, k: int) -> str:
     return Path(prep.leaves.get(k, Path(prep.results_dir) / f"run-{k}")).relative_to(prep.results_dir).as_posix()
 
 
+def reference_tool(prep) -> str:
+    """Whose files a run of this round leaves: dlio (1.x) or mlpstorage (ruleset.yaml reference_tool)."""
+    return rulesets.get(prep.ruleset).reference_tool
+
+
 def config_dir_name(prep) -> str:
-    """DLIO's Hydra output folder: configs/ (ours, v1.0/v2.0) or dlio_config/ (v3.0's leaves)."""
-    return "dlio_config" if timestamped(prep.ruleset) else "configs"
+    """DLIO's Hydra output folder: configs/ (DLIO 1.x, v1.0) or dlio_config/ (mlpstorage's, v2.0 on)."""
+    return "dlio_config" if timestamped(prep.ruleset) or reference_tool(prep) == "mlpstorage" else "configs"
 
 
 def per_epoch_name(prep) -> str:
@@ -69,7 +74,7 @@ def per_epoch_name(prep) -> str:
     return "0_per_epoch_stats.json" if timestamped(prep.ruleset) else "per_epoch_stats.json"
 
 
-def metadata(prep, command: str, leaf: Path, extra: dict | None = None) -> dict:
+def metadata(prep, command: str, leaf: Path, extra: dict | None = None, stamp: str | None = None) -> dict:
     """training_<ts>_metadata.json: what mlpstorage records of an invocation step (benchmark_type,
     model, command, run_datetime, accelerator, parameters, override_parameters, executed_command,
     args) plus the provenance of the code that ran."""
@@ -79,10 +84,10 @@ def metadata(prep, command: str, leaf: Path, extra: dict | None = None) -> dict:
     wl, opts = prep.workload, prep.opts
     return {
         "schema_version": 1, "benchmark_type": BENCHMARK, "model": wl.name, "command": command,
-        "run_datetime": leaf.name, "num_processes": opts.accelerators, "accelerator": wl.accelerator,
+        "run_datetime": stamp or leaf.name, "num_processes": opts.accelerators, "accelerator": wl.accelerator,
         "result_dir": str(Path(leaf).resolve()),
         "parameters": config(wl, len(prep.files) if prep.files else prep.required_files,
-                             str(prep.data_dir))["workload"],
+                             str(prep.data_dir), reference_tool(prep))["workload"],
         "override_parameters": {k: v for k, v in sorted(prep.params.items())},
         "executed_command": shlex.join(redact.command(sys.argv)),
         "verification": "MINIATURE" if prep.miniature else prep.opts.division.upper(),
@@ -95,9 +100,10 @@ def metadata(prep, command: str, leaf: Path, extra: dict | None = None) -> dict:
     }
 
 
-def write_metadata(prep, command: str, leaf: Path, extra: dict | None = None) -> Path:
-    path = Path(leaf) / f"{BENCHMARK}_{leaf.name}_metadata.json"
-    files.write_json(path, metadata(prep, command, Path(leaf), extra), schema=METADATA_SCHEMA)
+def write_metadata(prep, command: str, leaf: Path, extra: dict | None = None, stamp: str | None = None) -> Path:
+    """<leaf>/training_<stamp>_metadata.json (stamp: the leaf's name, or a numbered run's start)."""
+    path = Path(leaf) / f"{BENCHMARK}_{stamp or leaf.name}_metadata.json"
+    files.write_json(path, metadata(prep, command, Path(leaf), extra, stamp), schema=METADATA_SCHEMA)
     return path
 
 

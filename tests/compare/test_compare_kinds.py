@@ -100,7 +100,9 @@ def test_published_training_of_a_tree_compares_with_its_runs(run_cli, tmp_path):
     assert f["samples_per_second"]["basis"] == "per run (5 vs 5)" and f["samples_per_second"]["ratio"] == pytest.approx(1.0)
     assert f["au_percentage"]["verdict"] in VERDICTS and doc["results"][0]["identity"]["accelerator"] == "b200"
     refused(run_cli, tree, b, what="kind: expected training")            # its checkpointing against its training
-    refused(run_cli, tree, V3 / "training_alluxio", "--only", "workload=unet3d", what="dataset size")
+    # one leaf of a series, out of its tree: judged by its leaves as in the tree (its one run is the
+    # warm-up, so it has no measured run to compare)
+    refused(run_cli, tree, V3 / "training_alluxio", "--only", "workload=unet3d", what="at least one run with numbers")
 
 
 # ----------------------------------------------------------------------------- TPCx-AI

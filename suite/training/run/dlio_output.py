@@ -108,12 +108,22 @@ def overrides(workload, params: dict, num_files_train: int, data_folder: str) ->
     return lines
 
 
-def config(workload, num_files_train: int, data_folder: str) -> dict:
-    """configs/config.yaml: DLIO's merged config, under its `workload:` key."""
+RENAMED_2X = {"record_length": "record_length_bytes", "record_length_stdev": "record_length_bytes_stdev",
+              "record_length_resize": "record_length_bytes_resize"}    # DLIO 1.x's dataset keys -> mlpstorage's
+
+
+def config(workload, num_files_train: int, data_folder: str, tool: str = "dlio") -> dict:
+    """configs/config.yaml: DLIO's merged config, under its `workload:` key; as mlpstorage's DLIO writes it
+    (tool "mlpstorage": model {name, model_size}, dataset.record_length_bytes...) where the round's tool is it."""
     cfg = {k: dict(v) for k, v in workload.config.items() if v}
     cfg.setdefault("dataset", {}).update(num_files_train=num_files_train, data_folder=data_folder)
+    model = workload.name
+    if tool == "mlpstorage":
+        cfg["dataset"] = {RENAMED_2X.get(k, k): v for k, v in cfg["dataset"].items()}
+        size = (cfg.get("checkpoint") or {}).get("model_size")
+        model = {"name": workload.name, **({"model_size": size} if size else {})}
     return {"workload": {
-        "model": workload.name,
+        "model": model,
         "framework": workload.framework,
         "workflow": {"generate_data": False, "train": True,
                      "checkpoint": bool(workload.checkpoint_model_size_bytes), "profiling": False},
@@ -121,13 +131,14 @@ def config(workload, num_files_train: int, data_folder: str) -> dict:
     }}
 
 
-def write_configs(run_dir, workload, params, num_files_train, data_folder, name: str = "configs") -> None:
-    """<run>/configs/ (DLIO 1.x/2.x's Hydra folder as we write it), or `name` (v3.0: dlio_config)."""
+def write_configs(run_dir, workload, params, num_files_train, data_folder, name: str = "configs",
+                  tool: str = "dlio") -> None:
+    """<run>/configs/ (DLIO 1.x's Hydra folder as we write it), or `name` (mlpstorage's: dlio_config)."""
     import yaml
 
     cdir = os.path.join(run_dir, name)
     files.write_atomic(os.path.join(cdir, "config.yaml"),
-                       yaml.safe_dump(config(workload, num_files_train, data_folder), sort_keys=False))
+                       yaml.safe_dump(config(workload, num_files_train, data_folder, tool), sort_keys=False))
     files.write_atomic(os.path.join(cdir, "overrides.yaml"),
                        "".join(f"- {line}\n" for line in overrides(workload, params, num_files_train, data_folder)))
 

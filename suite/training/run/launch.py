@@ -275,9 +275,10 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
     files.write_json(plan_path, plan.to_dict(), schema="plan", indent=None)
     from suite.training.run.dlio_output import write_configs
     cdir = leaf.config_dir_name(prep)
-    write_configs(run_dir, wl, prep.params, len(prep.files), str(prep.data_dir), cdir)
+    tool = leaf.reference_tool(prep)
+    write_configs(run_dir, wl, prep.params, len(prep.files), str(prep.data_dir), cdir, tool)
     for h in (prep.cluster.hosts[1:] if prep.cluster else []):     # DLIO: every host's configs/
-        write_configs(run_dir.parent / h.hostname, wl, prep.params, len(prep.files), str(prep.data_dir), cdir)
+        write_configs(run_dir.parent / h.hostname, wl, prep.params, len(prep.files), str(prep.data_dir), cdir, tool)
     argv = mpi.python_module("suite.training.run.rank", plan_path)
     prep.commands[k] = mpiexec_argv(prep) + argv
     start = time.time()

@@ -61,10 +61,25 @@ def write_metadata(prep, run_dir: Path, doc: dict) -> None:
     """A v3.0 leaf's training_<ts>_metadata.json (the executed command, the parameters, the runtime)."""
     from suite.training import leaf
 
-    if getattr(prep, "leaves", None) is not None and leaf.timestamped(prep.ruleset):
+    if getattr(prep, "leaves", None) is None:
+        return
+    stamped = leaf.timestamped(prep.ruleset)
+    if stamped or leaf.reference_tool(prep) == "mlpstorage":      # numbered runs: named by their start
+        from suite.harness import leafstamp
+
         leaf.write_metadata(prep, "run", Path(run_dir), {
             "runtime": doc["duration_s"], "invocation_start_time": doc["start"], "run_index": doc["run_index"],
-            "warmup": doc["warmup"], "status": doc["status"], "executed_command": _executed(prep, run_dir, doc)})
+            "warmup": doc["warmup"], "status": doc["status"], "executed_command": _executed(prep, run_dir, doc)},
+            stamp=None if stamped else leafstamp.stamp(_unix(doc["start"])))
+
+
+def _unix(stamp: str) -> float:
+    """DLIO's UTC timestamp (suite.training.run.dlio_output.timestamp) as Unix seconds."""
+    import datetime as dt
+
+    from suite.training.run.dlio_output import TIME_FORMAT
+
+    return dt.datetime.strptime(stamp, TIME_FORMAT).replace(tzinfo=dt.timezone.utc).timestamp()
 
 
 def _executed(prep, run_dir: Path, doc: dict) -> str:
