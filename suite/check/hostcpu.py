@@ -6,8 +6,9 @@ each host's series become a finding naming that host:
 
     rule_id  host-cpu-saturated, severity warning, effect closed (a note: the verdict is unchanged)
     path     the host_metrics.json, relative to the checked tree
-    field    hosts[h].samples[i..j].cpu_user_pct+cpu_system_pct (a single-host file of schema 1: samples[i..j]...)
-    expected below 95% of all CPUs (user+system) ...
+    field    hosts[h].samples[i..j].cpu_user_pct+cpu_system_pct+cpu_steal_pct (a file from before steal was
+             recorded: ...cpu_user_pct+cpu_system_pct; a single-host file of schema 1: samples[i..j]...)
+    expected below 95% of all CPUs (user+system+steal) ...
     actual   host suite-h2: 98.5% of all CPUs over 12.0-27.0 s (15.0 s), iowait 0.2%, disk 1.2 MiB/s (run's peak 80.1), ...
 
 A host in the file with no samples (its sampler failed; the file's warnings say why) is the other
@@ -27,12 +28,12 @@ from suite.rules.findings import Finding, make
 
 RULE = "host-cpu-saturated"
 UNSAMPLED = "host-unsampled"
-RULES = {RULE: f"no host's CPUs were saturated (user+system >= {hostmetrics.BUSY_PCT:g}% of all CPUs for "
+RULES = {RULE: f"no host's CPUs were saturated (user+system+steal >= {hostmetrics.BUSY_PCT:g}% of all CPUs for "
                f"{hostmetrics.MIN_SPAN_S:g} s or more) while the storage waited (iowait below "
                f"{hostmetrics.IOWAIT_PCT:g}%): where they were, the client's CPU, not the storage, set the pace",
          UNSAMPLED: "every host of the run was sampled: a host with no series is a host whose CPU nobody saw, so "
                     "whether it set the pace is not known"}
-EXPECTED = (f"below {hostmetrics.BUSY_PCT:g}% of all CPUs (user+system) in any {hostmetrics.MIN_SPAN_S:g} s "
+EXPECTED = (f"below {hostmetrics.BUSY_PCT:g}% of all CPUs (user+system+steal) in any {hostmetrics.MIN_SPAN_S:g} s "
             f"with iowait below {hostmetrics.IOWAIT_PCT:g}% (at {hostmetrics.BUSY_PCT:g}% the client has no "
             f"CPU left to ask the storage for more)")
 SHOWN = 3                     # spans spelled out per file; the rest counted
@@ -72,7 +73,8 @@ def of(hm: hostmetrics.HostMetrics, path: str, at: str = "") -> list[Finding]:
     first, last = spans[0]["samples"][0], spans[-1]["samples"][1]
     said = "; ".join(_span(sp) for sp in spans[:SHOWN])
     more = f"; and {len(spans) - SHOWN} more span(s)" if len(spans) > SHOWN else ""
-    return [make(RULE, "warning", "closed", path, f"{at}samples[{first}..{last}].cpu_user_pct+cpu_system_pct",
+    busy = "cpu_user_pct+cpu_system_pct" + ("+cpu_steal_pct" if hm.samples[first].cpu_steal_pct is not None else "")
+    return [make(RULE, "warning", "closed", path, f"{at}samples[{first}..{last}].{busy}",
                  EXPECTED, f"host {hm.host}: " + said + more, hm.scope)]
 
 
