@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from suite.check import hostrun
 from suite.harness import hostmetrics
 from suite.rules.findings import Finding, make
 
@@ -32,27 +33,39 @@ RULES = {RULE: f"no host's CPUs were saturated (user+system+steal >= {hostmetric
                f"{hostmetrics.MIN_SPAN_S:g} s or more) while the storage waited (iowait below "
                f"{hostmetrics.IOWAIT_PCT:g}%): where they were, the client's CPU, not the storage, set the pace",
          UNSAMPLED: "every host of the run was sampled: a host with no series is a host whose CPU nobody saw, so "
-                    "whether it set the pace is not known"}
+                    "whether it set the pace is not known", **hostrun.RULES}
 EXPECTED = (f"below {hostmetrics.BUSY_PCT:g}% of all CPUs (user+system+steal) in any {hostmetrics.MIN_SPAN_S:g} s "
             f"with iowait below {hostmetrics.IOWAIT_PCT:g}% (at {hostmetrics.BUSY_PCT:g}% the client has no "
             f"CPU left to ask the storage for more)")
 SHOWN = 3                     # spans spelled out per file; the rest counted
 
 
-def findings(dirs, root) -> list[Finding]:
-    """One warning per host in each host_metrics.json directly in each of `dirs` (a run's directory, a
-    trial's, a leaf: where the kind's runs were sampled; nothing is walked, so a run never gets
-    another's file) with a saturated span while the storage waited; paths relative to `root` (None:
-    as `dirs` name them). A directory named twice is read once; one without the file adds nothing."""
+def findings(runs, root) -> list[Finding]:
+    """Every host finding of the runs' host_metrics.json, each read once: host-cpu-saturated (one warning
+    per host with a saturated span while the storage waited), host-unsampled, and where a run is a
+    suite.check.hostrun.Run (what its results record: its window, its hosts), the file re-checked against
+    it (hostrun.of) and a run without the file its siblings have (hostrun.missing). A plain directory is
+    a Run with nothing recorded. Each file is directly in one of a run's dirs (nothing is walked, so a
+    run never gets another's file); paths relative to `root` (None: as the dirs name them). A file
+    named twice is read once."""
     root, seen, out = (Path(root) if root is not None else None), set(), []
-    for d in dirs:
-        path = Path(d) / hostmetrics.FILE
-        if path.resolve() in seen or not path.is_file():
+    runs = [r if isinstance(r, hostrun.Run) else hostrun.run(r) for r in runs]
+    found = [next((Path(d) / hostmetrics.FILE for d in r.dirs if (Path(d) / hostmetrics.FILE).is_file()), None)
+             for r in runs]
+    have = next((p for p in found if p is not None), None)
+    for r, path in zip(runs, found):
+        if path is None:
+            if have is not None and r.dirs and r.start_unix_s is not None:    # a timed run the kind recorded
+                out.append(hostrun.missing(r, _shown(r.dirs[0] / hostmetrics.FILE, root), _shown(have, root)))
+            continue
+        if path.resolve() in seen:
             continue
         seen.add(path.resolve())
-        rec = hostmetrics.load(path, root=Path(d))       # never through a link out of d
+        rec = hostmetrics.load(path, root=path.parent)       # never through a link out of its directory
+        shown = _shown(path, root)
         for i, hm in enumerate(rec.hosts):
-            out += of(hm, _shown(path, root), rec.at(i)) if hm.samples else [unsampled(rec, i, _shown(path, root))]
+            out += of(hm, shown, rec.at(i)) if hm.samples else [unsampled(rec, i, shown)]
+        out += hostrun.of(rec, r, shown)
     return out
 
 
