@@ -14,6 +14,10 @@ each host's series become a finding naming that host:
 A host in the file with no samples (its sampler failed; the file's warnings say why) is the other
 warning, host-unsampled (effect closed): its CPU was not seen.
 
+The same pass re-checks each file against what its run's results record (suite.check.hostrun: the
+run's window and hosts, each sample's CPU total, a run's file removed; issue 46): each kind hands a
+hostrun.Run per run, a plain directory where its results record nothing.
+
 The definition and why the thresholds are what they are: docs/checker.md ("Host CPU saturation").
 A host_metrics.json that cannot be read is bad input (ResultError, one line, exit 2), as every
 other file a check reads.

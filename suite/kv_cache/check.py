@@ -199,8 +199,8 @@ def sampled(lf: kvleaf.Leaf, root: Path) -> list[hostrun.Run]:
     meta = lf.metadata if isinstance(lf.metadata, dict) else {}
     suite = meta.get("suite") if isinstance(meta.get("suite"), dict) else {}
     trials = suite.get("trials") if isinstance(suite.get("trials"), list) else []
-    where = str(lf.metadata_path.relative_to(root)) if lf.metadata_path and lf.metadata_path.is_relative_to(root) \
-        else str(lf.metadata_path)
+    mp = lf.metadata_path
+    where = "kv_cache_<ts>_metadata.json" if mp is None else str(mp.relative_to(root) if mp.is_relative_to(root) else mp)
     out = []
     for o, t in sorted(lf.rank_dirs):
         rec = next((x for x in trials if isinstance(x, dict) and (x.get("option"), x.get("trial")) == (o, t)), {})
