@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 
 from suite import files
-from suite.check import hostcpu, layout
+from suite.check import hostcpu, hostrun, layout
 from suite.checkpointing import figures as ckpt_figures
 from suite.check.result import BenchmarkResult, CheckResult, evaluate
 from suite.errors import ResultError
@@ -106,7 +106,7 @@ def check(path, ruleset: str = "auto"):
         for p, doc in ph.runs:
             w = written_by(doc, writes) if doc["phase"] == "read" else None
             found += evaluate(rs, "run", run_scope(p, doc, derived.get(doc["run"]), _end(w) if w else None), root)
-        found += hostcpu.findings([p.parent for p, _ in ph.runs], root)    # host-cpu-saturated: run-<k>/host_metrics.json
+        found += hostcpu.findings([_sampled(p, doc, root) for p, doc in ph.runs], root)   # run-<k>/host_metrics.json
         statement += [s for d in derived.values() for s in d.statement]
         verdict = findings.verdict(found, division)
         voice = Voice(verdict, ph.run_set.get("miniature") is True, division)   # a miniature: never compliant
@@ -348,3 +348,13 @@ def leaf_missing(path: Path) -> list[str]:
         except ResultError as exc:
             out.append(str(exc))
     return out
+
+
+def _sampled(p: Path, doc: dict, root: Path) -> hostrun.Run:
+    """What run-<k>/host_metrics.json is checked against: its results.json's window and hosts."""
+    try:
+        shown = str(p.relative_to(root))
+    except ValueError:
+        shown = str(p)
+    return hostrun.run(p.parent, doc.get("start_unix_s"), doc.get("end_unix_s"), doc.get("hosts", ()),
+                       f"{shown}: start_unix_s, end_unix_s, hosts")

@@ -23,8 +23,9 @@ SUITE_HOST_METRICS_INTERVAL_S sets the interval for a run (0: no sampling, no fi
 benchmark compares against). Beyond MAX_POINTS points (an hour at 1 s) every other point is dropped and the interval doubles:
 the counters are cumulative, so nothing is lost but resolution.
 
-Each sample: t_s since the run's start; cpu_{user,system,iowait}_pct of all CPUs over the span since
-the previous sample (user includes nice, system includes irq and softirq); mem_used_bytes (total -
+Each sample: t_s since the run's start; cpu_{user,system,iowait,steal,idle}_pct of all CPUs over the
+span since the previous sample (user includes nice, system includes irq and softirq; the five add up
+to 100; steal and idle are absent from files written before issue 46); mem_used_bytes (total -
 free - buffers - page cache - reclaimable slab, as free(1)) and page_cache_bytes (Cached) at the
 sample; disk_{read,write}_bytes and net_{rx,tx}_bytes cumulative since the start (whole disks, no
 partitions or stacked dm/md devices; every interface but lo, of the sampler's network namespace).
@@ -68,6 +69,17 @@ class Sample:
     disk_write_bytes: int
     net_rx_bytes: int
     net_tx_bytes: int
+    cpu_steal_pct: float | None = None     # None: a file written before steal was recorded
+    cpu_idle_pct: float | None = None
+
+    @property
+    def busy_pct(self) -> float:
+        """What the CPUs were not free to give this host's work: user+system+steal (= 100 - idle - iowait;
+        a VM's steal is CPU its host took, not CPU left over), user+system where steal was not recorded."""
+        return self.cpu_user_pct + self.cpu_system_pct + (self.cpu_steal_pct or 0.0)
+
+
+CPU_PCTS = ("cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_steal_pct", "cpu_idle_pct")
 
 
 @dataclass(frozen=True)
@@ -223,7 +235,8 @@ def _sample(prev: tuple, cur: tuple, totals: list) -> Sample:
     cached = mem.get("Cached", 0) * 1024       # /proc/meminfo counts KiB
     used = (mem.get("MemTotal", 0) - mem.get("MemFree", 0) - mem.get("Buffers", 0) - mem.get("SReclaimable", 0)) * 1024 - cached
     return Sample(t_s=round(t, 6), cpu_user_pct=pct("user", "nice"), cpu_system_pct=pct("system", "irq", "softirq"),
-                  cpu_iowait_pct=pct("iowait"), mem_used_bytes=max(0, used), page_cache_bytes=max(0, cached),
+                  cpu_iowait_pct=pct("iowait"), cpu_steal_pct=pct("steal"), cpu_idle_pct=pct("idle"),
+                  mem_used_bytes=max(0, used), page_cache_bytes=max(0, cached),
                   disk_read_bytes=totals[0], disk_write_bytes=totals[1], net_rx_bytes=totals[2],
                   net_tx_bytes=totals[3])
 
@@ -278,7 +291,7 @@ def _host(doc: dict, scope: str, path, at: str) -> HostMetrics:
                        started_at=doc["started_at"], duration_s=float(doc["duration_s"]),
                        sampler_cpu_s=float(doc["sampler_cpu_s"]), disk_devices=tuple(doc["disk_devices"]),
                        net_interfaces=tuple(doc["net_interfaces"]),
-                       samples=tuple(Sample(**{k: s[k] for k in fields}) for s in doc["samples"]))
+                       samples=tuple(Sample(**{k: s[k] for k in fields if k in s}) for s in doc["samples"]))
 
 
 def find(run_dir: Path, root=None) -> HostSet | None:
@@ -287,20 +300,20 @@ def find(run_dir: Path, root=None) -> HostSet | None:
     return load(path, root=root) if path.is_file() else None
 
 
-BUSY_PCT = 95.0      # user+system at or above this: the CPUs had nothing left (host-cpu-saturated)
+BUSY_PCT = 95.0      # user+system(+steal) at or above this: the CPUs had nothing left (host-cpu-saturated)
 IOWAIT_PCT = 1.0     # mean iowait below this in a busy span: the client did not wait on the storage
 MIN_SPAN_S = 10.0    # a busy span this long (10 samples at 1 s; one of mlpstorage's 10-s samples): no burst
 
 
 def longest_saturated_s(hm: HostMetrics, busy_pct: float = BUSY_PCT) -> float:
-    """The longest span (s) with user+system at or above busy_pct (whatever iowait was)."""
+    """The longest span (s) with the CPUs busy (Sample.busy_pct) at or above busy_pct (whatever iowait was)."""
     spans = saturated_spans(hm, busy_pct, 0.0)
     return max((sp["end_s"] - sp["start_s"] for sp in spans), default=0.0)
 
 
 def saturated_spans(hm: HostMetrics, busy_pct: float, min_span_s: float) -> list[dict]:
-    """The spans where user+system stayed at or above busy_pct for at least min_span_s: the client's
-    CPU set the pace there. With user+system that high the CPUs hardly wait on I/O (iowait is what is
+    """The spans where the CPUs stayed busy (Sample.busy_pct: user+system+steal) at or above busy_pct for
+    at least min_span_s: the client's CPU set the pace there. With them that busy the CPUs hardly wait on I/O (iowait is what is
     left), so the storage was waiting on the client, not the client on the storage; each span says
     so with its mean iowait and disk MiB/s beside the run's busiest disk MiB/s."""
     rates = hm.rates()
@@ -308,14 +321,13 @@ def saturated_spans(hm: HostMetrics, busy_pct: float, min_span_s: float) -> list
     net = [r["net_rx_mib_s"] + r["net_tx_mib_s"] for r in rates]
     spans, run, prev_t = [], [], 0.0
     for i, s in enumerate(hm.samples + (None,)):
-        if s is not None and s.cpu_user_pct + s.cpu_system_pct >= busy_pct:
+        if s is not None and s.busy_pct >= busy_pct:
             run.append((i, prev_t))
         else:
             if run and hm.samples[run[-1][0]].t_s - run[0][1] >= min_span_s:
                 idx = [j for j, _ in run]
                 spans.append({"start_s": round(run[0][1], 3), "end_s": round(hm.samples[idx[-1]].t_s, 3),
-                              "busy_mean_pct": round(sum(hm.samples[j].cpu_user_pct + hm.samples[j].cpu_system_pct
-                                                         for j in idx) / len(idx), 3),
+                              "busy_mean_pct": round(sum(hm.samples[j].busy_pct for j in idx) / len(idx), 3),
                               "iowait_mean_pct": round(sum(hm.samples[j].cpu_iowait_pct for j in idx) / len(idx), 3),
                               "disk_mean_mib_s": round(sum(disk[j] for j in idx) / len(idx), 3),
                               "disk_peak_mib_s": round(max(disk), 3),
@@ -328,8 +340,8 @@ def saturated_spans(hm: HostMetrics, busy_pct: float, min_span_s: float) -> list
 
 
 def storage_waited_spans(hm: HostMetrics) -> list[dict]:
-    """The spans host-cpu-saturated warns of (suite.check.hostcpu; docs/checker.md): user+system at or
-    above BUSY_PCT of all CPUs in every sample for at least MIN_SPAN_S, while the storage waited: the
+    """The spans host-cpu-saturated warns of (suite.check.hostcpu; docs/checker.md): user+system+steal at
+    or above BUSY_PCT of all CPUs in every sample for at least MIN_SPAN_S, while the storage waited: the
     span's mean iowait below IOWAIT_PCT. iowait is the time a CPU sat idle with I/O of this host in
     flight: the client waiting on the storage. Near none of it while the CPUs were full means the
     requests were not queued on the storage; the storage waited for the client to ask. (A busy span

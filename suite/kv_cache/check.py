@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from suite.check import hostcpu
+from suite.check import hostcpu, hostrun
 from suite.kv_cache import evidence, figures
 
 from suite.kv_cache import leaf as kvleaf
@@ -197,14 +197,30 @@ def round_of(lf: kvleaf.Leaf, ruleset: str | None = None) -> str:
     return rulesets.for_kind("kv_cache", named if isinstance(named, str) else None, where, ResultError).name
 
 
+def sampled(lf: kvleaf.Leaf, root: Path) -> list[hostrun.Run]:
+    """Each trial's host_metrics.json and what it is checked against: the trial's start_unix_s and
+    end_unix_s in the metadata's suite.trials[] and the metadata's hosts (nothing where not recorded)."""
+    meta = lf.metadata if isinstance(lf.metadata, dict) else {}
+    suite = meta.get("suite") if isinstance(meta.get("suite"), dict) else {}
+    trials = suite.get("trials") if isinstance(suite.get("trials"), list) else []
+    mp = lf.metadata_path
+    where = "kv_cache_<ts>_metadata.json" if mp is None else str(mp.relative_to(root) if mp.is_relative_to(root) else mp)
+    out = []
+    for o, t in sorted(lf.rank_dirs):
+        rec = next((x for x in trials if isinstance(x, dict) and (x.get("option"), x.get("trial")) == (o, t)), {})
+        out.append(hostrun.run(lf.path / f"option_{o}" / f"trial_{t}", rec.get("start_unix_s"), rec.get("end_unix_s"),
+                               meta.get("hosts", ()), f"{where}: suite.trials[option {o}, trial {t}] "
+                               f"start_unix_s, end_unix_s; hosts"))
+    return out
+
+
 def assess(path: Path, ruleset: str | None = None) -> dict:
     lf = kvleaf.load(path)
     f, derived, statements = facts(lf)
     scope = rules.Scope("run", str(path), f)
     name = round_of(lf, ruleset)
     found = evaluate(rules.load_layers(name, RULE_FILES), "run", scope, Path(path))
-    found += hostcpu.findings([lf.path / f"option_{o}" / f"trial_{t}" for o, t in sorted(lf.rank_dirs)],
-                              Path(path))     # host-cpu-saturated: each trial's host_metrics.json
+    found += hostcpu.findings(sampled(lf, Path(path)), Path(path))     # each trial's host_metrics.json
     ran = evidence.durations(lf)
     rank_statements = [dict(s, rank=f"option_{o}/trial_{t}/rank_{r}") for (o, t, r), (p, d) in sorted(lf.ranks.items())
                        for s in figures.rederive_rank(d, p, ran.get(o, 0.0))]

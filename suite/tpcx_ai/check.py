@@ -30,7 +30,7 @@ The re-derivations are suite/tpcx_ai/rederive.py's; `assess` adds what was re-de
 
 import math
 
-from suite.check import hostcpu
+from suite.check import hostcpu, hostrun
 from suite.errors import SuiteError
 from suite.rules import engine as rules
 from suite.rules.engine import Item, Scope
@@ -216,8 +216,28 @@ def assess(path) -> tuple[str, list[Finding], dict, list]:
     r.problems["figures.problems"] += items
     r.statements += statements
     findings = check(doc, path=str(where), rederived=r)
-    findings += hostcpu.findings([where.parent], None)     # host-cpu-saturated: the run's host_metrics.json
+    findings += hostcpu.findings([sampled(doc, where)], None)     # the run's host_metrics.json
     return grade(findings), findings, doc, r.statements
+
+
+def sampled(doc: dict, where) -> hostrun.Run:
+    """What the run's host_metrics.json is checked against: its timed window (started_at, whole seconds,
+    plus its phases' first start_s and last end_s) and its hosts (host.hostname; on a dask cluster of
+    other machines, at least that one: the file names the others)."""
+    base = hostrun.unix_s(doc.get("started_at"))
+    spans = [p for p in (doc.get("phases") or []) + (doc.get("stream_runs") or []) if isinstance(p, dict)]
+    starts = [p["start_s"] for p in spans if _finite(p.get("start_s"))]
+    ends = [p["end_s"] for p in spans if _finite(p.get("end_s"))]
+    host = doc.get("host") if isinstance(doc.get("host"), dict) else {}
+    engine = doc.get("engine") if isinstance(doc.get("engine"), dict) else {}
+    alone = engine.get("name") == "local" or engine.get("local_cluster") is True
+    window = (base + min(starts), base + max(ends)) if base is not None and starts and ends else (None, None)
+    return hostrun.run(where.parent, *window, (host.get("hostname"),), f"{where.name}: started_at, phases[], "
+                       "stream_runs[] start_s, end_s; host.hostname", all_hosts=alone, precision_s=1.0)
+
+
+def _finite(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def is_result(path) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from suite.check import hostcpu
+from suite.check import hostcpu, hostrun
 from suite.errors import ResultError
 from suite.rules import engine as rules
 from suite.rules import rulesets
@@ -108,7 +108,17 @@ def check(recs: list, root: Path, ruleset: str | None = None) -> list[Finding]:
         for r in group:
             if r.phase == "run":
                 out += evaluate(rs, "run", run_scope(r, root))
-    return out + hostcpu.findings([r.path for r in recs], root)     # host-cpu-saturated: each leaf's host_metrics.json
+    return out + hostcpu.findings([_sampled(r, root) for r in recs], root)     # each leaf's host_metrics.json
+
+
+def _sampled(r, root: Path) -> hostrun.Run:
+    """What a leaf's host_metrics.json is checked against: a run leaf's summary.json start_unix_s,
+    end_unix_s and hosts (a datagen leaf, a published one or an older one records none)."""
+    if r.phase != "run" or r.source != "suite":
+        return hostrun.run(r.path)
+    where = Path(r.path) / "summary.json"
+    shown = str(where.relative_to(root)) if root is not None and where.is_relative_to(root) else str(where)
+    return hostrun.run(r.path, r.start_unix_s, r.end_unix_s, r.hosts, f"{shown}: start_unix_s, end_unix_s, hosts")
 
 
 def verdict(found: list[Finding]) -> str:

@@ -66,6 +66,9 @@ class Leaf:
     rederive_problems: list = field(default_factory=list)   # figures that differ, a ground truth not the recorded one
     division: str | None = None             # ours: the division the run was asked (None: not recorded)
     miniature: bool = False                 # ours: the embedded miniature
+    start_unix_s: float | None = None       # ours: the query run's window and host (host_metrics.json's run)
+    end_unix_s: float | None = None
+    hosts: tuple = ()
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -217,6 +220,9 @@ def _ours(rec: Leaf, doc: dict, leaf: Path, root: Path) -> None:
     rec.workload = doc.get("workload") if isinstance(doc.get("workload"), str) else None
     rec.division = doc.get("division") if doc.get("division") in ("closed", "open") else None
     rec.miniature = doc.get("miniature") is True
+    rec.start_unix_s, rec.end_unix_s = _num(doc.get("start_unix_s")), _num(doc.get("end_unix_s"))
+    hosts = doc.get("hosts")
+    rec.hosts = tuple(h for h in hosts if isinstance(h, str))[:4096] if isinstance(hosts, list) else ()
     rec.engine_version = doc.get("engine_version") if isinstance(doc.get("engine_version"), str) else None
     io = doc.get("io") if isinstance(doc.get("io"), dict) else {}
     rec.bytes_read_per_query = _num(io.get("bytes_read_per_query"))

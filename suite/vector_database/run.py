@@ -9,6 +9,7 @@ leaf's vectordb/engine/ folder, and this side computes the figures (suite.vector
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -172,13 +173,15 @@ class VdbRun:
         dev = evidence.device_of(self.index_dir if self.index_dir.exists() else self.data_dir)
         before = evidence.diskstats(dev.get("dev"))
         status, error = "complete", None
+        start = time.time()
         try:
             self._worker(leaf, build=False, query=True)
         except RunError as exc:
             status, error = "failed", str(exc)
+        window = {"start_unix_s": start, "end_unix_s": time.time(), "hosts": [socket.gethostname()]}  # host_metrics' run
         device_io = evidence.diskstats_delta(before, evidence.diskstats(dev.get("dev")))
         doc = {**self._base("run"), "inserted_vectors": int(self.build.get("inserted_vectors") or 0), "k": self.w.k,
-               "recall_floor": self.w.recall_floor, "status": status, "error": error, "run": k,
+               "recall_floor": self.w.recall_floor, "status": status, "error": error, "run": k, **window,
                "page_cache_before": cache, "cache_drop": drop.to_dict(), "storage": dev, "load": self._load(),
                "ground_truth": {**self.meta["ground_truth"], "sha256": self.meta["sha256"][dataset.TRUTH],
                                 "file": str(self.data_dir / dataset.TRUTH)}}

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import host_builders
@@ -54,11 +55,26 @@ def _edit(path: Path, busy: int, user: float = 80.0, system: float = 18.0, iowai
         samples.append(dict(samples[-1], t_s=round(samples[-1]["t_s"] + host["interval_s"], 6)))
     for s in samples:
         s.update(cpu_user_pct=min(s["cpu_user_pct"], 40.0), cpu_system_pct=min(s["cpu_system_pct"], 20.0))
+        _balance(s)
     for s in samples[1:1 + busy]:
         s.update(cpu_user_pct=user, cpu_system_pct=system, cpu_iowait_pct=iowait)
+        _balance(s, steal=0.0)
     host["duration_s"] = samples[-1]["t_s"]
     path.write_text(json.dumps(doc))
     hostmetrics.load(path)                       # still a valid host_metrics.json
+
+
+def _balance(s: dict, steal: float | None = None) -> None:
+    """A sample's idle (and steal, where given) set so its CPU percentages add up to 100 again, as the
+    sampler records them (host-metrics-cpu: an edit that broke the sum would be a lie of its own). A
+    file from before steal and idle were recorded is left as it is."""
+    if "cpu_idle_pct" not in s:
+        return
+    if steal is not None:
+        s["cpu_steal_pct"] = steal
+    rest = 100.0 - sum(s[k] for k in ("cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_steal_pct"))
+    s["cpu_idle_pct"] = round(max(0.0, rest), 3)
+    s["cpu_steal_pct"] = round(s["cpu_steal_pct"] + min(0.0, rest), 3)
 
 
 def _warnings(root: Path, rule: str = hostcpu.RULE) -> list[dict]:
@@ -92,8 +108,9 @@ def test_planted_saturation_warns_and_calm_samples_do_not(voiced, kind, tmp_path
     w = got[0]
     assert w["severity"] == "warning" and w["effect"] == "closed"
     assert (root / rel).as_posix().endswith("/" + w["path"]) or w["path"].endswith(str(rel)), (w["path"], rel)
-    assert w["field"] == "hosts[0].samples[1..12].cpu_user_pct+cpu_system_pct"
+    assert w["field"] == "hosts[0].samples[1..12].cpu_user_pct+cpu_system_pct+cpu_steal_pct"   # steal: busy too
     assert w["expected"].startswith("below 95% of all CPUs")
+    assert _warnings(root, "host-metrics-cpu") == [], kind       # the edit kept each sample's total at 100%
     assert w["actual"].startswith("host ") and "98.0% of all CPUs over " in w["actual"] and "iowait 0.2%" in w["actual"]
 
 
@@ -175,3 +192,50 @@ def test_across_hosts_the_warning_names_the_host_that_saturated(tmp_path):
     (w,) = hostcpu.findings([tmp_path], tmp_path)
     assert w.path == hostmetrics.FILE and w.field == "hosts[1].samples[5..16].cpu_user_pct+cpu_system_pct"
     assert w.actual.startswith("host h2: 97.0% of all CPUs over 5.0-17.0 s")
+
+
+def test_steal_counts_as_busy(tmp_path):
+    """Issue 46: a VM's steal time is CPU its host took from it, not CPU left over. user+system at 70% and
+    steal at 28% is saturated, and the warning says so, naming steal; the same with nothing stolen is not."""
+    busy = [dict(host_builders.sample(t, user=60.0, system=10.0, iowait=0.2, disk_read=t << 20),
+                 cpu_steal_pct=28.0, cpu_idle_pct=1.8) for t in range(1, 16)]
+    host_builders.write(tmp_path, host_builders.doc(busy))
+    (w,) = hostcpu.findings([tmp_path], tmp_path)
+    assert w.rule_id == hostcpu.RULE and w.field == "samples[0..14].cpu_user_pct+cpu_system_pct+cpu_steal_pct"
+    assert w.actual.startswith("host h1: 98.0% of all CPUs"), w.actual
+    calm = [dict(s, cpu_steal_pct=0.0, cpu_idle_pct=29.8) for s in busy]     # the same user+system, nothing stolen
+    host_builders.write(tmp_path, host_builders.doc(calm))
+    assert hostcpu.findings([tmp_path], tmp_path) == []
+
+
+def test_a_real_cpu_hog_under_the_real_sampler_is_warned(tmp_path, monkeypatch):
+    """A real hog on every core this process may use (stress-ng where installed, else a python busy loop
+    per core) for ~4 s, sampled by the real Sampler at 0.2 s: every sample records steal and idle, the
+    five CPU percentages add up to 100, and the check warns host-cpu-saturated from those samples. The
+    span the warning needs is cut to 2 s (MIN_SPAN_S: a threshold, not what is under test) to keep
+    the test short; a loaded 2-core machine only makes the CPUs busier."""
+    cores = len(os.sched_getaffinity(0))
+    stress = shutil.which("stress-ng")
+    argv = ([stress, "--cpu", str(cores), "--timeout", "6s", "--quiet"] if stress else None)
+    hogs = ([subprocess.Popen(argv)] if argv else
+            [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(max(2, cores))])
+    try:
+        time.sleep(0.5)                                   # the hog at full speed before the baseline
+        with hostmetrics.Sampler(interval_s=0.2) as sampler:
+            time.sleep(4.0)
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    sampler.write(tmp_path)
+    (hm,) = hostmetrics.load(tmp_path / hostmetrics.FILE).hosts
+    assert len(hm.samples) >= 10
+    for s in hm.samples:
+        assert s.cpu_steal_pct is not None and s.cpu_idle_pct is not None
+        total = sum(getattr(s, k) for k in hostmetrics.CPU_PCTS)
+        assert total == pytest.approx(100.0, abs=0.1) or total == 0.0, s
+        assert s.busy_pct == pytest.approx(100.0 - s.cpu_idle_pct - s.cpu_iowait_pct, abs=0.1)
+    monkeypatch.setattr(hostmetrics, "MIN_SPAN_S", 2.0)
+    got = [f for f in hostcpu.findings([tmp_path], tmp_path) if f.rule_id == hostcpu.RULE]
+    assert len(got) == 1 and got[0].field.endswith("cpu_user_pct+cpu_system_pct+cpu_steal_pct"), \
+        [(s.busy_pct, s.cpu_iowait_pct) for s in hm.samples]

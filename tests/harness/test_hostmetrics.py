@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from suite.check import hostrun
 from suite.errors import ResultError, SuiteError
 from suite.harness import enforced, hostmetrics, proc
 from suite.harness.enforced import Series
@@ -41,7 +42,9 @@ def test_the_sampler_records_this_hosts_load_with_sane_values(tmp_path):
     for x in hm.samples:
         for v in (x.cpu_user_pct, x.cpu_system_pct, x.cpu_iowait_pct):
             assert 0 <= v <= 100
-        assert x.cpu_user_pct + x.cpu_system_pct + x.cpu_iowait_pct <= 100.01
+        assert x.cpu_steal_pct is not None and x.cpu_idle_pct is not None     # issue 46: /proc/stat's steal and idle
+        total = sum(getattr(x, k) for k in hostmetrics.CPU_PCTS)
+        assert total == pytest.approx(100.0, abs=0.01) or total == 0.0
         assert x.mem_used_bytes > 0 and x.page_cache_bytes > 0
     assert max(x.cpu_user_pct + x.cpu_system_pct for x in hm.samples) > 0    # we burnt CPU
     for c in hostmetrics.COUNTERS:       # cumulative counters, never decreasing
@@ -154,8 +157,11 @@ def _one_line_or_record(path):
         for x in hm.samples:
             assert all(math.isfinite(v) for v in (x.t_s, x.cpu_user_pct, x.cpu_system_pct, x.cpu_iowait_pct))
             assert 0 <= x.cpu_user_pct <= 100
+            assert all(v is None or (math.isfinite(v) and 0 <= v <= 100) for v in (x.cpu_steal_pct, x.cpu_idle_pct))
         assert all(math.isfinite(v) for r in hm.rates() for v in r.values())
         hostmetrics.storage_waited_spans(hm)
+    found = hostrun.of(rec, hostrun.run(path.parent, 1.7e9, 1.7e9 + 5, ["h1"], "a run"), "x")  # never raises
+    assert all(f.rule_id in hostrun.RULES for f in found)
     return rec
 
 
@@ -164,7 +170,8 @@ numbers = st.one_of(st.integers(min_value=-10, max_value=10 ** 20), st.floats(al
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(fields=st.lists(st.dictionaries(st.sampled_from(list(host_builders.sample(1))), numbers, max_size=4),
+@given(fields=st.lists(st.dictionaries(st.sampled_from([*host_builders.sample(1), *hostmetrics.CPU_PCTS[3:]]), numbers,
+                                      max_size=4),
                        max_size=4),
        top=st.dictionaries(st.sampled_from(["interval_s", "duration_s", "sampler_cpu_s", "host", "schema_version"]),
                            numbers, max_size=2),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from suite.check import hostcpu, layout, manifest, todo
+from suite.check import hostcpu, hostrun, layout, manifest, todo
 
 from suite.training.check import evidence
 
@@ -78,7 +78,7 @@ def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
                                                       Path(system_path) if system_path else None), root)
         for host in run.hosts:
             found += evaluate(rs, "host", host_scopes[id(host)], root)
-        found += hostcpu.findings([run.path, *(h.path for h in run.hosts)], root)   # host-cpu-saturated
+    found += hostcpu.findings([_sampled(run, root) for run in b.runs + ([b.warmup] if b.warmup else [])], root)
     verdict = findings.verdict(found, b.division)
     fix = findings.fix_required(found)
     # a result claims the closed division unless the tree (or results.json) says open; a document
@@ -88,6 +88,18 @@ def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
     voice = Voice(verdict, miniature, b.division or "closed", fix)   # compliant as asked (suite.rules.verdict)
     return BenchmarkResult(b, verdict, found, agg, voice.compliant, rs.files, len(rs.rules),
                            {**{r.id: described(r) for r in rs.rules}, **hostcpu.RULES}, fix, records, miniature)
+
+
+def _sampled(run: layout.Run, root: Path) -> hostrun.Run:
+    """What the run's host metrics are checked against (host-cpu-saturated and hostrun's rules): its
+    results.json's start, end (UTC) and hosts; where it has none (DLIO's output alone), nothing."""
+    dirs = [run.path, *(h.path for h in run.hosts)]
+    res = next((h for h in run.hosts if isinstance(h.results, dict)), None)
+    if res is None:
+        return hostrun.run(dirs)
+    doc = res.results
+    return hostrun.run(dirs, doc.get("start"), doc.get("end"), doc.get("hosts", ()),
+                       f"{rel(res.path / 'results.json', root)}: start, end, hosts")
 
 
 def _rederive(b: layout.Benchmark, params: dict, bscope, root: Path):
