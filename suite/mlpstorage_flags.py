@@ -109,7 +109,7 @@ FLAGS = (
     Flag("--output-dir", "", (R_GEN,), "str", "map",
          "`suite report R --out DIR` (default: R-report beside R; suite report writes nowhere inside the results)"),
     Flag("--exec-type", "-et", TRAINING + (C_RUN,), "choice", "note",
-         "mpi: suite always runs its ranks under MPI (noted); docker: refused, suite runs no containers",
+         "suite runs its ranks under MPI always (mpi: noted; docker: refused, suite runs no containers)",
          choices=("mpi", "docker"), default="mpi"),
     Flag("--mpi-bin", "", TRAINING + (C_RUN,), "choice", "note",
          "suite launches with its own mpiexec (the mpich wheel), whichever is named", choices=("mpirun", "mpiexec"),

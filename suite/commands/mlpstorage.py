@@ -57,7 +57,8 @@ def _add_form(commands, form: str) -> None:
 
 
 def _add_not_mapped(sub, name: str) -> None:
-    np_ = sub.add_parser(name, help="not mapped: " + table.NOT_MAPPED[_not_mapped_key(name)])
+    np_ = sub.add_parser(name, help="not mapped: " + table.NOT_MAPPED[_not_mapped_key(name)], add_help=False,
+                         prefix_chars="\x01")         # every word after it is its (refused whole in run)
     np_.add_argument("rest", nargs=argparse.REMAINDER)
     np_.set_defaults(form=_not_mapped_key(name))
 
