@@ -24,6 +24,7 @@ SIZED = (T_DS, T_RUN, C_DS, C_RUN)          # the forms that take --client-host-
 
 MODELS = ("cosmoflow", "resnet50", "unet3d")
 LLM_MODELS = ("llama3-70b", "llama3-405b", "llama3-1t", "llama3-8b")
+MODEL_CHOICES = {"training": MODELS, "checkpointing": LLM_MODELS}
 ACCELERATORS = ("h100", "a100")
 RULESET = "v2.0"                            # mlpstorage 2.0.0b1 implements MLPerf Storage v2.0
 DEFAULT_RESULTS_DIR = "/tmp/mlperf_storage_results"     # tempfile.gettempdir()/mlperf_storage_results
@@ -150,5 +151,7 @@ def markdown_table() -> str:
         forms = "all" if f.forms == ALL else ", ".join(f.forms)
         name = f"`{f.name}`" + (f" (`{f.short}`)" if f.short else "")
         what = {"map": "mapped", "note": "accepted, noted", "refuse": "**refused**"}[f.action]
-        rows.append(f"| {name} | {forms} | {f.units or '-'} | {f.suite} | {what} |")
+        default = f"mlpstorage's default: {' '.join(f.default) if isinstance(f.default, tuple) else f.default}"
+        units = "; ".join(x for x in (f.units, default if f.default is not None else "") if x) or "-"
+        rows.append(f"| {name} | {forms} | {units} | {f.suite} | {what} |")
     return "\n".join(rows)

@@ -41,7 +41,7 @@ def _add_form(commands, form: str) -> None:
     fp.set_defaults(form=form)
     for f in table.flags_for(form):
         names = [f.name] + ([f.short] if f.short else [])
-        kw = {"dest": f.key, "required": form in f.required}
+        kw = {"dest": f.key, "required": form in f.required, "help": f.suite.replace("%", "%%")}
         if f.type == "flag":
             fp.add_argument(*names, action="store_true", **kw)
             continue
@@ -51,8 +51,8 @@ def _add_form(commands, form: str) -> None:
             kw.update(nargs="+", action="append")
         elif f.type == "int":
             kw["type"] = int
-        if f.choices:
-            kw["choices"] = f.choices
+        if f.choices:       # --model: training's models or checkpointing's, as mlpstorage takes them
+            kw["choices"] = table.MODEL_CHOICES[form.split()[0]] if f.name == "--model" else f.choices
         fp.add_argument(*names, default=None, **kw)
 
 

@@ -178,6 +178,10 @@ def test_checkpointing_goes_to_the_checkpoint_folder_and_model(run_cli):
       "--client-host-memory-in-gb", "1"], "invalid choice"),
     (["training", "datasize", "--model", "unet3d", "--max-accelerators", "1", "--accelerator-type", "h100",
       "--client-host-memory-in-gb", "256GB"], "invalid int value"),
+    (["checkpointing", "datasize", "--model", "unet3d", "--num-processes", "8", "--client-host-memory-in-gb", "1"],
+     "invalid choice"),
+    (["training", "datasize", "--model", "unet3d", "--max-accelerators", "0", "--accelerator-type", "h100",
+      "--client-host-memory-in-gb", "1"], "--max-accelerators: expected an integer >= 1, got 0"),
 ])
 def test_bad_input_is_one_line_exit_2(run_cli, argv, needle):
     code, out, err = run_cli("mlpstorage", *argv)
