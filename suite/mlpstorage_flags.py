@@ -85,7 +85,7 @@ FLAGS = (
          "`--data-dir D/MODEL` (D as given when it already ends with the model's name, as mlpstorage does); "
          "datasize: the --data-dir of the datagen command it prints next"),
     Flag("--results-dir", "-rd", ALL, "str", "map",
-         "run: `--results-dir R/training/MODEL/run/YYYYMMDD_HHMMSS` (checkpointing: R/checkpointing/MODEL/"
+         "run: `--results-dir R/training/MODEL/run/YYYYMMDD_HHMMSS` (checkpointing: the leaf R/checkpointing/MODEL/"
          "YYYYMMDD_HHMMSS), a new leaf under one root that later runs add to; reportgen: the path `suite report` "
          "reads; datasize, datagen: noted (suite datasize writes nothing; datagen's log is D/MODEL/generation_log.json)",
          default=DEFAULT_RESULTS_DIR),
@@ -103,10 +103,13 @@ FLAGS = (
          "checkpointing run: `--data-dir C/MODEL` (where the checkpoints go, as mlpstorage's C/MODEL); "
          "training and checkpointing datasize: noted (mlpstorage 2.0.0b1 requires it for unet3d but passes it to "
          "nothing; suite writes unet3d's checkpoint under the results dir)"),
-    Flag("--num-checkpoints-read", "-ncr", CHECKPOINTING, "int", "map", "`--checkpoints-read N`", "checkpoints",
-         default=10),
-    Flag("--num-checkpoints-write", "-ncw", CHECKPOINTING, "int", "map", "`--checkpoints-write N`", "checkpoints",
-         default=10),
+    Flag("--num-checkpoints-read", "-ncr", CHECKPOINTING, "int", "map",
+         "`--checkpoints-read N` of the read phase: suite's v2.0 reads after a page-cache drop in an invocation of "
+         "its own, so the door runs the write phase (LEAF/write), the read phase (LEAF/read), then `suite check "
+         "LEAF`; 0: no read phase; datasize: noted", "checkpoints", default=10),
+    Flag("--num-checkpoints-write", "-ncw", CHECKPOINTING, "int", "map",
+         "`--checkpoints-write N` of the write phase; 0: the read phase alone (of an earlier write); datasize: noted",
+         "checkpoints", default=10),
     Flag("--output-dir", "", (R_GEN,), "str", "map",
          "`suite report R --out DIR` (default: R-report beside R; suite report writes nowhere inside the results)"),
     Flag("--exec-type", "-et", TRAINING + (C_RUN,), "choice", "note",

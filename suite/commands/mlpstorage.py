@@ -70,13 +70,20 @@ def _not_mapped_key(name: str) -> str:
 def run(args) -> int:
     if args.form in table.NOT_MAPPED:
         raise SuiteError(f"mlpstorage {args.form}: not mapped: {table.NOT_MAPPED[args.form]}")
-    argv, notes, after = translate(args)
+    steps, notes, after = translate(args)
     for note in notes:
         print(f"{PROG}: note: {note}", file=sys.stderr)
-    print(f"{PROG}: equivalent: {shlex.join(['suite', *argv])}", flush=True)
+    for argv in steps:
+        print(f"{PROG}: equivalent: {shlex.join(['suite', *argv])}", flush=True)
     if args.what_if:
         return ExitCode.OK
-    code = dispatch(argv)
+    code = ExitCode.OK
+    for k, argv in enumerate(steps):
+        if k:           # a v2.0 checkpoint's write phase ends 1 until its read phase is there: go on unless refused
+            print(f"{PROG}: then: {shlex.join(['suite', *argv])}", flush=True)
+        code = dispatch(argv)
+        if code not in (ExitCode.OK, ExitCode.FAILED):
+            return code
     if after and code == ExitCode.OK:
         print(after)
     return code
@@ -85,9 +92,9 @@ def run(args) -> int:
 def dispatch(argv: list[str]) -> int:
     """Run `suite ARGV` through its own command module and parser (the same code `suite ARGV` runs)."""
     from suite.cliargs import Parser
-    from suite.commands import datagen, datasize, report, run as run_command
+    from suite.commands import check, datagen, datasize, report, run as run_command
 
-    module = {"datasize": datasize, "datagen": datagen, "run": run_command, "report": report}[argv[0]]
+    module = {"datasize": datasize, "datagen": datagen, "run": run_command, "report": report, "check": check}[argv[0]]
     parser = Parser(prog="suite")
     sub = parser.add_subparsers(dest="command")
     module.add_parser(sub)
@@ -96,8 +103,8 @@ def dispatch(argv: list[str]) -> int:
     return int(module.run(args))
 
 
-def translate(args) -> tuple[list[str], list[str], str]:
-    """(suite's argv, the notes for the flags accepted without effect, a line to print after it ran)."""
+def translate(args) -> tuple[list[list[str]], list[str], str]:
+    """(suite's argvs, in order, the notes for the flags accepted without effect, a line to print after)."""
     refuse_all(args)
     notes = noted(args)
     if args.open and args.closed:
@@ -105,7 +112,7 @@ def translate(args) -> tuple[list[str], list[str], str]:
     build = {table.T_DS: _training_datasize, table.T_DG: _training_datagen, table.T_RUN: _training_run,
              table.C_DS: _checkpointing_datasize, table.C_RUN: _checkpointing_run, table.R_GEN: _reportgen}
     argv, after = build[args.form](args, notes)
-    return argv, notes, after
+    return (argv if isinstance(argv[0], list) else [argv]), notes, after
 
 
 def refuse_all(args) -> None:
@@ -262,18 +269,28 @@ def _checkpoint_counts(args, notes) -> None:
         notes.append(f"{', '.join(given)}: datasize sizes one checkpoint")
 
 
-def _checkpointing_run(args, notes) -> tuple[list[str], str]:
+def _checkpointing_run(args, notes) -> tuple[list[list[str]], str]:
+    """mlpstorage writes then reads in one DLIO invocation; suite's v2.0 reads after a page-cache drop in an
+    invocation of its own: the write phase, the read phase (each its own dir under the leaf), then
+    `suite check` of the pair. One phase where the other's count is 0."""
     if args.params:
         raise SuiteError("--params: refused with checkpointing: suite's checkpoint is the model's, as its file has it")
     if not args.checkpoint_folder:
         raise SuiteError("--checkpoint-folder: expected where the checkpoints go (mlpstorage requires it), got none")
-    results = Path(args.results_dir or table.DEFAULT_RESULTS_DIR) / "checkpointing" / args.model / _stamp()
-    argv = ["run", "--workload", args.model, "--accelerators", str(args.num_processes),
-            "--data-dir", str(Path(args.checkpoint_folder) / args.model), "--results-dir", str(results),
-            "--memory-limit", _memory(args), "--ruleset", table.RULESET,
-            "--checkpoints-write", str(10 if args.num_checkpoints_write is None else args.num_checkpoints_write),
-            "--checkpoints-read", str(10 if args.num_checkpoints_read is None else args.num_checkpoints_read)]
-    return argv + _run_common(args, _hosts(args)), ""
+    leaf = Path(args.results_dir or table.DEFAULT_RESULTS_DIR) / "checkpointing" / args.model / _stamp()
+    write = 10 if args.num_checkpoints_write is None else args.num_checkpoints_write
+    read = 10 if args.num_checkpoints_read is None else args.num_checkpoints_read
+    if write == read == 0:
+        raise SuiteError("--num-checkpoints-write 0 --num-checkpoints-read 0: expected a phase to run, got neither")
+    phases = [(name, w, r) for name, w, r in (("write", write, 0), ("read", 0, read)) if w or r]
+    steps = [["run", "--workload", args.model, "--accelerators", str(args.num_processes),
+              "--data-dir", str(Path(args.checkpoint_folder) / args.model),
+              "--results-dir", str(leaf / name if len(phases) > 1 else leaf), "--memory-limit", _memory(args),
+              "--ruleset", table.RULESET, "--checkpoints-write", str(w), "--checkpoints-read", str(r),
+              *_run_common(args, _hosts(args))] for name, w, r in phases]
+    if len(phases) > 1:
+        steps.append(["check", str(leaf), "--ruleset", table.RULESET])
+    return steps, ""
 
 
 def _reportgen(args, notes) -> tuple[list[str], str]:

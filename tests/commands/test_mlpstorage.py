@@ -170,6 +170,18 @@ def test_checkpointing_goes_to_the_checkpoint_folder_and_model(run_cli):
                      r"--checkpoints-write 10 --checkpoints-read 0$", out.strip())
 
 
+def test_a_checkpoint_is_written_then_read_in_two_invocations_then_checked(run_cli):
+    code, out, _ = run_cli("mlpstorage", "checkpointing", "run", "--model", "llama3-70b", "--num-processes", 64,
+                           "--client-host-memory-in-gb", 1024, "--checkpoint-folder", "/c", "--results-dir", "/r",
+                           "--what-if")
+    lines = [line.split(": equivalent: ", 1)[1] for line in out.strip().splitlines()]
+    leaf = re.match(r".* --results-dir (/r/checkpointing/llama3-70b/\d{8}_\d{6})/write ", lines[0]).group(1)
+    assert code == 0 and len(lines) == 3
+    assert lines[0].endswith("--checkpoints-write 10 --checkpoints-read 0")
+    assert f"--results-dir {leaf}/read " in lines[1] and lines[1].endswith("--checkpoints-write 0 --checkpoints-read 10")
+    assert lines[2] == f"suite check {leaf} --ruleset v2.0"
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["training", "datasize", "--model", "unet3d", "--max-accelerators", "1", "--accelerator-type", "h100",
       "--client-host-memory-in-gb", "1", "--bogus"], "unrecognized arguments: --bogus"),
