@@ -70,22 +70,24 @@ def _not_mapped_key(name: str) -> str:
 def run(args) -> int:
     if args.form in table.NOT_MAPPED:
         raise SuiteError(f"mlpstorage {args.form}: not mapped: {table.NOT_MAPPED[args.form]}")
+    from suite.report.escape import terminal    # a path's control characters, made visible
+
     steps, notes, after = translate(args)
     for note in notes:
-        print(f"{PROG}: note: {note}", file=sys.stderr)
+        print(terminal(f"{PROG}: note: {note}"), file=sys.stderr)
     for argv in steps:
-        print(f"{PROG}: equivalent: {shlex.join(['suite', *argv])}", flush=True)
+        print(terminal(f"{PROG}: equivalent: {shlex.join(['suite', *argv])}"), flush=True)
     if args.what_if:
         return ExitCode.OK
     code = ExitCode.OK
     for k, argv in enumerate(steps):
         if k:           # a v2.0 checkpoint's write phase ends 1 until its read phase is there: go on unless refused
-            print(f"{PROG}: then: {shlex.join(['suite', *argv])}", flush=True)
+            print(terminal(f"{PROG}: then: {shlex.join(['suite', *argv])}"), flush=True)
         code = dispatch(argv)
         if code not in (ExitCode.OK, ExitCode.FAILED):
             return code
     if after and code == ExitCode.OK:
-        print(after)
+        print(terminal(after))
     return code
 
 

@@ -223,3 +223,9 @@ def test_a_flag_suite_cannot_honour_is_refused_in_one_line(run_cli, extra, needl
 def test_a_subcommand_the_door_does_not_take_names_suites_own(run_cli, argv):
     code, _, err = run_cli("mlpstorage", *argv)
     assert code == 2 and "not mapped: " in err and err.count("\n") == 1
+
+
+def test_a_path_with_control_characters_is_printed_visibly(run_cli):
+    code, out, _ = run_cli("mlpstorage", "training", "datagen", "--model", "unet3d", "--num-processes", 1,
+                           "--data-dir", "/x/\x1b[2Jd", "--what-if")
+    assert code == 0 and "\x1b" not in out
