@@ -13,13 +13,14 @@ from suite import __version__
 from suite.cliargs import Parser
 from suite.commands import (check, datagen, datasize, engine, list as list_, metrics, report, run, sizing,
                             submission, sweep)
-from suite.commands import compare, history
+from suite.commands import compare, history, mlpstorage
 from suite.errors import ExitCode, SuiteError
 
 # in the order `suite --help` lists them
 COMMANDS = {"list": list_, "datasize": datasize, "datagen": datagen, "run": run, "metrics": metrics,
             "report": report, "check": check, "sweep": sweep, "sizing": sizing, "submission": submission,
-            "engine": engine, "compare": compare, "history": history}
+            "engine": engine, "compare": compare, "history": history,
+            "mlpstorage": mlpstorage}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -48,6 +48,21 @@ def size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def unit_notes(args, flags=("--host-memory", "--memory-limit")) -> None:
+    """One line on stderr for each of `flags` typed as a bare GB count typical of GiB memory ("256GB"):
+    the unit suite took it in and the other's spelling (suite.sizes.gib_hint). Its meaning is unchanged."""
+    import sys
+    from suite.sizes import gib_hint
+
+    argv = [str(a) for a in getattr(args, "argv", None) or []]
+    for k, word in enumerate(argv):
+        flag, eq, value = word.partition("=")
+        if flag in flags:
+            note = gib_hint(value if eq else (argv[k + 1] if k + 1 < len(argv) else ""))
+            if note:
+                print(f"suite {args.command}: note: {flag} {note}", file=sys.stderr)
+
+
 def record_defaults(parser) -> None:
     """Keep the parser's defaults on the parsed args, so suite.runscope can tell what was given."""
     parser.set_defaults(scope_defaults={a.dest: a.default for a in parser._actions})

@@ -37,3 +37,17 @@ def parse_size(text: str) -> int:
     if value > MAX_BYTES:
         raise SuiteError(f"size {text!r}: expected at most 1 EiB ({MAX_BYTES} B), got {value} B")
     return value
+
+
+def gib_hint(text: str) -> str | None:
+    """A note for a size typed in GB whose number reads like a GiB memory size ("256GB": a power of two or
+    a multiple of 64 GB, as memory is sold and as `free -g` and mlpstorage's --client-host-memory-in-gb
+    count it): which unit suite took, and how to type the other. None for any other size."""
+    match = _SIZE.match(str(text))
+    if not match or match.group(2) != "GB" or "." in match.group(1) or len(match.group(1)) > 7:
+        return None
+    n = int(match.group(1))
+    if n < 8 or not (n & (n - 1) == 0 or n % 64 == 0):
+        return None
+    return (f"{n}GB is {n} x 10^9 B = {n * UNITS['GB'] / GIB:.2f} GiB (suite's GB is 10^9 B, GiB 2^30 B); "
+            f"{n} GiB of host memory (as `free -g` and mlpstorage's --client-host-memory-in-gb count it) is {n}GiB")

@@ -183,6 +183,8 @@ def small(argv: list[str], cwd: Path, bucket_name: str | None = None, hosts: lis
         argv = [a.replace("s3://bench/", f"s3://{bucket_name}/") for a in argv]
     if hosts:
         argv = [re.sub(r"\bsuite-h(\d)\b", lambda m: hosts[int(m.group(1)) - 1], a) for a in argv]
+    if argv[:2] == ["mlpstorage", "training"] and argv[2:3] in (["datagen"], ["run"]):
+        return mlpstorage_small(argv)
     workload = argv[argv.index("--workload") + 1] if "--workload" in argv else None
     extra: list[str] = []
     if argv[0] in ("datagen", "run") and workload in workloads.names():
@@ -198,6 +200,21 @@ def small(argv: list[str], cwd: Path, bucket_name: str | None = None, hosts: lis
     elif argv[0] == "run" and workload == "kv-cache":
         extra = KV_SMALL
     return [*argv, *given_or(extra, argv)]
+
+
+# `suite mlpstorage training datagen|run` (docs/from-mlpstorage.md) at the small size: its flags take no
+# suite option, so the values they give are replaced (1 accelerator, 1 GiB, one run, open) and its
+# --params get small records (later keys win, as in mlpstorage)
+MLPS_VALUES = {"--num-accelerators": "1", "--client-host-memory-in-gb": "1", "--loops": "1", "--num-processes": "2"}
+MLPS_PARAMS = ["dataset.record_length_bytes=200000", "dataset.record_length_bytes_stdev=50000"]
+MLPS_RUN = ["train.epochs=2", "train.computation_time=0.005", "model.model_size=1000000"]
+
+
+def mlpstorage_small(argv: list[str]) -> list[str]:
+    out = [MLPS_VALUES.get(argv[k - 1], a) if k else a for k, a in enumerate(argv) if a != "--closed"]
+    if argv[2] == "datagen":
+        return [*out, "--params", *MLPS_PARAMS, "dataset.num_files_train=8"]
+    return [*out, "--open", *(["--loops", "1"] if "--loops" not in out else []), "--params", *MLPS_PARAMS, *MLPS_RUN]
 
 
 def given_or(extra: list[str], argv: list[str]) -> list[str]:

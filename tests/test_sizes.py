@@ -1,4 +1,5 @@
 import pytest
+from hypothesis import given, strategies as st
 
 from suite.errors import SuiteError
 from suite.sizes import parse_size
@@ -31,3 +32,24 @@ def test_refusal_shows_both_spellings():
 
 def test_gib_and_gb_differ():
     assert parse_size("1GiB") - parse_size("1GB") == 73_741_824
+
+
+@pytest.mark.parametrize("text,noted", [("256GB", True), ("8GB", True), ("192GB", True), ("1536GB", True),
+                                        ("137.4GB", False), ("256GiB", False), ("100GB", False), ("4GB", False),
+                                        ("256MB", False), ("256", False), ("9" * 40 + "GB", False)])
+def test_a_gb_count_typical_of_gib_memory_gets_a_note(text, noted):
+    from suite.sizes import gib_hint
+
+    note = gib_hint(text)
+    assert (note is not None) == noted
+    if noted:
+        n = text.removesuffix("GB")
+        assert f"{n}GB is {n} x 10^9 B" in note and f"is {n}GiB" in note and "\n" not in note
+
+
+@given(st.text(max_size=60))
+def test_the_gb_note_never_raises_and_is_one_line(text):
+    from suite.sizes import gib_hint
+
+    note = gib_hint(text)
+    assert note is None or ("\n" not in note and note.split("GB", 1)[0] in text)

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from suite.cliargs import engine_arg, positive_int, seed_int, sizing_args, workload_args
+from suite.cliargs import unit_notes, engine_arg, positive_int, seed_int, sizing_args, workload_args
 from suite.errors import ExitCode, SuiteError
 from suite.storage.backend.select import location
 
@@ -60,6 +60,7 @@ def run(args) -> int:
     from suite.kinds import registry
     from suite.report.escape import terminal
 
+    unit_notes(args)
     kind = registry.for_workload(args.workload)
     if args.data_dir is None:                   # the same default for every kind: ./results/data/<workload>
         args.data_dir = default_data_dir(args.workload)

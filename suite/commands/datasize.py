@@ -1,6 +1,6 @@
 """`suite datasize`: the dataset (or checkpoint) a workload's kind needs for N accelerators."""
 
-from suite.cliargs import record_defaults, sizing_args, workload_args
+from suite.cliargs import unit_notes, record_defaults, sizing_args, workload_args
 
 
 def add_parser(sub) -> None:
@@ -22,4 +22,5 @@ def run(args) -> int:
     from suite.kinds import registry
 
     runscope.refuse_unused(args, "datasize")
+    unit_notes(args)
     return registry.for_workload(args.workload).datasize(args)

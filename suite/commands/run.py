@@ -1,6 +1,6 @@
 """`suite run`: run a workload under the rules; its kind (the workload file's `benchmark:`) runs it."""
 
-from suite.cliargs import engine_arg, record_defaults, workload_args
+from suite.cliargs import unit_notes, engine_arg, record_defaults, workload_args
 
 
 def add_parser(sub) -> None:
@@ -37,6 +37,7 @@ def run(args) -> int:
     from suite.kinds import registry
 
     runscope.refuse_unused(args)
+    unit_notes(args)
     kind = registry.for_workload(args.workload)
     if args.no_history:
         return kind.run(args)

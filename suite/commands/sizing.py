@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from suite.cliargs import sizing_args, workload_args
+from suite.cliargs import sizing_args, unit_notes, workload_args
 from suite.errors import ExitCode
 
 
@@ -19,6 +19,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    unit_notes(args)
     from suite.training.sweep import text as sweep_text
     from suite.storage import workloads
     from suite.training.run.dlio_output import mem_total_bytes

@@ -188,7 +188,7 @@ def announce(prep: Prepared) -> None:
     say(f"  dataset: {prep.data_dir} ({len(prep.files)} files, {prep.total_bytes / 1024**3:.2f} GiB, "
         f"{prep.required_files} required)")
     say(f"  memory: {'cgroup limit ' + str(prep.memory_limit) + ' bytes' if prep.memory_limit else 'MemTotal'}"
-        f" -> host memory {prep.host_memory_bytes / 1024**3:.2f} GiB for the dataset-size rule")
+        f" -> host memory {prep.host_memory_bytes / 1024**3:.2f} GiB ({prep.host_memory_bytes} B) for the dataset-size rule")
     if prep.memory_budget is not None:
         b = prep.memory_budget
         say(f"  memory budget: {b.cache_budget_bytes / 1024**2:.0f} MiB page cache (sizes the dataset) + "
