@@ -80,8 +80,9 @@ def metadata(doc: dict, ts: str, leaf: Path, overrides: dict, argv: list[str]) -
     p = doc["parallelism"]
     return {"benchmark_type": "checkpointing", "model": doc["workload"], "command": "run", "run_datetime": ts,
             "num_processes": doc["processes"], "accelerator": None, "result_dir": str(leaf.resolve()),
-            "parameters": {"model": {"parallelism": {"pipeline": p["pipeline"], "tensor": p["tensor"],
-                                                     "zero_stage": p["zero_stage"]}},
+            "parameters": {"model": {**_model(doc), "parallelism": {"pipeline": p["pipeline"], "tensor": p["tensor"],
+                                                                    "zero_stage": p["zero_stage"]}},
+                           "framework": "pytorch",
                            "workflow": {"generate_data": False, "train": False, "checkpoint": True},
                            "checkpoint": {"checkpoint_folder": doc["checkpoint_dir"],
                                           "time_between_checkpoints": doc["time_between_checkpoints_s"],
@@ -92,6 +93,21 @@ def metadata(doc: dict, ts: str, leaf: Path, overrides: dict, argv: list[str]) -
                             "total_memory_bytes": doc["host_memory_bytes"] * len(doc["hosts"])},
             "suite": {"argv": list(redact.command(argv)), "ruleset": doc["ruleset"], "mode": doc["mode"], "division": doc["division"],
                       "miniature": doc["miniature"], "phase": doc["phase"]}}
+
+
+def _model(doc: dict) -> dict:
+    """The model as DLIO's checkpoint workload config describes it (name, type, layers, datatypes, the
+    transformer's sizes), for the model the run wrote (the miniature's where it was one)."""
+    from dataclasses import asdict
+
+    from suite.checkpointing import model
+    from suite.storage import workloads
+
+    t = asdict(model.from_workload(workloads.load(doc["workload"]), doc["processes"], doc["mode"],
+                                   bool(doc["miniature"])).model)
+    top = ("num_layers", "model_datatype", "optimizer_datatype")
+    return {"name": doc["workload"].replace("-", "_"), "type": "transformer", **{k: t.pop(k) for k in top},
+            "transformer": t}
 
 
 def cluster_info() -> dict:

@@ -103,12 +103,13 @@ def _dlio_host_keys(doc: dict) -> dict:
     import os
     import platform
 
-    from suite.enforce.cache import meminfo
+    from suite.enforce.cache import cpuinfo, meminfo
 
     probed = {h.get("host"): h.get("cpu_count") for h in (doc.get("enforcement") or {}).get("hosts") or ()
               if isinstance(h, dict)}
     cpus = [int(probed.get(h) or os.cpu_count() or 1) for h in doc["hosts"]]
     return {"host_cpu_count": cpus, "host_processor_name": platform.processor() or platform.machine(),
+            "host_cpuinfo": cpuinfo(),
             "host_meminfo": meminfo(), "num_files_train": 0, "num_files_eval": 0, "num_samples_per_file": 1,
             "epochs": 0, "data_size_per_host_GB": 0.0, "potential_caching": [1] * len(doc["hosts"])}
 

@@ -155,3 +155,21 @@ def page_cache_residency(path) -> tuple[int, int]:
     finally:
         os.close(fd)
     return min(resident * page, size), size
+
+
+def cpuinfo() -> dict:
+    """The first processor's /proc/cpuinfo block, as DLIO's summary.json carries it."""
+    out = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.strip():
+                    if out:
+                        break
+                    continue
+                key, _, value = line.partition(":")
+                if key.strip() != "processor":
+                    out[key.strip()] = value.strip()
+    except OSError:
+        pass
+    return out

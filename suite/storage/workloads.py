@@ -205,6 +205,7 @@ class Workload:
     data_folder: str
     config: dict = field(compare=False, repr=False)  # the merged DLIO-style config
     miniature_cache_budget_bytes: int | None = None  # the miniature's page-cache budget (suite run without --data-dir)
+    model_type: str | None = None          # DLIO's model.type (cnn): the reference's workload config
 
     @property
     def dlio_name(self) -> str:
@@ -267,6 +268,7 @@ def resolve(name: str, accelerator: str, params: dict[str, object] | None = None
         au_threshold=config["metric"]["au"], num_files_train=ds.get("num_files_train"),
         num_subfolders_train=ds.get("num_subfolders_train", 0), data_folder=ds.get("data_folder", f"data/{name}/"),
         config=config, miniature_cache_budget_bytes=(doc.get("miniature") or {}).get("cache_budget_bytes"),
+        model_type=doc.get("model_type"),
     )
 
 

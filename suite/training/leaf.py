@@ -79,16 +79,20 @@ def metadata(prep, command: str, leaf: Path, extra: dict | None = None, stamp: s
     model, command, run_datetime, accelerator, parameters, override_parameters, executed_command,
     args) plus the provenance of the code that ran."""
     from suite.harness import provenance
-    from suite.training.run.dlio_output import config
+    from suite.training.run.dlio_output import config, overrides
 
     wl, opts = prep.workload, prep.opts
+    files_n = len(prep.files) if prep.files else prep.required_files
+    over = dict(line[len("++workload."):].split("=", 1)
+                for line in overrides(wl, prep.params, files_n, str(prep.data_dir)) if line.startswith("++workload."))
+    over = {k: v for k, v in over.items() if not k.startswith("workflow.")}   # as mlpstorage records them
     return {
         "schema_version": 1, "benchmark_type": BENCHMARK, "model": wl.name, "command": command,
         "run_datetime": stamp or leaf.name, "num_processes": opts.accelerators, "accelerator": wl.accelerator,
         "result_dir": str(Path(leaf).resolve()),
-        "parameters": config(wl, len(prep.files) if prep.files else prep.required_files,
-                             str(prep.data_dir), reference_tool(prep))["workload"],
-        "override_parameters": {k: v for k, v in sorted(prep.params.items())},
+        "parameters": _overridden(config(wl, files_n, str(prep.data_dir), reference_tool(prep))["workload"], over),
+        "override_parameters": dict(sorted(over.items())),
+        "system_info": system_info(prep),
         "executed_command": shlex.join(redact.command(sys.argv)),
         "verification": "MINIATURE" if prep.miniature else prep.opts.division.upper(),
         "args": {"mode": opts.division, "benchmark": BENCHMARK, "model": wl.name, "command": command,
@@ -98,6 +102,33 @@ def metadata(prep, command: str, leaf: Path, extra: dict | None = None, stamp: s
         "provenance": provenance.for_run(),
         **(extra or {}),
     }
+
+
+def _overridden(params: dict, over: dict) -> dict:
+    """The parameters with each overridden value as mlpstorage records it: the override's text."""
+    for key, text in over.items():
+        section, _, name = key.partition(".")
+        if isinstance(params.get(section), dict) and name in params[section]:
+            params[section][name] = text
+    return params
+
+
+def system_info(prep) -> dict:
+    """mlpstorage's system_info: memory and cores over the run's hosts (each host's probe on several
+    hosts, this host's on one), how they were collected and when."""
+    import os
+    import time
+
+    from suite.enforce.cache import meminfo_bytes
+
+    cluster = getattr(prep, "cluster", None)
+    hosts = [(h.mem_total_bytes, h.cpu_count) for h in cluster.hosts] if cluster else \
+        [(meminfo_bytes("MemTotal") or 0, os.cpu_count() or 1)]
+    mems = [m for m, _ in hosts]
+    return {"total_memory_bytes": sum(mems), "total_cores": sum(c for _, c in hosts), "num_hosts": len(hosts),
+            "min_memory_bytes": min(mems), "max_memory_bytes": max(mems),
+            "collection_method": "host-probe" if cluster else "local",
+            "collection_timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
 def write_metadata(prep, command: str, leaf: Path, extra: dict | None = None, stamp: str | None = None) -> Path:

@@ -9,7 +9,7 @@ import os
 import platform
 
 from suite import files
-from suite.enforce.cache import meminfo, meminfo_bytes
+from suite.enforce.cache import cpuinfo, meminfo, meminfo_bytes
 
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 
@@ -17,24 +17,6 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 def timestamp(unix_s: float) -> str:
     """DLIO's utcnow() format: 2024-08-20T08:49:32.267883 (UTC, no zone suffix)."""
     return dt.datetime.fromtimestamp(unix_s, dt.timezone.utc).strftime(TIME_FORMAT)
-
-
-def cpuinfo() -> dict:
-    """The first processor's /proc/cpuinfo block, as DLIO's summary.json carries it."""
-    out = {}
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if not line.strip():
-                    if out:
-                        break
-                    continue
-                key, _, value = line.partition(":")
-                if key.strip() != "processor":
-                    out[key.strip()] = value.strip()
-    except OSError:
-        pass
-    return out
 
 
 def mem_total_bytes() -> int:
@@ -121,7 +103,8 @@ def config(workload, num_files_train: int, data_folder: str, tool: str = "dlio")
     if tool == "mlpstorage":
         cfg["dataset"] = {RENAMED_2X.get(k, k): v for k, v in cfg["dataset"].items()}
         size = (cfg.get("checkpoint") or {}).get("model_size")
-        model = {"name": workload.name, **({"model_size": size} if size else {})}
+        model = {"name": workload.name, **({"type": workload.model_type} if workload.model_type else {}),
+                 **({"model_size": size} if size else {})}
     return {"workload": {
         "model": model,
         "framework": workload.framework,

@@ -1,0 +1,149 @@
+"""Our leaves are the reference's leaves, plus our evidence (issue 45): every key of every leaf file the
+published v3.0 leaves in tests/data have (training's summary.json, metadata, fs_separation.json, rank
+output, dlio_config/; checkpointing's likewise) is in the same file of our own `suite run` leaves, with
+the same JSON type (an integer and a float are both numbers; a published null or empty value says
+nothing of a type). Keys that only describe the reference's own machine (its /proc/meminfo fields, its
+cluster snapshot's per-disk counters) are compared at their parent only, and what the submitter chose
+(its override_parameters, and the parameters they introduced) at the mapping. Real runs of the same
+workloads: a v3.0 unet3d b200 run (a 1 MiB-record dataset of 8 files) and a v3.0 llama3-8b miniature
+write+read pair."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.ours3_builders import FAST
+
+DATA = Path(__file__).resolve().parent / "data" / "v3"
+TRAIN = DATA / "tree/closed/Alluxio/results/aws_c5n18xlarge_i3en24xlarge_8c_10s_8a/training/unet3d"
+CKPT = DATA / "checkpointing_alluxio/closed/Alluxio/results/aws_r5n24xlarge_i3en12xlarge_1c_1s_8h/checkpointing/llama3-8b"
+CKPT_TREE = DATA / "tree/closed/Alluxio/results/aws_r5n24xlarge_i3en12xlarge_1c_1s_8h/checkpointing/llama3-8b"
+# subtrees whose keys are the reference machine's, not the format's: compared as a mapping only
+OPAQUE = ("host_meminfo", "system_info", "host_cpuinfo", "cluster_info", "meminfo", "cpuinfo",
+          "override_parameters")
+# what mlpstorage adds of its own to DLIO's parameters and our ranks have no such thing for, each with why
+REFERENCE_ONLY = {"parameters.reader.multiprocessing_context": "mlpstorage's default for DLIO's PyTorch "
+                  "DataLoader workers (fork); our ranks read with threads, and record no such context"}
+SMALL = ["--param", "dataset.record_length=1048576", "--param", "dataset.record_length_stdev=0"]
+
+
+def _type(v) -> str | None:
+    if v is None or v == "" or v == [] or v == {}:
+        return None
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    return {str: "string", list: "list", dict: "mapping"}[type(v)]
+
+
+def shape(doc, at: str = "") -> dict[str, str | None]:
+    """Every key path of a document and its JSON type (lists: their first element's shape)."""
+    out = {at or ".": _type(doc)}
+    if isinstance(doc, dict) and at.rsplit(".", 1)[-1] not in OPAQUE:
+        for k, v in doc.items():
+            out.update(shape(v, f"{at}.{k}" if at else str(k)))
+    elif isinstance(doc, list) and doc and isinstance(doc[0], dict):
+        out.update(shape(doc[0], f"{at}[]"))
+    return out
+
+
+def load(p: Path):
+    text = p.read_text()
+    if text.strip() == "PRUNED BY STAFF":
+        return None
+    return yaml.safe_load(text) if p.suffix == ".yaml" else json.loads(text)
+
+
+def missing(theirs: Path, ours: Path) -> list[str]:
+    """The published file's key paths our file lacks or holds with another type."""
+    a, b = load(theirs), load(ours)
+    if a is None:
+        return []
+    mine = shape(b)
+    chosen = {f"parameters.{k}" for d in (a, b) if isinstance(d, dict) for k in (d.get("override_parameters") or {})}
+    out = []
+    for key, kind in shape(a).items():
+        if key in chosen or key in REFERENCE_ONLY:
+            continue                                      # a parameter the submitter introduced by overriding it
+        if key not in mine:
+            out.append(f"{key}: absent")
+        elif kind is not None and mine[key] is not None and kind != mine[key]:
+            out.append(f"{key}: {mine[key]}, published {kind}")
+    return out
+
+
+def _named(leaf: Path, name: str) -> Path:
+    """A leaf's file, its stamp in the name replaced by this leaf's (training_<ts>_metadata.json)."""
+    if "_metadata.json" in name:
+        return next(leaf.glob(f"{name.split('_', 1)[0]}_*_metadata.json"))
+    return leaf / name
+
+
+@pytest.fixture(scope="module")
+def ours(tmp_path_factory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("keys")
+    subprocess.run([sys.executable, "-m", "suite", "datagen", "--workload", "unet3d", "--accelerator-type", "b200",
+                    "--files", "8", "--data-dir", str(base / "data"), *SMALL], cwd=base, capture_output=True,
+                   timeout=600, check=True)
+    ran = subprocess.run([sys.executable, "-m", "suite", "run", "--workload", "unet3d", "--accelerator-type", "b200",
+                          "--accelerators", "1", "--ruleset", "v3.0", "--data-dir", str(base / "data"), "--results-dir",
+                          str(base / "R"), "--division", "open", "--runs", "1", *SMALL, *FAST],
+                         cwd=base, capture_output=True, text=True, timeout=600)
+    train = base / "R" / "training" / "unet3d"
+    assert (train / "run").is_dir(), ran.stderr[-2000:]
+    done = subprocess.run([sys.executable, "-m", "suite", "run", "--workload", "llama3-8b", "--miniature",
+                           "--accelerators", "8", "--data-dir", str(base / "ck"), "--results-dir", str(base / "C")],
+                          cwd=base, capture_output=True, text=True, timeout=600)
+    ckpt = base / "C" / "checkpointing" / "llama3-8b"
+    assert ckpt.is_dir(), done.stderr[-2000:]
+    return {"training": train, "checkpointing": ckpt}
+
+
+def _pairs(published: Path, mine: Path, phase_of) -> list[tuple[Path, Path]]:
+    out = []
+    for f in sorted(p for p in published.rglob("*") if p.is_file() and p.suffix in (".json", ".yaml")):
+        rel = f.relative_to(published)
+        leaf = phase_of(mine, rel)
+        if leaf is not None:
+            out.append((f, _named(leaf, rel.name) if len(rel.parts) <= 3 else leaf / Path(*rel.parts[2:])))
+    return out
+
+
+def _training_leaf(mine: Path, rel: Path) -> Path | None:
+    phase = rel.parts[0]
+    leaves = sorted((mine / phase).iterdir()) if (mine / phase).is_dir() else []
+    if not leaves:
+        return None
+    if rel.name == "0_output.json" or rel.name == "dlio.log":
+        return leaves[-1]
+    return leaves[-1]
+
+
+def test_every_published_training_leaf_key_is_in_ours(ours):
+    problems = []
+    for theirs, mine in _pairs(TRAIN, ours["training"], _training_leaf):
+        if theirs.name == "0_output.json":
+            continue                        # published as PRUNED BY STAFF; ours: compared below
+        assert mine.is_file(), f"{theirs.relative_to(TRAIN)}: our leaf has no {mine.name}"
+        problems += [f"{theirs.relative_to(TRAIN)}: {m}" for m in missing(theirs, mine)]
+    assert problems == []
+
+
+def test_every_published_checkpointing_leaf_key_is_in_ours(ours):
+    problems = []
+    mine_leaves = sorted(p for p in ours["checkpointing"].iterdir() if p.is_dir())
+    for src in (CKPT, CKPT_TREE):
+        for theirs_leaf, mine_leaf in zip(sorted(p for p in src.iterdir() if p.is_dir()), mine_leaves):
+            for theirs in sorted(p for p in theirs_leaf.rglob("*") if p.is_file() and p.suffix in (".json", ".yaml")):
+                rel = theirs.relative_to(theirs_leaf)
+                mine = _named(mine_leaf, rel.name) if len(rel.parts) == 1 else mine_leaf / rel
+                assert mine.is_file(), f"{rel}: our leaf has no {mine.name}"
+                problems += [f"{src.name}/{rel}: {m}" for m in missing(theirs, mine)]
+    assert problems == []
