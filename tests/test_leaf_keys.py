@@ -128,7 +128,9 @@ def _training_leaf(mine: Path, rel: Path) -> Path | None:
 
 def test_every_published_training_leaf_key_is_in_ours(ours):
     problems = []
-    for theirs, mine in _pairs(TRAIN, ours["training"], _training_leaf):
+    pairs = _pairs(TRAIN, ours["training"], _training_leaf)
+    assert len(pairs) >= 10, "the published leaves' files to compare"
+    for theirs, mine in pairs:
         if theirs.name == "0_output.json":
             continue                        # published as PRUNED BY STAFF; ours: compared below
         assert mine.is_file(), f"{theirs.relative_to(TRAIN)}: our leaf has no {mine.name}"
@@ -139,6 +141,7 @@ def test_every_published_training_leaf_key_is_in_ours(ours):
 def test_every_published_checkpointing_leaf_key_is_in_ours(ours):
     problems = []
     mine_leaves = sorted(p for p in ours["checkpointing"].iterdir() if p.is_dir())
+    assert len(mine_leaves) == 2 and CKPT.is_dir() and CKPT_TREE.is_dir()
     for src in (CKPT, CKPT_TREE):
         for theirs_leaf, mine_leaf in zip(sorted(p for p in src.iterdir() if p.is_dir()), mine_leaves):
             for theirs in sorted(p for p in theirs_leaf.rglob("*") if p.is_file() and p.suffix in (".json", ".yaml")):
