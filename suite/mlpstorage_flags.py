@@ -26,7 +26,6 @@ MODELS = ("cosmoflow", "resnet50", "unet3d")
 LLM_MODELS = ("llama3-70b", "llama3-405b", "llama3-1t", "llama3-8b")
 MODEL_CHOICES = {"training": MODELS, "checkpointing": LLM_MODELS}
 ACCELERATORS = ("h100", "a100")
-RULESET = "v2.0"                            # mlpstorage 2.0.0b1 implements MLPerf Storage v2.0
 DEFAULT_RESULTS_DIR = "/tmp/mlperf_storage_results"     # tempfile.gettempdir()/mlperf_storage_results
 LOCAL_HOSTS = ("127.0.0.1", "localhost")
 # what `mlpstorage training datagen` writes without --params dataset.num_files_train (configs/dlio/workload/<model>_datagen.yaml)
@@ -94,7 +93,7 @@ FLAGS = (
          "datagen: dataset.num_files_train is `--files N`; refused with datasize (suite sizes the workload as "
          "its file has it) and checkpointing"),
     Flag("--loops", "", ALL, "int", "map",
-         "run: `--runs N` (N measured runs in one results dir; without --loops, the round's series: v2.0's 5); "
+         "run: `--runs N` (N measured runs in one results dir; without --loops, the round's series of 5); "
          "datasize, datagen: only 1", "runs", default=1),
     Flag("--open", "", ALL, "flag", "map", "run: `--division open`", dest="open"),
     Flag("--closed", "", ALL, "flag", "map", "run: `--division closed` (suite's default too)"),
@@ -104,7 +103,7 @@ FLAGS = (
          "training and checkpointing datasize: noted (mlpstorage 2.0.0b1 requires it for unet3d but passes it to "
          "nothing; suite writes unet3d's checkpoint under the results dir)"),
     Flag("--num-checkpoints-read", "-ncr", CHECKPOINTING, "int", "map",
-         "`--checkpoints-read N` of the read phase: suite's v2.0 reads after a page-cache drop in an invocation of "
+         "`--checkpoints-read N` of the read phase: suite's round of mlpstorage 2.0 reads after a page-cache drop in an invocation of "
          "its own, so the door runs the write phase (LEAF/write), the read phase (LEAF/read), then `suite check "
          "LEAF`; 0: no read phase; datasize: noted", "checkpoints", default=10),
     Flag("--num-checkpoints-write", "-ncw", CHECKPOINTING, "int", "map",
@@ -158,3 +157,18 @@ def markdown_table() -> str:
         units = "; ".join(x for x in (f.units, default if f.default is not None else "") if x) or "-"
         rows.append(f"| {name} | {forms} | {units} | {f.suite} | {what} |")
     return "\n".join(rows)
+
+
+def ruleset() -> str:
+    """The round mlpstorage 2.0 implements: the first round whose runs leave its files (ruleset.yaml
+    `reference_tool: mlpstorage`), oldest first; no round is named in code."""
+    from suite.rules import rulesets
+
+    found = rulesets.discover()
+    ordered = sorted(found.values(), key=lambda r: len(r.chain))
+    for r in ordered:
+        if r.reference_tool == "mlpstorage" and "training" in r.covers and "checkpointing" in r.covers:
+            return r.name
+    from suite.errors import RuleError
+
+    raise RuleError("rules/*/ruleset.yaml: reference_tool: expected a round whose tool is mlpstorage, got none")

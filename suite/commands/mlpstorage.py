@@ -193,12 +193,12 @@ def _training_datasize(args, notes) -> tuple[list[str], str]:
         notes.append(f"--checkpoint-folder {args.checkpoint_folder}: datasize does not use it")
     argv = ["datasize", "--workload", args.model, "--accelerator-type", args.accelerator_type,
             "--accelerators", str(args.max_accelerators), "--client-hosts", str(hosts),
-            "--host-memory", _memory(args), "--ruleset", table.RULESET]
+            "--host-memory", _memory(args), "--ruleset", table.ruleset()]
     from suite.storage import workloads
     from suite.training import datasize
 
     files = datasize.compute(workloads.resolve(args.model, args.accelerator_type), args.max_accelerators, hosts,
-                             args.client_host_memory_in_gb * 1024**3, table.RULESET).num_files
+                             args.client_host_memory_in_gb * 1024**3, table.ruleset()).num_files
     nxt = ["suite", "mlpstorage", "training", "datagen", "--model", args.model, "--num-processes",
            str(args.max_accelerators), "--data-dir", args.data_dir or "DATA_DIR", "--params",
            f"dataset.num_files_train={files}"]
@@ -235,7 +235,7 @@ def _training_run(args, notes) -> tuple[list[str], str]:
     results = Path(args.results_dir or table.DEFAULT_RESULTS_DIR) / "training" / args.model / "run" / _stamp()
     argv = ["run", "--workload", args.model, "--accelerator-type", args.accelerator_type,
             "--accelerators", str(args.num_accelerators), "--data-dir", _model_dir(args.data_dir, args.model),
-            "--results-dir", str(results), "--memory-limit", _memory(args), "--ruleset", table.RULESET]
+            "--results-dir", str(results), "--memory-limit", _memory(args), "--ruleset", table.ruleset()]
     argv += _run_common(args, hosts)
     for key, value in _params(args).items():
         argv += ["--param", f"{key}={value}"]
@@ -261,7 +261,7 @@ def _checkpointing_datasize(args, notes) -> tuple[list[str], str]:
         notes.append(f"--checkpoint-folder {args.checkpoint_folder}: datasize does not use it")
     _checkpoint_counts(args, notes)
     return ["datasize", "--workload", args.model, "--accelerators", str(args.num_processes),
-            "--client-hosts", str(len(_hosts(args))), "--host-memory", _memory(args), "--ruleset", table.RULESET], ""
+            "--client-hosts", str(len(_hosts(args))), "--host-memory", _memory(args), "--ruleset", table.ruleset()], ""
 
 
 def _checkpoint_counts(args, notes) -> None:
@@ -288,10 +288,10 @@ def _checkpointing_run(args, notes) -> tuple[list[list[str]], str]:
     steps = [["run", "--workload", args.model, "--accelerators", str(args.num_processes),
               "--data-dir", str(Path(args.checkpoint_folder) / args.model),
               "--results-dir", str(leaf / name if len(phases) > 1 else leaf), "--memory-limit", _memory(args),
-              "--ruleset", table.RULESET, "--checkpoints-write", str(w), "--checkpoints-read", str(r),
+              "--ruleset", table.ruleset(), "--checkpoints-write", str(w), "--checkpoints-read", str(r),
               *_run_common(args, _hosts(args))] for name, w, r in phases]
     if len(phases) > 1:
-        steps.append(["check", str(leaf), "--ruleset", table.RULESET])
+        steps.append(["check", str(leaf), "--ruleset", table.ruleset()])
     return steps, ""
 
 

@@ -3,7 +3,7 @@
 accelerators x 4 host/memory mixes) equals the door's; refused and unknown flags are one line, exit 2.
 
 The reference answers: the real mlpstorage 2.0.0b1 (../shared/oracles/, installed by the session fixture
-into a venv under the pytest cache: skipped where the tarball or pip cannot be had), and the same answers
+into a venv of its own by tests/reference_tool.py: skipped where the tarball or pip cannot be had), and the same answers
 recorded in tests/data/mlpstorage/reference.json with the command that made them (always checked)."""
 
 import json
@@ -49,23 +49,12 @@ def _datasize_argv(model, accel, hosts, gib, n):
 
 
 @pytest.fixture(scope="session")
-def mlpstorage_venv(request):
-    """mlpstorage 2.0.0b1 in a venv of its own under the pytest cache (made once); skipped where the
-    oracle tarball is absent or pip cannot install it."""
-    if not ORACLE.is_file():
-        pytest.skip(f"the reference tool is absent here ({ORACLE})")
-    venv = Path(request.config.cache.mkdir("mlpstorage-2.0.0b1-venv"))
-    python = venv / "bin" / "python"
-    if subprocess.run([python, "-c", "import mlpstorage.cli, yaml, psutil"], capture_output=True).returncode if \
-            python.exists() else True:
-        steps = [[sys.executable, "-m", "venv", "--clear", str(venv)],
-                 [python, "-m", "pip", "install", "-q", "--no-deps", str(ORACLE)],
-                 [python, "-m", "pip", "install", "-q", "psutil", "pyarrow", "pyyaml"]]
-        for step in steps:
-            done = subprocess.run(step, capture_output=True, text=True, timeout=600)
-            if done.returncode:
-                pytest.skip(f"cannot install the reference tool: {' '.join(map(str, step))}: {done.stderr[-300:]}")
-    return venv
+def mlpstorage_venv():
+    """mlpstorage 2.0.0b1 in a venv of its own (tests/reference_tool.py: made once, under a lock across
+    xdist workers); skipped where the oracle tarball is absent or pip cannot install it."""
+    from tests.reference_tool import mlpstorage
+
+    return mlpstorage().parent.parent
 
 
 def oracle_files(venv: Path, tmp: Path, case) -> int:

@@ -48,7 +48,7 @@ def test_our_leaves_read_as_the_published_ones_do(run_cli, tmp_path):
     assert POINTER.fullmatch((leaves[1] / ".mlps-code-image").read_text())
     meta = files.load_json(leaves[1] / f"training_{leaves[1].name}_metadata.json", schema="training-metadata")
     assert meta["command"] == "run" and meta["run_datetime"] == leaves[1].name and meta["accelerator"] == "b200"
-    assert "mpiexec" in meta["executed_command"] and "suite.training.run.rank" in meta["executed_command"] and meta["parameters"]["dataset"]["num_files_train"] == 24
+    assert "mpiexec" in meta["executed_command"] and "suite.training.run.rank" in meta["executed_command"] and meta["parameters"]["dataset"]["num_files_train"] == "24"   # overridden: its text, as mlpstorage records it
     assert meta["provenance"]["algorithm"] == "md5-tree-v2" and meta["warmup"] is False
     (size,) = (res / "training" / "retinanet" / "datasize").iterdir()
     assert files.load_json(size / f"training_{size.name}_metadata.json", schema="training-metadata")["command"] == "datasize"
