@@ -28,8 +28,10 @@ CKPT_TREE = DATA / "tree/closed/Alluxio/results/aws_r5n24xlarge_i3en12xlarge_1c_
 OPAQUE = ("host_meminfo", "system_info", "host_cpuinfo", "cluster_info", "meminfo", "cpuinfo",
           "override_parameters")
 # what mlpstorage adds of its own to DLIO's parameters and our ranks have no such thing for, each with why
-REFERENCE_ONLY = {"parameters.reader.multiprocessing_context": "mlpstorage's default for DLIO's PyTorch "
-                  "DataLoader workers (fork); our ranks read with threads, and record no such context"}
+WHY_NOT = ("mlpstorage's default for DLIO's PyTorch DataLoader workers (fork); our ranks read with threads, "
+           "and record no such context")
+REFERENCE_ONLY = {"parameters.reader.multiprocessing_context": WHY_NOT, "workload.reader.multiprocessing_context": WHY_NOT}
+ALLUXIO = DATA / "training_alluxio/rigA_c5n18xl/training/unet3d"    # a run leaf with its dlio_config/ and rank stats
 SMALL = ["--param", "dataset.record_length=1048576", "--param", "dataset.record_length_stdev=0"]
 
 
@@ -48,6 +50,7 @@ def shape(doc, at: str = "") -> dict[str, str | None]:
     out = {at or ".": _type(doc)}
     if isinstance(doc, dict) and at.rsplit(".", 1)[-1] not in OPAQUE:
         for k, v in doc.items():
+            k = "<epoch>" if str(k).isdigit() else k       # per_epoch_stats: one epoch's shape, not how many
             out.update(shape(v, f"{at}.{k}" if at else str(k)))
     elif isinstance(doc, list) and doc and isinstance(doc[0], dict):
         out.update(shape(doc[0], f"{at}[]"))
@@ -68,6 +71,11 @@ def missing(theirs: Path, ours: Path) -> list[str]:
         return []
     mine = shape(b)
     chosen = {f"parameters.{k}" for d in (a, b) if isinstance(d, dict) for k in (d.get("override_parameters") or {})}
+    for side in (theirs, ours):                   # a config.yaml: the overrides.yaml beside it says what was chosen
+        over = side.parent / "overrides.yaml"
+        if side.name == "config.yaml" and over.is_file():
+            chosen |= {"workload." + line.split("=", 1)[0][len("++workload."):]
+                       for line in (yaml.safe_load(over.read_text()) or []) if str(line).startswith("++workload.")}
     out = []
     for key, kind in shape(a).items():
         if key in chosen or key in REFERENCE_ONLY:
@@ -136,6 +144,21 @@ def test_every_published_training_leaf_key_is_in_ours(ours):
         assert mine.is_file(), f"{theirs.relative_to(TRAIN)}: our leaf has no {mine.name}"
         problems += [f"{theirs.relative_to(TRAIN)}: {m}" for m in missing(theirs, mine)]
     assert problems == []
+
+
+def test_a_published_run_leafs_config_and_rank_stats_are_ours_too(ours):
+    """training_alluxio keeps what the tree's copy pruned: dlio_config/{config,overrides}.yaml and rank 0's
+    0_per_epoch_stats.json of a run leaf."""
+    theirs_leaf = next((ALLUXIO / "run").iterdir())
+    mine_leaf = sorted((ours["training"] / "run").iterdir())[-1]
+    checked, problems = 0, []
+    for theirs in sorted(p for p in theirs_leaf.rglob("*") if p.is_file() and p.suffix in (".json", ".yaml")):
+        rel = theirs.relative_to(theirs_leaf)
+        mine = mine_leaf / rel
+        assert mine.is_file(), f"{rel}: our leaf has no {rel}"
+        problems += [f"{rel}: {m}" for m in missing(theirs, mine)]
+        checked += 1
+    assert checked >= 5 and problems == []
 
 
 def test_every_published_checkpointing_leaf_key_is_in_ours(ours):
