@@ -8,7 +8,6 @@ refused in one line naming it and why (exit 2); none is dropped silently (docs/f
 import argparse
 import shlex
 import sys
-from datetime import datetime
 from pathlib import Path
 
 from suite import mlpstorage_flags as table
@@ -146,7 +145,9 @@ def _model_dir(path: str, model: str) -> str:
 
 
 def _stamp() -> str:
-    return datetime.now().strftime("%Y%m%d_%H%M%S")         # mlpstorage's DATETIME_STR (local time)
+    from suite.harness import leafstamp
+
+    return leafstamp.now()                  # mlpstorage's DATETIME_STR: the rules' clock, local time
 
 
 def _hosts(args) -> list[str]:

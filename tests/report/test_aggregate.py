@@ -44,7 +44,7 @@ def test_mib_uses_record_length_over_1024_squared(tmp_path):
     dlio_run(b / "run1", [3.0], [99], record_length=146600628)
     (bench,) = aggregate.summarise(tmp_path)["benchmarks"]
     assert bench["runs"][0]["mib_per_second"] == pytest.approx(3.0 * 146600628 / MIB)
-    assert bench["runs"][0]["record_length_from"].startswith("configs/config.yaml")
+    assert bench["runs"][0]["record_length_from"].startswith("config.yaml dataset.record_length")
 
 
 def test_record_length_falls_back_to_the_workload_file(tmp_path):
