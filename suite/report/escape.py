@@ -2,12 +2,17 @@
 
 - terminal: no control characters (nor a file name's non-UTF-8 bytes) reach the screen (an ESC sequence or a carriage return in an
   overrides.yaml could repaint the verdict line); they are shown as \\xNN / \\uNNNN escapes;
-- CSV: a cell that a spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a leading
-  apostrophe (OWASP's advice), except plain numbers;
+- CSV: every CSV the suite writes goes through `csv_text` (RFC 4180: CRLF between records, a field
+  holding a comma, a quote, a CR or a LF quoted, so a raw CR in a name no longer splits a record: the
+  csv module quotes only what its line terminator holds, and "\\n" left a lone CR bare); a cell that a
+  spreadsheet would run as a formula (=, +, -, @, tab, CR, LF first) gets a leading apostrophe
+  (OWASP's advice), except plain numbers;
 - Markdown: characters that make markup or raw HTML are backslash-escaped, newlines become spaces;
 - HTML: html.escape (html.py uses it throughout).
 """
 
+import csv
+import io
 import re
 
 from suite import terminal as width
@@ -37,10 +42,31 @@ def terminal_lines(text) -> str:
 
 
 def csv_cell(value) -> str:
+    """A text cell no spreadsheet runs as a formula."""
     text = str(value)
-    if text and text[0] in "=+-@\t\r" and not _NUMBER.fullmatch(text):
+    if text and text[0] in "=+-@\t\r\n" and not _NUMBER.fullmatch(text):
         return "'" + text
     return text
+
+
+def csv_value(value) -> str:
+    """One cell: "" for None, a float as Python writes it (repr: every digit), an int as it is, any
+    other value as text; all through csv_cell but the int."""
+    if value is None:
+        return ""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return csv_cell(repr(value) if isinstance(value, float) else value)     # "-inf" is no number to a spreadsheet
+
+
+def csv_text(header: list, rows) -> str:
+    """A whole CSV file (RFC 4180): the header, then each row (a list of values, through csv_value);
+    read back by the csv module, pandas or pyarrow (newlines_in_values) as the same rows."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+    w.writerow([csv_cell(h) for h in header])
+    w.writerows([csv_value(v) for v in row] for row in rows)
+    return out.getvalue()
 
 
 def markdown(text) -> str:
