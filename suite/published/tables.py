@@ -173,7 +173,7 @@ def csv_text(rows: list[dict]) -> str:
 
 
 def _attr(text: str) -> str:
-    return str(text).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+    return escape.html_text(text)
 
 
 def json_text(rows: list[dict]) -> str:

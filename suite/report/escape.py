@@ -8,7 +8,10 @@
   spreadsheet would run as a formula (=, +, -, @, tab, CR, LF first) gets a leading apostrophe
   (OWASP's advice), except plain numbers;
 - Markdown: characters that make markup or raw HTML are backslash-escaped, newlines become spaces;
-- HTML: html.escape (html.py uses it throughout).
+- HTML: `html_text` (html.py, the submission documents and the published tables' links use it
+  throughout): every control character but tab and newline (C0, DEL, C1, the line separators, the
+  bidi overrides and isolates, a lone surrogate) shown as \\xNN / \\uNNNN, as on a terminal, then
+  html.escape; a raw ESC or U+202E from a result file never reaches a page.
 """
 
 import csv
@@ -18,6 +21,7 @@ import re
 from suite import terminal as width
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_CONTROL_BUT_LAYOUT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]#|<>&~])")
 _MD_LINE_START = re.compile(r"^(\s*)(\d*)([-+=]|(?<=\d)[.)])(?=\s|$)")
@@ -39,6 +43,18 @@ def terminal_lines(text) -> str:
     """Several lines: newlines kept, every other control character made visible, each line wrapped
     at suite.terminal.WIDTH columns."""
     return "\n".join(out for line in str(text).split("\n") for out in width.wrap(terminal(line)))
+
+
+def visible(text) -> str:
+    """`text` with every control character but tab and newline made visible (as `terminal` shows it)."""
+    return _CONTROL_BUT_LAYOUT.sub(_show, str(text))
+
+
+def html_text(text, quote: bool = True) -> str:
+    """Text for HTML (element content or a quoted attribute): controls visible, then html.escape."""
+    import html
+
+    return html.escape(visible(text), quote=quote)
 
 
 def csv_cell(value) -> str:
