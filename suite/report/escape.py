@@ -7,7 +7,8 @@
   csv module quotes only what its line terminator holds, and "\\n" left a lone CR bare); a cell that a
   spreadsheet would run as a formula (=, +, -, @, tab, CR, LF first) gets a leading apostrophe
   (OWASP's advice), except plain numbers;
-- Markdown: characters that make markup or raw HTML are backslash-escaped, newlines become spaces;
+- Markdown: characters that make markup, math ("$") or raw HTML are backslash-escaped, newlines become
+  spaces;
 - HTML: `html_text` (html.py, the submission documents and the published tables' links use it
   throughout): every control character but tab and newline (C0, DEL, C1, the line separators, the
   bidi overrides and isolates, a lone surrogate) shown as \\xNN / \\uNNNN, as on a terminal, then
@@ -23,7 +24,7 @@ from suite import terminal as width
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _CONTROL_BUT_LAYOUT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]#|<>&~])")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]#|<>&~$])")      # "$": no math where a renderer has it (GitHub)
 _MD_LINE_START = re.compile(r"^(\s*)(\d*)([-+=]|(?<=\d)[.)])(?=\s|$)")
 
 
