@@ -186,9 +186,15 @@ def _describe(err) -> str:
     return f"{field}: {err.message}"[:300]
 
 
-def write_atomic(path: Path, data: bytes | str) -> None:
+def write_atomic(path: Path, data: bytes | str, replace: bool = True) -> None:
     """Write `data` to `path` through a temp file + fsync + rename; a failure (a full disk, a file
-    size limit, a read-only file system) is one line naming `path` and leaves no temp file."""
+    size limit, a read-only file system) is one line naming `path` and leaves no temp file. The file
+    at `path` is never truncated: a reader sees the old bytes or the new ones.
+
+    With replace=False `path` must still be new when the bytes are complete: the temp file is linked
+    there (link(2) never replaces a file), so a file that appeared meanwhile raises FileExistsError
+    and is left as it was (output.write_file says which option would replace it). A file system
+    without hard links refuses that (one line, EPERM); replace=True needs none."""
     path = Path(path)
     if isinstance(data, str):       # a lone surrogate (a non-UTF-8 file name) is written as \udcff, not an error
         data = data.encode("utf-8", "backslashreplace")
@@ -196,19 +202,25 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)   # O_EXCL
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; give what open() would
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)       # the complete file, at a path that must still be new
+            os.unlink(tmp)
     except BaseException as exc:
         if tmp is not None:
             try:
                 os.unlink(tmp)
             except FileNotFoundError:
                 pass
+        if isinstance(exc, FileExistsError) and not replace:
+            raise
         if isinstance(exc, OSError):
             raise write_error(path, exc) from None
         raise

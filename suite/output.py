@@ -3,8 +3,12 @@
 - `outside(path, option, inputs)`: an output location (check --output, report --out, submission
   package --out) is refused when it is inside a tree the command reads, is one of its files, or
   holds the tree: writing the report must never replace the evidence it reports on;
-- `target_file(path, option, inputs)`: that, plus a file path whose directory exists (never a
-  directory, a device, a FIFO or a link), checked before any work is done;
+- `target_file(path, option, inputs, replace)`: that, plus a file path whose directory exists (never a
+  directory, a device, a FIFO or a link) and, unless `replace` (the command's --replace), that is
+  new: a user's file is never written over by surprise; checked before any work is done;
+- `write_file(target, data, replace)`: the file claimed whole: a temp file (O_EXCL) then a rename
+  (--replace) or a link that never replaces (a file that appeared while the command ran is refused,
+  left as it was); the user's file is never truncated;
 - `locked(root, what)`: one suite command at a time changes a tree (an flock on the directory
   itself, so nothing is written into the tree to take it; released when the process ends,
   however it ends); a second one is refused with one line;
@@ -49,9 +53,16 @@ def outside(path, option: str, inputs=()) -> Path:
     return path
 
 
-def target_file(path, option: str, inputs=()) -> Path:
-    """A file to write the output to: a new path or a regular file, its directory existing, outside
-    every input tree; refused (one line) before any work is done."""
+REPLACE = "--replace"        # the option that lets an output file replace an existing one (as submission package --out)
+
+
+def _exists(where: str) -> str:
+    return expected_got(where, "file", f"a new path ({REPLACE} replaces it)", "an existing file")
+
+
+def target_file(path, option: str, inputs=(), replace: bool = False) -> Path:
+    """A file to write the output to: a new path (or, with `replace`, a regular file), its directory
+    existing, outside every input tree; refused (one line) before any work is done."""
     path = Path(path)
     where = f"{option} {path}"
     if path.is_dir() and not path.is_symlink():
@@ -63,7 +74,19 @@ def target_file(path, option: str, inputs=()) -> Path:
         raise SuiteError(expected_got(where, "directory", f"an existing directory {parent}", "none"))
     if not os.access(parent, os.W_OK | os.X_OK) or (mode and not os.access(path, os.W_OK)):
         raise SuiteError(expected_got(where, "file", "a location we can write", "no write permission"))
-    return outside(path, option, inputs)
+    outside(path, option, inputs)
+    if mode and not replace:
+        raise SuiteError(_exists(where))
+    return path
+
+
+def write_file(target, data, option: str, replace: bool = False) -> None:
+    """`data` at `target` (from target_file), whole or not at all: files.write_atomic, which with
+    replace=False never replaces a file that appeared while the command ran (refused, one line)."""
+    try:
+        files.write_atomic(target, data, replace=replace)
+    except FileExistsError:
+        raise SuiteError(_exists(f"{option} {target}") + " (made while the command ran; left as it was)") from None
 
 
 @contextlib.contextmanager

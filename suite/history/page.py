@@ -5,7 +5,6 @@ change points as dashed lines coloured by verdict with their size, and a table o
 
 from __future__ import annotations
 
-import io
 from datetime import datetime
 from pathlib import Path
 
@@ -28,6 +27,7 @@ def plot(series) -> bytes:
     from matplotlib.figure import Figure
 
     from suite.report.escape import terminal
+    from suite.report.plots import _png
 
     fig = Figure(figsize=(10.0, 3.6), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
@@ -48,9 +48,7 @@ def plot(series) -> bytes:
                           f"run, dashed lines change points"), fontsize=9)
     ax.grid(True, axis="y", color="#dddddd", linewidth=0.8)
     fig.autofmt_xdate()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
-    return buf.getvalue()
+    return _png(fig)          # every text drawn as given: a "$" in a system name is no mathtext (issue 46)
 
 
 def change_rows(series) -> list[list[str]]:

@@ -30,14 +30,12 @@ Every cell a spreadsheet would run as a formula is escaped (suite.report.escape.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from suite.report.escape import csv_cell
+from suite.report import escape
 
 SUT = ["Public ID", "Organization", "Division", "Benchmark Type", "Model", "Name", "Description", "Type",
        "Access Protocol", "Availability", "RU's", "Integrated Client Storage (TiB)", "Usable Capacity (TiB)",
@@ -166,23 +164,16 @@ def _plain(value):
 
 
 def csv_text(rows: list[dict]) -> str:
-    """results.csv: the header, then each row; links as anchors, numbers as Python writes them."""
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(COLUMNS)
-    for r in rows:
-        cells = []
-        for c in COLUMNS:
-            v = _plain(r.get(c))
-            if isinstance(v, Link):
-                v = f'<a href="{_attr(v.href)}">{_attr(v.text)}</a>'
-            cells.append(repr(v) if isinstance(v, float) else str(v) if isinstance(v, int) else csv_cell(v))
-        w.writerow(cells)
-    return out.getvalue()
+    """results.csv: the header, then each row; links as anchors, numbers as Python writes them
+    (suite.report.escape.csv_text: quoted, no formula runs)."""
+    def cell(v):
+        v = _plain(v)
+        return f'<a href="{_attr(v.href)}">{_attr(v.text)}</a>' if isinstance(v, Link) else v
+    return escape.csv_text(COLUMNS, [[cell(r.get(c)) for c in COLUMNS] for r in rows])
 
 
 def _attr(text: str) -> str:
-    return str(text).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+    return escape.html_text(text)
 
 
 def json_text(rows: list[dict]) -> str:

@@ -1,5 +1,6 @@
 """The report as one self-contained HTML page: inline CSS, PNGs embedded as base64, no scripts,
-nothing fetched. Everything taken from result files is escaped.
+nothing fetched. Everything taken from result files is escaped (suite.report.escape.html_text: control
+characters shown as \\xNN, never raw).
 
 Words never break inside (issue 38: "invali d"): text wraps between words only, a cell of one
 hyphenated token (a rule id, a host name) stays whole, and a long path wraps after a "/" only (<wbr>);
@@ -10,9 +11,8 @@ screen shows them (tests/report/test_pages_in_a_browser.py).
 
 import base64
 import re
-from html import escape
-
 from suite.report import content as c
+from suite.report.escape import html_text as escape, visible
 
 CSS = """
 :root { --ink:#1d2330; --muted:#5b6475; --line:#e3e6ec; --bg:#f6f7f9; --card:#fff; --accent:#2f6db5; }
@@ -71,7 +71,8 @@ def _token(tok: str) -> str:
 
 def text(value) -> str:
     """Escaped text that breaks between words, and inside a long path after a "/" only."""
-    return "".join(part if _SPACE.fullmatch(part) else _token(part) for part in _SPACE.split(str(value)) if part)
+    parts = _SPACE.split(visible(value))       # a CR, a VT or U+2028 is no space: shown as \\x0d, never raw
+    return "".join(part if _SPACE.fullmatch(part) else _token(part) for part in parts if part)
 
 
 def _td(value: str) -> str:

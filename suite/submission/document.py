@@ -6,13 +6,12 @@ format it goes into; nothing in a description file becomes markup.
 
 from __future__ import annotations
 
-import html
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
-from suite.report.escape import markdown as md
+from suite.report.escape import html_text, markdown as md
 
 CSS = """body{font-family:sans-serif;max-width:60em;margin:2em auto;color:#222}
 h1{border-bottom:2px solid #333}h2{margin-top:1.6em;border-bottom:1px solid #aaa}
@@ -42,7 +41,7 @@ def markdown(title: str, sections: list) -> str:
 
 
 def page(title: str, sections: list) -> str:
-    e = html.escape
+    e = html_text
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            f"<title>{e(title)}</title><style>{CSS}</style></head><body>", f"<h1>{e(title)}</h1>"]
     for name, blocks in sections:

@@ -183,7 +183,7 @@ def test_report_on_a_full_file_system_is_one_line(run_cli, tmp_path, monkeypatch
 def test_check_output_on_a_full_file_system_is_one_line(run_cli, tmp_path, monkeypatch):
     from suite import files
 
-    def full(path, data):
+    def full(path, data, **_):         # the disk is what is faked, not the writer
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     monkeypatch.setattr(files, "write_atomic", full)
     b = dlio_benchmark(tmp_path / "in" / "bench")
