@@ -124,9 +124,13 @@ def ram_disk(ram: Path, mountpoint: Path, size: int) -> str:
              ["mkfs.ext4", "-q", "-F", "-m", "0", str(image)],
              ["mount", "-o", "loop", str(image), str(mountpoint)]]
     for argv in steps:
-        if os.geteuid() != 0 or subprocess.run(argv, capture_output=True).returncode != 0:
+        try:
+            ok = os.geteuid() == 0 and subprocess.run(argv, capture_output=True).returncode == 0
+        except OSError:                  # the program is not installed
+            ok = False
+        if not ok:
             _unmount_under(ram.parent)
-            return "the temp dir's disk (no RAM disk: needs root and a loop device)"
+            return "the temp dir's disk (no RAM disk: needs root, mount, mkfs.ext4 and a loop device)"
     (mountpoint / "lost+found").rmdir()          # the dataset's directory holds the dataset only
     return "a RAM disk (ext4 on a loop device on tmpfs)"
 
