@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# README's test command (.ci/run) on a fresh clone, N times in a row (default 3), with every core kept busy
-# by another job (stress-ng, one CPU hog per core) for as long as the tests run: issue 38's "the test suite
-# holds under load". Stops at the first failing run. Logs: $LOADED_WORK/run-<i>.log (default /tmp/loaded-tests).
+# README's test command (.ci/run) on a fresh clone, N times in a row (default 3), with every core and the disk
+# kept busy by another job (stress-ng: one CPU hog per core and one disk writer, --hdd 1, in $LOADED_WORK) for
+# as long as the tests run: issues 38 and 47's "the test suite holds under load". Stops at the first failing
+# run. Logs: $LOADED_WORK/run-<i>.log (default /tmp/loaded-tests).
 # Usage: tools/loaded-tests.sh [N]
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,7 +16,7 @@ trap '[ -n "$hog" ] && kill "$hog" 2>/dev/null; true' EXIT
 for i in $(seq 1 "$times"); do
     rm -rf "$work/main"
     git clone -q "$repo" "$work/main"
-    stress-ng --cpu "$(nproc)" --quiet & hog=$!
+    stress-ng --cpu "$(nproc)" --hdd 1 --temp-path "$work" --quiet & hog=$!
     start=$(date +%s)
     rc=0
     (cd "$work/main" && CI=true bash .ci/run > "$work/run-$i.log" 2>&1) || rc=$?

@@ -71,3 +71,43 @@ def test_ten_thousand_values_take_well_under_a_second():
     t0 = time.perf_counter()
     found = changepoints.find(values)
     assert time.perf_counter() - t0 < 1.0 and found == [6000]
+
+
+# --- issue 46: the false-alarm rate on each noise shape of benchmarks/changepoint_false_alarms.py, seeded ---
+
+def _bench():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "changepoint_false_alarms.py"
+    spec = importlib.util.spec_from_file_location("changepoint_false_alarms", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BENCH = _bench()
+SEED = 46           # the benchmark's own: these series are the first of those benchmarks/README.md counts
+# independent noise of any shape (docs/history.md, "What the level holds on"): at a 5 % spread (where the least
+# step of 3 % does not do the test's work) at most 0.25 % of series of 30 entries flagged, 0.1 % of 100
+INDEPENDENT = ["gaussian", "student-t3", "student-t2", "cauchy-outliers", "lognormal", "otava-outliers", "otava-drift"]
+
+
+@pytest.mark.parametrize("shape", INDEPENDENT)
+@pytest.mark.parametrize("n, count, bound", [(30, 400, 0.0025), (100, 60, 0.001)])
+def test_independent_noise_of_any_shape_is_flagged_within_the_documented_rate(shape, n, count, bound):
+    assert BENCH.measure(shape, n, 0.05, count, None, SEED) <= math.ceil(bound * count)
+
+
+@pytest.mark.parametrize("shape, n, bound", [("ar1-0.5", 30, 0.08), ("ar1-0.9", 30, 0.55), ("ar1-0.9", 100, 0.05)])
+def test_autocorrelated_noise_is_flagged_at_most_at_the_documented_rate(shape, n, bound):
+    """AR(1) noise at 5 % spread is not held to 1 in 1,000 (docs/history.md gives the measured rates); at
+    this machine's 1 % it is flagged at most 0.2 % of the time."""
+    assert BENCH.measure(shape, n, 0.05, 200, None, SEED) <= bound * 200
+    assert BENCH.measure(shape, n, 0.01, 100, None, SEED) <= 1
+
+
+@pytest.mark.parametrize("shape", INDEPENDENT + ["ar1-0.5", "ar1-0.9"])
+def test_a_real_step_is_still_found_in_every_shape(shape):
+    """A 20 % slowdown at 1 % spread, found at the step (within 2 entries) in most series of 30 entries."""
+    assert BENCH.measure(shape, 30, 0.01, 40, 0.2, SEED) >= 0.7 * 40
