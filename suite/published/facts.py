@@ -14,6 +14,7 @@ from suite.published import derive as v3derive
 from suite.published import tree as v3tree
 from suite.rules.ops import Item
 from suite.published import figures as v3figures
+from suite.published import throughput as v3throughput
 
 GIB = 1 << 30
 
@@ -73,6 +74,7 @@ def training(t: v3tree.Training, org, system, params: dict, round_name: str = ""
             f["v3.num_files_train"] = s.num_files_train
             own = r.meta or meta
             f["v3.datasize.short"] = v3derive.dataset_short(s, own.params if own else None, round_name)
+            f.update(_throughput(s, own.params if own else None, params))
             if i > 0:
                 derived, f["v3.au.problems"] = v3derive.au(s)
                 if derived is not None:
@@ -103,6 +105,17 @@ def training(t: v3tree.Training, org, system, params: dict, round_name: str = ""
                 "client_hosts": firsts[-1].num_hosts if firsts else None, "runs_found": len(runs),
                 "code_image": code_image(runs + t.datasize + t.datagen)})
     return facts, leaf_facts, out
+
+
+def _throughput(s, dlio: dict | None, params: dict) -> dict:
+    """3.3.8: the run's samples/s, MiB/s and AU tied to each other and to its accelerators' 100 %-AU rate
+    (suite.published.throughput; the tolerances are the round's params)."""
+    def tol(name):
+        v = params.get(name)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+    return {"v3.throughput.bound": v3throughput.bound(s, dlio, tol("v3_throughput_bound_tolerance")),
+            "v3.throughput.bytes": v3throughput.bytes_agree(s, dlio, tol("v3_throughput_io_rel_tolerance")),
+            "v3.throughput.au": v3throughput.au_agree(s, dlio, tol("v3_throughput_au_tolerance_pct"))}
 
 
 def _phases(t: v3tree.Training, ds_files) -> dict:

@@ -1,0 +1,107 @@
+"""Results that lie (issue 46, class 1): published v3.0 figures not tied to each other. Each case tampers
+a copy of the real published leaves (tests/data/v3, copied to tmp_path) so that every figure still agrees
+with the ones beside it that the checker compared before, runs `suite check` through cli.main and asserts
+the verdict and the rule id that catches the lie at its root: the training throughput against the
+accelerators' 100 %-AU rate, the record length and the AU; a vector-DB recall outside [0, 1] or below the
+round's floor, a QPS the ranks' batches do not give, a copied run; a checkpoint bandwidth and duration the
+model's size and the leaf's own timed section do not give; host-memory records (what decides whether the
+page cache must be cleared) that contradict each other."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from suite import cli
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "v3"
+TRAIN = "tree/closed/Alluxio/results/aws_c5n18xlarge_i3en24xlarge_8c_10s_8a/training/unet3d"
+CKPT = "tree/closed/Alluxio/results/aws_r5n24xlarge_i3en12xlarge_1c_1s_8h/checkpointing/llama3-8b"
+CKPT_RECORDS = ("checkpointing_alluxio/closed/Alluxio/results/aws_r5n24xlarge_i3en12xlarge_1c_1s_8h/checkpointing/"
+                "llama3-8b")
+WRITE, READ = "20260708_064613", "20260708_065100"
+VDB = "vector_database_TTA/closed/TTA/results/seahorse-storage/vector_database/milvus/DISKANN"
+VRUN = "20260724_090536"
+RANKS = "vectordb/simple/vdb_multi_node_summary.json"
+
+
+@pytest.fixture
+def v3(tmp_path) -> Path:
+    dst = tmp_path / "v3"
+    shutil.copytree(DATA, dst)
+    return dst
+
+
+def edit(p: Path, fn) -> None:
+    doc = json.loads(p.read_text())
+    fn(doc)
+    p.write_text(json.dumps(doc, indent=4))
+
+
+def check(path: Path, capsys) -> tuple[int, dict]:
+    capsys.readouterr()
+    code = cli.main(["check", str(path), "--format", "json"])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, json.loads(out)
+
+
+def found(doc: dict, rule_id: str) -> list[dict]:
+    out = [f for f in doc["findings"] if f["rule_id"] == rule_id]
+    for d in doc.get("delegated") or []:          # a tree's kv_cache / vector_database parts
+        out += [f for f in d.get("findings") or [] if f["rule_id"] == rule_id]
+    return out
+
+
+def rule_ids(doc: dict) -> set:
+    return {f["rule_id"] for f in doc["findings"]}
+
+
+# --------------------------------------------------------------------------- 1. training throughput
+
+
+def _double_throughput(doc: dict) -> None:
+    m = doc["metric"]
+    for k in list(m):
+        if k.startswith(("train_throughput_", "train_io_")):
+            m[k] = [2 * v for v in m[k]] if isinstance(m[k], list) else 2 * m[k]
+
+
+def test_real_trees_keep_their_verdicts(v3, capsys):
+    code, doc = check(v3 / "tree", capsys)
+    assert code == 0 and doc["verdict"] == "closed", sorted(rule_ids(doc))
+
+
+def test_training_throughput_doubled_exceeds_the_accelerators(v3, capsys):
+    """8 b200 x batch 7 / 0.162 s = 345.7 samples/s at 100 % AU; doubled, the runs claim ~634."""
+    for s in (v3 / TRAIN / "run").glob("*/summary.json"):
+        edit(s, _double_throughput)
+    code, doc = check(v3 / "tree", capsys)
+    assert code == 1 and doc["verdict"] == "invalid"
+    bound = found(doc, "3.3.8-trainingThroughputBound")
+    assert len({f["path"] for f in bound}) == 6 and all(f["severity"] == "error" for f in bound)
+    f = next(f for f in bound if f["field"] == "metric.train_throughput_mean_samples_per_second")
+    assert f["expected"].startswith("<= 345.68 samples/s")
+    assert found(doc, "3.3.8-trainingAuMatchesThroughput")           # AU 92 % is not 183 % of the rate
+
+
+def test_training_io_alone_doubled_is_not_its_samples(v3, capsys):
+    for s in (v3 / TRAIN / "run").glob("*/summary.json"):
+        edit(s, lambda d: d["metric"].update(train_io_mean_MB_per_second=2 * d["metric"]["train_io_mean_MB_per_second"]))
+    code, doc = check(v3 / "tree", capsys)
+    assert code == 1 and doc["verdict"] == "invalid"
+    f = found(doc, "3.3.8-trainingThroughputBytesAgree")
+    assert len(f) == 6 and f[0]["field"] == "metric.train_io_mean_MB_per_second"
+
+
+def test_training_au_raised_with_throughput_kept(v3, capsys):
+    """Per-epoch AU and its mean set to 99.5 % while the samples/s still give ~92 %."""
+    run = sorted((v3 / TRAIN / "run").iterdir())[2] / "summary.json"
+    edit(run, lambda d: d["metric"].update(train_au_percentage=[99.5] * 5, train_au_mean_percentage=99.5))
+    code, doc = check(v3 / "tree", capsys)
+    assert code == 1
+    f = found(doc, "3.3.8-trainingAuMatchesThroughput")
+    assert f and f[0]["actual"] == "99.50"
