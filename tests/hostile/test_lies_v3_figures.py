@@ -105,3 +105,61 @@ def test_training_au_raised_with_throughput_kept(v3, capsys):
     assert code == 1
     f = found(doc, "3.3.8-trainingAuMatchesThroughput")
     assert f and f[0]["actual"] == "99.50"
+
+
+# --------------------------------------------------------------------------- 2-4. vector database
+
+
+def _vrun(v3: Path) -> Path:
+    return v3 / VDB / "run" / VRUN
+
+
+@pytest.mark.parametrize("recall, rules", [
+    (0.0, {"vdb-recall-claimed-floor"}),
+    (-0.5, {"vdb-recall-range", "vdb-recall-claimed-floor"}),
+    (1.7, {"vdb-recall-range"}),
+])
+def test_vdb_recall_outside_0_1_or_under_the_floor(v3, capsys, recall, rules):
+    """The claim made in summary.json and in the ranks' record alike, so that no record contradicts it."""
+    edit(_vrun(v3) / "summary.json", lambda d: d.update(recall=recall))
+    edit(_vrun(v3) / RANKS, lambda d: d["recall"].update(mean_recall=recall))
+    code, doc = check(v3 / "vector_database_TTA", capsys)
+    assert code == 1 and doc["verdict"] == "invalid"
+    got = {f["rule_id"] for f in doc["findings"]} & {"vdb-recall-range", "vdb-recall-claimed-floor"}
+    assert got == rules
+    f = found(doc, sorted(rules)[0])[0]
+    assert f["severity"] == "error" and f["field"] == "recall" and f["actual"] == recall
+
+
+def test_vdb_published_recall_keeps_its_verdict(v3, capsys):
+    """0.21 (TTA, 1M uniform vectors) is above v3.0's floor (> 0: mlpstorage 3.0.46; the per-scale table deferred)."""
+    code, doc = check(v3 / "vector_database_TTA", capsys)
+    assert rule_ids(doc) == {"vdb-run-count", "vdb-ground-truth-recorded"}      # one run of five copied
+
+
+def test_vdb_qps_doubled_with_the_ranks_query_counts(v3, capsys):
+    """QPS and every query count doubled (summary.json, the ranks' aggregate and each rank's): the ranks'
+    batches (8,947 + ... = 36,072 of 100 queries, mean_batch_time_ms / mean_latency_ms) still give 3,607,200."""
+    def double(d):
+        d["throughput_qps"] *= 2
+        d["total_queries"] *= 2
+        for r in d["rank_summaries"]:
+            r["total_queries"] *= 2
+            r["throughput_qps"] *= 2
+    edit(_vrun(v3) / RANKS, double)
+    edit(_vrun(v3) / "summary.json", lambda d: d.update(throughput_qps=2 * d["throughput_qps"],
+                                                        query_count=2 * d["query_count"]))
+    code, doc = check(v3 / "vector_database_TTA", capsys)
+    assert code == 1 and doc["verdict"] == "invalid"
+    got = {f["field"]: f for f in found(doc, "vdb-figures-rederived")}
+    assert got["throughput_qps"]["expected"] == pytest.approx(57619.796006935765)
+    assert got["query_count"]["expected"] == 3607200
+    assert got["rank_summaries[0].total_queries"]["expected"].startswith("894700 (successful_batches 8947 x 100")
+
+
+def test_vdb_copied_run(v3, capsys):
+    shutil.copytree(_vrun(v3), _vrun(v3).parent / "20260724_100000")
+    code, doc = check(v3 / "vector_database_TTA", capsys)
+    assert code == 1
+    f, = found(doc, "vdb-runs-distinct")
+    assert f["severity"] == "error" and "20260724_100000" in f["path"] and f["actual"] == "those of run " + VRUN
