@@ -10,6 +10,7 @@ page cache must be cleared) that contradict each other."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 import shutil
 from pathlib import Path
 
@@ -163,3 +164,99 @@ def test_vdb_copied_run(v3, capsys):
     assert code == 1
     f, = found(doc, "vdb-runs-distinct")
     assert f["severity"] == "error" and "20260724_100000" in f["path"] and f["actual"] == "those of run " + VRUN
+
+
+def test_training_run_copied_without_its_per_epoch_lists(v3, capsys):
+    """Runs 3 and 4 keep only their means (the per-epoch lists removed), run 4's the same as run 3's."""
+    runs = sorted((v3 / TRAIN / "run").iterdir())
+    def means_of(src):
+        m = json.loads((src / "summary.json").read_text())["metric"]
+        return lambda d: d.update(metric={k: v for k, v in m.items() if not isinstance(v, list)})
+    edit(runs[3] / "summary.json", means_of(runs[3]))
+    edit(runs[4] / "summary.json", means_of(runs[3]))
+    code, doc = check(v3 / "tree", capsys)
+    assert code == 1
+    f, = found(doc, "2.1.17-trainingRunsDistinct")
+    assert runs[4].name in f["path"]
+
+
+# --------------------------------------------------------------------------- 5-6. checkpointing
+
+
+def _x10(doc: dict) -> None:
+    """GiB/s x 10, durations / 10: the bytes (GiB/s x s) still the model's checkpoint."""
+    m = doc["metric"]
+    for k in list(m):
+        if "GB_per_second" in k:
+            m[k] *= 10
+        elif "duration" in k:
+            m[k] /= 10
+
+
+def test_checkpoint_bandwidth_x10_duration_over_10(v3, capsys):
+    """10 checkpoints of 2.26 s and 9 pauses of 5 s are 67.6 s of the write's 278.5-s timed section."""
+    edit(v3 / CKPT / WRITE / "summary.json", _x10)
+    code, doc = check(v3 / "tree", capsys)
+    assert code == 1 and doc["verdict"] == "invalid"
+    f, = found(doc, "4.3.6-checkpointDurationsFitRun")
+    assert f["severity"] == "error" and f["actual"].startswith("10 x 2.261 s (save)") and WRITE in f["path"]
+    assert "timed section of 278.5 s" in f["expected"]
+
+
+def test_checkpoint_bandwidth_x10_alone(v3, capsys):
+    edit(v3 / CKPT / WRITE / "summary.json", lambda d: d["metric"].update(
+        save_checkpoint_io_mean_GB_per_second=10 * d["metric"]["save_checkpoint_io_mean_GB_per_second"]))
+    code, doc = check(v3 / "tree", capsys)
+    assert code == 1
+    f, = found(doc, "4.3.6-checkpointBandwidthMatchesSize")
+    assert f["actual"] == "46.4397" and f["expected"].startswith("4.6313 GiB/s (the model's 104.70 GiB")
+
+
+def test_checkpoint_records_x10_with_their_times(v3, capsys):
+    """Rank 0's records forged with the summary (each checkpoint's end = start + duration / 10, GiB/s x 10):
+    4.3.6's re-derivation agrees with the summary; the section is nine-tenths idle."""
+    leaf = v3 / CKPT_RECORDS / WRITE
+    edit(leaf / "summary.json", _x10)
+
+    def records(doc):
+        for k, c in doc["1"].items():
+            if k.startswith("save_ckpt"):
+                c["duration"] /= 10
+                c["throughput"] *= 10
+                c["end"] = (datetime.fromisoformat(c["start"]) + timedelta(seconds=c["duration"])).isoformat()
+    edit(leaf / "0_per_epoch_stats.json", records)
+    code, doc = check(v3 / "checkpointing_alluxio", capsys)
+    assert code == 1 and doc["verdict"] == "invalid"
+    assert "4.3.6-checkpointSummaryRederived" not in rule_ids(doc)
+    f, = found(doc, "4.3.6-checkpointDurationsFitRun")
+    assert f["actual"].startswith("10 x 2.261 s (save)")
+
+
+def test_checkpoint_records_outside_the_timed_section(v3, capsys):
+    leaf = v3 / CKPT_RECORDS / WRITE
+    edit(leaf / "0_per_epoch_stats.json", lambda d: d["1"]["save_ckpt1"].update(
+        start="2026-07-08T06:30:00.000000", end="2026-07-08T06:30:24.933577"))
+    code, doc = check(v3 / "checkpointing_alluxio", capsys)
+    assert code == 1
+    f = [f for f in found(doc, "4.3.6-checkpointDurationsFitRun") if f["field"] == "1.save_ckpt1.start, end"]
+    assert f and f[0]["path"].endswith("0_per_epoch_stats.json")
+
+
+def test_checkpoint_host_memory_lowered_to_skip_the_cache_clear(v3, capsys):
+    """host_memory_GB cut to 30 GiB: 104.7 GiB is then 3.5x the memory and one combined invocation would need
+    no cache clear (4.3.1), while the same summary's meminfo and the metadata record 747.9 GiB."""
+    for ts in (WRITE, READ):
+        edit(v3 / CKPT / ts / "summary.json", lambda d: d.update(host_memory_GB=[30.0]))
+    code, doc = check(v3 / "tree", capsys)
+    assert code == 1 and doc["verdict"] == "invalid"
+    got = {(Path(f["path"]).name, f["field"]) for f in found(doc, "EVID-02-checkpointHostMemoryConsistent")}
+    assert ("summary.json", "host_meminfo.MemTotal") in got
+    assert (f"checkpointing_{WRITE}_metadata.json", "system_info.total_memory_bytes") in got
+
+
+def test_checkpoint_page_cache_larger_than_the_memory(v3, capsys):
+    edit(v3 / CKPT / READ / "summary.json", lambda d: d["host_meminfo"].update(Cached="900000000 kB"))
+    code, doc = check(v3 / "tree", capsys)
+    assert code == 1
+    f, = found(doc, "EVID-02-checkpointHostMemoryConsistent")
+    assert f["field"] == "host_meminfo.Cached"
