@@ -260,3 +260,24 @@ def test_checkpoint_page_cache_larger_than_the_memory(v3, capsys):
     assert code == 1
     f, = found(doc, "EVID-02-checkpointHostMemoryConsistent")
     assert f["field"] == "host_meminfo.Cached"
+
+
+OURS_CKPT = DATA.parent / "checkpoint" / "v3-llama3-8b-miniature" / "R"
+
+
+@pytest.mark.parametrize("plant, field", [
+    (lambda d: d["handoff"]["cache_clear"].update(resident_bytes_after=d["handoff"]["cache_clear"]["resident_bytes_before"]),
+     "handoff.cache_clear.resident_bytes_after"),
+    (lambda d: d["enforcement"]["cache_drop"].update(attempted=False), "enforcement.cache_drop.succeeded"),
+    (lambda d: d["handoff"]["cache_clear"].update(error="EPERM: /proc/sys/vm/drop_caches"), "handoff.cache_clear.succeeded"),
+])
+def test_our_checkpoint_cache_clear_contradicting_itself(tmp_path, capsys, plant, field):
+    """Our read leaf (tests/data/checkpoint): its clear says succeeded while its own records say otherwise."""
+    root = tmp_path / "R"
+    shutil.copytree(OURS_CKPT, root)
+    read = next(p for p in root.rglob("run-1/results.json") if json.loads(p.read_text())["phase"] == "read")
+    edit(read, plant)
+    code, doc = check(root, capsys)
+    assert code == 1
+    hits = [f for b in doc["benchmarks"] for f in b["findings"] if f["rule_id"] == "checkpoint-cache-clear-consistent"]
+    assert hits and hits[0]["field"] == field and hits[0]["severity"] == "error" and hits[0]["effect"] == "invalid"
