@@ -235,4 +235,6 @@ CASES_V3 = {
     "checkpoint-handoff-recorded": edit_v3("read", lambda d: d.pop("handoff")),
     "checkpoint-read-window": _v3_late_read,
     "checkpoint-cache-clear-3x": edit_v3("read", lambda d: d["handoff"]["cache_clear"].update(succeeded=False)),
+    "checkpoint-cache-clear-consistent": edit_v3("read", lambda d: d["handoff"]["cache_clear"].update(
+        resident_bytes_after=d["handoff"]["checkpoint_bytes_per_client"])),
 }

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from suite import files
 from suite.check import hostcpu, hostrun, layout
+from suite.checkpointing import cacheclear
 from suite.checkpointing import figures as ckpt_figures
 from suite.check.result import BenchmarkResult, CheckResult, evaluate
 from suite.errors import ResultError
@@ -243,7 +244,8 @@ def run_scope(path: Path, doc: dict, derived: "ckpt_figures.Derived | None" = No
     facts = {"phase": doc["phase"], "status": doc["status"], "cache_drop.succeeded": bool(drop.get("succeeded")) and every_host,
              "resident_fraction": (resident / total if total else 0.0) if resident is not None else None,
              "figures.rank_records": derived.rank_items if derived else [],
-             "figures.mismatches": derived.items if derived else [], **handoff_facts(doc, write_end)}
+             "figures.mismatches": derived.items if derived else [], **handoff_facts(doc, write_end),
+             "cache_clear.contradictions": cacheclear.contradictions(doc, path)}
     return Scope("run", path, facts, {"cache_drop.succeeded": (path, "enforcement.cache_drop.succeeded (and "
                                                                       "every enforcement.hosts[].cache_drop's)"),
                                       "resident_fraction": (path, "enforcement.resident_bytes_before_read"),

@@ -151,7 +151,8 @@ def runs_problems(runs: list) -> dict:
              for r in hosts[1:] if r.summary.hostname != first]
     seen, dup = {}, []
     for r in timed:
-        key = tuple((k, tuple(v)) for k, v in sorted(r.summary.metric.items()) if isinstance(v, list))
+        key = tuple((k, tuple(v)) for k, v in sorted(r.summary.metric.items()) if isinstance(v, list)) or \
+            tuple((k, v) for k, v in sorted(r.summary.metric.items()) if isinstance(v, float))   # no per-epoch lists
         if key and key in seen:
             dup.append(Item(f"the figures of {seen[key]}", r.path / "summary.json", "metric",
                             "a run's own per-epoch figures"))

@@ -10,10 +10,12 @@ from suite.published import leaf as v3load
 from suite.harness import leafstamp
 
 from suite.published import ckptsize
+from suite.published import ckpttime
 from suite.published import derive as v3derive
 from suite.published import tree as v3tree
 from suite.rules.ops import Item
 from suite.published import figures as v3figures
+from suite.published import throughput as v3throughput
 
 GIB = 1 << 30
 
@@ -73,6 +75,7 @@ def training(t: v3tree.Training, org, system, params: dict, round_name: str = ""
             f["v3.num_files_train"] = s.num_files_train
             own = r.meta or meta
             f["v3.datasize.short"] = v3derive.dataset_short(s, own.params if own else None, round_name)
+            f.update(_throughput(s, own.params if own else None, params))
             if i > 0:
                 derived, f["v3.au.problems"] = v3derive.au(s)
                 if derived is not None:
@@ -103,6 +106,17 @@ def training(t: v3tree.Training, org, system, params: dict, round_name: str = ""
                 "client_hosts": firsts[-1].num_hosts if firsts else None, "runs_found": len(runs),
                 "code_image": code_image(runs + t.datasize + t.datagen)})
     return facts, leaf_facts, out
+
+
+def _throughput(s, dlio: dict | None, params: dict) -> dict:
+    """3.3.8: the run's samples/s, MiB/s and AU tied to each other and to its accelerators' 100 %-AU rate
+    (suite.published.throughput; the tolerances are the round's params)."""
+    def tol(name):
+        v = params.get(name)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+    return {"v3.throughput.bound": v3throughput.bound(s, dlio, tol("v3_throughput_bound_tolerance")),
+            "v3.throughput.bytes": v3throughput.bytes_agree(s, dlio, tol("v3_throughput_io_rel_tolerance")),
+            "v3.throughput.au": v3throughput.au_agree(s, dlio, tol("v3_throughput_au_tolerance_pct"))}
 
 
 def _phases(t: v3tree.Training, ds_files) -> dict:
@@ -200,6 +214,9 @@ def checkpointing(c: v3tree.Checkpointing, org, system, params: dict):
              "v3.ckpt.summary_mismatches": [i for a in again.values() for i in a.items]}
     closed = (params.get("v3_ckpt_closed_processes") or {}).get(model)
     facts["v3.ckpt.size_mismatches"] = ckptsize.items(writes + reads, model, procs, subset, params)
+    facts.update(_ckpt_ties(leaves, phases, {ts: a.metric or next(x.summary.metric for x in writes + reads if x.ts == ts)
+                                             for ts, a in again.items()},
+                            ckptsize.expected_gib(model, procs, subset, params), params))
     facts.update(_ckpt_shape(c, model, phases, procs, params))
     if procs is not None:
         facts["v3.ckpt.num_processes"] = procs
@@ -222,6 +239,19 @@ def checkpointing(c: v3tree.Checkpointing, org, system, params: dict):
     out.update({"processes": procs, "client_hosts": (writes + reads)[0].summary.num_hosts if writes + reads else None,
                 "mode": "subset" if subset else "full", "code_image": code_image(leaves)})
     return facts, phases, out
+
+
+def _ckpt_ties(leaves: list, phases: dict, metrics: dict, size_gib, params: dict) -> dict:
+    """4.3.6 GiB/s = the model's checkpoint / duration; the durations inside the leaf's timed section;
+    EVID-02 the hosts' memory records agreeing (suite.published.ckpttime; tolerances: the round's params)."""
+    def num(name, default=0.0):
+        v = params.get(name)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else default
+    return {"v3.ckpt.bandwidth_mismatches": ckpttime.bandwidth(leaves, phases, metrics, size_gib,
+                                                               num("v3_ckpt_bandwidth_rel_tolerance")),
+            "v3.ckpt.timing": ckpttime.timing(leaves, phases, metrics, num("v3_ckpt_timing_slack_s"),
+                                              num("v3_ckpt_timed_fraction_min")),
+            "v3.ckpt.memory_contradictions": ckpttime.memory(leaves)}
 
 
 def _rederived(leaf: v3tree.Leaf):

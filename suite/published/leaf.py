@@ -173,6 +173,7 @@ class Metadata:
     override_keys: tuple = ()                    # override_parameters' keys: what the run changed (3.6.2, 4.6.3)
     params: dict | None = None                   # `parameters`: the run's dlio_config (3.1.2, 3.6.2 re-derived)
     result_dir: str | None = None                # where mlpstorage wrote the leaf (against fs_separation.json)
+    memory_bytes: tuple | None = None            # system_info (total, min, max)_memory_bytes over the hosts
 
 
 def metadata(path: Path, root: Path) -> Metadata:
@@ -192,7 +193,15 @@ def metadata(path: Path, root: Path) -> Metadata:
                     _count(ckpt, "num_checkpoints_write", path), _count(ckpt, "num_checkpoints_read", path),
                     subset, _count(ds, "num_files_train", path), _str(ds, "data_folder"), *bookends,
                     fsync if isinstance(fsync, bool) else None, tuple(str(k)[:200] for k in list(over)[:500]),
-                    params if isinstance(doc.get("parameters"), dict) else None, _str(doc, "result_dir"))
+                    params if isinstance(doc.get("parameters"), dict) else None, _str(doc, "result_dir"),
+                    _memory(doc, path))
+
+
+def _memory(doc: dict, path: Path) -> tuple | None:
+    """system_info's (total, min, max)_memory_bytes, mlpstorage's record of the hosts' memory."""
+    info = doc.get("system_info") if isinstance(doc.get("system_info"), dict) else {}
+    got = tuple(_count(info, f"{k}_memory_bytes", path) for k in ("total", "min", "max"))
+    return None if got[0] is None else got
 
 
 def _str(doc: dict, key: str) -> str | None:

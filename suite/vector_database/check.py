@@ -20,6 +20,7 @@ from suite.vector_database import leaf as leafmod
 
 RULE_FILES = ("vector_database.yaml",)
 PUBLISHED_FLOOR = 1e-9          # the least floor: mlpstorage 3.0.46 invalidates recall 0.0 (the per-scale table is deferred)
+DEFAULT_CLAIMED_FLOOR = 0.90    # a round whose rules state no floor for a claimed recall: big-ann-benchmarks' practice
 
 
 def _p(where: str, expected, actual, note="") -> Item:
@@ -49,11 +50,51 @@ def benchmark_scope(bdir: str, recs: list, root: Path) -> Scope:
                                            for r in recs if r.summary_index_type and r.summary_index_type.upper() != index],
              "vdb.population_shortfalls": [_p(f"{_rel(r.path, root)}/summary.json: inserted_vectors", r.num_vectors,
                                               r.inserted_vectors)
-                                           for r in loads if r.num_vectors is not None and r.inserted_vectors != r.num_vectors]}
+                                           for r in loads if r.num_vectors is not None and r.inserted_vectors != r.num_vectors],
+             "vdb.runs_duplicate": duplicates(runs, root)}
     return Scope("benchmark", _rel(bdir, root), facts)
 
 
-def run_scope(r, root: Path) -> Scope:
+RECORD_FILES = ("summary.json", "vectordb/simple/vdb_multi_node_summary.json", "vectordb/engine/result.json")
+MAX_RECORD_BYTES = 64 << 20
+
+
+def _fingerprints(r, root: Path) -> list:
+    """What makes a run its own: its claimed figures (three or more numbers) and each record file's bytes."""
+    import hashlib
+
+    from suite import files
+
+    nums = tuple(sorted((k, v) for k, v in (r.claimed or {}).items()
+                        if isinstance(v, (int, float)) and not isinstance(v, bool)))
+    out = [("figures", nums)] if len(nums) >= 3 else []
+    for name in RECORD_FILES:
+        p = Path(r.path) / name
+        if p.is_file() and not p.is_symlink():
+            try:
+                out.append((name, hashlib.sha256(files.read_bytes(p, MAX_RECORD_BYTES, ResultError, root=root)).hexdigest()))
+            except (ResultError, OSError):
+                continue        # unreadable: the leaf's reader has said so
+    return out
+
+
+def duplicates(runs: list, root: Path) -> list:
+    """Run leaves whose claimed figures or record files repeat an earlier run's (a copied run is not a run)."""
+    seen: dict = {}
+    out = []
+    for r in sorted(runs, key=lambda x: x.ts):
+        keys = _fingerprints(r, root)
+        first = next((seen[k] for k in keys if k in seen), None)
+        if first is not None:
+            what = next(k[0] for k in keys if k in seen)
+            out.append(_p(f"{_rel(r.path, root)}/summary.json: {'(figures)' if what == 'figures' else what}",
+                          "a run's own figures and records", f"those of run {first}"))
+        for k in keys:
+            seen.setdefault(k, r.ts)
+    return out
+
+
+def run_scope(r, root: Path, params: dict | None = None) -> Scope:
     rel = _rel(r.path, root) + "/summary.json"
     gt = r.ground_truth
     problems = []
@@ -67,8 +108,26 @@ def run_scope(r, root: Path) -> Scope:
              "vdb.source": r.source,
              "vdb.recall": r.recall, "vdb.recall_floor": recall_floor(r), "vdb.ground_truth_problems": problems,
              "vdb.ground_truth_recorded": gt is not None, "vdb.cache_dropped": cache,
-             "vdb.figures_not_rederived": [x for x in r.rederive_problems if x.field not in ("sha256", "ground_truth.sha256")]}
-    return Scope("run", rel, facts)
+             "vdb.figures_not_rederived": [x for x in r.rederive_problems if x.field not in ("sha256", "ground_truth.sha256")],
+             "vdb.recall_claimed": claimed_recall(r), "vdb.recall_claimed_floor": claimed_floor(r, params or {})}
+    return Scope("run", rel, facts, {"vdb.recall_claimed": (rel, "recall"), "vdb.recall_claimed_floor": (rel, "recall")})
+
+
+def claimed_recall(r):
+    """The recall summary.json claims (a number, else None: vdb-metrics-reported says it is missing)."""
+    v = r.claimed.get("recall") if r.claimed else None
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else r.recall
+
+
+def claimed_floor(r, params: dict) -> float:
+    """The floor a claimed recall is held to: our run's workload's; a published run's the round's
+    `vdb_claimed_recall_floor` (rules/<round>/vector_database.yaml), DEFAULT_CLAIMED_FLOOR where the round
+    states none. A claim below it is the result's own admission of non-compliance, re-derivable or not."""
+    own = recall_floor(r) if r.source == "suite" else None
+    if own is not None:
+        return own
+    v = params.get("vdb_claimed_recall_floor")
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else DEFAULT_CLAIMED_FLOOR
 
 
 def recall_floor(r) -> float | None:
@@ -107,7 +166,7 @@ def check(recs: list, root: Path, ruleset: str | None = None) -> list[Finding]:
         out += evaluate(rs, "benchmark", benchmark_scope(bdir, group, root))
         for r in group:
             if r.phase == "run":
-                out += evaluate(rs, "run", run_scope(r, root))
+                out += evaluate(rs, "run", run_scope(r, root, rs.params))
     return out + hostcpu.findings([_sampled(r, root) for r in recs], root)     # each leaf's host_metrics.json
 
 

@@ -177,7 +177,7 @@ def _rank_figures(ev: dict, p: Path, problems: list) -> dict:
         problems.append(_item(p, "rank_summaries", "each rank's total_queries, start_time and end_time",
                               "missing or not numbers"))
         return {}
-    queries = sum(int(r["total_queries"]) for r in ranks)
+    queries = _batched_queries(ev, ranks, p, problems)
     span = max(r["end_time"] for r in ranks) - min(r["start_time"] for r in ranks)
     wall = ev.get("total_time_seconds")
     if not _finite(wall) or not span - 1e-6 <= wall <= span * (1 + SPAN_REL):
@@ -187,3 +187,38 @@ def _rank_figures(ev: dict, p: Path, problems: list) -> dict:
     if not wall > 0:
         return {"query_count": queries}
     return {"query_count": queries, "total_time_seconds": float(wall), "throughput_qps": queries / wall}
+
+
+def batch_size(ev: dict) -> int | None:
+    """Queries per batch, from the ranks' own latency records: each batch's time is its queries' (the
+    per-query latency is the batch's over its size), so mean_batch_time_ms / mean_latency_ms is the batch
+    (100 on the published TTA leaf); None where the two are absent or give no whole number."""
+    bt, lat = _evidence_value(ev, "mean_batch_time_ms"), _evidence_value(ev, "mean_latency_ms")
+    if bt is None or lat is None or not lat > 0 or not bt >= lat:
+        return None
+    n = bt / lat
+    return round(n) if abs(n - round(n)) <= 1e-3 * n else None
+
+
+def _batched_queries(ev: dict, ranks: list, p: Path, problems: list) -> int:
+    """The query count the ranks' batches give (successful_batches x the batch size, where both are recorded),
+    else their total_queries; each rank's total_queries and throughput_qps, and the aggregate's, held to it."""
+    size = batch_size(ev)
+    counted = sum(int(r["total_queries"]) for r in ranks)
+    batched = [r.get("successful_batches") for r in ranks]
+    if size is None or not all(_finite(b) and b >= 0 for b in batched):
+        return counted
+    for i, r in enumerate(ranks):
+        want = int(r["successful_batches"]) * size
+        if int(r["total_queries"]) != want:
+            problems.append(_item(p, f"rank_summaries[{i}].total_queries", f"{want} (successful_batches "
+                                  f"{int(r['successful_batches'])} x {size} queries a batch)", r["total_queries"]))
+        took = r.get("total_time_seconds")
+        if _finite(r.get("throughput_qps")) and _finite(took) and took > 0 and not _same(r["throughput_qps"], want / took):
+            problems.append(_item(p, f"rank_summaries[{i}].throughput_qps", f"{want / took} ({want} queries / "
+                                  f"total_time_seconds {took})", r["throughput_qps"]))
+    queries = sum(int(b) for b in batched) * size
+    agg = ev.get("total_queries")
+    if _finite(agg) and int(agg) != queries:
+        problems.append(_item(p, "total_queries", f"{queries} (the ranks' batches x {size})", agg))
+    return queries

@@ -175,6 +175,11 @@ CASES: dict[str, Case] = {
     "3.6.2-trainingClosedSubmissionParameters": Case(_run0_override("reader.batch_size", 2)),
     "3.6.3-trainingOpenSubmissionParameters": Case(_run0_override("reader.batch_size", 2, open_division=True),
                                                    _run0_override("reader.data_loader", "tensorflow", True)),
+    "3.3.8-trainingThroughputBound": Case(lambda t: _set(run_summary(t, 2), "metric.train_throughput_mean_samples_per_second",
+                                                         400.0)),      # 8 x 7 / 0.162 s = 345.7 at 100 % AU
+    "3.3.8-trainingThroughputBytesAgree": Case(lambda t: _set(run_summary(t, 2), "metric.train_io_mean_MB_per_second",
+                                                              88000.0)),
+    "3.3.8-trainingAuMatchesThroughput": Case(lambda t: set_au(run_summary(t, 2), 99.0)),
     # checkpointing.yaml
     "2.1.21-checkpointingWorkloads": Case(lambda t: C(t).rename(C(t).parent / "llama3-13b")),
     "2.1.23-checkpointingTimestamps": Case(lambda t: shutil.copytree(C(t) / READ, C(t) / "20260708_070000")),
@@ -206,6 +211,11 @@ CASES: dict[str, Case] = {
     "EVID-01-checkpointReadFromPageCache": Case(lambda t: _set(C(t) / READ / "summary.json",
                                                                "metric.load_checkpoint_io_mean_GB_per_second", 25.0)),
     "4.7.1-checkpointBookendsHoldRun": Case(lambda t: _bookends(t, "2026-07-08T06:50:00", "2026-07-08T06:50:30")),
+    "4.3.6-checkpointBandwidthMatchesSize": Case(lambda t: _set(C(t) / WRITE / "summary.json",
+                                                                "metric.save_checkpoint_io_mean_GB_per_second", 9.0)),
+    "4.3.6-checkpointDurationsFitRun": Case(lambda t: edit_json(C(t) / WRITE / "summary.json", lambda d: d["metric"].update(
+        save_checkpoint_io_mean_GB_per_second=46.4, save_checkpoint_duration_mean_seconds=2.26))),
+    "EVID-02-checkpointHostMemoryConsistent": Case(lambda t: _set(C(t) / READ / "summary.json", "host_memory_GB", [30.0])),
     # system.yaml
     "2.1.7-systemDescriptionPresent": Case(lambda t: [(S(t) / f"{TSYS}{e}").unlink() for e in (".yaml", ".pdf")]),
     "2.1.7-systemDescriptionSchema": Case(lambda t: _yaml_replace(S(t) / f"{CSYS}.yaml", "availability: available",

@@ -71,10 +71,10 @@ def records(d: Path, queries: int = 200, nq: int = 50, k: int = 10) -> dict:
 
 def tree(root: Path, runs: int = 5) -> Path:
     leaves_ = [("datagen", "20260101_000000")] + [("run", f"20260101_00010{i}") for i in range(runs)]
-    for phase, ts in leaves_:
+    for i, (phase, ts) in enumerate(leaves_):
         d = root / B / phase / ts
         d.mkdir(parents=True)
-        doc = _summary(phase, **(records(d) if phase == "run" else {}))
+        doc = _summary(phase, **(records(d, queries=190 + 10 * i) if phase == "run" else {}))   # each run its own
         (d / "summary.json").write_text(json.dumps(doc))
         (d / f"vector_database_{ts}_metadata.json").write_text(json.dumps({"benchmark_type": "vector_database"}))
     return root
@@ -110,6 +110,15 @@ def _drop_run(root: Path) -> None:
     shutil.rmtree(sorted((root / B / "run").iterdir())[0])
 
 
+def _copy_run(root: Path) -> None:
+    """The last run copied over the one before it (a copied run is not a run)."""
+    import shutil
+
+    a, b = sorted((root / B / "run").iterdir())[-2:]
+    shutil.rmtree(a)
+    shutil.copytree(b, a)
+
+
 CASES = {
     "vdb-run-count": _drop_run,
     "vdb-closed-index-type": _rename_index,
@@ -123,6 +132,9 @@ CASES = {
     "vdb-ground-truth-integrity": _edit("run", ground_truth={"complete": False, "coverage_vectors": 900, "num_vectors": 1000}),
     "vdb-ground-truth-recorded": _edit("run", ground_truth=None),
     "vdb-cache-cleared": _edit("run", cache_drop={"succeeded": False}),
+    "vdb-recall-range": _edit("run", recall=1.7),
+    "vdb-recall-claimed-floor": _edit("run", recall=0.5),             # the ids give 1.0; the claim is under 0.8
+    "vdb-runs-distinct": _copy_run,
 }
 
 
