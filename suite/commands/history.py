@@ -46,7 +46,8 @@ def add_parser(sub) -> None:
     fmt = argparse.ArgumentParser(add_help=False)
     fmt.add_argument("--format", choices=["text", "json"], default="text")
     x = hs.add_parser("list", parents=[common, filters, fmt], help="the entries, oldest first")
-    x.add_argument("--figure", metavar="F", help="the figure shown per entry (default samples_per_second)")
+    x.add_argument("--figure", metavar="F", help="the figure shown per entry (default: each entry's headline, "
+                                                 "its kind's first figure)")
     x = hs.add_parser("show", parents=[common, fmt], help="one entry in full; flags results changed since")
     x.add_argument("id", type=_id)
     x = hs.add_parser("rm", parents=[common], help="forget entries (their results stay where they are)")
@@ -87,13 +88,12 @@ def run(args) -> int:
 def _list(store, args) -> int:
     from suite.history import render
 
-    entries = store.entries(workload=args.workload, system=args.system, since=args.since, figure=args.figure or
-                            "samples_per_second") if args.format == "text" else \
-        store.entries(workload=args.workload, system=args.system, since=args.since)
+    entries = store.entries(workload=args.workload, system=args.system, since=args.since,
+                            figure=args.figure if args.format == "text" else None)
     if args.format == "json":
         print(render.json_text([e.to_dict() for e in entries]), end="")
     else:
-        print(render.list_text(entries, args.figure or "samples_per_second"))
+        print(render.list_text(entries, args.figure))
     return ExitCode.OK
 
 

@@ -87,7 +87,7 @@ def build(all_series, figure: str, title: str):
     page = c.Page(title=title, subtitle=f"{figure}, {sum(len(s.points) for s in all_series)} entries in "
                                         f"{len(all_series)} series", sections=sections)
     page.tables["points"] = (POINT_COLUMNS, [
-        {"series": s.name(), "system_fp": s.key[3], "id": p.entry.id, "when": p.entry.when(), "value": p.value,
+        {"series": s.name(), "system_fp": s.first.system_fp, "id": p.entry.id, "when": p.entry.when(), "value": p.value,
          "lowest_run": p.low, "highest_run": p.high, "runs": p.runs, "results_path": p.entry.results_path}
         for s in all_series for p in s.points])
     return page

@@ -131,12 +131,23 @@ def _entry(path, kind, system, identity, figures, when, base, shown=None) -> Ent
     merged = {k: said[k] if said[k] is not None else known[k] for k in said}
     for k in ("workload", "accelerator", "ruleset", "division"):
         merged[k] = None if merged[k] is None else str(merged[k])
-    merged["accelerators"] = _int(merged["accelerators"])
+    merged["accelerators"] = _int(merged["accelerators"]) if _runs_on(kind) == "accelerators" else None
     return Entry(recorded_at=now(), kind=kind, system_fp=fingerprint(system),
                  system_label=label(system, shown or path.name), results_path=str(path),
                  content_hash=hash_of(path, covers), hash_scope=covers, started_at=when, system=system,
                  identity={k: v for k, v in identity.items() if v is not None}, figures=figures,
                  **merged, **fields)
+
+
+def _runs_on(kind: str) -> str | None:
+    """What the kind counts a result's hardware in (Kind.runs_on): its accelerators, processes, or nothing."""
+    from suite.errors import SuiteError
+    from suite.kinds import registry
+
+    try:
+        return registry.get(kind).runs_on
+    except SuiteError:
+        return None
 
 
 def import_path(store, path: Path) -> list[tuple[int, bool, Entry]]:
