@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shlex
 
+from suite.history import series
 from suite.history.entry import Entry
 
 LIST_HEADER = ("id", "when (UTC)", "kind", "workload", "runs on", "verdict", "value", "system")
@@ -78,7 +79,7 @@ def json_text(doc) -> str:
 
 def show_text(e: Entry, integrity: str) -> str:
     out = [f"entry {e.id}: {_t(e.kind)} {_t(e.workload)} on {_t(e.system_label)} [{e.system_fp}]",
-           f"  integrity:    {_t(integrity)}"]
+           f"  integrity:    {_t(integrity)}", f"  series:       {_t(series.described(e))}"]
     for name in ("status", "verdict", "exit_code", "source", "recorded_at", "started_at", "duration_s", "accelerator",
                  "accelerators", "ruleset", "division", "results_path", "content_hash", "cwd"):
         out.append(f"  {name + ':':13s} {_t(getattr(e, name))}")

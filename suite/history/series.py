@@ -16,6 +16,7 @@ from suite.history.entry import APART, OK, Entry, key_of
 
 DEFAULT_FIGURE = "samples_per_second"
 REGRESSION, IMPROVEMENT = "regression", "improvement"
+FIRST = ("dataset_size", "record_size", "ruleset", "division")    # a series' name: these identity fields first
 SHOWN_IDS = 12              # entry ids a line names one by one (runs of consecutive ids as ranges)
 
 
@@ -25,7 +26,8 @@ def key(e: Entry) -> str:
 
 def described(e: Entry) -> str:
     """A series for people: workload, accelerator, the rest of its identity, system."""
-    rest = [str(v) for k, v in sorted(e.identity.items()) if k not in ("workload", "accelerator") and v is not None]
+    rest = [str(e.identity[k]) for k in sorted(e.identity, key=lambda k: (FIRST.index(k) if k in FIRST else len(FIRST), k))
+            if k not in ("workload", "accelerator") and e.identity[k] is not None]
     said = f"{e.workload or e.kind} {e.accelerator or '-'}" + (f" ({', '.join(rest)})" if rest else "")
     apart = " (an older store's entry without an identity: a series of its own)" if e.series().startswith(APART) else ""
     return f"{said} on {e.system_label} [{e.system_fp[:8]}]{apart}"
