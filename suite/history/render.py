@@ -10,8 +10,8 @@ import shlex
 from suite.history import series
 from suite.history.entry import Entry
 
-LIST_HEADER = ("id", "when (UTC)", "kind", "workload", "runs on", "verdict", "value", "system")
-WORKLOAD_SHOWN = 20        # the widest workload cell ("..." past it); the system gets what is left of a line
+LIST_HEADER = ("id", "when (UTC)", "workload", "runs on", "verdict", "value", "system")
+WORKLOAD_SHOWN = 18        # the widest workload cell ("..." past it); the system gets what is left of a line
 
 
 def _t(value) -> str:
@@ -25,7 +25,12 @@ def _value(e: Entry, figure: str | None) -> str:
     f = e.figure(figure) if figure else (e.figures[0] if e.figures else None)
     if f is None or f.point() is None:
         return "-"
-    return f"{f.point():.6g} {f.label}"
+    return f"{number(f.point())} {f.label}"
+
+
+def number(x: float) -> str:
+    """4 significant digits, a whole number from 1000 on (30896 tokens/s, 92.63 AU %, 0.808 GiB/s)."""
+    return f"{x:.0f}" if abs(x) >= 1000 else f"{x:.4g}"
 
 
 def runs_on(e: Entry) -> str:
@@ -50,12 +55,13 @@ def _cut(text: str, width: int) -> str:
 
 def list_text(entries: list[Entry], figure: str | None) -> str:
     """A table, one entry a line of at most suite.terminal.WIDTH columns: the system, last, gets what
-    the other columns leave (at least its fingerprint)."""
+    the other columns leave (at least its fingerprint). A workload is one kind's (its file says which),
+    so the kind is shown only where the workload is unknown: `(vector_database)`."""
     from suite.terminal import WIDTH
 
-    rows = [LIST_HEADER[:-1]] + [(str(e.id), e.when()[:16].replace("T", " "), e.kind,
-                                  _cut(_t(e.workload), WORKLOAD_SHOWN), runs_on(e), e.verdict, _value(e, figure))
-                                 for e in entries]
+    rows = [LIST_HEADER[:-1]] + [(str(e.id), e.when()[:16].replace("T", " "),
+                                  _cut(_t(e.workload or f"({e.kind})"), WORKLOAD_SHOWN), runs_on(e), e.verdict,
+                                  _value(e, figure)) for e in entries]
     rows = [tuple(_t(c) for c in r) for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(LIST_HEADER) - 1)]
     room = max(WIDTH - sum(w + 2 for w in widths), 10)
