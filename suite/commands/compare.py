@@ -94,7 +94,7 @@ def history_baseline(results: list, args) -> list:
         found = series.baseline(store, results[0])
     if found is None:
         raise ResultError(f"{results[0].path}: history: expected earlier entries of its series (same kind, "
-                          f"workload, accelerator, system and dataset) in the history, got none")
+                          f"workload, accelerator, dataset, round, division and system) in the history, got none")
     return [found]
 
 

@@ -96,7 +96,8 @@ def _list(store, args) -> int:
     from suite.history import render
 
     entries = store.entries(workload=args.workload, system=args.system, since=args.since,
-                            figure=args.figure if args.format == "text" else None)
+                            figure=args.figure if args.format == "text" else None,
+                            headline=args.format == "text" and args.figure is None)
     if args.format == "json":
         print(render.json_text([e.to_dict() for e in entries]), end="")
     else:

@@ -190,10 +190,11 @@ class Store:
         return found
 
     def entries(self, *, ids=None, kind=None, workload=None, accelerator=None, system=None, since=None,
-                figures=True, figure=None, series_key=None) -> list[Entry]:
+                figures=True, figure=None, series_key=None, headline=False) -> list[Entry]:
         """Entries oldest first (by the result's start, else the time recorded), filtered; `system` is
         a fingerprint prefix or part of the system's label; `since` an ISO date or time. `figure`:
-        load only that figure (a trend of 10,000 entries)."""
+        load only that figure (a trend of 10,000 entries); `headline`: only each entry's first (the
+        list; an older PostgreSQL store's entries, whose figures have no order, all of theirs)."""
         where, params = [], []
         for column, value in (("kind", kind), ("workload", workload), ("accelerator", accelerator),
                               ("series_key", series_key)):
@@ -213,18 +214,21 @@ class Store:
                f"ORDER BY COALESCE(started_at, recorded_at), id")
         rows = self._exec(sql, params).fetchall()
         found = {int(r[0]): r for r in rows}
-        figs = self._figures(list(found), figure) if figures and found else {}
+        figs = self._figures(list(found), figure, headline) if figures and found else {}
         return [decode.entry(shown(self.where), r, COLUMNS, figs.get(int(r[0]), ())) for r in rows]
 
-    def _figures(self, ids: list[int], name: str | None) -> dict[int, tuple[Figure, ...]]:
+    def _figures(self, ids: list[int], name: str | None, headline: bool = False) -> dict[int, tuple[Figure, ...]]:
         sql = "SELECT entry_id, name, label, higher_is_better, per_run, per_epoch FROM figures"
-        params: list = []
+        where, params = [], []
         if name is not None:
-            sql += " WHERE name = ?"
+            where.append("name = ?")
             params.append(name)
+        elif headline:
+            where.append("COALESCE(position, 0) = 0")
         if len(ids) <= 500:
-            sql += (" AND" if name is not None else " WHERE") + f" entry_id IN ({', '.join('?' * len(ids))})"
+            where.append(f"entry_id IN ({', '.join('?' * len(ids))})")
             params += ids
+        sql += (" WHERE " + " AND ".join(where)) if where else ""
         wanted = set(ids)
         out: dict[int, list[Figure]] = {}
         for eid, fname, label, hib, per_run, per_epoch in self._exec(sql + " ORDER BY entry_id, position, name",
