@@ -81,9 +81,9 @@ def _identity(b: dict, bench, runs) -> dict:
         size = f"{n} files x {per} samples" if per is not None else f"{n} files"
     elif files:
         size = "mixed: " + ", ".join(sorted(str(f[0]) for f in files)) + " files"
-    lengths = sorted({int(r["record_length_bytes"]) for r in runs if r.get("record_length_bytes")})
-    record = None if not lengths else f"{lengths[0]} B" if len(lengths) == 1 else \
-        "mixed: " + ", ".join(f"{n} B" for n in lengths)
+    from suite.storage.workloads import record_size
+
+    record = record_size(r.get("record_length_bytes") for r in runs)
     return {"workload": b["workload"], "accelerator": b["accelerator"], "dataset_size": size,
             "record_size": record, "ruleset": b["ruleset"], "division": b["division"], "scale_factor": None}
 
