@@ -4,6 +4,7 @@
 adds nothing. Real committed results, a real SQLite store, the CLI as users call it."""
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -119,6 +120,40 @@ def test_an_import_records_the_verdict_suite_check_gives(run_cli, tmp_path):
         assert verdicts == {{0: "compliant", 1: "non-compliant"}[check_code]}, p
 
 
+HOST_KEYS = {"host.hostname", "host.cpu_count", "host.mem_total_bytes", "host.kernel", "versions.suite",
+             "versions.python"}
+
+
+@pytest.mark.timeout(600)
+def test_checkpointing_and_kv_cache_runs_record_the_host_as_training_does(tmp_path):
+    """Real runs recording themselves: a miniature checkpoint write (8 ranks) and a kv-cache option (one
+    rank, one trial); each entry's system has training's host and versions fields."""
+    import os
+
+    from suite import cli
+
+    store = tmp_path / "h.sqlite"
+    assert cli.main([str(a) for a in ("run", "--workload", "llama3-8b", "--ruleset", "v2.0", "--memory-limit", "1GiB",
+                                      "--accelerators", 8, "--checkpoints-read", 0, "--runs", 1, "--results-dir",
+                                      tmp_path / "W", "--allow-no-cache-drop", "--history", store)]) in (0, 1)
+    shm = Path("/dev/shm")
+    cache = shm / f"suite-hist-{os.getpid()}" if shm.is_dir() and os.access(shm, os.W_OK) else tmp_path / "cache"
+    cache.mkdir()
+    try:
+        assert cli.main([str(a) for a in ("run", "--workload", "kv-cache", "--cache-dir", cache, "--results-dir",
+                                          tmp_path / "K", "--option", "1", "--trials", 1, "--duration", 4,
+                                          "--inter-option-delay", 0, "--accelerators", 1, "--allow-no-cache-drop",
+                                          "--division", "open", "--history", store)]) in (0, 1)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    with db.open_store(str(store)) as s:
+        got = {e.kind: e for e in s.entries() if e.figures}
+    assert set(got) == {"checkpointing", "kv_cache"}
+    for e in got.values():
+        assert HOST_KEYS <= set(e.system), (e.kind, sorted(e.system))
+        assert e.system["host.kernel"] == os.uname().release
+
+
 @pytest.mark.timeout(600)
 def test_a_vector_database_run_records_the_host_as_training_does(tmp_path_factory, run_cli):
     """A real DiskANN run of a tiny workload: its entry's system has the host and versions fields a
@@ -132,6 +167,4 @@ def test_a_vector_database_run_records_the_host_as_training_does(tmp_path_factor
     with db.open_store(str(base / "h.sqlite")) as s:
         (e,) = [e for e in s.entries() if e.figures]
     assert e.kind == "vector_database"
-    wanted = {"host.hostname", "host.cpu_count", "host.mem_total_bytes", "host.kernel", "versions.suite",
-              "versions.python"}
-    assert wanted <= set(e.system) and e.system["host.kernel"] and int(e.system["host.mem_total_bytes"]) > 0
+    assert HOST_KEYS <= set(e.system) and e.system["host.kernel"] and int(e.system["host.mem_total_bytes"]) > 0
