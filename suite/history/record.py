@@ -207,12 +207,6 @@ def _refuse_special(path: Path) -> None:
                                f"{digest.kind_of(mode)}")
 
 
-def _with(entry: Entry, **changes) -> Entry:
-    from dataclasses import replace
-
-    return replace(entry, **changes)
-
-
 # ---------------------------------------------------------------------------------- the run's hook
 
 class RunRecord:
