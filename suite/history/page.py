@@ -73,7 +73,8 @@ def build(all_series, figure: str, title: str):
                                [[s.name(), str(len(s.points)), s.points[0].entry.when()[:19],
                                  s.points[-1].entry.when()[:19], str(len(s.changes))] for s in all_series],
                                numbers_right=False))
-    head.blocks.append(c.Text("A series: one kind, workload, accelerator type and system fingerprint. Change "
+    head.blocks.append(c.Text("A series: one kind and identity (workload, accelerator, dataset, round, division: what "
+                              "suite compare compares) on one system (its fingerprint). Change "
                               "points: binary segmentation, a pooled t test at a Bonferroni-adjusted 99.9% and a "
                               "step of at least 3%; each with the Welch interval of after/before "
                               "(docs/history.md)."))
