@@ -60,6 +60,19 @@ class Measured:
     figures: tuple[Samples, ...]
     notes: tuple[str, ...] = ()                # what was left out and why (a warm-up run, runs without numbers)
     when: str | None = None                    # the result's start time (ISO 8601, UTC), for a series
+    source: str | None = None                  # where it comes from when not from `path` alone (a history
+                                               # baseline: its store and series); shown instead of the path
+
+
+def identity_key(kind: str, identity: dict) -> str:
+    """What makes two results like for like, as one text: the kind and its identity fields that are
+    stated (None is unknown: a field neither result states is no difference). `suite compare` refuses
+    results whose keys differ (suite.compare.comparable); a `suite history` series is the results of
+    one key and one system (suite.history.series.key_of): the two agree by construction."""
+    import json
+
+    stated = {str(k): v for k, v in identity.items() if v is not None}
+    return json.dumps([kind, stated], sort_keys=True, default=str, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -105,6 +118,10 @@ class Kind:
     check_reads: Callable[[Path], list[Path]] | None = None   # what its check of PATH reads beyond PATH (the tree
                                                      # around a leaf): suite check --output is refused inside any
     measured: Callable[[Path], list[Measured]] | None = None   # suite compare: every result under a path, its figures
+                                                     # (the first its headline: suite history list shows it)
+    runs_on: str | None = None                       # what a result of it runs on, the key of its identity or
+                                                     # system that counts it: "accelerators" (shown with their
+                                                     # type), "processes"; None: nothing counted (shown as -)
     defers_check: Callable[[Path, object], bool] | None = None  # suite check (path, args): True where the path is
                                                      # the catch-all kind's to check (another round's rules asked
                                                      # for; a file that is not its own): suite.kinds.tree hands it over

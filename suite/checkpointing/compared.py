@@ -17,6 +17,7 @@ def measured(path: Path) -> list:
     of results.json or the run set; per checkpoint its own GiB/s and duration (the per-epoch values)."""
     from suite.benchmark import Measured
     from suite.checkpointing.check import Phase, phase_dirs
+    from suite.harness import hostfacts
     from suite.harness.storagerun import storage_dir
 
     out = []
@@ -38,7 +39,8 @@ def measured(path: Path) -> list:
                       "processes": rs["processes"], "ruleset": _ruleset(ph), "division": rs["division"]},
             system={"accelerators": str(rs["processes"]),
                     "hostnames": ", ".join(sorted({h for doc in docs for h in doc["hosts"]})) or None,
-                    "fsync": _one(str(doc.get("fsync")) for doc in docs)},
+                    "fsync": _one(str(doc.get("fsync")) for doc in docs),
+                    **hostfacts.system(docs[0] if docs else {})},
             figures=tuple(f for f in _ckpt_figures(which, [c for _, c in done]) if f.per_run),
             notes=tuple(notes), when=_iso_utc(docs[0]["start_unix_s"]) if docs else None))
     return out

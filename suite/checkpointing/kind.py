@@ -106,4 +106,4 @@ KIND = Kind(
     add_datasize_arguments=add_datasize_arguments, workload_schema=workloads.SCHEMAS[workloads.CHECKPOINTING],
     workloads_shown="llama3-*", result_files=("checkpoint_run_set.json",),
     run_options=(*STORAGE_RUN_OPTIONS, "launcher", "mode", "checkpoints_write", "checkpoints_read", "miniature"),
-    datasize_options=("mode",), measured=measured)
+    datasize_options=("mode",), measured=measured, runs_on="processes")

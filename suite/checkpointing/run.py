@@ -405,6 +405,7 @@ def _plan(prep: Prepared, run_dir: Path) -> dict:
 def _doc(prep: Prepared, k: int, plan: dict, ranks: list, status: str, error, start: float, end: float) -> dict:
     """The run's results.json facts (results.write_run adds the figures)."""
     from suite.enforce.cache import meminfo_bytes
+    from suite.harness import hostfacts
 
     opts, p = prep.opts, prep.ckpt.parallelism
     return {"schema_version": 1, "kind": "checkpointing", "workload": opts.workload, "phase": prep.phase,
@@ -417,7 +418,8 @@ def _doc(prep: Prepared, k: int, plan: dict, ranks: list, status: str, error, st
             "num_checkpoints_write": plan["num_checkpoints_write"], "num_checkpoints_read": plan["num_checkpoints_read"],
             "fsync": plan["fsync"], "time_between_checkpoints_s": plan["time_between_checkpoints_s"],
             "host_memory_bytes": _host_memory(prep) or meminfo_bytes("MemTotal") or 0, "status": status, "error": error,
-            "complete": status == "complete", "start_unix_s": start, "end_unix_s": end, "written_by": prep.written_by}
+            "complete": status == "complete", "start_unix_s": start, "end_unix_s": end, "written_by": prep.written_by,
+            "host": hostfacts.host(), "versions": hostfacts.versions()}     # as every kind records them
 
 
 def _host_memory(prep: Prepared) -> int | None:

@@ -94,7 +94,7 @@ def history_baseline(results: list, args) -> list:
         found = series.baseline(store, results[0])
     if found is None:
         raise ResultError(f"{results[0].path}: history: expected earlier entries of its series (same kind, "
-                          f"workload, accelerator, system and dataset) in the history, got none")
+                          f"workload, accelerator, dataset, round, division and system) in the history, got none")
     return [found]
 
 
@@ -116,7 +116,8 @@ def run(args) -> int:
     differences = comparable.check(results, args.allow_different)
     names = analysis.figure_names(results)
     if not names:
-        raise ResultError(f"{results[1].path}: figures: expected some in common with {results[0].path}, got none")
+        raise ResultError(f"{results[1].path}: figures: expected some in common with "
+                          f"{comparable.shown(results[0])}, got none")
     if args.figure is not None and args.figure not in names:
         raise ResultError(f"--figure: expected one of {', '.join(names)}, got {args.figure!r}")
     doc = render.build(results, args.level, args.figure, differences)

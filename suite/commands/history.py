@@ -13,6 +13,13 @@ from pathlib import Path
 from suite.errors import ExitCode, SuiteError
 
 
+def _out(text: str, file=None) -> None:
+    """A line (or several) of text output, each wrapped at suite.terminal.WIDTH columns."""
+    from suite.terminal import fit
+
+    print(fit(text), file=file or sys.stdout)
+
+
 def _since(text: str) -> str:
     from datetime import datetime
 
@@ -46,7 +53,8 @@ def add_parser(sub) -> None:
     fmt = argparse.ArgumentParser(add_help=False)
     fmt.add_argument("--format", choices=["text", "json"], default="text")
     x = hs.add_parser("list", parents=[common, filters, fmt], help="the entries, oldest first")
-    x.add_argument("--figure", metavar="F", help="the figure shown per entry (default samples_per_second)")
+    x.add_argument("--figure", metavar="F", help="the figure shown per entry (default: each entry's headline, "
+                                                 "its kind's first figure)")
     x = hs.add_parser("show", parents=[common, fmt], help="one entry in full; flags results changed since")
     x.add_argument("id", type=_id)
     x = hs.add_parser("rm", parents=[common], help="forget entries (their results stay where they are)")
@@ -87,13 +95,13 @@ def run(args) -> int:
 def _list(store, args) -> int:
     from suite.history import render
 
-    entries = store.entries(workload=args.workload, system=args.system, since=args.since, figure=args.figure or
-                            "samples_per_second") if args.format == "text" else \
-        store.entries(workload=args.workload, system=args.system, since=args.since)
+    entries = store.entries(workload=args.workload, system=args.system, since=args.since,
+                            figure=args.figure if args.format == "text" else None,
+                            headline=args.format == "text" and args.figure is None)
     if args.format == "json":
         print(render.json_text([e.to_dict() for e in entries]), end="")
     else:
-        print(render.list_text(entries, args.figure or "samples_per_second"))
+        _out(render.list_text(entries, args.figure))
     return ExitCode.OK
 
 
@@ -130,7 +138,7 @@ def _show(store, args) -> int:
     if args.format == "json":
         print(render.json_text({**entry.to_dict(), "integrity": said, "tampered": tampered}), end="")
     else:
-        print(render.show_text(entry, said))
+        _out(render.show_text(entry, said))
     return ExitCode.FAILED if tampered else ExitCode.OK
 
 
@@ -138,7 +146,7 @@ def _rm(store, args) -> int:
     for i in args.ids:
         store.require(i)
     n = store.remove(args.ids)
-    print(f"suite history: forgot {n} entr{'y' if n == 1 else 'ies'} ({', '.join(map(str, args.ids))})")
+    _out(f"suite history: forgot {n} entr{'y' if n == 1 else 'ies'} ({', '.join(map(str, args.ids))})")
     return ExitCode.OK
 
 
@@ -149,8 +157,8 @@ def _gc(store, args) -> int:
     from suite.report.escape import terminal
 
     for e in gone:
-        print(terminal(f"{'would forget' if args.dry_run else 'forgot'} #{e.id}: {e.results_path} is gone"))
-    print(f"suite history gc: {len(gone)} entr{'y' if len(gone) == 1 else 'ies'} "
+        _out(terminal(f"{'would forget' if args.dry_run else 'forgot'} #{e.id}: {e.results_path} is gone"))
+    _out(f"suite history gc: {len(gone)} entr{'y' if len(gone) == 1 else 'ies'} "
           f"{'would be ' if args.dry_run else ''}forgotten")
     return ExitCode.OK
 
@@ -201,17 +209,17 @@ def rerun(store, args) -> int:
 def _confirmed(args, said: str) -> bool:
     """--yes, or `y` typed on a terminal after the command is shown; no terminal and no --yes: refused."""
     if args.yes:
-        print(said, file=sys.stderr)
+        _out(said, file=sys.stderr)
         return True
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         raise SuiteError(f"history rerun: --yes: expected --yes or a terminal to confirm on, got neither "
                          f"({said.partition(': ')[2]})")
-    print(said, file=sys.stderr)
+    _out(said, file=sys.stderr)
     print("run it? [y/N] ", end="", file=sys.stderr, flush=True)
     answer = sys.stdin.readline().strip().lower()
     if answer in ("y", "yes"):
         return True
-    print("suite history rerun: not run", file=sys.stderr)
+    _out("suite history rerun: not run", file=sys.stderr)
     return False
 
 
@@ -265,13 +273,13 @@ def trend(store, args) -> int:
                                              "lowest_run": p.low, "highest_run": p.high} for p in s.points],
              "changes": [render.change_doc(s, c) for c in s.changes]} for s in found]}), end="")
     else:
-        print(render.series_text(found))
+        _out(render.series_text(found))
     if args.out is not None:
         from suite.report.escape import terminal
 
         title = f"suite history trend: {figure}" + (f" of {args.workload}" if args.workload else "")
         written = page.write(found, figure, title, args.out, args.force)
-        print(terminal(f"suite history: wrote {len(written)} files to {args.out}: {args.out / 'index.html'}"),
+        _out(terminal(f"suite history: wrote {len(written)} files to {args.out}: {args.out / 'index.html'}"),
               file=sys.stderr)
     return ExitCode.OK
 
@@ -287,9 +295,9 @@ def regressions(store, args) -> int:
         print(render.json_text(docs), end="")
     else:
         for d in docs:
-            print(render.change_line(d))
+            _out(render.change_line(d))
         worse = sum(d["verdict"] == series.REGRESSION for d in docs)
-        print(f"suite history regressions: {len(docs)} change point(s), {worse} regression(s) in "
+        _out(f"suite history regressions: {len(docs)} change point(s), {worse} regression(s) in "
               f"{len(entries)} entries")
     return ExitCode.FAILED if any(d["verdict"] == series.REGRESSION for d in docs) else ExitCode.OK
 
@@ -303,7 +311,7 @@ def import_(store, args) -> int:
         for entry_id, new, entry in record.import_path(store, path):
             added += new
             known += not new
-            print(terminal(f"{'recorded' if new else 'already there'} #{entry_id}: {entry.kind} {entry.workload or '-'} "
+            _out(terminal(f"{'recorded' if new else 'already there'} #{entry_id}: {entry.kind} {entry.workload or '-'} "
                            f"{entry.results_path}"))
-    print(f"suite history import: {added} recorded, {known} already there")
+    _out(f"suite history import: {added} recorded, {known} already there")
     return ExitCode.OK

@@ -12,9 +12,10 @@ sides) is not a difference; one stated on one side only is.
 from __future__ import annotations
 
 from suite.errors import ResultError
-from suite.benchmark import Measured
+from suite.benchmark import Measured, identity_key
 
 NAMES = {"workload": "workload", "accelerator": "accelerator type", "dataset_size": "dataset size",
+         "record_size": "record size",
          "ruleset": "ruleset", "division": "division", "scale_factor": "scale factor",
          # the storage kinds' and TPCx-AI's own (their `measured`): a checkpoint phase, its layout, a
          # kv_cache option, a vector database's index and query set, a TPCx-AI engine
@@ -41,13 +42,20 @@ def check(results: list[Measured], allow_different: bool) -> list[str]:
     lines = []
     base = results[0]
     for i, r in enumerate(results[1:], start=2):
+        if identity_key(base.kind, base.identity) == identity_key(r.kind, r.identity):
+            continue                          # like for like (the key a history series is made of)
         for key, x, y in differences(base, r):
             what = NAMES.get(key, key)
             if not allow_different:
-                raise ResultError(f"{r.path}: {what}: expected {x} (as {base.path}), got {y}: results that differ "
+                raise ResultError(f"{shown(r)}: {what}: expected {x} (as {shown(base)}), got {y}: results that differ "
                                   f"in {what} are not comparable (--allow-different compares them anyway)")
             lines.append(f"{what}: {letter(1)} {x}, {letter(i)} {y}")
     return lines
+
+
+def shown(m: Measured) -> str:
+    """How a result is named: its source where it is not a path alone (a history baseline), else its path."""
+    return m.source or str(m.path)
 
 
 def letter(i: int) -> str:

@@ -35,7 +35,7 @@ def build(results: list[Measured], level: float, figure: str | None, differences
     ranking.sort(key=lambda row: row["mean"], reverse=higher)
     return {
         "schema_version": 1, "level": level, "method": METHOD, "figure": chosen,
-        "results": [{"result": comparable.letter(i), "label": r.label, "path": str(r.path), "kind": r.kind,
+        "results": [{"result": comparable.letter(i), "label": r.label, "path": comparable.shown(r), "kind": r.kind,
                      "identity": r.identity, "when": r.when, "notes": list(r.notes)}
                     for i, r in enumerate(results, start=1)],
         "differences": differences, "comparisons": pairs, "ranking": ranking,

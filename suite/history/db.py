@@ -57,6 +57,8 @@ def open_store(given: str | None = None, timeout_s: float | None = None, create:
 
 class SQLiteStore(Store):
     ID, FLOAT, PLACEHOLDER = "INTEGER PRIMARY KEY AUTOINCREMENT", "REAL", "?"
+    FIGURE_ORDER = ("UPDATE figures SET position = (SELECT COUNT(*) FROM figures AS f WHERE f.entry_id = "
+                    "figures.entry_id AND f.rowid < figures.rowid) WHERE position IS NULL")
 
     def __init__(self, where: str, timeout_s: float, create: bool = True):
         self.where, self.timeout_s = where, timeout_s

@@ -12,7 +12,8 @@ from suite.errors import SuiteError
 from suite.history.entry import Entry, Figure
 
 TEXT = ("recorded_at", "source", "status", "kind", "verdict", "system_fp", "system_label")
-TEXT_OR_NONE = ("started_at", "workload", "accelerator", "ruleset", "division", "results_path", "content_hash", "cwd")
+TEXT_OR_NONE = ("started_at", "workload", "accelerator", "ruleset", "division", "results_path", "content_hash", "cwd",
+                "series_key")
 INT_OR_NONE = ("accelerators", "exit_code")
 JSON_SHAPES = {"command": (list, "a JSON list of strings"), "system": (dict, "a JSON object"),
                "identity": (dict, "a JSON object"), "hash_scope": (dict, "a JSON object or nothing")}
@@ -77,6 +78,7 @@ def entry(where: str, row, columns, figures) -> Entry:
                       and all(isinstance(x, str) for x in scope.get("exclude", []))):
         raise _bad(where, entry_id, "hash_scope", "{root: text, exclude: [text]}", raw["hash_scope"])
     values["command"] = tuple(values["command"])
+    values["series_key"] = values["series_key"] or ""
     return Entry(id=entry_id, figures=tuple(figures), **values)
 
 

@@ -34,6 +34,18 @@ class Figure:
         return (min(vals), max(vals)) if vals else None
 
 
+def key_of(kind: str, identity: dict, system_fp: str) -> str:
+    """A series: the results `suite compare` would compare without --allow-different (one kind and
+    identity: workload, accelerator, dataset, round, division ..., suite.benchmark.identity_key) on
+    one system (its fingerprint)."""
+    from suite.benchmark import identity_key
+
+    return f"{identity_key(kind, identity)}@{system_fp}"
+
+
+APART = "apart:"                           # the key of an older store's entry with no identity to key it by
+
+
 @dataclass(frozen=True)
 class Entry:
     """One recorded benchmark. `id` is 0 before the store gives it one."""
@@ -60,8 +72,13 @@ class Entry:
     system: dict = field(default_factory=dict)
     identity: dict = field(default_factory=dict)
     hash_scope: dict = field(default_factory=dict)    # {root, exclude} when the hash covers more than results_path
+    series_key: str = ""                   # its series (key_of below); "apart:<id>": an older store's, kept apart
     figures: tuple[Figure, ...] = ()
     id: int = 0
+
+    def series(self) -> str:
+        """Its series: the recorded key, else the one its kind, identity and system make."""
+        return self.series_key or key_of(self.kind, self.identity, self.system_fp)
 
     def figure(self, name: str) -> Figure | None:
         return next((f for f in self.figures if f.name == name), None)
@@ -73,6 +90,7 @@ class Entry:
     def to_dict(self) -> dict:
         out = {k: v for k, v in self.__dict__.items() if k != "figures"}
         out["command"] = list(self.command)
+        out["series_key"] = self.series()
         out["figures"] = [{"name": f.name, "label": f.label, "higher_is_better": f.higher_is_better,
                            "per_run": list(f.per_run), "per_epoch": [list(e) for e in f.per_epoch]}
                           for f in self.figures]

@@ -71,7 +71,8 @@ def build(all_series, figure: str, title: str):
                                [[s.name(), str(len(s.points)), s.points[0].entry.when()[:19],
                                  s.points[-1].entry.when()[:19], str(len(s.changes))] for s in all_series],
                                numbers_right=False))
-    head.blocks.append(c.Text("A series: one kind, workload, accelerator type and system fingerprint. Change "
+    head.blocks.append(c.Text("A series: one kind and identity (workload, accelerator, dataset, round, division: what "
+                              "suite compare compares) on one system (its fingerprint). Change "
                               "points: binary segmentation, a pooled t test at a Bonferroni-adjusted 99.9% and a "
                               "step of at least 3%; each with the Welch interval of after/before "
                               "(docs/history.md)."))
@@ -85,7 +86,7 @@ def build(all_series, figure: str, title: str):
     page = c.Page(title=title, subtitle=f"{figure}, {sum(len(s.points) for s in all_series)} entries in "
                                         f"{len(all_series)} series", sections=sections)
     page.tables["points"] = (POINT_COLUMNS, [
-        {"series": s.name(), "system_fp": s.key[3], "id": p.entry.id, "when": p.entry.when(), "value": p.value,
+        {"series": s.name(), "system_fp": s.first.system_fp, "id": p.entry.id, "when": p.entry.when(), "value": p.value,
          "lowest_run": p.low, "highest_run": p.high, "runs": p.runs, "results_path": p.entry.results_path}
         for s in all_series for p in s.points])
     return page

@@ -88,11 +88,11 @@ def _int(value):
         return None
 
 
-def entries_for(path: Path, base: dict) -> list[Entry]:
+def entries_for(path: Path, base: dict, judge=None) -> list[Entry]:
     """One Entry per benchmark under `path`, each through its kind (suite.kinds.dispatch: a results dir
     of `suite run` holding kv_cache or checkpointing leaves, a mixed tree); one without figures where
     the kind reads none or the result holds no numbers (a failed run). `base`: the fields the caller
-    knows (source, status, verdict, command ...)."""
+    knows (source, status, verdict, command ...); `judge(part path)`: each part's verdict (an import's)."""
     from suite.errors import SuiteError
     from suite.kinds import dispatch
 
@@ -100,6 +100,8 @@ def entries_for(path: Path, base: dict) -> list[Entry]:
     out: list[Entry] = []
     parts = dispatch.parts(path).parts
     for part in parts:
+        if judge is not None:
+            base = {**base, "verdict": judge(part.path)}
         measured = []
         if part.kind.measured is not None:
             try:
@@ -131,7 +133,7 @@ def _entry(path, kind, system, identity, figures, when, base, shown=None) -> Ent
     merged = {k: said[k] if said[k] is not None else known[k] for k in said}
     for k in ("workload", "accelerator", "ruleset", "division"):
         merged[k] = None if merged[k] is None else str(merged[k])
-    merged["accelerators"] = _int(merged["accelerators"])
+    merged["accelerators"] = _int(merged["accelerators"]) if _runs_on(kind) == "accelerators" else None
     return Entry(recorded_at=now(), kind=kind, system_fp=fingerprint(system),
                  system_label=label(system, shown or path.name), results_path=str(path),
                  content_hash=hash_of(path, covers), hash_scope=covers, started_at=when, system=system,
@@ -139,22 +141,46 @@ def _entry(path, kind, system, identity, figures, when, base, shown=None) -> Ent
                  **merged, **fields)
 
 
-def import_path(store, path: Path) -> list[tuple[int, bool, Entry]]:
-    """Existing results (a results dir, a published tree): each benchmark recorded once; (id, added, entry)."""
+def _runs_on(kind: str) -> str | None:
+    """What the kind counts a result's hardware in (Kind.runs_on): its accelerators, processes, or nothing."""
+    from suite.errors import SuiteError
     from suite.kinds import registry
 
+    try:
+        return registry.get(kind).runs_on
+    except SuiteError:
+        return None
+
+
+def import_path(store, path: Path) -> list[tuple[int, bool, Entry]]:
+    """Existing results (a results dir, a published tree): each benchmark recorded once, with the verdict
+    `suite check` gives its result (verdict_of); (id, added, entry)."""
     path = Path(path)
     _refuse_special(path)
-    kind = registry.for_result(path)
-    verdict_of = getattr(kind, "verdict", None)      # a kind may say a result's verdict cheaply
     out = []
-    for entry in entries_for(path, {"source": "import", "status": OK, "verdict": "unknown", "command": ()}):
-        if verdict_of is not None:
-            entry = _with(entry, verdict=str(verdict_of(Path(entry.results_path))))
+    for entry in entries_for(path, {"source": "import", "status": OK, "verdict": "unknown", "command": ()},
+                             judge=verdict_of):
         known = _recorded_before(store, entry)
         new_id, added = (known, False) if known is not None else store.add(entry, unique_hash=True)
         out.append((new_id, added, entry))
     return out
+
+
+def verdict_of(path: Path) -> str:
+    """What `suite check PATH` says of a result, through its kind's check as that command asks it
+    (suite.kinds.tree.check, the rules' round detected): compliant (exit 0) or non-compliant (exit 1);
+    unknown where the check cannot use the result (its one-line error, exit 2)."""
+    import argparse
+
+    from suite.errors import SuiteError
+    from suite.kinds import tree
+
+    args = argparse.Namespace(path=str(path), ruleset="auto", format="json", output=None)
+    try:
+        checked = tree.check(Path(path), args)
+    except (SuiteError, OSError, RecursionError):
+        return "unknown"
+    return {0: "compliant", 1: "non-compliant"}.get(int(checked.code), "unknown")
 
 
 def _recorded_before(store, entry: Entry) -> int | None:
@@ -179,12 +205,6 @@ def _refuse_special(path: Path) -> None:
     if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
         raise digest.HashError(f"{path}: path: expected a results directory or a regular file, got "
                                f"{digest.kind_of(mode)}")
-
-
-def _with(entry: Entry, **changes) -> Entry:
-    from dataclasses import replace
-
-    return replace(entry, **changes)
 
 
 # ---------------------------------------------------------------------------------- the run's hook

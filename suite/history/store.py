@@ -18,10 +18,10 @@ import json
 from suite.errors import SuiteError
 from suite import redact
 from suite.history import decode
-from suite.history.entry import Entry, Figure
+from suite.history.entry import APART, Entry, Figure, key_of
 
 APP = "suite-history"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 LOCK_TIMEOUT_S = 30.0            # how long a writer waits for another's transaction (SUITE_HISTORY_TIMEOUT_S)
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -43,10 +43,16 @@ MIGRATIONS = {
     3: ["ALTER TABLE entries ADD COLUMN hash_scope TEXT",
         "ALTER TABLE entries ADD COLUMN dedup_key TEXT",
         "CREATE UNIQUE INDEX entries_dedup ON entries (dedup_key)"],
+    # a series is one kind + identity (dataset, round ...) + system (suite.history.entry.key_of): older
+    # entries keyed from their recorded identity by _key_older (migrate); the figures' order (the first
+    # is the kind's headline)
+    4: ["ALTER TABLE entries ADD COLUMN series_key TEXT",
+        "ALTER TABLE figures ADD COLUMN position INTEGER",
+        "CREATE INDEX entries_series_key ON entries (series_key)"],
 }
 COLUMNS = ("recorded_at", "started_at", "source", "status", "kind", "workload", "accelerator", "accelerators",
            "ruleset", "division", "verdict", "system_fp", "system_label", "results_path", "content_hash",
-           "command", "cwd", "exit_code", "duration_s", "system", "identity", "hash_scope")
+           "command", "cwd", "exit_code", "duration_s", "system", "identity", "hash_scope", "series_key")
 JSON_COLUMNS = ("command", "system", "identity", "hash_scope")
 
 
@@ -86,7 +92,28 @@ class Store:
             for v in range(version + 1, SCHEMA_VERSION + 1):
                 for sql in MIGRATIONS[v]:
                     self._exec(sql.format(id=self.ID, float=self.FLOAT))
+                if v == 4:
+                    self._key_older()
             self._exec("UPDATE meta SET value = ? WHERE key = ?", (str(SCHEMA_VERSION), "schema_version"))
+
+    def _key_older(self) -> None:
+        """Entries of an older store get their series key from the identity they recorded (the kind's,
+        as `suite compare` reads it); one recorded without any (an older suite's failed run, a kind
+        without figures) is kept apart ("apart:<id>", said by trend and list). Their figures keep the
+        order they were written in where the backend knows it (SQLite's rowid), else by name."""
+        rows = self._exec("SELECT id, kind, identity, system_fp FROM entries WHERE series_key IS NULL").fetchall()
+        for entry_id, kind, identity, fp in rows:
+            try:
+                said = json.loads(identity) if isinstance(identity, str) else None
+            except ValueError:
+                said = None
+            ok = isinstance(said, dict) and said and isinstance(kind, str) and isinstance(fp, str)
+            self._exec("UPDATE entries SET series_key = ? WHERE id = ?",
+                       (key_of(kind, said, fp) if ok else f"{APART}{entry_id}", entry_id))
+        if self.FIGURE_ORDER:
+            self._exec(self.FIGURE_ORDER)
+
+    FIGURE_ORDER = ""              # the dialect's statement numbering an older store's figures as written
 
     def _check_version(self, version: int) -> None:
         if version > SCHEMA_VERSION:
@@ -128,11 +155,11 @@ class Store:
                 found = self._exec("SELECT id FROM entries WHERE dedup_key = ?", (key,)).fetchone()
                 return int(found[0]), False
             new_id = int(inserted[0])
-            for f in entry.figures:
+            for position, f in enumerate(entry.figures):
                 self._exec("INSERT INTO figures (entry_id, name, label, higher_is_better, per_run, per_epoch, "
-                           "point) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           "point, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                            (new_id, f.name, f.label, int(f.higher_is_better), json.dumps(list(f.per_run), allow_nan=False),
-                            json.dumps([list(e) for e in f.per_epoch], allow_nan=False), f.point()))
+                            json.dumps([list(e) for e in f.per_epoch], allow_nan=False), f.point(), position))
         return new_id, True
 
     def remove(self, ids) -> int:
@@ -163,12 +190,14 @@ class Store:
         return found
 
     def entries(self, *, ids=None, kind=None, workload=None, accelerator=None, system=None, since=None,
-                figures=True, figure=None) -> list[Entry]:
+                figures=True, figure=None, series_key=None, headline=False) -> list[Entry]:
         """Entries oldest first (by the result's start, else the time recorded), filtered; `system` is
         a fingerprint prefix or part of the system's label; `since` an ISO date or time. `figure`:
-        load only that figure (a trend of 10,000 entries)."""
+        load only that figure (a trend of 10,000 entries); `headline`: only each entry's first (the
+        list; an older PostgreSQL store's entries, whose figures have no order, all of theirs)."""
         where, params = [], []
-        for column, value in (("kind", kind), ("workload", workload), ("accelerator", accelerator)):
+        for column, value in (("kind", kind), ("workload", workload), ("accelerator", accelerator),
+                              ("series_key", series_key)):
             if value is not None:
                 where.append(f"{column} = ?")
                 params.append(value)
@@ -185,21 +214,25 @@ class Store:
                f"ORDER BY COALESCE(started_at, recorded_at), id")
         rows = self._exec(sql, params).fetchall()
         found = {int(r[0]): r for r in rows}
-        figs = self._figures(list(found), figure) if figures and found else {}
+        figs = self._figures(list(found), figure, headline) if figures and found else {}
         return [decode.entry(shown(self.where), r, COLUMNS, figs.get(int(r[0]), ())) for r in rows]
 
-    def _figures(self, ids: list[int], name: str | None) -> dict[int, tuple[Figure, ...]]:
+    def _figures(self, ids: list[int], name: str | None, headline: bool = False) -> dict[int, tuple[Figure, ...]]:
         sql = "SELECT entry_id, name, label, higher_is_better, per_run, per_epoch FROM figures"
-        params: list = []
+        where, params = [], []
         if name is not None:
-            sql += " WHERE name = ?"
+            where.append("name = ?")
             params.append(name)
+        elif headline:
+            where.append("COALESCE(position, 0) = 0")
         if len(ids) <= 500:
-            sql += (" AND" if name is not None else " WHERE") + f" entry_id IN ({', '.join('?' * len(ids))})"
+            where.append(f"entry_id IN ({', '.join('?' * len(ids))})")
             params += ids
+        sql += (" WHERE " + " AND ".join(where)) if where else ""
         wanted = set(ids)
         out: dict[int, list[Figure]] = {}
-        for eid, fname, label, hib, per_run, per_epoch in self._exec(sql + " ORDER BY entry_id", params):
+        for eid, fname, label, hib, per_run, per_epoch in self._exec(sql + " ORDER BY entry_id, position, name",
+                                                                     params):
             if decode.integer(eid) in wanted:
                 out.setdefault(int(eid), []).append(decode.figure(shown(self.where), eid, fname, label, hib,
                                                                   per_run, per_epoch))
@@ -218,17 +251,18 @@ class Store:
 def _row(e: Entry) -> tuple:
     values = {c: getattr(e, c) for c in COLUMNS}
     values["command"] = list(e.command)
+    values["series_key"] = e.series()
     for c in JSON_COLUMNS:
         values[c] = json.dumps(values[c], sort_keys=True, allow_nan=False) if values[c] or c != "hash_scope" else None
     return tuple(values[c] for c in COLUMNS)
 
 
 def dedup_key(e: Entry) -> str | None:
-    """One entry per result (content hash) and series (kind, workload, accelerator, system): None
-    without a hash (a failed run's nothing)."""
+    """One entry per result (content hash) and series (kind, identity, system): None without a hash
+    (a failed run's nothing). Entries of schema 3 keep theirs (kind, workload, accelerator, system)."""
     if not e.content_hash:
         return None
-    return json.dumps([e.content_hash, e.kind, e.workload, e.accelerator, e.system_fp])
+    return json.dumps([e.content_hash, e.series()])
 
 
 def like(text: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from suite.benchmark import Measured, Samples
+from suite.harness import hostfacts
 from suite.kv_cache import check as kvcheck
 from suite.kv_cache import evidence, figures
 from suite.kv_cache import leaf as kvleaf
@@ -65,7 +66,7 @@ def measured(path: Path) -> list[Measured]:
     division, ruleset = kvcheck.division(lf), kvcheck.round_of(lf)
     summary = lf.summary or {}
     system = {"ranks": _text(kvcheck.expected_ranks(lf)), "hosts": _text(summary.get("host_count")),
-              "npernode": _text(summary.get("npernode"))}
+              "npernode": _text(summary.get("npernode")), **hostfacts.system(meta.get("suite"))}
     when = meta.get("invocation_start_time")
     out = []
     for o in sorted({o for (o, _t) in lf.rank_dirs}):

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from suite import files, redact
 from suite.errors import RuleError, SuiteError
-from suite.harness import enforced, leafstamp, mpi
+from suite.harness import enforced, hostfacts, leafstamp, mpi
 from suite.harness.enforced import Series
 from suite.kv_cache import model
 from suite.storage import separation
@@ -267,7 +267,8 @@ class KvCache:
                      "cache_dir": str(self.cache), "results_dir": str(self.leaf), "hosts": hosts},
             "suite": {"schema_version": 1, "ruleset": rulesets.for_kind("kv_cache").name, "division": o.division, "miniature": self.miniature, "reduced": self.reduced,
                       "workload": "kv-cache", "fs_separation": self.separation, "shared_fs": self.shared_fs,
-                      "trials": done, "planned_trials": len(self.trials)},
+                      "trials": done, "planned_trials": len(self.trials),
+                      "host": hostfacts.host(), "versions": hostfacts.versions()},    # as every kind records them
         }
 
 

@@ -90,13 +90,23 @@ def training(t: v3tree.Training, org, system, ruleset) -> Measured:
     files_n = {r.summary.num_files_train for r in counted if r.summary.num_files_train is not None}
     identity = {"workload": meta.model if meta and meta.model else t.model,
                 "accelerator": meta.accelerator if meta else None,
-                "dataset_size": _dataset(files_n, counted, t), "ruleset": ruleset, "division": org.division,
-                "scale_factor": None}
+                "dataset_size": _dataset(files_n, counted, t), "record_size": _record(meta, t),
+                "ruleset": ruleset, "division": org.division, "scale_factor": None}
     return Measured(path=t.path, kind="training", label=f"{org.name} / {system.name}", identity=identity,
                     system=_system(org, system, t, [r.summary.num_hosts for r in counted],
                                    [r.summary.num_accelerators for r in counted]),
                     figures=tuple(figs), notes=tuple(notes),
                     when=counted[0].summary.start.isoformat() if counted else None)
+
+
+def _record(meta, t) -> str | None:
+    """Its record size as suite.training.compared names ours: the workload's (a published leaf holds no
+    config of its dataset's records), so a published result and ours of one workload agree."""
+    from suite.storage import workloads
+
+    name = meta.model if meta and meta.model else t.model
+    size, _from = workloads.record_length(None, name, meta.accelerator if meta else None)
+    return workloads.record_size([size])
 
 
 def _dataset(files_n: set, runs, t) -> str | None:

@@ -305,6 +305,16 @@ def record_length(config, name: str | None, accelerator: str | None) -> tuple[fl
     return None, "summary.json train_io_mean_MB_per_second / samples/s"
 
 
+def record_size(lengths) -> str | None:
+    """A result's record size as `suite compare` and `suite history` identify it (the same text for
+    every kind that reads one): its runs' mean bytes per sample, "1000 B"; "mixed: ..." where its runs
+    differ; None unknown."""
+    found = sorted({int(x) for x in lengths if x})
+    if not found:
+        return None
+    return f"{found[0]} B" if len(found) == 1 else "mixed: " + ", ".join(f"{n} B" for n in found)
+
+
 def au_threshold_percentage(name: str | None, accelerator: str | None) -> float | None:
     """The workload's AU threshold in percent (metric.au x 100: the one source; the rules'
     au_threshold_percentage is derived from it). Without an accelerator (v0.5 names carry none):

@@ -69,7 +69,7 @@ def _samples(name, label, runs, run_key, epoch_key, scale) -> Samples:
 
 def _identity(b: dict, bench, runs) -> dict:
     """What two results must share: workload, accelerator, dataset size (files x samples per file,
-    from the runs' effective configs), ruleset, division."""
+    from the runs' effective configs), record size (the runs' record length), ruleset, division."""
     files = set()
     for r in (bench.runs if bench is not None else []):
         ds = (r.config or {}).get("dataset") if isinstance(r.config, dict) else None
@@ -81,8 +81,11 @@ def _identity(b: dict, bench, runs) -> dict:
         size = f"{n} files x {per} samples" if per is not None else f"{n} files"
     elif files:
         size = "mixed: " + ", ".join(sorted(str(f[0]) for f in files)) + " files"
+    from suite.storage.workloads import record_size
+
+    record = record_size(r.get("record_length_bytes") for r in runs)
     return {"workload": b["workload"], "accelerator": b["accelerator"], "dataset_size": size,
-            "ruleset": b["ruleset"], "division": b["division"], "scale_factor": None}
+            "record_size": record, "ruleset": b["ruleset"], "division": b["division"], "scale_factor": None}
 
 
 def _when(bench) -> str | None:

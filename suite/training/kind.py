@@ -177,7 +177,7 @@ def measured(path: Path):
 
 
 KIND = Kind(
-    name="training", measured=measured, run=run, recognises=lambda path: True, result_files=STORAGE_FILES, check=check_storage, metrics=metrics,
+    name="training", measured=measured, runs_on="accelerators", run=run, recognises=lambda path: True, result_files=STORAGE_FILES, check=check_storage, metrics=metrics,
     report_page=report_page, datasize=datasize, listing=listing, add_run_arguments=add_run_arguments, sweeps=True,
     workload_schema=workloads.SCHEMAS[workloads.TRAINING],
     run_options=(*STORAGE_RUN_OPTIONS, "param", "launcher", "accelerator_type", "debug_read_delay"),

@@ -18,6 +18,7 @@ from pathlib import Path
 from suite import files
 from suite.benchmark import Measured, Samples
 from suite.errors import ResultError, SuiteError
+from suite.harness import hostfacts
 from suite.vector_database import check as vdbcheck
 from suite.vector_database import dataset
 from suite.vector_database import leaf as vdbleaf
@@ -46,7 +47,8 @@ def measured(path: Path) -> list[Measured]:
             identity={"workload": _workload(first), "engine": first.database or first.engine,
                       "index": first.index_type.upper(), "dataset": _dataset(group), "ruleset": ruleset,
                       "division": _division(Path(bdir))},
-            system={"client_hosts": _text(first.client_hosts), "engine_version": _text(first.engine_version)},
+            system={"client_hosts": _text(first.client_hosts), "engine_version": _text(first.engine_version),
+                    **hostfacts.system(_summary(first))},
             figures=tuple(Samples(name=n, label=label, higher_is_better=hib, per_run=tuple(per[n]))
                           for n, label, hib in FIGURES if per[n]),
             notes=tuple(notes), when=_when(runs)))
@@ -104,12 +106,18 @@ def _ruleset(recs) -> str | None:
         return None
 
 
-def _workload(r) -> str | None:
+def _summary(r) -> dict:
+    """A leaf's summary.json ({} where it cannot be read: the checker says why)."""
     try:
         doc = files.load_json(Path(r.path) / "summary.json", error=ResultError, root=Path(r.path))
     except SuiteError:
-        return None
-    return doc.get("workload") if isinstance(doc, dict) and isinstance(doc.get("workload"), str) else None
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _workload(r) -> str | None:
+    doc = _summary(r)
+    return doc.get("workload") if isinstance(doc.get("workload"), str) else None
 
 
 def _dataset(group) -> str | None:

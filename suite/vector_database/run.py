@@ -18,7 +18,7 @@ from pathlib import Path
 
 from suite import files, redact
 from suite.errors import RunError, SuiteError
-from suite.harness import enforced
+from suite.harness import enforced, hostfacts
 from suite.vector_database import dataset
 from suite.vector_database import evidence
 from suite.vector_database import figures as results
@@ -136,7 +136,8 @@ class VdbRun:
                 "index_type": self.o.index, "database": {"database": self.engine}, "engine": self.engine,
                 "engine_version": self.engine_version, "workload": self.w.name, "phase": phase,
                 "metric_type": self.w.metric, "data_dir": str(self.data_dir), "index_dir": str(self.index_dir),
-                "division": self.o.division, "miniature": not self.o.data_dir and self.w.name == "vdb-mini"}
+                "division": self.o.division, "miniature": not self.o.data_dir and self.w.name == "vdb-mini",
+                "host": hostfacts.host(), "versions": hostfacts.versions()}     # as every kind records them
 
     def _load(self) -> dict:
         o, w = self.o, self.w

@@ -4,6 +4,7 @@
 adds nothing. Real committed results, a real SQLite store, the CLI as users call it."""
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -79,3 +80,91 @@ def test_a_run_without_accelerators_is_recorded_with_none(tmp_path, workload, re
     with db.open_store(str(tmp_path / "h.sqlite")) as s:
         got = s.entries()
     assert got and {e.accelerator for e in got} == {accelerator}
+
+
+def test_list_shows_each_kinds_headline_and_what_it_runs_on(run_cli, tmp_path):
+    """Every kind's headline (its first figure, in the kind's order) and what the kind counts it runs on:
+    accelerators with their type (training), processes (checkpointing), nothing (kv_cache, vector
+    database, TPCx-AI); no line past 100 columns."""
+    store = tmp_path / "h.sqlite"
+    (kv,) = (paths.DATA / "v3" / "kv_cache_FarmGPU").glob("open/*/results/*/kv_cache/*/run/*")
+    for p in (paths.DATA / "v3" / "tree", paths.DATA / "checkpoint" / "llama3-8b-miniature" / "R", kv,
+              paths.DATA / "tpcxai-sf0.01", paths.DATA / "v3" / "vector_database_TTA"):
+        assert run_cli("history", "import", p, "--history", store)[0] == 0
+    code, out, err = run_cli("history", "list", "--history", store)
+    assert code == 0, err
+    with db.open_store(str(store)) as s:
+        kinds = {e.id: e.kind for e in s.entries(figures=False)}
+    rows = {}
+    for line in out.splitlines()[1:-1]:
+        rows.setdefault(kinds[int(line.split()[0])], []).append(line)
+    assert all(len(line) <= 100 for line in out.splitlines()) and len(rows) == 5
+    (unet,) = rows["training"]
+    assert " b200 x8 " in unet and " AU %" in unet
+    assert all(" 8 processes " in r and "GiB/s" in r for r in rows["checkpointing"])
+    assert all(" - " in r and "tokens/s" in r for r in rows["kv_cache"])
+    assert all(" - " in r and " QPS" in r and "(vector_database)" in r for r in rows["vector_database"])
+    assert all(" - " in r and " AIUCpm" in r for r in rows["tpcx-ai"])
+    with db.open_store(str(store)) as s:
+        assert {e.accelerators for e in s.entries() if e.kind != "training"} == {None}
+
+
+def test_an_import_records_the_verdict_suite_check_gives(run_cli, tmp_path):
+    for p in (paths.DATA / "checkpoint" / "llama3-8b-miniature" / "R", paths.DATA / "tpcxai-sf0.01",
+              paths.DATA / "v3" / "tree"):
+        check_code = run_cli("check", p)[0]
+        store = tmp_path / f"{p.name}.sqlite"
+        assert run_cli("history", "import", p, "--history", store)[0] == 0
+        with db.open_store(str(store)) as s:
+            verdicts = {e.verdict for e in s.entries()}
+        assert verdicts == {{0: "compliant", 1: "non-compliant"}[check_code]}, p
+
+
+HOST_KEYS = {"host.hostname", "host.cpu_count", "host.mem_total_bytes", "host.kernel", "versions.suite",
+             "versions.python"}
+
+
+@pytest.mark.timeout(600)
+def test_checkpointing_and_kv_cache_runs_record_the_host_as_training_does(tmp_path):
+    """Real runs recording themselves: a miniature checkpoint write (8 ranks) and a kv-cache option (one
+    rank, one trial); each entry's system has training's host and versions fields."""
+    import os
+
+    from suite import cli
+
+    store = tmp_path / "h.sqlite"
+    assert cli.main([str(a) for a in ("run", "--workload", "llama3-8b", "--ruleset", "v2.0", "--memory-limit", "1GiB",
+                                      "--accelerators", 8, "--checkpoints-read", 0, "--runs", 1, "--results-dir",
+                                      tmp_path / "W", "--allow-no-cache-drop", "--history", store)]) in (0, 1)
+    shm = Path("/dev/shm")
+    cache = shm / f"suite-hist-{os.getpid()}" if shm.is_dir() and os.access(shm, os.W_OK) else tmp_path / "cache"
+    cache.mkdir()
+    try:
+        assert cli.main([str(a) for a in ("run", "--workload", "kv-cache", "--cache-dir", cache, "--results-dir",
+                                          tmp_path / "K", "--option", "1", "--trials", 1, "--duration", 4,
+                                          "--inter-option-delay", 0, "--accelerators", 1, "--allow-no-cache-drop",
+                                          "--division", "open", "--history", store)]) in (0, 1)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    with db.open_store(str(store)) as s:
+        got = {e.kind: e for e in s.entries() if e.figures}
+    assert set(got) == {"checkpointing", "kv_cache"}
+    for e in got.values():
+        assert HOST_KEYS <= set(e.system), (e.kind, sorted(e.system))
+        assert e.system["host.kernel"] == os.uname().release
+
+
+@pytest.mark.timeout(600)
+def test_a_vector_database_run_records_the_host_as_training_does(tmp_path_factory, run_cli):
+    """A real DiskANN run of a tiny workload: its entry's system has the host and versions fields a
+    training run's has (hostname, CPUs, memory, kernel; suite, Python)."""
+    from tests.vector_database.conftest import tiny_diskann_run
+
+    base = tmp_path_factory.mktemp("vdbhost")
+    with tiny_diskann_run(base, runs=1) as results:
+        code, out, err = run_cli("history", "import", results, "--history", base / "h.sqlite")
+    assert code == 0, err
+    with db.open_store(str(base / "h.sqlite")) as s:
+        (e,) = [e for e in s.entries() if e.figures]
+    assert e.kind == "vector_database"
+    assert HOST_KEYS <= set(e.system) and e.system["host.kernel"] and int(e.system["host.mem_total_bytes"]) > 0

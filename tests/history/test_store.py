@@ -162,3 +162,32 @@ def test_json_list_is_sorted_and_complete(tmp_path, run_cli):
     code, out, err = run_cli("history", "list", "--history", path, "--format", "json")
     doc = json.loads(out)
     assert code == 0 and doc[0]["figures"][0]["per_run"] == [100.0, 101.0] and doc[0]["workload"] == "unet3d"
+
+
+def test_a_schema_3_store_gets_series_keys_from_what_its_entries_recorded(store_location):
+    """Real results recorded, then the store put back as schema 3 left it (no series key, no figure
+    order): opened again, each entry's series is recomputed from its recorded identity (the same key as
+    before), one that recorded no identity is kept apart, and every entry reads as it was."""
+    from suite.history import record
+
+    base = {"source": "import", "status": "ok", "verdict": "unknown", "command": ()}
+    with db.open_store(store_location) as s:
+        for p in (paths.DATA / "checkpoint" / "llama3-8b-miniature" / "R", paths.DATA / "tpcxai-sf0.01"):
+            for e in record.entries_for(p, base):
+                s.add(e)
+        before = {e.id: e for e in s.entries()}
+        lone = max(before)
+        s._exec("DROP INDEX entries_series_key")
+        s._exec("ALTER TABLE entries DROP COLUMN series_key")
+        s._exec("ALTER TABLE figures DROP COLUMN position")
+        s._exec("UPDATE entries SET identity = ? WHERE id = ?", ("{}", lone))
+        s._exec("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    with db.open_store(store_location) as s:
+        after = {e.id: e for e in s.entries()}
+        assert s._exec("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    assert after[lone].series_key == f"apart:{lone}" and len(before) >= 2
+    for i, e in before.items():
+        if i != lone:
+            assert after[i].series_key == e.series() and set(after[i].figures) == set(e.figures)
+            if not db.is_url(store_location):        # SQLite knows the order they were written in (the rowid)
+                assert after[i].figures == e.figures

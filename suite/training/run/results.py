@@ -6,7 +6,6 @@ suite.training.run.dlio_output; every JSON file is validated against its schema 
 
 import os
 import socket
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,7 +141,8 @@ def results_doc(prep, k: int, times: tuple, status: str, error, epochs: list, me
                 reasons: list, enforcement: dict) -> dict:
     """results.json (suite/schemas/results.schema.json)."""
     from suite import __version__
-    from suite.training.run.dlio_output import mem_total_bytes, timestamp
+    from suite.harness import hostfacts
+    from suite.training.run.dlio_output import timestamp
 
     wl, opts = prep.workload, prep.opts
     start, end = times
@@ -165,9 +165,8 @@ def results_doc(prep, k: int, times: tuple, status: str, error, epochs: list, me
         "enforcement": {**enforcement, "host_memory_bytes": prep.host_memory_bytes,
                         "required_files": prep.required_files, "datasize": prep.required.to_dict()},
         "compliance": {"compliant": not reasons, "reasons": reasons},
-        "host": {"hostname": socket.gethostname(), "cpu_count": os.cpu_count(), "mem_total_bytes": mem_total_bytes(),
-                 "kernel": os.uname().release},
-        "versions": {"suite": __version__, "python": sys.version.split()[0], "mpi": _mpi_version()},
+        "host": hostfacts.host(),                    # as every kind records it (suite.harness.hostfacts)
+        "versions": {**hostfacts.versions(), "mpi": _mpi_version()},
     }
 
 
