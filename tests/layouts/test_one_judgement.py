@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from suite import cli
+from suite.kinds.tree import findings_of
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "v3"
 TREE = DATA / "tree"
@@ -29,18 +30,7 @@ def judged(path: Path, capsys) -> tuple[str, int, set[str]]:
     capsys.readouterr()
     code = cli.main(["check", str(path), "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
-    ids: set[str] = set()
-
-    def walk(x):
-        if isinstance(x, dict):
-            if isinstance(x.get("rule_id"), str) and not x["rule_id"].startswith(LAYOUT_IDS):
-                ids.add(x["rule_id"])
-            for v in x.values():
-                walk(v)
-        elif isinstance(x, list):
-            for v in x:
-                walk(v)
-    walk(doc)
+    ids = {f["rule_id"] for f in findings_of(doc) if not f["rule_id"].startswith(LAYOUT_IDS)}
     return doc["verdict"], code, ids
 
 
