@@ -40,7 +40,6 @@ ALLOWED = {  # (module under suite/storage, call): why it is not dataset or chec
     ("training/run/results.py", "open"): "dlio.log in the results directory",
     ("training/run/dlio.py", "open"): "DLIO's stdout log in the results directory",
     ("training/run/dlio.py", "glob"): "the DLIO engine's installed workload configs (a virtual environment)",
-    ("training/run/dlio_output.py", "open"): "/proc/cpuinfo for DLIO's system description",
     ("storage/workloads.py", "glob"): "the workload YAML files shipped with the package",
     ("harness/leafstamp.py", "iterdir"): "the names of the v3.0 leaves in the results directory (the next one is later)",
     ("checkpointing/leaf.py", "iterdir"): "the v3.0 timestamp leaves of checkpointing/<model>/ in the results directory",
