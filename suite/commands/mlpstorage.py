@@ -144,10 +144,12 @@ def _model_dir(path: str, model: str) -> str:
     return path if any(path.endswith(m) for m in table.MODELS) else str(Path(path) / model)
 
 
-def _stamp() -> str:
+def _leaf(parent: Path) -> Path:
+    """parent/<stamp>: mlpstorage's DATETIME_STR on the rules' clock (local time), one no earlier run took
+    (leafstamp.fresh waits for the next second: two runs started within one second get two leaves)."""
     from suite.harness import leafstamp
 
-    return leafstamp.now()                  # mlpstorage's DATETIME_STR: the rules' clock, local time
+    return parent / leafstamp.fresh(parent)
 
 
 def _hosts(args) -> list[str]:
@@ -233,7 +235,7 @@ def _training_run(args, notes) -> tuple[list[str], str]:
     if args.checkpoint_folder:
         notes.append(f"--checkpoint-folder {args.checkpoint_folder}: mlpstorage 2.0.0b1 passes it to nothing in a "
                      "training run; suite writes unet3d's checkpoint under the results dir")
-    results = Path(args.results_dir or table.DEFAULT_RESULTS_DIR) / "training" / args.model / "run" / _stamp()
+    results = _leaf(Path(args.results_dir or table.DEFAULT_RESULTS_DIR) / "training" / args.model / "run")
     argv = ["run", "--workload", args.model, "--accelerator-type", args.accelerator_type,
             "--accelerators", str(args.num_accelerators), "--data-dir", _model_dir(args.data_dir, args.model),
             "--results-dir", str(results), "--memory-limit", _memory(args), "--ruleset", table.ruleset()]
@@ -280,7 +282,7 @@ def _checkpointing_run(args, notes) -> tuple[list[list[str]], str]:
         raise SuiteError("--params: refused with checkpointing: suite's checkpoint is the model's, as its file has it")
     if not args.checkpoint_folder:
         raise SuiteError("--checkpoint-folder: expected where the checkpoints go (mlpstorage requires it), got none")
-    leaf = Path(args.results_dir or table.DEFAULT_RESULTS_DIR) / "checkpointing" / args.model / _stamp()
+    leaf = _leaf(Path(args.results_dir or table.DEFAULT_RESULTS_DIR) / "checkpointing" / args.model)
     write = 10 if args.num_checkpoints_write is None else args.num_checkpoints_write
     read = 10 if args.num_checkpoints_read is None else args.num_checkpoints_read
     if write == read == 0:

@@ -218,3 +218,16 @@ def test_a_path_with_control_characters_is_printed_visibly(run_cli):
     code, out, _ = run_cli("mlpstorage", "training", "datagen", "--model", "unet3d", "--num-processes", 1,
                            "--data-dir", "/x/\x1b[2Jd", "--what-if")
     assert code == 0 and "\x1b" not in out
+
+
+def test_a_second_run_in_the_same_second_gets_a_leaf_of_its_own(tmp_path):
+    """Two door runs into one results root within one second: the second is not refused for a taken leaf."""
+    from suite.commands import mlpstorage as door
+    from suite.harness import leafstamp
+
+    parent = tmp_path / "training" / "unet3d" / "run"
+    first = door._leaf(parent)
+    first.mkdir(parents=True)
+    (first / "summary.json").write_text("{}")
+    second = door._leaf(parent)
+    assert second != first and second.name > first.name and leafstamp.is_stamp(second.name)
