@@ -34,6 +34,7 @@ from suite import __version__, files, output
 from suite.published import leaf as v3load
 from suite.harness import leafstamp
 from suite.published import pool as v3pool
+from suite.layouts import leaves as layout_leaves
 from suite.errors import SuiteError, expected_got
 from suite.submission import create, host, place
 from suite.submission.layout import MARKER, check_name, layout_of, marker_doc, open_tree
@@ -279,7 +280,8 @@ def _leaves(src: Path, dst: Path, division: str = "closed", delegate=None) -> li
     bench = dst.parent.name                  # results/<system>/<benchmark>/<model or engine>
     if bench in HANDED_OVER:                 # as the tree's check hands them over: the whole model (engine) dir
         vetted(src, bench, division, delegate)
-    for leaf in sorted(p for p in src.rglob("*") if p.is_dir() and leafstamp.is_stamp(p.name)):
+    stamped = sorted(p for p in src.rglob("*") if p.is_dir() and leafstamp.is_stamp(p.name))
+    for leaf in stamped:
         if (leaf / "results.json").is_file():
             why = refusal(files.load_json(leaf / "results.json", root=src), leaf / "results.json", division)
             if why:
@@ -291,6 +293,10 @@ def _leaves(src: Path, dst: Path, division: str = "closed", delegate=None) -> li
                 raise SuiteError(expected_got(meta, "benchmark_type", f"{bench}, as the folder it goes to",
                                               repr(kind[:40])))
         out.append(Copy(leaf, dst / leaf.relative_to(src), None))
+    if bench not in HANDED_OVER and delegate is not None and any(layout_leaves.ours(p) for p in stamped):
+        said = delegate(src, bench)          # our own runs: graded by their kind, as the tree's check grades them
+        if said is not None:
+            _admitted(src, said, bench, division)
     return out
 
 
@@ -305,11 +311,17 @@ def vetted(src: Path, bench: str, division: str, delegate) -> None:
     if cut or not taken:
         raise SuiteError(expected_got(src, bench, f"{bench} results their kind checks", "a walk cut at its bound"
                                       if cut else "none that a kind recognises"))
-    want = ("closed",) if division == "closed" else ("closed", "open")
     for where, said in taken:
-        if said["verdict"] not in want or (division == "closed" and not said["compliant"]):
-            raise SuiteError(expected_got(where, "suite check", f"a {' or '.join(want)} {bench} result ("
-                                          f"the submission is {division})", f"{said['summary'][:200]}"))
+        _admitted(where, said, bench, division)
+
+
+def _admitted(where: Path, said: dict, bench: str, division: str) -> None:
+    """Never an invalid result (a failed run, a miniature, a broken rule); in a closed tree only a closed
+    (compliant) one; one line naming the results and what their kind's check said otherwise."""
+    want = ("closed",) if division == "closed" else ("closed", "open")
+    if said["verdict"] not in want or (division == "closed" and not said["compliant"]):
+        raise SuiteError(expected_got(where, "suite check", f"a {' or '.join(want)} {bench} result ("
+                                      f"the submission is {division})", f"{said['summary'][:200]}"))
 
 
 def _stage_images(staging: place.Staging, sources: list[Path], leaves: list[Path], pool: Path) -> None:

@@ -1,7 +1,9 @@
 """One result, one judgement, for our own runs (issue 44): a real `suite run` v3.0 training series and a
 real checkpointing write+read pair get the same verdict and the same kind-level rule ids where they were
 written, copied alone into another results dir, and inside an (open) pooled v3.0 tree made by `suite
-submission add`; the tree adds only its own findings (its system description, its code pool)."""
+submission init`; the tree adds only its own findings (its system description, its code pool). These
+miniatures are INVALID, so `submission add` refuses them (no invalid result enters a tree): they are
+copied to where add puts leaves, results/<system>/<benchmark>/<model>/."""
 
 from __future__ import annotations
 
@@ -29,6 +31,28 @@ def ours(tmp_path_factory) -> dict[str, Path]:
     return {"training": train, "checkpointing": base / "C"}
 
 
+def _place(results: Path, sub: Path, bench: str) -> None:
+    """The leaves of our results dir where `submission add` puts them: results/<system>/<benchmark>/<model>/."""
+    for model in (results / bench).iterdir():
+        shutil.copytree(model, sub / "open/ACME/results/box1" / bench / model.name)
+
+
+def test_submission_add_refuses_our_invalid_results_of_either_kind(ours, tmp_path, capsys):
+    """An INVALID miniature enters no tree: training and checkpointing alike (issue 46, class 10), graded by
+    their own kind's check as the tree's check grades them; one line, the tree unchanged."""
+    for division in ("open", "closed"):
+        sub = tmp_path / division
+        assert cli.main(["submission", "init", str(sub), "--org", "ACME", "--division", division, "--system",
+                         "box1", "--ruleset", "v3.0", "--data-dir", str(tmp_path)]) == 0
+        for bench in ("training", "checkpointing"):
+            capsys.readouterr()
+            assert cli.main(["submission", "add", str(sub), str(ours[bench]), "--system", "box1"]) == 2
+            err = capsys.readouterr().err.strip()
+            assert len(err.splitlines()) == 1 and bench in err, err
+            assert "INVALID" in err or "results.json: " in err, err      # its kind's check, or its run's record
+        assert not any((sub / division / "ACME/results").rglob("*"))
+
+
 @pytest.mark.parametrize("bench", ["training", "checkpointing"])
 def test_our_results_are_judged_alike_in_their_results_dir_alone_and_in_a_pooled_tree(ours, bench, tmp_path,
                                                                                       capsys):
@@ -39,7 +63,7 @@ def test_our_results_are_judged_alike_in_their_results_dir_alone_and_in_a_pooled
     sub = tmp_path / "sub"
     assert cli.main(["submission", "init", str(sub), "--org", "ACME", "--division", "open", "--system", "box1",
                      "--ruleset", "v3.0", "--data-dir", str(tmp_path)]) == 0
-    assert cli.main(["submission", "add", str(sub), str(ours[bench]), "--system", "box1"]) == 0
+    _place(ours[bench], sub, bench)
     in_tree = judged(sub / "open/ACME/results/box1" / bench, capsys)
     assert where_written[2], "our miniature results have kind-level findings to compare"
     assert alone == where_written
@@ -50,7 +74,7 @@ def test_a_pooled_tree_adds_only_its_own_rules_to_our_results(ours, tmp_path, ca
     sub = tmp_path / "sub"
     assert cli.main(["submission", "init", str(sub), "--org", "ACME", "--division", "open", "--system", "box1",
                      "--ruleset", "v3.0", "--data-dir", str(tmp_path)]) == 0
-    assert cli.main(["submission", "add", str(sub), str(ours["training"]), "--system", "box1"]) == 0
+    _place(ours["training"], sub, "training")
     capsys.readouterr()
     cli.main(["check", str(sub), "--format", "json"])
     import json
