@@ -68,6 +68,7 @@ class Series:
     closed: bool = True                    # a broken gap rule stops the series (closed) or is recorded (open)
     provenance: dict | None = None         # the code image of this invocation (set by run(), before run 1)
     host_metrics_cluster: object = None    # a hosts.Cluster: every host of the run sampled through its launcher
+    planned: Path | None = None            # the default dir prepare probed and named (fs_separation), claimed first
     host_metrics_dir: Callable[[int], Path | None] | None = None   # where run k's goes (default: run_dir's)
 
 
@@ -79,7 +80,7 @@ def run(kind) -> tuple[Series, list[dict]]:
     size limit is one line naming the file, the run set written (when it still can be) as failed."""
     remove_stale_cgroups()
     series = kind.prepare()
-    series.results_dir = resultsdir.claim(series.results_dir, series.name)
+    series.results_dir = resultsdir.claim(series.results_dir, series.name, planned=series.planned)
     results: list[dict] = []
     refused = False
     try:

@@ -47,10 +47,12 @@ def check(path, option: str = OPTION) -> None:
                          f"({'a file, not a directory' if not parent.is_dir() else 'not writable'})")
 
 
-def claim(given, name: str, option: str = OPTION) -> Path:
+def claim(given, name: str, option: str = OPTION, planned=None) -> Path:
     """The results dir of this invocation, made or claimed (as given, not resolved): `given` when set,
-    else the default for `name`; refused (SuiteError, exit 2) when `given` is a file, holds
-    anything, is not writable, or another invocation claimed it first."""
+    else the default for `name` (`planned`: the default the invocation already named, e.g. in the
+    fs_separation record its prepare probed, tried first, so what it names is the dir claimed);
+    refused (SuiteError, exit 2) when `given` is a file, holds anything, is not writable, or another
+    invocation claimed it first."""
     if given:
         path = Path(given)
         check(path, option)
@@ -59,7 +61,7 @@ def claim(given, name: str, option: str = OPTION) -> Path:
                              f"invocation claimed first: choose another {option}")
         CLAIMED.append(path)
         return path
-    first = default(name)
+    first = Path(planned) if planned else default(name)
     for k in range(1, MAX_TRIES + 1):
         path = first if k == 1 else first.with_name(f"{first.name}-{k}")
         if path.exists():

@@ -130,3 +130,33 @@ def test_abandon_without_our_claim_removes_nothing(tmp_path):
     (d / "run-1").mkdir(parents=True)
     resultsdir.abandon(d, written=True)                  # no claim file: nothing here is ours
     assert os.listdir(d) == ["run-1"]
+
+
+def test_the_default_a_prepare_named_is_the_one_claimed(tmp_path, monkeypatch):
+    """Issue 46, class 10: the dir a run's prepare names (its fs_separation record, the reason it gives)
+    is the dir claimed, whatever second the claim comes in; taken by then, the next free name is."""
+    monkeypatch.setattr(resultsdir, "ROOT", tmp_path / "results")
+    planned = resultsdir.default("w", "20260101T000000")          # named long before the claim
+    assert resultsdir.claim(None, "w", planned=planned) == planned
+    again = resultsdir.claim(None, "w", planned=planned)
+    assert again == planned.with_name(planned.name + "-2")
+
+
+def test_a_v3_runs_fs_separation_names_the_results_dir_it_wrote(tmp_path):
+    """A real v3.0 run without --results-dir: every leaf's fs_separation.json names the dir claimed."""
+    import json
+    import subprocess
+    import sys
+
+    from suite.storage import datagen, workloads
+    from tests.ours3_builders import FAST
+
+    datagen.generate(workloads.resolve("retinanet", "b200"), tmp_path / "data", 24, processes=1)
+    done = subprocess.run([sys.executable, "-m", "suite", "run", "--workload", "retinanet", "--accelerator-type",
+                           "b200", "--accelerators", "1", "--ruleset", "v3.0", "--data-dir", str(tmp_path / "data"),
+                           "--division", "open", "--runs", "1", *FAST], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600)
+    made = [p for p in (tmp_path / "results").iterdir() if p.is_dir() and p.name != "data"]
+    assert len(made) == 1, done.stderr[-2000:]
+    recorded = {json.loads(p.read_text())["results_path"] for p in made[0].rglob("fs_separation.json")}
+    assert {str((tmp_path / r).resolve()) for r in recorded} == {str(made[0].resolve())}, (recorded, made[0])

@@ -80,7 +80,8 @@ class Training:
                       run_dir=lambda k: evidence_dir(prep, k),
                       gap_shorter_than_run=rulesets.get(prep.ruleset).runs.gap_shorter_than_run,
                       closed=self.opts.division == "closed",
-                      host_metrics_cluster=self.cluster)       # across hosts: every host sampled
+                      host_metrics_cluster=self.cluster,       # across hosts: every host sampled
+                      planned=None if self.opts.results_dir else prep.results_dir)   # the dir fs_separation names
 
     def started(self, results_dir: Path) -> None:
         from suite.training import leaf
