@@ -14,6 +14,7 @@ commands that ran), fs_separation.json, option_<O>/trial_<T>/rank_<R>/kvcache_re
 
 from __future__ import annotations
 
+import datetime as dt
 import shlex
 import socket
 import sys
@@ -255,16 +256,30 @@ class KvCache:
             files.write_atomic(self.leaf / "summary.json", files.dump_json(summary, indent=2))
 
     def metadata(self, done: list, hosts: list, trials: int) -> dict:
-        o = self.opts
+        """kv_cache_<ts>_metadata.json: the keys the reference's leaf has (its parameters, args and the
+        trial's own values at the top level), then ours under `suite`."""
+        o, first = self.opts, self.trials[0][2]
+        params = {"model": first.model, "num_users": first.users, "duration": first.duration_s,
+                  "gpu_mem_gb": first.gpu_mem_gb, "cpu_mem_gb": first.cpu_mem_gb, "cache_dir": str(self.cache),
+                  "generation_mode": first.generation_mode, "performance_profile": "throughput"}
         return {
-            "benchmark_type": "kv_cache", "model": self.trials[0][2].model, "run_datetime": self.stamp,
-            "command": shlex.join(redact.command(sys.argv)), "num_processes": o.ranks, "hosts": hosts, "result_dir": str(self.leaf),
-            "cache_dir": str(self.cache), "exec_type": "mpi", "runtime": time.time() - self.started_s,
+            "benchmark_type": "kv_cache", "model": first.model, "run_datetime": self.stamp, "command": "run",
+            "executed_command": shlex.join(redact.command(sys.argv)), "num_processes": o.ranks, "hosts": hosts,
+            "result_dir": str(self.leaf), "accelerator": None, "verification": None,
+            "parameters": params, "override_parameters": dict(o.open_params or {}),
+            "invocation_start_time": dt.datetime.fromtimestamp(self.started_s).isoformat(),
+            "kvcache_model": first.model, **{k: v for k, v in params.items() if k != "model"},
+            "exec_type": "mpi", "runtime": time.time() - self.started_s,
             "command_output_files": [{"command": d["command"], "stdout": d["stdout"], "stderr": d["stderr"]}
                                      for d in done],
-            "args": {"division": o.division, "option": o.option, "trials": trials, "num_processes": o.ranks,
-                     "seed": self.trials[0][2].seed_base, "inter_option_delay": delay(o, self.doc, self.miniature),
-                     "cache_dir": str(self.cache), "results_dir": str(self.leaf), "hosts": hosts},
+            "args": {"mode": o.division, "benchmark": "kvcache", "command": "run", "division": o.division,
+                     "option": o.option, "trials": trials, "num_processes": o.ranks, "seed": first.seed_base,
+                     "inter_option_delay": delay(o, self.doc, self.miniature), "cache_dir": str(self.cache),
+                     "results_dir": str(self.leaf), "hosts": hosts, "systemname": socket.gethostname(),
+                     **{k: v for k, v in params.items() if k != "cache_dir"},
+                     "max_concurrent_allocs": first.max_concurrent_allocs, "npernode": max(1, o.ranks // len(hosts)),
+                     "config": None, "enable_rag": False, "enable_autoscaling": False, "exec_type": "mpi",
+                     "mpi_bin": "mpiexec", "num_client_hosts": len(hosts)},
             "suite": {"schema_version": 1, "ruleset": rulesets.for_kind("kv_cache").name, "division": o.division, "miniature": self.miniature, "reduced": self.reduced,
                       "workload": "kv-cache", "fs_separation": self.separation, "shared_fs": self.shared_fs,
                       "trials": done, "planned_trials": len(self.trials),
