@@ -27,3 +27,21 @@ def write(where: Path, document: dict) -> Path:
     path = Path(where) / "host_metrics.json"
     path.write_text(json.dumps(document))
     return path
+
+
+def copied_results(voiced, kind: str, dest: Path) -> tuple[Path, list[Path]]:
+    """A copy (at dest) of the session's real results of `kind` (the `voiced` fixture), and its
+    host_metrics.json files, sorted; the test skips where that kind's run could not be made."""
+    import shutil
+
+    import pytest
+
+    from suite.harness import hostmetrics
+
+    got = voiced[kind]
+    if isinstance(got, BaseException):
+        pytest.skip(str(got))
+    shutil.copytree(got[2], dest, symlinks=True)
+    found = sorted(dest.rglob(hostmetrics.FILE))
+    assert found, f"{kind}: its run wrote no {hostmetrics.FILE}"
+    return dest, found

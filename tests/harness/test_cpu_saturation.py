@@ -30,13 +30,7 @@ KINDS = ("training", "checkpointing", "kv_cache", "vector_database", "tpcx-ai")
 
 def _leaf(voiced, kind, tmp_path) -> tuple[Path, Path]:
     """A copy of the kind's real results dir, and its first host_metrics.json (relative to the copy)."""
-    got = voiced[kind]
-    if isinstance(got, BaseException):
-        pytest.skip(str(got))
-    copy = tmp_path / "R"
-    shutil.copytree(got[2], copy, symlinks=True)
-    found = sorted(copy.rglob(hostmetrics.FILE))
-    assert found, f"{kind}: its run wrote no {hostmetrics.FILE}"
+    copy, found = host_builders.copied_results(voiced, kind, tmp_path / "R")
     for path in found[1:]:
         _edit(path, busy=0)
     return copy, found[0].relative_to(copy)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from host_builders import copied_results
 from suite.check import hostrun
 from suite.harness import hostmetrics
 
@@ -28,14 +28,7 @@ RULES = (hostrun.WINDOW, hostrun.HOSTS, hostrun.CPU, hostrun.MISSING, hostrun.GA
 
 def _copy(voiced, kind, tmp_path) -> tuple[Path, list[Path]]:
     """A copy of the kind's real results, and its host_metrics.json files (sorted)."""
-    got = voiced[kind]
-    if isinstance(got, BaseException):
-        pytest.skip(str(got))
-    root = tmp_path / "R"
-    shutil.copytree(got[2], root, symlinks=True)
-    found = sorted(root.rglob(hostmetrics.FILE))
-    assert found, f"{kind}: its run wrote no {hostmetrics.FILE}"
-    return root, found
+    return copied_results(voiced, kind, tmp_path / "R")
 
 
 def _edit(path: Path, fn) -> None:
