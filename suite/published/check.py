@@ -104,9 +104,9 @@ def check(path: Path, delegate=None, ruleset_name: str | None = None, verify_man
 
     if tree.problems:
         cut = [_item(p) for p in tree.problems if p.field == "(entries)"]
-        run("tree", Scope("tree", tree.root, {"v3.tree.problems": [_item(p) for p in tree.problems
+        run("tree", Scope("tree", tree.root, {"tree.problems": [_item(p) for p in tree.problems
                                                                     if p.field != "(entries)"],
-                                              "v3.tree.cut": cut}))
+                                              "tree.cut": cut}))
     if tree.scope == tree.root and verify_manifest:   # what `suite submission package` hashed, hashed again
         res.findings.extend(manifest.verify(tree.root))
     if tree.scope == tree.root:                       # documents of a description still holding TODOs
@@ -131,7 +131,7 @@ def check(path: Path, delegate=None, ruleset_name: str | None = None, verify_man
                 else:
                     _checkpointing(b, org, system, rs, run, res)
             if unknown:
-                run("tree", Scope("tree", system.path, {"v3.unrecognised": unknown}))
+                run("tree", Scope("tree", system.path, {"tree.unrecognised": unknown}))
     res.findings.sort(key=lambda f: (f.path, f.rule_id, f.field))
     handed = {d["path"]: d["verdict"] for d in res.delegated if d["verdict"] in findings.VERDICTS}
     for row in res.rows:
@@ -186,7 +186,7 @@ def _delegate(b, delegate, res: Result, run=None) -> list:
             res.delegated.append({"path": str(d[0]), **d[1]})
             taken_any = True
         if cut and run is not None:
-            run("tree", Scope("tree", top, {"v3.tree.cut": cut}))
+            run("tree", Scope("tree", top, {"tree.cut": cut}))
     if taken_any:
         return []
     return [Item(name, top, "(folder)", "a benchmark folder some benchmark kind recognises",
@@ -225,10 +225,10 @@ def _org_scope(org: v3tree.Org, tree: v3tree.Tree) -> Scope:
     extra = [Item(p.name, p, "(entry)", "results/ or systems/ only") for p in org.extra]
     unpaired = [Item(p.name, p, "(file)", f"a {p.stem}.yaml beside it") for p in org.unpaired_pdfs]
     unresolved, misnamed, content, empty = _pool(org, tree)
-    return Scope("tree", org.path, {"v3.division": org.division, "v3.org.extra": extra,
-                                    "v3.org.legacy_code": legacy, "v3.org.unpaired_pdfs": unpaired,
-                                    "v3.pool.unresolved": unresolved, "v3.pool.misnamed": misnamed,
-                                    "v3.pool.content": content, "v3.pool.empty": empty})
+    return Scope("tree", org.path, {"result.division": org.division, "org.extra": extra,
+                                    "org.legacy_code": legacy, "org.unpaired_pdfs": unpaired,
+                                    "pool.unresolved": unresolved, "pool.misnamed": misnamed,
+                                    "pool.content": content, "pool.empty": empty})
 
 
 def _pool(org: v3tree.Org, tree: v3tree.Tree) -> tuple[list, list, list, list]:
@@ -284,17 +284,17 @@ def _all_leaves(b) -> list:
 
 
 def _system_scope(system: v3tree.System, org: v3tree.Org) -> Scope:
-    facts = {"v3.division": org.division, "v3.system.yaml": system.yaml_path is not None,
-             "v3.system.pdf": system.pdf_path is not None}
+    facts = {"result.division": org.division, "description.yaml": system.yaml_path is not None,
+             "description.pdf": system.pdf_path is not None}
     where = system.yaml_path or system.path
     if system.problem is not None:
-        facts["v3.system.problems"] = [_item(system.problem)]
+        facts["description.problems"] = [_item(system.problem)]
     elif system.doc is not None:
-        facts["v3.system.problems"] = [Item(a, system.yaml_path, f"system_under_test.{f}", e)
+        facts["description.problems"] = [Item(a, system.yaml_path, f"system_under_test.{f}", e)
                                        for f, e, a in v3system.problems(system.doc)]
-        facts["v3.system.hardware"] = [Item(a, system.yaml_path, f"system_under_test.{f}", e)
+        facts["description.hardware"] = [Item(a, system.yaml_path, f"system_under_test.{f}", e)
                                        for f, e, a in v3system.hardware_problems(system.doc)]
-    sources = {"v3.system.yaml": (where, "systems/<system>.yaml"), "v3.system.pdf": (where, "systems/<system>.pdf")}
+    sources = {"description.yaml": (where, "systems/<system>.yaml"), "description.pdf": (where, "systems/<system>.pdf")}
     return Scope("tree", where, facts, sources)
 
 
@@ -305,12 +305,12 @@ def _leaf_scope(leaf: v3tree.Leaf, benchmark: str, phase: str, division: str, me
         pruned = "summary.json" in leaf.pruned
         missing.append(Item("pruned by staff" if pruned else "missing", leaf.path / "summary.json", "(file)",
                             "summary.json with the run's figures"))
-    return {"v3.leaf.benchmark": benchmark, "v3.leaf.phase": phase, "v3.leaf.measured": measured,
-            "v3.division": division, "v3.leaf.missing": missing,
-            "v3.leaf.unreadable": [_item(p) for p in leaf.problems],
-            "v3.leaf.pruned": [Item("PRUNED BY STAFF", leaf.path / n, "(file)", "the file, or the staff's placeholder",
+    return {"leaf.benchmark": benchmark, "leaf.phase": phase, "leaf.measured": measured,
+            "result.division": division, "leaf.files_missing": missing,
+            "leaf.unreadable": [_item(p) for p in leaf.problems],
+            "leaf.pruned": [Item("PRUNED BY STAFF", leaf.path / n, "(file)", "the file, or the staff's placeholder",
                                     note="a staff placeholder: accepted as such") for n in leaf.pruned],
-            "v3.fs.present": leaf.fs_present, "v3.fs.same_filesystem": leaf.same_fs}
+            "fs_separation.recorded": leaf.fs_present, "fs_separation.same_filesystem": leaf.same_fs}
 
 
 def _training(t: v3tree.Training, org, system, rs, run, res: Result) -> None:
@@ -338,8 +338,8 @@ def _leaf_sources(leaf: v3tree.Leaf) -> dict:
     s = leaf.path / "summary.json"
     fs = leaf.path / "fs_separation.json"
     meta = leaf.meta.path if leaf.meta is not None else leaf.path / "(metadata)"
-    return {"v3.ckpt.fsync": (meta, "parameters.checkpoint.fsync"), "v3.overrides": (meta, "override_parameters"),
-            "v3.paths.shared": (fs, "data_or_chkpt_path, results_path"),
-            "v3.au_mean_pct": (s, "metric.train_au_mean_percentage"), "v3.gap_to_next_s": (s, "end (to the next run's start)"),
-            "v3.num_files_train": (s, "num_files_train"), "v3.fs.same_filesystem": (fs, "same_filesystem"),
-            "v3.fs.present": (fs, "(file)")}
+    return {"checkpoint.fsync": (meta, "parameters.checkpoint.fsync"), "leaf.overrides": (meta, "override_parameters"),
+            "leaf.paths_shared": (fs, "data_or_chkpt_path, results_path"),
+            "leaf.au_mean_pct": (s, "metric.train_au_mean_percentage"), "leaf.gap_to_next_s": (s, "end (to the next run's start)"),
+            "leaf.num_files_train": (s, "num_files_train"), "fs_separation.same_filesystem": (fs, "same_filesystem"),
+            "fs_separation.recorded": (fs, "(file)")}

@@ -3,7 +3,7 @@
 What the leaf claims (summary.json `metric.checkpoint_size_GB`) and what DLIO's rank 0 recorded per
 checkpoint (`0_per_epoch_stats.json`: each save_/load_ckpt<k>'s throughput x duration; DLIO's rank 0
 reports the whole checkpoint over its own duration) are held to the bytes the model writes: the
-round's `v3_ckpt_size_bytes` (rules/v3.0/tree/checkpointing.yaml; the reference's Megatron-DeepSpeed
+round's `checkpoint_size_bytes` (rules/v3.0/tree/checkpointing.yaml; the reference's Megatron-DeepSpeed
 layout at the closed process count, as suite.checkpointing.model lays it out; tests pin the two equal).
 Subset mode (8B only, guidelines 4.3.5): each of the N ranks writes its 1/8 of the ZeRO-3 layout, so
 N/8 of it. GiB throughout: DLIO's "GB" are 2^30 bytes, so the same size in decimal GB (7.4 % more)
@@ -35,8 +35,8 @@ CKPT_PREFIXES = ("save_ckpt", "load_ckpt")
 
 def expected_gib(model: str, procs, subset: bool, params: dict) -> float | None:
     """The checkpoint the model's layout writes, in GiB (None: a model the round does not size)."""
-    size = (params.get("v3_ckpt_size_bytes") or {}).get(model)
-    closed = (params.get("v3_ckpt_closed_processes") or {}).get(model)
+    size = (params.get("checkpoint_size_bytes") or {}).get(model)
+    closed = (params.get("checkpoint_closed_processes") or {}).get(model)
     if not isinstance(size, int) or size <= 0:
         return None
     if subset and isinstance(procs, int) and isinstance(closed, int) and 0 < procs < closed:

@@ -3,12 +3,12 @@ and to each other (issue 46, class 1):
 
 - `bandwidth`: the claimed GiB/s (summary.json metric, or what <r>_per_epoch_stats.json re-derives) is the
   checkpoint's bytes (the model's layout, suite.published.ckptsize) over its mean duration, within
-  `v3_ckpt_bandwidth_rel_tolerance` (DLIO's mean of per-checkpoint GiB/s exceeds size / mean duration by
+  `checkpoint_bandwidth_rel_tolerance` (DLIO's mean of per-checkpoint GiB/s exceeds size / mean duration by
   about the durations' squared coefficient of variation: 0.27 % on the published Alluxio write);
 - `timing`: the checkpoints (their count from the metadata, their mean duration) and the configured pause
   between them (parameters.checkpoint.time_between_checkpoints) fit inside the leaf's timed section
-  (summary.json start .. end, `v3_ckpt_timing_slack_s` allowed) and account for at least
-  `v3_ckpt_timed_fraction_min` of it: a duration cut to a tenth leaves the section nine-tenths idle (the
+  (summary.json start .. end, `checkpoint_timing_slack_s` allowed) and account for at least
+  `checkpoint_timed_fraction_min` of it: a duration cut to a tenth leaves the section nine-tenths idle (the
   published write: 276 s of its 278 s; the read 234 s of 238 s). Rank 0's records, where present, lie
   inside that section;
 - `memory`: the hosts' memory as the leaf records it three times (summary.json host_memory_GB, its

@@ -157,4 +157,4 @@ def runs_problems(runs: list) -> dict:
             dup.append(Item(f"the figures of {seen[key]}", r.path / "summary.json", "metric",
                             "a run's own per-epoch figures"))
         seen.setdefault(key, r.ts)
-    return {"v3.runs.overlap": overlap, "v3.runs.other_host": other, "v3.runs.duplicate": dup}
+    return {"series.overlap": overlap, "series.other_host": other, "series.duplicate": dup}

@@ -62,42 +62,42 @@ def training(t: v3tree.Training, org, system, params: dict, round_name: str = ""
     model = (meta.model if meta and meta.model else t.model)
     datasize_meta = _meta(list(reversed(t.datasize)))
     ds_files = datasize_meta.num_files_train if datasize_meta else None
-    au_min = (params.get("v3_au_min_pct") or {}).get(model)
+    au_min = (params.get("au_min_pct") or {}).get(model)
     leaf_facts = []
     for i, r in enumerate(runs):
         f = {}
         s = r.summary
         if s is not None:
-            f["v3.duration_s"] = s.duration_s
+            f["leaf.duration_s"] = s.duration_s
             nxt = runs[i + 1].summary if i + 1 < len(runs) else None
             if nxt is not None:
-                f["v3.gap_to_next_s"] = (nxt.start - s.end).total_seconds()
-            f["v3.num_files_train"] = s.num_files_train
+                f["leaf.gap_to_next_s"] = (nxt.start - s.end).total_seconds()
+            f["leaf.num_files_train"] = s.num_files_train
             own = r.meta or meta
-            f["v3.datasize.short"] = v3derive.dataset_short(s, own.params if own else None, round_name)
+            f["leaf.dataset_short"] = v3derive.dataset_short(s, own.params if own else None, round_name)
             f.update(_throughput(s, own.params if own else None, params))
             if i > 0:
-                derived, f["v3.au.problems"] = v3derive.au(s)
+                derived, f["leaf.au_problems"] = v3derive.au(s)
                 if derived is not None:
-                    f["v3.au_mean_pct"] = derived
+                    f["leaf.au_mean_pct"] = derived
         if ds_files is not None:
-            f["v3.datasize_files"] = ds_files
+            f["leaf.datasize_files"] = ds_files
         if au_min is not None:
-            f["v3.au_min_pct"] = float(au_min)
+            f["leaf.au_min_pct"] = float(au_min)
         leaf_facts.append((r, "run", i > 0, f))
     leaf_facts += [(x, "datasize", False, {}) for x in t.datasize] + [(x, "datagen", False, {}) for x in t.datagen]
-    facts = {"v3.benchmark": "training", "v3.division": org.division, "v3.runs.count": len(runs),
-             "v3.runs.order": _order(runs), "v3.datasize.present": bool(t.datasize),
-             "v3.runs.num_files_train": [Item(r.summary.num_files_train, r.path / "summary.json", "num_files_train")
+    facts = {"result.benchmark": "training", "result.division": org.division, "series.count": len(runs),
+             "series.order": _order(runs), "series.datasize_present": bool(t.datasize),
+             "series.num_files_train": [Item(r.summary.num_files_train, r.path / "summary.json", "num_files_train")
                                          for r in runs if r.summary is not None]}
     facts.update(_phases(t, ds_files))
     facts.update(v3derive.runs_problems(runs))
     with_meta = [r for r in runs if r.meta is not None]
-    facts["v3.closed.values"] = [i for r in with_meta for i in v3derive.closed_values(r.meta, r.meta.params)] \
+    facts["series.closed_values"] = [i for r in with_meta for i in v3derive.closed_values(r.meta, r.meta.params)] \
         if with_meta else v3derive.closed_values(None, None)
     firsts = [r.summary for r in runs if r.summary is not None]
     if firsts and all(s.num_hosts == 1 for s in firsts) and firsts[0].num_accelerators is not None:
-        facts["v3.single_host_accelerators"] = firsts[0].num_accelerators
+        facts["series.single_host_accelerators"] = firsts[0].num_accelerators
     measured = [r.summary.metric for r in runs[1:] if r.summary is not None]
     out = row(system, org, "training", model, t.path)
     out.update(v3figures.training(measured))
@@ -114,25 +114,25 @@ def _throughput(s, dlio: dict | None, params: dict) -> dict:
     def tol(name):
         v = params.get(name)
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
-    return {"v3.throughput.bound": v3throughput.bound(s, dlio, tol("v3_throughput_bound_tolerance")),
-            "v3.throughput.bytes": v3throughput.bytes_agree(s, dlio, tol("v3_throughput_io_rel_tolerance")),
-            "v3.throughput.au": v3throughput.au_agree(s, dlio, tol("v3_throughput_au_tolerance_pct"))}
+    return {"leaf.throughput_bound": v3throughput.bound(s, dlio, tol("throughput_bound_tolerance")),
+            "leaf.throughput_bytes": v3throughput.bytes_agree(s, dlio, tol("throughput_io_rel_tolerance")),
+            "leaf.throughput_au": v3throughput.au_agree(s, dlio, tol("throughput_au_tolerance_pct"))}
 
 
 def _phases(t: v3tree.Training, ds_files) -> dict:
     """2.1.11 the workload folder, 2.1.13 the datagen leaves, 3.2.1 what datagen generated against what
     datasize sized, 3.3.6 runs whose accelerators do not divide evenly over their hosts."""
-    out = {"v3.training.workload": t.model, "v3.datagen.count": len(t.datagen),
-           "v3.runs.uneven_accelerators": [
+    out = {"series.workload": t.model, "series.datagen_count": len(t.datagen),
+           "series.uneven_accelerators": [
                Item(f"{s.num_accelerators} accelerators on {s.num_hosts} hosts", r.path / "summary.json",
                     "num_accelerators", "a multiple of num_hosts (the same accelerators on every host)")
                for r in t.runs for s in [r.summary]
                if s is not None and s.num_hosts and s.num_accelerators is not None and s.num_accelerators % s.num_hosts]}
     gen = _meta(list(reversed(t.datagen)))
     if gen is not None and gen.num_files_train is not None:
-        out["v3.datagen.num_files_train"] = gen.num_files_train
+        out["series.datagen_files"] = gen.num_files_train
     if ds_files is not None:
-        out["v3.datasize.num_files_train"] = ds_files
+        out["series.datasize_files"] = ds_files
     return out
 
 
@@ -142,14 +142,14 @@ def leaf_facts(leaf: v3tree.Leaf) -> dict:
     out = {}
     m = leaf.meta
     if m is not None:
-        out["v3.overrides"] = [Item(k, m.path, "override_parameters") for k in m.override_keys]
+        out["leaf.overrides"] = [Item(k, m.path, "override_parameters") for k in m.override_keys]
         if m.fsync is not None:
-            out["v3.ckpt.fsync"] = m.fsync
+            out["checkpoint.fsync"] = m.fsync
     fs = leaf.fs
     if fs is not None and fs.data_path and fs.results_path:
         d, r = PurePosixPath(fs.data_path), PurePosixPath(fs.results_path)
-        out["v3.paths.shared"] = d == r or d in r.parents or r in d.parents
-        out["v3.fs.contradicts"] = _fs_contradicts(leaf, d, r)
+        out["leaf.paths_shared"] = d == r or d in r.parents or r in d.parents
+        out["fs_separation.contradictions"] = _fs_contradicts(leaf, d, r)
     return out
 
 
@@ -208,29 +208,29 @@ def checkpointing(c: v3tree.Checkpointing, org, system, params: dict):
                                    [again[x.ts].metric or x.summary.metric for x in reads])
     procs = max((x.meta.num_processes for x in leaves if x.meta and x.meta.num_processes is not None), default=None)
     subset = any(x.meta.subset for x in leaves if x.meta is not None)
-    facts = {"v3.benchmark": "checkpointing", "v3.division": org.division,
-             "v3.ckpt.structure": _structure(leaves, phases), "v3.ckpt.subset": subset,
-             "v3.ckpt.subset_allowed": model == "llama3-8b" and procs == 8,
-             "v3.ckpt.summary_mismatches": [i for a in again.values() for i in a.items]}
-    closed = (params.get("v3_ckpt_closed_processes") or {}).get(model)
-    facts["v3.ckpt.size_mismatches"] = ckptsize.items(writes + reads, model, procs, subset, params)
+    facts = {"result.benchmark": "checkpointing", "result.division": org.division,
+             "checkpoint.structure": _structure(leaves, phases), "checkpoint.subset": subset,
+             "checkpoint.subset_allowed": model == "llama3-8b" and procs == 8,
+             "checkpoint.summary_mismatches": [i for a in again.values() for i in a.items]}
+    closed = (params.get("checkpoint_closed_processes") or {}).get(model)
+    facts["checkpoint.size_mismatches"] = ckptsize.items(writes + reads, model, procs, subset, params)
     facts.update(_ckpt_ties(leaves, phases, {ts: a.metric or next(x.summary.metric for x in writes + reads if x.ts == ts)
                                              for ts, a in again.items()},
                             ckptsize.expected_gib(model, procs, subset, params), params))
     facts.update(_ckpt_shape(c, model, phases, procs, params))
     if procs is not None:
-        facts["v3.ckpt.num_processes"] = procs
+        facts["checkpoint.num_processes"] = procs
     if closed is not None:
-        facts["v3.ckpt.closed_processes"] = closed
+        facts["checkpoint.closed_processes"] = closed
     w = next((x for x in writes if phases[x.ts] == "write"), None)
     r = next((x for x in reads if phases[x.ts] == "read"), None)
     if w is not None and r is not None and w.ts < r.ts:
         ends = (w.meta.invocation_end if w.meta else None, r.meta.invocation_start if r.meta else None)
         if None not in ends:          # the write invocation's release to the read invocation's start (4.7.1)
-            facts["v3.ckpt.gap_s"] = (ends[1] - ends[0]).total_seconds()
+            facts["checkpoint.gap_s"] = (ends[1] - ends[0]).total_seconds()
         else:                         # older leaves: the timed sections' end and start
-            facts["v3.ckpt.gap_s"] = (r.summary.start - w.summary.end).total_seconds()
-    facts["v3.ckpt.bookends"] = _bookends(leaves, params.get("v3_ckpt_invocation_slack_s"))
+            facts["checkpoint.gap_s"] = (r.summary.start - w.summary.end).total_seconds()
+    facts["checkpoint.bookends"] = _bookends(leaves, params.get("checkpoint_invocation_slack_s"))
     _memory(facts, writes + reads, figs)
     _evidence(facts, r or (reads[0] if reads else None), figs)
     out = row(system, org, "checkpointing", model, c.path)
@@ -247,11 +247,11 @@ def _ckpt_ties(leaves: list, phases: dict, metrics: dict, size_gib, params: dict
     def num(name, default=0.0):
         v = params.get(name)
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else default
-    return {"v3.ckpt.bandwidth_mismatches": ckpttime.bandwidth(leaves, phases, metrics, size_gib,
-                                                               num("v3_ckpt_bandwidth_rel_tolerance")),
-            "v3.ckpt.timing": ckpttime.timing(leaves, phases, metrics, num("v3_ckpt_timing_slack_s"),
-                                              num("v3_ckpt_timed_fraction_min")),
-            "v3.ckpt.memory_contradictions": ckpttime.memory(leaves)}
+    return {"checkpoint.bandwidth_mismatches": ckpttime.bandwidth(leaves, phases, metrics, size_gib,
+                                                               num("checkpoint_bandwidth_rel_tolerance")),
+            "checkpoint.timing": ckpttime.timing(leaves, phases, metrics, num("checkpoint_timing_slack_s"),
+                                              num("checkpoint_timed_fraction_min")),
+            "checkpoint.memory_contradictions": ckpttime.memory(leaves)}
 
 
 def _rederived(leaf: v3tree.Leaf):
@@ -271,18 +271,18 @@ def _rederived(leaf: v3tree.Leaf):
 def _ckpt_shape(c: v3tree.Checkpointing, model: str, phases: dict, procs, params: dict) -> dict:
     """2.1.21/4.3.3 the model, 2.1.23 the leaves, 4.3.1 a combined invocation, 2.1.24 the write's
     duration, 4.6.2 processes per host, 4.6.4 processes against TP x PP."""
-    out = {"v3.ckpt.workload": c.model, "v3.ckpt.model": model, "v3.ckpt.leaves": len(c.leaves),
-           "v3.ckpt.combined": "combined" in phases.values()}
+    out = {"checkpoint.workload": c.model, "checkpoint.model": model, "checkpoint.leaves": len(c.leaves),
+           "checkpoint.combined": "combined" in phases.values()}
     w = next((x for x in c.leaves if phases[x.ts] == "write" and x.summary is not None), None)
     if w is not None:
-        out["v3.ckpt.write_duration_s"] = w.summary.duration_s
+        out["checkpoint.write_duration_s"] = w.summary.duration_s
     per_host = [x.meta.num_processes // x.summary.num_hosts for x in c.leaves if x.meta and x.summary
                 and x.meta.num_processes is not None and x.summary.num_hosts]
     if per_host:
-        out["v3.ckpt.processes_per_host"] = min(per_host)
-    tp_pp = (params.get("v3_ckpt_tp_pp") or {}).get(model)
+        out["checkpoint.processes_per_host"] = min(per_host)
+    tp_pp = (params.get("checkpoint_tp_pp") or {}).get(model)
     if procs is not None and tp_pp:
-        out["v3.ckpt.tp_pp_remainder"] = procs % tp_pp
+        out["checkpoint.tp_pp_remainder"] = procs % tp_pp
     return out
 
 
@@ -313,7 +313,7 @@ def _memory(facts: dict, leaves: list, figs: dict) -> None:
         if size is None or not s.num_hosts or not s.host_memory_gib or sum(s.host_memory_gib) <= 0:
             continue
         per_host_mem = sum(s.host_memory_gib) / s.num_hosts
-        facts["v3.ckpt.data_memory_ratio"] = (size / s.num_hosts) / per_host_mem
+        facts["checkpoint.data_memory_ratio"] = (size / s.num_hosts) / per_host_mem
         return
 
 
@@ -324,12 +324,12 @@ def _evidence(facts: dict, read: v3tree.Leaf | None, figs: dict) -> None:
     if read is None or not wr or rd is None or size is None or read.summary is None:
         return
     s = read.summary
-    facts["v3.ckpt.read_write_ratio"] = rd / wr
+    facts["checkpoint.read_write_ratio"] = rd / wr
     if s.meminfo_total_bytes is None or not s.num_hosts:
         return
     per_host_gib = size / s.num_hosts
-    facts["v3.ckpt.fits_in_cache"] = s.meminfo_total_bytes / GIB >= per_host_gib
+    facts["checkpoint.fits_in_cache"] = s.meminfo_total_bytes / GIB >= per_host_gib
     cached = "" if s.meminfo_cached_bytes is None else f", Cached {s.meminfo_cached_bytes / GIB:.1f} GiB"
-    facts["v3.ckpt.cache_evidence"] = (f"read {rd:.2f} GiB/s vs write {wr:.2f} GiB/s; {per_host_gib:.1f} GiB of "
+    facts["checkpoint.cache_evidence"] = (f"read {rd:.2f} GiB/s vs write {wr:.2f} GiB/s; {per_host_gib:.1f} GiB of "
                                        f"checkpoint per host; the read host's meminfo: MemTotal "
                                        f"{s.meminfo_total_bytes / GIB:.1f} GiB{cached}")

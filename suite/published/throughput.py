@@ -3,11 +3,11 @@ class 1), as rules/v1.0's integrity-epoch-throughput-bound ties ours:
 
 - the bound (`bound`): no epoch's samples/s, nor the run's mean, above what the accelerators can take at
   100 % AU: num_accelerators x reader.batch_size / train.computation_time (summary.json's accelerators, the
-  metadata's dlio_config), within `v3_throughput_bound_tolerance` (a fraction);
+  metadata's dlio_config), within `throughput_bound_tolerance` (a fraction);
 - the bytes (`bytes_agree`): DLIO's train_io_mean_MB_per_second is the mean samples/s x
-  dataset.record_length_bytes in MiB/s (DLIO's "MB" is MiB), within `v3_throughput_io_rel_tolerance`;
+  dataset.record_length_bytes in MiB/s (DLIO's "MB" is MiB), within `throughput_io_rel_tolerance`;
 - AU against throughput (`au_agree`): each epoch's AU (and the mean) is its samples/s over the 100 %-AU
-  bound, within `v3_throughput_au_tolerance_pct` percentage points (DLIO counts the compute of whole steps
+  bound, within `throughput_au_tolerance_pct` percentage points (DLIO counts the compute of whole steps
   in an epoch whose timer also holds its start-up: 0.07 points on the published Alluxio runs).
 
 Each returns a list of Items (one per disagreement, one when the tie cannot be made: a missing figure or

@@ -319,13 +319,13 @@ def test_gap_between_the_invocations_is_held_to_the_writes_duration(tree):
 
 
 def test_the_rounds_checkpoint_sizes_are_the_model_layouts():
-    """rules/v3.0/tree/checkpointing.yaml v3_ckpt_size_bytes (what the published check holds a leaf's size to)
+    """rules/v3.0/tree/checkpointing.yaml checkpoint_size_bytes (what the published check holds a leaf's size to)
     is suite.checkpointing.model's layout of each model at its closed process count, byte for byte."""
     from suite.checkpointing import model
     from suite.storage import workloads
 
     params = v3check.ruleset().params
-    sizes, closed = params["v3_ckpt_size_bytes"], params["v3_ckpt_closed_processes"]
-    assert set(sizes) == set(closed) == set(params["v3_ckpt_models"])
+    sizes, closed = params["checkpoint_size_bytes"], params["checkpoint_closed_processes"]
+    assert set(sizes) == set(closed) == set(params["checkpoint_models"])
     for name, procs in closed.items():
         assert sizes[name] == model.from_workload(workloads.load(name), procs).total_bytes, name

@@ -2,15 +2,15 @@
 what its flags say (issue 36, class 5). Benchmark facts, each a list of Items; a file that cannot be
 read is an Item too, never a skipped rule:
 
-- `ours3.warmup`: the run flagged warm-up is the lexically earliest leaf, exactly one is flagged, and
+- `run_set.warmup`: the run flagged warm-up is the lexically earliest leaf, exactly one is flagged, and
   the leaves' names sort as their runs started (2.1.17: the rules read the earliest leaf as the warm-up);
-- `ours3.gaps`: no gap between a run's end and the next one's start longer than the run, or than
+- `run_set.gaps`: no gap between a run's end and the next one's start longer than the run, or than
   GAP_FLOOR_S of the harness's set-up for runs shorter than that (2.1.18);
-- `ours3.fs`: each leaf's fs_separation.json re-derived from the device ids it records (data and
+- `run_set.fs_separation`: each leaf's fs_separation.json re-derived from the device ids it records (data and
   results apart), its `separate` / `same_filesystem` flags agreeing, and apart in the closed division;
-- `ours3.code`: each leaf's .mlps-code-image names the image its provenance.json records, the same
+- `run_set.code_image`: each leaf's .mlps-code-image names the image its provenance.json records, the same
   image for every leaf;
-- `ours3.hosts`: every run on the warm-up's host (results.json host.hostname, fs_separation's prober).
+- `run_set.hosts`: every run on the warm-up's host (results.json host.hostname, fs_separation's prober).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ EVIDENCE_BYTES = 1 << 20
 
 def facts(b) -> dict:
     runs = sorted(b.runs + ([b.warmup] if b.warmup else []), key=lambda r: r.name)
-    return {"ours3.warmup": _warmup(b, runs), "ours3.gaps": _gaps(runs), "ours3.fs": _fs(runs, b.division),
-            "ours3.code": _code(runs), "ours3.hosts": _hosts(runs)}
+    return {"run_set.warmup": _warmup(b, runs), "run_set.gaps": _gaps(runs), "run_set.fs_separation": _fs(runs, b.division),
+            "run_set.code_image": _code(runs), "run_set.hosts": _hosts(runs)}
 
 
 def _time(run, key: str) -> datetime | None:
