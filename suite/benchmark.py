@@ -131,3 +131,6 @@ class Kind:
     table_rows: Callable[[Path], list[tuple[str, dict]]] | None = None   # suite report of a published tree: the
                                                      # (table, row) of each of its results under a path (the published
                                                      # results tables' columns of that table, its verdict and findings)
+    reference_judge: Callable | None = None          # its judgement of a benchmark node of the reference tool's leaves
+                                                     # a layout found ((node, org, system, round, root) -> (findings,
+                                                     # row)): the same wherever the node sits (suite.layouts.pooled.JUDGES)

@@ -7,7 +7,7 @@ EXCLUDED_NAMES (fnmatch) and every symbolic link; sort what is left by its relat
 bytes; one md5 over, per file, its relative path's UTF-8 bytes and then its bytes.
 
 The one walker both sides use: a run's provenance (suite.harness.provenance) and the v3.0 code pool
-the submission side writes and the checker re-hashes (suite.published.pool), which passes limits for
+the submission side writes and the checker re-hashes (suite.layouts.pool), which passes limits for
 trees that come from other parties.
 """
 

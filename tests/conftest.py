@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+import suite.kinds.registry  # noqa: F401  the kinds' judgements reach the layouts (suite.layouts.pooled.JUDGES), as in the CLI
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 FIXTURES = SHARED / "fixtures"

@@ -5,7 +5,7 @@ import hashlib
 import pytest
 
 from suite import codetree
-from suite.published import pool as v3pool
+from suite.layouts import pool as v3pool
 from suite.errors import ResultError
 from suite.harness import provenance
 

@@ -100,8 +100,15 @@ def listing() -> str:
             "--checkpoints-write 0): " + ", ".join(workloads.checkpoint_names()))
 
 
+def reference_judge(node, org, system, round_name: str, root, rules_too: bool = True):
+    """A benchmark node of the reference tool's leaves a layout found: suite.checkpointing.reference.judge."""
+    from suite.checkpointing.reference import judge
+
+    return judge.judge(node, org, system, round_name, root, rules_too)
+
+
 KIND = Kind(
-    name="checkpointing", run=run, recognises=recognises, check=check, metrics=metrics, check_reads=check_reads,
+    name="checkpointing", reference_judge=reference_judge, run=run, recognises=recognises, check=check, metrics=metrics, check_reads=check_reads,
     report_page=report_page, datasize=datasize, listing=listing, add_run_arguments=add_run_arguments,
     add_datasize_arguments=add_datasize_arguments, workload_schema=workloads.SCHEMAS[workloads.CHECKPOINTING],
     workloads_shown="llama3-*", result_files=("checkpoint_run_set.json",),

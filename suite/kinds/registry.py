@@ -15,6 +15,7 @@ from pathlib import Path
 from suite import files
 from suite.benchmark import Kind
 from suite.errors import ResultError, WorkloadError, expected_got
+from suite.layouts import pooled
 from suite.storage import workloads
 
 # The kinds, one module a line, oldest first: training, the catch-all, first; a result is offered to the
@@ -33,6 +34,8 @@ def _load(module: str) -> Kind:
     kind = importlib.import_module(module).KIND
     if kind.workload_dir is not None:               # a kind's own workload files, beside workloads/
         workloads.add_dir(kind.workload_dir)
+    if kind.reference_judge is not None:            # the layouts hand it its nodes of reference leaves
+        pooled.JUDGES[kind.name] = kind.reference_judge
     return kind
 
 
@@ -46,11 +49,14 @@ def register(kind: Kind) -> None:
     KINDS.append(kind)
     if kind.workload_dir is not None:
         workloads.add_dir(kind.workload_dir)
+    if kind.reference_judge is not None:
+        pooled.JUDGES[kind.name] = kind.reference_judge
 
 
 def unregister(name: str) -> None:
     kind = get(name)
     KINDS.remove(kind)
+    pooled.JUDGES.pop(kind.name, None)
     if kind.workload_dir is not None:
         workloads.remove_dir(kind.workload_dir)
 

@@ -1,5 +1,5 @@
 """`suite check` on a published MLPerf Storage v3.0 tree: facts per scope from the tree model
-(suite.published.tree), the rules of rules/<round>/<tree_rules>/*.yaml (the round's ruleset.yaml names
+(suite.layouts.pooled), the rules of rules/<round>/<tree_rules>/*.yaml (the round's ruleset.yaml names
 the folder: `tree_rules: tree`) evaluated by the one engine, findings
 graded error / warning / info with ids `<Rules.md section>-<staff name>` (2.1.17-trainingRunCount,
 4.7.1-checkpointCacheFlushValidation, CHECK-01-poolPointerResolution, ...).
@@ -15,15 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.published import facts as v3facts
+from suite.layouts import pooled_facts
 
-from suite.published import leaf as v3load
+from suite.layouts import leaf_files as v3load
 
-from suite.published import pool as v3pool
+from suite.layouts import pool as v3pool
 
-from suite.published import system as v3system
+from suite.layouts import system_doc as v3system
 
-from suite.published import tree as v3tree
+from suite.layouts import pooled as v3tree
 from suite.check import manifest, todo
 from suite.layouts import leaves as layout_leaves
 from suite.errors import ResultError
@@ -32,7 +32,7 @@ from suite.rules.engine import Scope
 from suite.rules.evaluate import evaluate
 from suite.rules.ops import Item
 
-RULE_FILES = ("tree.yaml", "training.yaml", "checkpointing.yaml", "system.yaml")   # in the round's tree_rules folder
+RULE_FILES = ("tree.yaml", "system.yaml")   # in the round's tree_rules folder: the layout's own rules
 
 
 @dataclass
@@ -91,6 +91,17 @@ def ruleset(name: str | None = None):
     return engine.load_layers(name, tuple(f"{folder}/{f}" for f in RULE_FILES))
 
 
+def held_to(name: str | None = None):
+    """Every rule a published tree of the round holds its nodes to: the layout's own (the tree_rules
+    folder) and the kinds' rules for reference leaves (the round's `*-leaves.yaml` files, `layer: kind`,
+    which the kinds judging those leaves load by name): the table docs/checker.md lists."""
+    name = round_of(name)
+    folder = rulesets.get(name).tree_rules
+    kinds = sorted({p.name for r in rulesets.discover()[name].chain
+                    for p in engine.rule_path(f"{r}/x").parent.glob("*-leaves.yaml")})
+    return engine.load_layers(name, tuple(f"{folder}/{f}" for f in RULE_FILES) + tuple(kinds))
+
+
 def check(path: Path, delegate=None, ruleset_name: str | None = None, verify_manifest: bool = True) -> Result:
     """The tree's findings; `verify_manifest=False` only for `suite submission package`, whose
     SHA256SUMS is about to be replaced (the old one is not evidence of the tree being packaged)."""
@@ -117,19 +128,15 @@ def check(path: Path, delegate=None, ruleset_name: str | None = None, verify_man
         for system in org.systems:
             if org.name != "(none)":
                 run("tree", _system_scope(system, org))
-            res.systems.append({k: v for k, v in v3facts.row(system, org, "", "", system.yaml_path or system.path).items()
+            res.systems.append({k: v for k, v in pooled_facts.row(system, org, "", "", system.yaml_path or system.path).items()
                                 if k not in ("benchmark", "model")})
             unknown = [Item(str(d.name), d, "(folder)", "a benchmark folder (training, checkpointing, kv_cache, "
                             "vector_database)") for d in system.unknown if _delegate(d, delegate, res, run)]
             for b in system.benchmarks:
                 if isinstance(b, v3tree.Other):
                     unknown += _delegate(b, delegate, res, run)
-                elif _handed_own(b, delegate, res, org, system, rs):
-                    continue
-                elif isinstance(b, v3tree.Training):
-                    _training(b, org, system, rs, run, res)
-                else:
-                    _checkpointing(b, org, system, rs, run, res)
+                elif not _handed_own(b, delegate, res, org, system, rs):
+                    _judged(b, org, system, rs, res, unknown)
             if unknown:
                 run("tree", Scope("tree", system.path, {"tree.unrecognised": unknown}))
     res.findings.sort(key=lambda f: (f.path, f.rule_id, f.field))
@@ -154,11 +161,25 @@ def _handed_own(b, delegate, res: Result, org, system, rs) -> bool:
     if taken is None:
         return False
     res.delegated.append({"path": str(b.path), **taken})
-    if isinstance(b, v3tree.Training):
-        res.rows.append(v3facts.training(b, org, system, rs.params, rs.ruleset)[2])
-    else:
-        res.rows.append(v3facts.checkpointing(b, org, system, rs.params)[2])
+    judge = v3tree.JUDGES.get(name)
+    if judge is not None:
+        res.rows.append(judge(b, org, system, rs.ruleset, res.root, rules_too=False)[1])
     return True
+
+
+def _judged(b, org, system, rs, res: Result, unknown: list) -> None:
+    """A training or checkpointing node of the reference tool's leaves, judged by its kind
+    (suite.layouts.pooled.JUDGES: the same judgement as copied alone into a results dir); the tree keeps
+    the row and adds only its own rules. A node no kind judges is listed as unrecognised."""
+    name = "training" if isinstance(b, v3tree.Training) else "checkpointing"
+    judge = v3tree.JUDGES.get(name)
+    if judge is None:
+        unknown.append(Item(name, b.path, "(folder)", "a benchmark folder some benchmark kind judges",
+                            note=f"no kind judges {name} results here; listed, not checked"))
+        return
+    found, row = judge(b, org, system, rs.ruleset, res.root)
+    res.findings.extend(found)
+    res.rows.append(row)
 
 
 def engine_rel(path, root: Path) -> str:
@@ -296,50 +317,3 @@ def _system_scope(system: v3tree.System, org: v3tree.Org) -> Scope:
                                        for f, e, a in v3system.hardware_problems(system.doc)]
     sources = {"description.yaml": (where, "systems/<system>.yaml"), "description.pdf": (where, "systems/<system>.pdf")}
     return Scope("tree", where, facts, sources)
-
-
-def _leaf_scope(leaf: v3tree.Leaf, benchmark: str, phase: str, division: str, measured: bool) -> dict:
-    missing = []
-    if phase in ("run", "write", "read", "combined") and leaf.summary is None and not any(
-            p.path.name == "summary.json" for p in leaf.problems):
-        pruned = "summary.json" in leaf.pruned
-        missing.append(Item("pruned by staff" if pruned else "missing", leaf.path / "summary.json", "(file)",
-                            "summary.json with the run's figures"))
-    return {"leaf.benchmark": benchmark, "leaf.phase": phase, "leaf.measured": measured,
-            "result.division": division, "leaf.files_missing": missing,
-            "leaf.unreadable": [_item(p) for p in leaf.problems],
-            "leaf.pruned": [Item("PRUNED BY STAFF", leaf.path / n, "(file)", "the file, or the staff's placeholder",
-                                    note="a staff placeholder: accepted as such") for n in leaf.pruned],
-            "fs_separation.recorded": leaf.fs_present, "fs_separation.same_filesystem": leaf.same_fs}
-
-
-def _training(t: v3tree.Training, org, system, rs, run, res: Result) -> None:
-    facts, leaf_facts, row = v3facts.training(t, org, system, rs.params, rs.ruleset)
-    for leaf, phase, measured, extra in leaf_facts:
-        f = _leaf_scope(leaf, "training", phase, org.division, measured)
-        f.update(v3facts.leaf_facts(leaf))
-        f.update(extra)
-        run("run", Scope("run", leaf.path, f, _leaf_sources(leaf)))
-    run("benchmark", Scope("benchmark", t.path, facts))
-    res.rows.append(row)
-
-
-def _checkpointing(c: v3tree.Checkpointing, org, system, rs, run, res: Result) -> None:
-    facts, phases, row = v3facts.checkpointing(c, org, system, rs.params)
-    for leaf in c.leaves:
-        f = _leaf_scope(leaf, "checkpointing", phases.get(leaf.ts, "run"), org.division, True)
-        f.update(v3facts.leaf_facts(leaf))
-        run("run", Scope("run", leaf.path, f, _leaf_sources(leaf)))
-    run("benchmark", Scope("benchmark", c.path, facts, {k: (c.path, k.split(".", 2)[-1]) for k in facts}))
-    res.rows.append(row)
-
-
-def _leaf_sources(leaf: v3tree.Leaf) -> dict:
-    s = leaf.path / "summary.json"
-    fs = leaf.path / "fs_separation.json"
-    meta = leaf.meta.path if leaf.meta is not None else leaf.path / "(metadata)"
-    return {"checkpoint.fsync": (meta, "parameters.checkpoint.fsync"), "leaf.overrides": (meta, "override_parameters"),
-            "leaf.paths_shared": (fs, "data_or_chkpt_path, results_path"),
-            "leaf.au_mean_pct": (s, "metric.train_au_mean_percentage"), "leaf.gap_to_next_s": (s, "end (to the next run's start)"),
-            "leaf.num_files_train": (s, "num_files_train"), "fs_separation.same_filesystem": (fs, "same_filesystem"),
-            "fs_separation.recorded": (fs, "(file)")}

@@ -18,8 +18,8 @@ from suite import files
 from suite.benchmark import Measured, Samples
 from suite.errors import ResultError, SuiteError
 from suite.numbers import is_number
-from suite.published import facts as v3facts
-from suite.published import tree as v3tree
+from suite.layouts import pooled_facts
+from suite.layouts import pooled as v3tree
 
 TRAINING = (("au_percentage", "AU %", "train_au_mean_percentage", "train_au_percentage", 1.0),
             ("samples_per_second", "samples/s", "train_throughput_mean_samples_per_second",
@@ -60,7 +60,7 @@ def _ours(b) -> bool:
 
 def _system(org, system, b, hosts, accelerators) -> dict:
     """The system as the published row names it (its description's columns), with the runs' hosts."""
-    row = v3facts.row(system, org, "", "", b.path)
+    row = pooled_facts.row(system, org, "", "", b.path)
     keys = ("org", "system", "availability", "sut_type", "deployment", "storage_location", "access_protocol",
             "usable_capacity_tib", "provisioned_power_w", "rack_units")
     out = {k: None if row[k] is None else str(row[k]) for k in keys}
@@ -133,7 +133,7 @@ def _first(per_epoch) -> tuple:
 
 def checkpointing(c: v3tree.Checkpointing, org, system, ruleset, root: Path) -> list[Measured]:
     """One result per phase the benchmark's leaves hold."""
-    phases = {x.ts: v3facts._phase(x) for x in c.leaves}      # write | read | combined | none
+    phases = {x.ts: pooled_facts.checkpoint_phase(x) for x in c.leaves}      # write | read | combined | none
     meta = next((x.meta for x in c.leaves if x.meta is not None), None)
     procs = max((x.meta.num_processes for x in c.leaves if x.meta and x.meta.num_processes is not None),
                 default=max((x.summary.num_accelerators for x in c.leaves if x.summary is not None

@@ -1,6 +1,6 @@
 """Published MLPerf Storage v3.0 trees (mlcommons/storage_results_v3.0's layout: `closed|open/<Org>/
 results/<system>/<benchmark>/...`, `<Org>/systems/`, the code pool `<Org>/code-<hash8>/`): checked by
-suite.published.check (rules/<round>/<tree_rules>/), figures by suite.published.figures, shown by
+suite.published.check (rules/<round>/<tree_rules>/), figures by suite.layouts.solution, shown by
 suite.published.page. A results kind: it runs nothing. PATH may be the tree, an organisation, a
 system, a benchmark or one leaf; kv_cache and vector_database folders go to the kinds that recognise
 them (`whole_tree`: suite.kinds.tree hands their check over).
@@ -21,7 +21,7 @@ def run(args) -> int:
 
 
 def recognises(path: Path) -> bool:
-    from suite.published import tree as v3tree
+    from suite.layouts import pooled as v3tree
 
     p = Path(path)
     if p.is_dir() and ((p / "results.json").is_file() or (p / "run_set.json").is_file()):
@@ -54,7 +54,7 @@ def defers_check(path: Path, args) -> bool:
 
 def check_reads(path: Path) -> list[Path]:
     """The tree around PATH: a leaf's check reads its system's YAML, the code pool and its siblings."""
-    from suite.published import tree as v3tree
+    from suite.layouts import pooled as v3tree
 
     return [v3tree.read_root(path)]
 

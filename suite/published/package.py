@@ -13,12 +13,12 @@ from pathlib import Path
 
 from suite import files, output
 from suite.check import manifest
-from suite.published import leaf as v3load
+from suite.layouts import leaf_files as v3load
 from suite.errors import ExitCode, SuiteError, expected_got
 from suite.submission import document, place
 from suite.submission.layout import MANIFEST, open_tree
 from suite.published.submission import todos
-from suite.published import figures as v3figures
+from suite.layouts import solution as v3figures
 
 
 class NotCompliant(SuiteError):

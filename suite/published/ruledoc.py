@@ -1,4 +1,5 @@
-"""docs/checker.md's table of the published v3.0 rules, generated from rules/v3.0/tree/*.yaml: one row
+"""docs/checker.md's table of the published v3.0 rules, generated from rules/v3.0/tree/*.yaml and the
+kinds' rules for reference leaves (rules/v3.0/*-leaves.yaml): one row
 per rule id (its Rules.md section, the fact it reads, its file, its test), then every training and
 checkpointing rule of v3.0's Rules.md that no id of ours names: checked under another id, or not
 checkable from a result's files, and why. `python -m suite.published.ruledoc docs/checker.md` rewrites
@@ -52,7 +53,7 @@ ELSEWHERE = (
 
 
 def rule_ids() -> list[str]:
-    return [r.id for r in v3check.ruleset().rules]
+    return [r.id for r in v3check.held_to().rules]
 
 
 def _section(rule) -> tuple:
@@ -76,8 +77,9 @@ def render() -> str:
     """The table, between its markers."""
     rows = [BEGIN, "", "| rule id | Rules.md section | grade | the fact | rule file | test |",
             "|---|---|---|---|---|---|"]
-    for r in sorted(v3check.ruleset().rules, key=_section):
-        file = "rules/" + "/".join(Path(r.source).parts[-3:])        # rules/<round>/<tree rules>/<file>
+    for r in sorted(v3check.held_to().rules, key=_section):
+        parts = Path(r.source).parts
+        file = "/".join(parts[len(parts) - 1 - parts[::-1].index("rules"):])   # rules/<round>/[tree/]<file>
         grade = r.severity + (" (fix required)" if r.effect == "fix-required" else "")
         rows.append(f"| `{r.id}` | {r.guideline or '(ours)'} | {grade} | {_fact(r)}: {r.message} | {file} | "
                     f"{TEST}::test_rule_*[{r.id}] |")

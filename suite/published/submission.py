@@ -11,7 +11,7 @@
 - add: leaves already in the v3.0 layout are copied as they are; a `suite run` results dir of the
   v3.0 round (run_set.json, run-<k>/) becomes `training/<model>/run/<ts>/` leaves (ts: each run's
   start), each with a `training_<ts>_metadata.json`; the installed suite package becomes a pool image
-  (`code-<hash8>/`, its md5-tree-v2 hash by suite.published.pool.tree_md5) and every new leaf points at
+  (`code-<hash8>/`, its md5-tree-v2 hash by suite.layouts.pool.tree_md5) and every new leaf points at
   it with `.mlps-code-image`;
 - describe: the description as Markdown, HTML and PDF (headless chromium) beside the YAML;
 - package: refuses TODOs and a closed tree `suite check` (suite.published.check) does not accept;
@@ -31,9 +31,9 @@ import yaml
 
 import suite
 from suite import __version__, files, output
-from suite.published import leaf as v3load
+from suite.layouts import leaf_files as v3load
 from suite.harness import leafstamp
-from suite.published import pool as v3pool
+from suite.layouts import pool as v3pool
 from suite.layouts import leaves as layout_leaves
 from suite.errors import SuiteError, expected_got
 from suite.submission import create, host, place
@@ -125,7 +125,7 @@ def _now() -> str:
 
 
 def stage_image(staging: place.Staging, pool: Path) -> str:
-    """The installed suite package as a pool image, built in `staging` and hashed (suite.published.pool's
+    """The installed suite package as a pool image, built in `staging` and hashed (suite.layouts.pool's
     md5-tree-v2, the checker's own); placed at `code-<hash8>/` on commit unless an image is there already
     (reused). Its hash."""
     pkg = Path(suite.__file__).resolve().parent

@@ -229,7 +229,7 @@ def assemble(res, others: list) -> list[dict]:
 def pointer(leaf, root: Path) -> str | None:
     """The code image a leaf's `.mlps-code-image` names (its 32-hex hash), None where it has none."""
     from suite.errors import ResultError
-    from suite.published.leaf import pointer as read
+    from suite.layouts.leaf_files import pointer as read
 
     p = Path(leaf) / ".mlps-code-image" if leaf else None
     if p is None or not p.is_file() or p.is_symlink():

@@ -4,6 +4,8 @@ A rule file:
     schema_version: 1
     extends: [v1.0/common.yaml]        # other rule files (relative to rules/), loaded first
     layer: kind                        # optional: another kind's rules (kv_cache.yaml), loaded by name, no workload layer
+    drops: [structure-run-count]       # optional: rules of the files it extends this round no longer holds (their
+                                       # clause is another rule's now: tests/rules hold each id to an existing rule)
     params: {runs_required: 5}         # values rules refer to; later layers override earlier ones
     rules:
       - id: structure-run-count        # stable kebab-case id, unique over the assembled set
@@ -48,7 +50,7 @@ SCOPES = ("tree", "benchmark", "run", "host")
 RULE_KEYS = {"id", "applies_to", "field", "op", "value", "when", "severity", "effect", "message", "explain",
              "guideline", "required"}
 REQUIRED_KEYS = ("id", "applies_to", "field", "op", "severity", "effect", "message")
-FILE_KEYS = {"schema_version", "description", "extends", "params", "rules", "layer"}
+FILE_KEYS = {"schema_version", "description", "extends", "params", "rules", "layer", "drops"}
 FILE_LAYERS = ("kind",)   # `layer: kind`: another kind's rule file, loaded by name by that kind, never a workload layer
 VALUE_KEYS = {"fact", "param", "params", "value", "rel", "abs", "of", "say"}
 WORDS_KEYS = ("of", "say")     # none_equal's words: "12 of 16 <of> <say>" (hosts / report 0 GiB memory)
@@ -327,7 +329,14 @@ def _assemble(ruleset: str, division: str | None, workload: str | None, rels: tu
         path = rule_path(rel)
         for r in doc.get("rules") or []:
             rules.append(_rule(r, path, params, where_id))
-    return RuleSet(ruleset, division, workload, rules, params, [rel for rel, _ in loaded])
+    return RuleSet(ruleset, division, workload, _dropped(rules, loaded), params, [rel for rel, _ in loaded])
+
+
+def _dropped(rules: list[Rule], loaded: list[tuple[str, dict]]) -> list[Rule]:
+    """The rules less those a loaded file `drops` (a clause another rule of the round holds now; an id
+    of a layer not loaded here, e.g. closed.yaml's for the open division, drops nothing)."""
+    drops = {i for _, doc in loaded for i in doc.get("drops") or []}
+    return [r for r in rules if r.id not in drops]
 
 
 def _check_shape(r: dict, where: str) -> None:

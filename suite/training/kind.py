@@ -176,8 +176,15 @@ def measured(path: Path):
     return training_figures.measured(path)
 
 
+def reference_judge(node, org, system, round_name: str, root, rules_too: bool = True):
+    """A benchmark node of the reference tool's leaves a layout found: suite.training.reference.judge."""
+    from suite.training.reference import judge
+
+    return judge.judge(node, org, system, round_name, root, rules_too)
+
+
 KIND = Kind(
-    name="training", measured=measured, runs_on="accelerators", run=run, recognises=lambda path: True, result_files=STORAGE_FILES, check=check_storage, metrics=metrics,
+    name="training", reference_judge=reference_judge, measured=measured, runs_on="accelerators", run=run, recognises=lambda path: True, result_files=STORAGE_FILES, check=check_storage, metrics=metrics,
     report_page=report_page, datasize=datasize, listing=listing, add_run_arguments=add_run_arguments, sweeps=True,
     workload_schema=workloads.SCHEMAS[workloads.TRAINING],
     run_options=(*STORAGE_RUN_OPTIONS, "param", "launcher", "accelerator_type", "debug_read_delay"),

@@ -157,7 +157,7 @@ def test_published_recorded_bytes_forged(run_cli, tmp_path):
 
 def test_tree_image_with_code_verifies(run_cli, tmp_path):
     """The fixture's image holds code whose md5-tree-v2 is the hash it records: CHECK-02 is evaluated, not skipped."""
-    from suite.published import pool
+    from suite.layouts import pool as pool
 
     shutil.copytree(TREE, tmp_path / "t")
     image = tmp_path / "t" / IMAGE

@@ -1,4 +1,4 @@
-"""Hostile input for the published v3.0 tree reader (suite.published.leaf, v3tree, v3check): Hypothesis
+"""Hostile input for the published v3.0 tree reader (suite.layouts.leaf_files, v3tree, v3check): Hypothesis
 on every loader (system YAML, .code-hash.json, .mlps-code-image, summary.json, metadata), and a corpus
 of broken copies of the real tree (tests/data/v3/tree): truncated, binary, huge, NaN, links out of the
 tree, loops, deep nesting, YAML bombs. Each is a finding or a one-line error, never a traceback,
@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from suite import cli
 from suite.published import check as v3check
-from suite.published import leaf as v3load
-from suite.published import pool as v3pool
-from suite.published import system as v3system
+from suite.layouts import leaf_files as v3load
+from suite.layouts import pool as v3pool
+from suite.layouts import system_doc as v3system
 from suite.errors import ResultError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "v3" / "tree"

@@ -14,7 +14,7 @@ import yaml
 
 from suite import cli
 from suite.published import check as v3check
-from suite.published import pool as v3pool
+from suite.layouts import pool as v3pool
 from suite.submission import document
 from tests.submission.submission_helpers import fill_v3
 

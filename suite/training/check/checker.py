@@ -18,6 +18,7 @@ from suite.training.check import facts
 
 from suite.training.check import leaves as v3leaves
 from suite.training import leaf as training_leaf
+from suite.training.reference import ours as reference
 
 from suite.training.check import rederive
 from suite.check.result import BenchmarkResult, CheckResult, described, evaluate, rel
@@ -65,14 +66,16 @@ def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
     root = tree.root
     found: list[Finding] = []
     agg, bscope = facts.benchmark_scope(b, tree, rs.params)
-    if b.ruleset and training_leaf.timestamped(b.ruleset) and any(
-            isinstance(r.results, dict) for r in b.runs):     # our own v3.0 leaves: their evidence re-read
+    series = bool(b.ruleset and training_leaf.timestamped(b.ruleset))
+    if series and any(isinstance(r.results, dict) for r in b.runs):     # our own v3.0 leaves: their evidence re-read
         bscope.facts.update(v3leaves.facts(b))
     system_path = bscope.facts.get("system.file")
     system_doc = (bscope.docs.get("system") or ({},))[0].get("doc")
     limit = evidence.documented_memory_limit(system_doc) if system_doc is not None else None
     records, host_scopes = _rederive(b, rs.params, bscope, root)   # every claim re-derived (one mechanism)
     found += evaluate(rs, "benchmark", bscope, root)
+    if series:           # timestamped leaves: judged as the reference tool's are (one rule per clause)
+        found += reference.judged(b.path, b.ruleset, b.division, root, v3leaves.more(b))
     for run in b.runs + ([b.warmup] if b.warmup else []):
         found += evaluate(rs, "run", facts.run_scope(b, run, rs.params, limit,
                                                       Path(system_path) if system_path else None), root)
@@ -86,8 +89,11 @@ def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
     miniature = any(isinstance(h.results, dict) and h.results.get("miniature") is True
                     for run in b.runs for h in run.hosts)
     voice = Voice(verdict, miniature, b.division or "closed", fix)   # compliant as asked (suite.rules.verdict)
-    return BenchmarkResult(b, verdict, found, agg, voice.compliant, rs.files, len(rs.rules),
-                           {**{r.id: described(r) for r in rs.rules}, **hostcpu.RULES}, fix, records, miniature)
+    judged_by = reference.rules(b.ruleset).rules if series else []
+    files = rs.files + (reference.rules(b.ruleset).files if series else [])
+    return BenchmarkResult(b, verdict, found, agg, voice.compliant, files, len(rs.rules) + len(judged_by),
+                           {**{r.id: described(r) for r in rs.rules + judged_by}, **hostcpu.RULES}, fix, records,
+                           miniature)
 
 
 def _sampled(run: layout.Run, root: Path) -> hostrun.Run:

@@ -1,16 +1,17 @@
 """Our own v3.0 series (timestamped leaves, suite.training.leaf) held to what its evidence says, not to
-what its flags say (issue 36, class 5). Benchmark facts, each a list of Items; a file that cannot be
-read is an Item too, never a skipped rule:
+what its flags say (issue 36, class 5). Our leaves carry the reference tool's files, so the series is
+judged as the reference tool's leaves are (suite.training.reference.judge: rules/v3.0/training-leaves.yaml,
+one rule per Rules.md clause); what only `suite run` writes adds evidence. Each a list of Items; a file
+that cannot be read is an Item too, never a skipped rule:
 
-- `run_set.warmup`: the run flagged warm-up is the lexically earliest leaf, exactly one is flagged, and
-  the leaves' names sort as their runs started (2.1.17: the rules read the earliest leaf as the warm-up);
-- `run_set.gaps`: no gap between a run's end and the next one's start longer than the run, or than
-  GAP_FLOOR_S of the harness's set-up for runs shorter than that (2.1.18);
 - `run_set.fs_separation`: each leaf's fs_separation.json re-derived from the device ids it records (data and
   results apart), its `separate` / `same_filesystem` flags agreeing, and apart in the closed division;
 - `run_set.code_image`: each leaf's .mlps-code-image names the image its provenance.json records, the same
   image for every leaf;
-- `run_set.hosts`: every run on the warm-up's host (results.json host.hostname, fs_separation's prober).
+- to 2.1.17-trainingWarmupFirst's `series.order`: the run flagged warm-up is the lexically earliest leaf,
+  exactly one is flagged, and the leaves' names sort as their runs started (`warmup`);
+- to 2.1.17-trainingRunsOneHost's `series.other_host`: every run on the warm-up's host (results.json
+  host.hostname, fs_separation's prober) (`hosts`).
 """
 
 from __future__ import annotations
@@ -22,15 +23,24 @@ from suite import files
 from suite.errors import SuiteError
 from suite.rules.ops import Item
 
-GAP_FLOOR_S = 60.0      # a gap this short is the harness's own set-up (launch, cache drop), whatever the run's length
 POINTER_BYTES = 256
 EVIDENCE_BYTES = 1 << 20
 
 
+def _runs(b) -> list:
+    return sorted(b.runs + ([b.warmup] if b.warmup else []), key=lambda r: r.name)
+
+
 def facts(b) -> dict:
-    runs = sorted(b.runs + ([b.warmup] if b.warmup else []), key=lambda r: r.name)
-    return {"run_set.warmup": _warmup(b, runs), "run_set.gaps": _gaps(runs), "run_set.fs_separation": _fs(runs, b.division),
-            "run_set.code_image": _code(runs), "run_set.hosts": _hosts(runs)}
+    """The benchmark facts of our evidence rules (rules/v3.0/common.yaml)."""
+    runs = _runs(b)
+    return {"run_set.fs_separation": _fs(runs, b.division), "run_set.code_image": _code(runs)}
+
+
+def more(b) -> dict:
+    """What our evidence adds to the reference leaves' rules' benchmark facts (judge(..., more=))."""
+    runs = _runs(b)
+    return {"series.order": _warmup(b, runs), "series.other_host": _hosts(runs)}
 
 
 def _time(run, key: str) -> datetime | None:
@@ -59,20 +69,6 @@ def _warmup(b, runs: list) -> list:
                             f"after {a.name}'s start ({ta.isoformat()}): leaves sort as their runs ran"))
     return out
 
-
-def _gaps(runs: list) -> list:
-    out = []
-    for a, c in zip(runs, runs[1:]):
-        start, end, nxt = _time(a, "start"), _time(a, "end"), _time(c, "start")
-        if None in (start, end, nxt):
-            out.append(Item("no start or end", a.path / "summary.json", "start, end", "the run's start and end"))
-            continue
-        gap_s, run_s = (nxt - end).total_seconds(), (end - start).total_seconds()
-        if gap_s > max(run_s, GAP_FLOOR_S):
-            out.append(Item(f"{gap_s:.0f} s", c.path / "summary.json", "start",
-                            f"at most {max(run_s, GAP_FLOOR_S):.0f} s after {a.name}'s end (the run's own "
-                            f"duration, or {GAP_FLOOR_S:.0f} s of set-up)"))
-    return out
 
 
 def _json(path: Path, root: Path):

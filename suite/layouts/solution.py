@@ -1,4 +1,4 @@
-"""The published MLPerf Storage v3.0 figures, as the round's report generator computes them
+"""A published v3.0 system description's columns (and the mean the kinds' figures share), as the round's report generator computes them
 (mlcommons/storage, Rules.md 3.3.8, 4.3.6 and the results-table columns; facts, not code).
 
 - training (3.3.8): over the five measured runs (the warm-up, the lexically earliest run
@@ -23,42 +23,9 @@ from suite.numbers import is_number
 GIB_PER_MIB = 1 / 1024
 
 
-def _mean(values):
+def mean(values):
     vals = [v for v in values if is_number(v)]
     return fmean(vals) if vals and len(vals) == len(values) else None
-
-
-def training(metrics: list[dict]) -> dict:
-    """The published training figures from the measured runs' summary `metric` blocks."""
-    io = [m.get("train_io_mean_MB_per_second") for m in metrics]
-    mib = _mean(io)
-    return {
-        "runs": len(metrics),
-        "read_gib_s": None if mib is None else mib * GIB_PER_MIB,
-        "read_mib_s": mib,
-        "samples_per_s": _mean([m.get("train_throughput_mean_samples_per_second") for m in metrics]),
-        "au_pct": _mean([_au(m) for m in metrics]),
-    }
-
-
-def _au(metric: dict):
-    """A run's AU mean re-derived from its per-epoch AU (DLIO's train_au_percentage); the recorded
-    mean only where no per-epoch figures are (the checker's 3.3.2-trainingAuRederived says so)."""
-    epochs = metric.get("train_au_percentage")
-    if isinstance(epochs, list) and epochs and all(is_number(v) for v in epochs):
-        return fmean(epochs)
-    return metric.get("train_au_mean_percentage")
-
-
-def checkpointing(writes: list[dict], reads: list[dict]) -> dict:
-    """The published checkpointing figures from the write and read invocations' `metric` blocks."""
-    return {
-        "write_gib_s": _mean([m.get("save_checkpoint_io_mean_GB_per_second") for m in writes]) if writes else None,
-        "read_gib_s": _mean([m.get("load_checkpoint_io_mean_GB_per_second") for m in reads]) if reads else None,
-        "write_duration_s": _mean([m.get("save_checkpoint_duration_mean_seconds") for m in writes]) if writes else None,
-        "read_duration_s": _mean([m.get("load_checkpoint_duration_mean_seconds") for m in reads]) if reads else None,
-        "checkpoint_size_gib": _mean([m.get("checkpoint_size_GB") for m in writes + reads]) if writes + reads else None,
-    }
 
 
 def _int(x) -> int:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from statistics import fmean
 
-from suite.published.derive import _number, _param
+from suite.training.reference.derive import _number, _param
 from suite.rules.ops import Item
 
 MIB = 1 << 20

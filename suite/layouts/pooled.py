@@ -1,4 +1,4 @@
-"""The model of a published MLPerf Storage v3.0 tree, read once (suite.published.leaf for each file).
+"""The model of a published MLPerf Storage v3.0 tree, read once (suite.layouts.leaf_files for each file).
 
     <root>/{closed,open}/<Org>/results/<system>/{training,checkpointing,kv_cache,vector_database}/...
     <root>/{closed,open}/<Org>/systems/<system>.{yaml,pdf}
@@ -21,11 +21,12 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.published import leaf as v3load
+from suite.layouts import leaf_files as v3load
 from suite.layouts import leaves as layout_leaves
 from suite.layouts import walk
 from suite.harness import leafstamp
-from suite.errors import ResultError
+from suite import files
+from suite.errors import ResultError, SuiteError
 
 DIVISIONS = ("closed", "open")
 BENCHMARKS = ("training", "checkpointing", "kv_cache", "vector_database")
@@ -33,6 +34,11 @@ PHASES = ("datagen", "datasize", "run")
 MAX_ENTRIES = 20_000          # per directory
 MAX_UP = 12                   # levels climbed from PATH to find the tree's root
 REQUIRED_LEAF = ("summary.json",)
+
+# The kinds' judgements of a benchmark node of reference leaves, by the benchmark folder's name
+# ("training", "checkpointing"): filled by suite.kinds.registry from each kind's `reference_judge`
+# (the layout names no kind; a node no kind judges is listed, not checked).
+JUDGES: dict = {}
 
 
 @dataclass
@@ -348,9 +354,20 @@ def _recorded_division(benchmarks: list) -> str:
     for b in benchmarks:
         for x in b.runs + b.datasize + b.datagen if isinstance(b, Training) else b.leaves:
             said = layout_leaves.recorded_division({"result_dir": x.meta.result_dir}) if x.meta is not None else None
+            said = said or _our_division(x.path)
             if said is not None:
                 return said
     return "closed"
+
+
+def _our_division(leaf: Path) -> str | None:
+    """The division our own run recorded in its results.json (`suite run --division`), if it is ours."""
+    try:
+        doc = files.load_json(leaf / "results.json", limit=1 << 20, root=leaf)
+    except (SuiteError, OSError, ValueError):
+        return None
+    said = doc.get("division") if isinstance(doc, dict) else None
+    return said if said in DIVISIONS else None
 
 
 def _training_node(node, tree: Tree) -> Training:

@@ -11,7 +11,7 @@ storage must itemize `product_nodes` with PSU power; the itemized rack units mus
 from __future__ import annotations
 
 from suite.numbers import is_number
-from suite.published import figures as v3figures
+from suite.layouts import solution as v3figures
 
 AVAILABILITY = ("available", "preview", "RDI")
 STORAGE_LOCATION = ("remote", "local", "remote_and_local")

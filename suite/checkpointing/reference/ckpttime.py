@@ -2,7 +2,7 @@
 and to each other (issue 46, class 1):
 
 - `bandwidth`: the claimed GiB/s (summary.json metric, or what <r>_per_epoch_stats.json re-derives) is the
-  checkpoint's bytes (the model's layout, suite.published.ckptsize) over its mean duration, within
+  checkpoint's bytes (the model's layout, suite.checkpointing.reference.ckptsize) over its mean duration, within
   `checkpoint_bandwidth_rel_tolerance` (DLIO's mean of per-checkpoint GiB/s exceeds size / mean duration by
   about the durations' squared coefficient of variation: 0.27 % on the published Alluxio write);
 - `timing`: the checkpoints (their count from the metadata, their mean duration) and the configured pause
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import ResultError
-from suite.published import ckptsize
+from suite.checkpointing.reference import ckptsize as ckptsize
 from suite.rules.ops import Item
 
 GIB = 1 << 30
