@@ -156,6 +156,8 @@ def results_under(path: Path) -> Found:
             continue
         if kind is KINDS[0]:                       # run output: another kind's leaf by its own test first
             kind = next((k for k in reversed(KINDS[1:]) if k.recognises(d)), kind)
+        elif "results.json" in names:
+            _one_claim(d, kind)
         found.by_kind[kind.name].append(d)
         if kind is not KINDS[0]:
             claimed.append(d)
@@ -165,6 +167,26 @@ def results_under(path: Path) -> Found:
         if not any(c == d or c in d.parents for c in claimed):
             found.unclassified += [(d / n, why) for n in names if (why := _foreign(d / n))]
     return found
+
+
+RECORD_BYTES = 1 << 20
+
+
+def _one_claim(d: Path, kind: Kind) -> None:
+    """A directory claimed by `kind`'s result file whose own run record (our results.json, naming its
+    workload) is another kind's: two claims, neither more specific (a stray result file in a run would
+    otherwise hide the run): a one-line error naming both, exit 2."""
+    try:
+        doc = files.load_json(d / "results.json", limit=RECORD_BYTES, error=ResultError)
+    except (ResultError, OSError, RecursionError, ValueError):
+        return
+    name = doc.get("workload") if isinstance(doc, dict) else None
+    paths = workloads.paths() if isinstance(name, str) else {}
+    own = workloads.benchmark_of(paths[name]) if name in paths else None
+    if own is not None and own != kind.name:
+        marks = ", ".join(sorted(n for n in os.listdir(d) if _marks({n}, kind.result_files)))[:120]
+        raise ResultError(expected_got(d, "(results)", "one kind's results in one directory",
+                                       f"a {own} run (results.json workload {name!r}) and {kind.name}'s {marks}"))
 
 
 def _marks(names: set, patterns) -> bool:

@@ -28,6 +28,7 @@ _RANK = {"": 2, "valid": 0, "closed": 0, "open": 1, "invalid": 2}   # a kind tha
 def check(path: Path, args) -> Checked:
     path = Path(path)
     kind = registry.for_result(path)           # the existing refusal for a path that is not there
+    kind = next((k for k in registry.KINDS if _tree_level(k, path)), kind)
     if kind.defers_check is not None and kind.defers_check(path, args):
         return registry.KINDS[0].check(path, args)   # e.g. a v3.0 tree held to another round: the storage checker's
     if kind.whole_tree:                        # a published v3.0 tree: the kind walks it and hands over the rest
@@ -49,6 +50,20 @@ def check(path: Path, args) -> Checked:
 
 
 WHOLE_TREE_DIRS = ("closed", "open")     # what a published tree's own walk reads (with its code pools)
+
+
+def _tree_level(kind: Kind, path: Path) -> bool:
+    """PATH is a published tree, a division or an organisation of one: the layout's, whatever kinds' results
+    lie below (its system descriptions and code pool are checked even where one kind's results are all
+    there is); a system, benchmark or leaf inside it is its kind's, as anywhere."""
+    if not kind.whole_tree or kind.check_reads is None or not path.is_dir() or not kind.recognises(path):
+        return False
+    root = Path(os.path.realpath(kind.check_reads(path)[0]))
+    try:
+        rel = Path(os.path.realpath(path)).relative_to(root).parts
+    except ValueError:
+        return False
+    return not rel or (rel[0] in WHOLE_TREE_DIRS and len(rel) <= 2)
 
 
 def _beside(path: Path, args) -> list:
