@@ -36,6 +36,8 @@ def _load(module: str) -> Kind:
         workloads.add_dir(kind.workload_dir)
     if kind.reference_judge is not None:            # the layouts hand it its nodes of reference leaves
         pooled.JUDGES[kind.name] = kind.reference_judge
+    if not kind.whole_tree:                         # a folder named for it marks a pooled tree
+        pooled.KIND_FOLDERS.add(kind.name)
     return kind
 
 
@@ -51,12 +53,15 @@ def register(kind: Kind) -> None:
         workloads.add_dir(kind.workload_dir)
     if kind.reference_judge is not None:
         pooled.JUDGES[kind.name] = kind.reference_judge
+    if not kind.whole_tree:
+        pooled.KIND_FOLDERS.add(kind.name)
 
 
 def unregister(name: str) -> None:
     kind = get(name)
     KINDS.remove(kind)
     pooled.JUDGES.pop(kind.name, None)
+    pooled.KIND_FOLDERS.discard(kind.name)
     if kind.workload_dir is not None:
         workloads.remove_dir(kind.workload_dir)
 

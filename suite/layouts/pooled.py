@@ -29,7 +29,8 @@ from suite import files
 from suite.errors import ResultError, SuiteError
 
 DIVISIONS = ("closed", "open")
-BENCHMARKS = ("training", "checkpointing", "kv_cache", "vector_database")
+BENCHMARKS = ("training", "checkpointing", "kv_cache", "vector_database")   # the published v3.0 benchmark folders
+KIND_FOLDERS: set = set()     # every registered kind's name (suite.kinds.registry): its folder marks a tree too
 PHASES = ("datagen", "datasize", "run")
 MAX_ENTRIES = 20_000          # per directory
 MAX_UP = 12                   # levels climbed from PATH to find the tree's root
@@ -173,7 +174,7 @@ def is_tree_root(d: Path) -> bool:
                 return True
             res = p / org / "results"
             for system in _names(res, dirs=True)[:20]:
-                if any(b in BENCHMARKS for b in _names(res / system, dirs=True)):
+                if any(b in BENCHMARKS or b in KIND_FOLDERS for b in _names(res / system, dirs=True)):
                     return True
     return False
 

@@ -103,3 +103,24 @@ def test_without_its_line_the_kind_does_not_exist(tmp_path):
     shutil.copytree(paths.TESTS / "kinds" / "toyio", tmp_path / "suite" / "toyio")
     code, out, err = _suite(tmp_path, "run", "--workload", "toyio-mini", "--results-dir", tmp_path / "R")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "toyio-mini" in err
+
+
+def test_its_leaves_are_judged_alike_in_a_results_dir_alone_and_in_a_pooled_tree(copy, tmp_path):
+    """One judgement wherever a result sits (issue 44), for a kind the suite never heard of: the same
+    forged leaf where it was written, copied alone into another results dir, and inside a pooled v3.0 tree
+    (closed/<Org>/results/<system>/toyio/), with no edit outside its folder; the tree adds only its own
+    finding (the system description it lacks)."""
+    r = tmp_path / "R"
+    assert _suite(copy, "run", "--workload", "toyio-mini", "--toyio-files", 2, "--results-dir", r)[0] == 0
+    (leaf,) = (r / "toyio").iterdir()
+    doc = json.loads((leaf / "toyio_result.json").read_text())
+    doc["throughput_mib_s"] *= 10
+    (leaf / "toyio_result.json").write_text(json.dumps(doc))
+    alone = tmp_path / "A"
+    shutil.copytree(leaf, alone / "toyio" / leaf.name)
+    tree = tmp_path / "T"
+    shutil.copytree(leaf, tree / "closed" / "ACME" / "results" / "box1" / "toyio" / leaf.name)
+    for where in (r, alone, tree):
+        code, out, err = _suite(copy, "check", where, "--format", "json")
+        assert code == 1 and "toyio-rederived" in out, (where, out, err)
+        assert ("2.1.7-systemDescriptionPresent" in out) == (where == tree), (where, out)
