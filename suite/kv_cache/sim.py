@@ -92,8 +92,9 @@ def user(uid: int, doc: dict, params, cache, sem, entry_bytes, t0: float, stop: 
             for key in earlier:
                 storage += cache.read(key) or 0.0
             key = f"{conv}_turn_{turn}"
+            due = time.perf_counter()           # the write's queueing starts here: the allocation slot
             with sem:
-                wrote = cache.allocate(key, entry_bytes(context), chunk)
+                wrote = cache.allocate(key, entry_bytes(context), chunk, due)
             prefill = wrote or 0.0
             storage += prefill
             phase = "prefill" if context >= req["prefill_only_from_tokens"] else "prefill_decode"

@@ -62,8 +62,8 @@ def test_closed_run_layout_and_verdict(closed_leaf):
         assert f"kvcache_opt{o}_trial0_{leaf.name}.stdout.log" in names
         assert f"kvcache_opt{o}_trial0_{leaf.name}.stderr.log" in names
         for r in (0, 1):
-            assert [p.name for p in (leaf / f"option_{o}" / "trial_0" / f"rank_{r}").iterdir()] == \
-                [f"kvcache_results_{leaf.name}.json"]
+            assert sorted(p.name for p in (leaf / f"option_{o}" / "trial_0" / f"rank_{r}").iterdir()) == \
+                [f"kvcache_requests_{leaf.name}.csv", f"kvcache_results_{leaf.name}.json"]
     meta = files.load_json(leaf / f"kv_cache_{leaf.name}_metadata.json")
     cmds = [c["command"] for c in meta["command_output_files"]]
     assert len(cmds) == 3 and all("-n 2" in c for c in cmds)
