@@ -97,8 +97,9 @@ def said(o: str, d: dict) -> list[str]:
     """Text lines of one option's break-even, one per model."""
     if not d["reads"]:
         return [f"  option {o}: no storage read recorded: no break-even"]
-    lines = [f"  option {o} ({d['reads']} storage reads): read = {d['read_fixed_s'] * 1000:.3f} ms + "
-             f"{1 / d['read_s_per_byte'] / 2**30 if d['read_s_per_byte'] else float('inf'):.3f} GiB/s"
+    rate = 1 / d["read_s_per_byte"] / 2**30 if d["read_s_per_byte"] else float("inf")
+    lines = [f"  option {o} ({d['reads']} storage reads): a read takes {d['read_fixed_s'] * 1000:.3f} ms fixed + its "
+             f"bytes at {rate:.3f} GiB/s"
              + (f"; mean {d['read_s_per_token_mean'] * 1e6:.2f} us per cached token of {d['model']}"
                 if d.get("read_s_per_token_mean") is not None else "")]
     for name, m in d["models"].items():

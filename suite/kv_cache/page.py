@@ -153,7 +153,26 @@ def build(doc: dict):
         plots.blocks.append(Image("kvcache-occupancy", occupancy(doc["occupancy"]), "tier occupancy over time"))
     return content.Page(title=headline(f"kv_cache (MLPerf Storage {doc['ruleset']})", doc["labels"]), subtitle=doc["path"], sections=[head, table, plots],
                         labels=tuple(doc["labels"]),
-                        tables={"kvcache_options": (EXPORT, export_rows(doc))})
+                        tables={"kvcache_options": (EXPORT, export_rows(doc)),
+                                **({"kvcache_p95_split": (SPLIT_EXPORT, split_export(doc)),
+                                    "kvcache_break_even": (BREAK_EXPORT, break_export(doc))} if doc.get("p95_split") else {})})
+
+
+SPLIT_EXPORT = ["option", "where", "requests", "total_p95_ms", "device_p95_ms", "queue_p95_ms", "device_share", "queue_share"]
+BREAK_EXPORT = ["option", "model", "own_model", "bytes_per_token", "read_fixed_s", "read_s_per_token", "prefill_s_per_token",
+                "prefill_s_per_token_squared", "read_beats_recompute_from_tokens"]
+
+
+def split_export(doc: dict) -> list[dict]:
+    return [{"option": int(o), "where": where, **{k: s[k] for k in SPLIT_EXPORT[2:]}}
+            for o, d in sorted(doc.get("p95_split", {}).items())
+            for where, s in [("all", d["overall"]), *sorted(d["ranks"].items())]]
+
+
+def break_export(doc: dict) -> list[dict]:
+    return [{"option": int(o), "model": name, "read_fixed_s": d["read_fixed_s"],
+             **{k: m[k] for k in BREAK_EXPORT if k in m}} for o, d in sorted(doc.get("break_even", {}).items())
+            for name, m in d["models"].items()]
 
 
 EXPORT = ["option", *(k for k in ("aggregated_avg_throughput_tokens_per_sec", "aggregated_read_bandwidth_gbps",

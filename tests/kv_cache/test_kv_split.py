@@ -142,6 +142,9 @@ def test_break_even_for_every_model(leaf, run_cli, tmp_path):
     assert code == 0, err
     assert "P95 device ms" in html and "reading beats recomputing from (tokens)" in html
     assert all(name in html for name in doc["models"])
+    exported = (tmp_path / "rep" / "kvcache_break_even.csv").read_text().splitlines()
+    assert len(exported) == 1 + len(doc["models"]) and exported[0].startswith("option,model,own_model")
+    assert (tmp_path / "rep" / "kvcache_p95_split.csv").read_text().count("\n") == 1 + 1 + 2   # header, all, 2 ranks
 
 
 def test_break_even_arithmetic():
