@@ -22,6 +22,7 @@ from suite import files
 from suite.errors import RunError
 from suite.kv_cache import requests, stats, trace
 from suite.kv_cache.model import GIB, Params
+from suite.kv_cache.tier import clear_entries
 
 STORAGE_FREE_FRACTION = 0.95
 
@@ -54,19 +55,6 @@ def params_of(a) -> Params:
                   cpu_mem_gb=a.cpu_mem_gb, max_concurrent_allocs=a.max_concurrent_allocs, seed_base=a.seed_base,
                   generation_mode=a.generation_mode, storage_capacity_gb=a.storage_capacity_gb,
                   token_bytes_divisor=a.token_bytes_divisor)
-
-
-def clear_entries(backend) -> None:
-    """The rank's cache dir without entry files (the reference deletes its *.npy on start)."""
-    from suite.kv_cache.tier import SUFFIX
-
-    try:
-        entries = backend.list("", recursive=False)
-    except FileNotFoundError:
-        return
-    for e in entries:
-        if e.size_bytes >= 0 and e.name.endswith(SUFFIX):
-            backend.remove(e.name)
 
 
 def host_ranks(comm) -> int:

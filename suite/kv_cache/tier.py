@@ -162,6 +162,17 @@ class StorageTier:
         return time.perf_counter() - t0
 
 
+def clear_entries(backend) -> None:
+    """The rank's cache dir without entry files (the reference deletes its *.npy on start)."""
+    try:
+        entries = backend.list("", recursive=False)
+    except FileNotFoundError:
+        return
+    for e in entries:
+        if e.size_bytes >= 0 and e.name.endswith(SUFFIX):
+            backend.remove(e.name)
+
+
 def drop_pages(handle) -> None:
     """posix_fadvise(DONTNEED) on a POSIX handle (its key is the fd): the read comes from the device."""
     fd = getattr(handle, "fd", None)

@@ -140,8 +140,7 @@ def replay_rank(rows: list[tuple], cache_dir: Path, seed: int, t0: float, out: l
     """One rank's rows of one trial, in order, against <cache_dir>/rank_<R>/ (see the module's doc)."""
     import numpy as np
 
-    from suite.kv_cache.rank import clear_entries
-    from suite.kv_cache.tier import WRITE_CHUNK, MemoryTier, Pattern, StorageTier
+    from suite.kv_cache.tier import WRITE_CHUNK, MemoryTier, Pattern, StorageTier, clear_entries
     from suite.storage.backend.select import backend_for
 
     option, trial, rank = rows[0][:3]
