@@ -34,6 +34,7 @@ class Cache:
         self.t0 = t0
         self.hits = self.misses = 0
         self.refused = 0
+        self.pending: dict = {}      # user -> when its prefill write became due, while it waits for a slot
 
     def _record(self, kind, tier, nbytes, times, eviction, key, issued, ready) -> None:
         """One operation: issued and ready are perf_counter readings (its issue; when it became due)."""

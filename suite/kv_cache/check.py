@@ -251,6 +251,7 @@ def metrics(path: Path, ruleset: str | None = None) -> dict:
             "options": a["derived"], "claimed": claimed, "rederived": a["statements"] + a["rank_statements"],
             "rank_files": len(lf.ranks), "expected_ranks": expected_ranks(lf),
             "latencies_s": latencies, "occupancy": timelines, "p95_split": recorded.option_splits(lf),
+            "queued_at_end": recorded.queued_at_end(lf),
             "break_even": break_even(lf)}
 
 

@@ -50,22 +50,28 @@ def claimed_rows(doc: dict) -> list:
 
 
 SPLIT_HEADER = ["option", "where", "storage requests", "P95 total ms", "P95 device ms", "P95 queue ms",
-                "device share", "queue share"]
+                "device share", "queue share", "still queued at the end (longest wait s)"]
 SPLIT_NOTE = ("Per storage request (one operation on the storage tier): total = queue + device, where queue is its "
               "wait before it was issued (an allocation slot, the evictions before it) and device its own service "
               "time from issue to completion; each column is the P95 of its own series, so the P95s do not add; the "
-              "shares are of the summed total. From the per-request records (kvcache_requests_*.csv).")
+              "shares are of the summed total. From the per-request records (kvcache_requests_*.csv). Prefill "
+              "writes still waiting for an allocation slot when the trial ended were never issued: counted apart.")
 BREAK_HEADER = ["option", "model", "read us/token", "prefill us/token", "reading beats recomputing from (tokens)",
                 "at 8,192 tokens: read s", "recompute s", "faster"]
 MAX_RANK_ROWS = 24
 
 
 def split_rows(doc: dict) -> list:
-    out = []
+    out, queued = [], doc.get("queued_at_end", {})
     for o, d in sorted(doc.get("p95_split", {}).items()):
+        mine = [q for k, q in queued.items() if k.startswith(f"option_{o}/")]
+        every = (f"{sum(q['count'] for q in mine)} ({fmt(max(q['max_wait_s'] for q in mine), 3)})" if mine else "")
         for where, s in [("all ranks and trials", d["overall"]), *sorted(d["ranks"].items())[:MAX_RANK_ROWS]]:
+            q = queued.get(where)
             out.append([name(doc, o), where, s["requests"], fmt(s["total_p95_ms"], 3), fmt(s["device_p95_ms"], 3),
-                        fmt(s["queue_p95_ms"], 3), fmt(s["device_share"], 3), fmt(s["queue_share"], 3)])
+                        fmt(s["queue_p95_ms"], 3), fmt(s["device_share"], 3), fmt(s["queue_share"], 3),
+                        every if q is None and where.startswith("all") else
+                        f"{q['count']} ({fmt(q['max_wait_s'], 3)})" if q else ""])
     return out
 
 

@@ -100,3 +100,18 @@ def facts(lf, recs: dict | None = None) -> dict:
             mismatches += _compare(got, splits[o]["overall"], field, lf.path / (lf.summary_name or "summary.json"))
     return {"kvcache.request_split_mismatches": mismatches[:MAX_LISTED * 4],
             "kvcache.request_records_problems": problems[:MAX_LISTED * 4]}
+
+
+def queued_at_end(lf) -> dict:
+    """{option_<O>/trial_<T>/rank_<R>: {count, max_wait_s}}: the prefill writes each rank says were still
+    waiting for an allocation slot when its trial ended (never issued: in no record; a rank's own count)."""
+    from suite.kv_cache.leaf import number
+
+    out = {}
+    for (o, t, r), (path, doc) in sorted(lf.ranks.items()):
+        s = doc.get("suite_figures")
+        q = s.get("requests_queued_at_end") if isinstance(s, dict) else None
+        if isinstance(q, dict):
+            out[f"option_{o}/trial_{t}/rank_{r}"] = {"count": int(number(q, ("count",), path)),
+                                                     "max_wait_s": number(q, ("max_wait_s",), path)}
+    return out

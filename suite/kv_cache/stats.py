@@ -9,7 +9,9 @@ storage_io_latency_ms and cache_stats), plus `suite_figures`: what the reference
   (evictions included) over the trial's wall time;
 - tier_occupancy: each tier's bytes and entries over time;
 - request_split: the P95 of each storage request's total, device and queueing time and the device and
-  queue shares (suite.kv_cache.requests), from the rows of kvcache_requests_<ts>.csv beside the file.
+  queue shares (suite.kv_cache.requests), from the rows of kvcache_requests_<ts>.csv beside the file;
+- requests_queued_at_end: prefill writes still waiting for an allocation slot when the trial ended
+  (never issued, so in no record), how many and the longest wait.
 """
 
 from __future__ import annotations
@@ -95,6 +97,8 @@ def rank_doc(run, cache, params, seed: int, rank: int, miniature: bool, records:
         "elapsed_s": elapsed, "allocations_refused": cache.refused, "tier_capacity_bytes": dict(cache.capacity), "tier_occupancy": run.timeline,
         "request_split": {**requests.split(list(records[0])), "storage_requests": records[1],
                           "records_kept": len(records[0]), "records_file": records_file},
+        "requests_queued_at_end": {"count": len(run.queued_at_end_s),
+                                   "max_wait_s": round(max(run.queued_at_end_s, default=0.0), 6)},
         "device_read_latencies_s": [round(o.device_s, 6) for o in reads][:200000],
         "device_write_latencies_s": [round(o.device_s, 6) for o in writes][:200000],
     }

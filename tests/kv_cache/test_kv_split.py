@@ -67,6 +67,8 @@ def test_every_request_is_recorded_and_adds_up(leaf):
             sorted(doc["suite_figures"]["device_read_latencies_s"]), abs=2e-6)
         assert split["device_p95_ms"] <= split["total_p95_ms"] + 1e-9
         assert split["device_share"] + split["queue_share"] == pytest.approx(1.0, abs=1e-3)
+        queued = doc["suite_figures"]["requests_queued_at_end"]
+        assert queued["count"] >= 0 and queued["max_wait_s"] >= 0 and (queued["count"] > 0 or queued["max_wait_s"] == 0)
 
 
 def test_check_rederives_the_split(leaf, run_cli):
@@ -74,7 +76,7 @@ def test_check_rederives_the_split(leaf, run_cli):
     assert code == 0, err
     doc = json.loads(out)
     split = doc["p95_split"]["1"]
-    assert sorted(split["ranks"]) == ["option_1/trial_0/rank_0", "option_1/trial_0/rank_1"]
+    assert sorted(split["ranks"]) == ["option_1/trial_0/rank_0", "option_1/trial_0/rank_1"] == sorted(doc["queued_at_end"])
     pooled = requests.load(_records(leaf, 0)) + requests.load(_records(leaf, 1))
     assert split["overall"] == requests.split(pooled)
     summary = files.load_json(leaf / "summary.json")
