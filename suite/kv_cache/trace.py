@@ -36,6 +36,7 @@ MAX_ROWS = 5_000_000
 MAX_BYTES = 512 << 20
 MAX_ENTRY_BYTES = 1 << 44
 MAX_RANK = 100_000
+MAX_REPLAY_RANKS = 1024
 
 
 def rows_of(ops: list, option: int, trial: int, rank: int) -> list[tuple]:
@@ -173,7 +174,10 @@ def replay(rows: list[tuple], cache_dir: Path, seed_base: int = 42) -> tuple[lis
         groups.setdefault(r[:2], {}).setdefault(r[2], []).append(r)
     made: list = []
     start = time.perf_counter()
-    for (_o, _t), ranks in groups.items():
+    for (o, t), ranks in groups.items():
+        if len(ranks) > MAX_REPLAY_RANKS:
+            raise SuiteError(f"--replay: option {o} trial {t}: ranks: expected at most {MAX_REPLAY_RANKS} (one thread "
+                             f"each), got {len(ranks)}")
         outs = {rank: [] for rank in ranks}
         errors: list = []
         t0 = time.perf_counter()

@@ -111,6 +111,10 @@ def test_refusals(run_cli, tmp_path):
     assert code == 2 and "header: expected option,trial,rank,time_s,op,key,bytes,tier" in err
     code, _, err = run_cli("run", "--workload", "unet3d", "--io-trace", tmp_path / "t2.csv", "--data-dir", tmp_path)
     assert code == 2 and "--io-trace" in err
+    many = tmp_path / "many.csv"          # a thread per rank: a trace of more ranks than that is refused, nothing made
+    many.write_text(trace.csv_text([(1, 0, r, 0.0, "delete", "k", 0, "storage") for r in range(trace.MAX_REPLAY_RANKS + 1)]))
+    code, _, err = run_cli("run", "--workload", "kv-cache", "--replay", many, "--cache-dir", tmp_path / "c2")
+    assert code == 2 and f"expected at most {trace.MAX_REPLAY_RANKS}" in err and not list((tmp_path / "c2").glob("rank_*"))
 
 
 trace_row = st.tuples(st.integers(0, 99), st.integers(0, 9999), st.integers(0, trace.MAX_RANK),
