@@ -34,15 +34,19 @@ class Cache:
         self.t0 = t0
         self.hits = self.misses = 0
         self.refused = 0
+        self.pending: dict = {}      # user -> when its prefill write became due, while it waits for a slot
 
-    def _record(self, kind, tier, nbytes, times, eviction=False) -> None:
-        self.ops.append(Op(kind, tier, nbytes, times[0], times[1], time.perf_counter() - self.t0, eviction))
+    def _record(self, kind, tier, nbytes, times, eviction, key, issued, ready) -> None:
+        """One operation: issued and ready are perf_counter readings (its issue; when it became due)."""
+        self.ops.append(Op(kind, tier, nbytes, times[0], times[1], time.perf_counter() - self.t0, eviction, key,
+                           issued - self.t0, max(0.0, issued - ready)))
 
-    def allocate(self, key: str, nbytes: int, chunk) -> float | None:
-        """Place a new entry, evicting as needed: the write's total_s (None: no tier can hold it)."""
-        return self._place(key, nbytes, 0, chunk, eviction=False)
+    def allocate(self, key: str, nbytes: int, chunk, ready: float | None = None) -> float | None:
+        """Place a new entry, evicting as needed: the write's total_s (None: no tier can hold it). `ready`:
+        when the write became due (before the caller waited for an allocation slot), else now."""
+        return self._place(key, nbytes, 0, chunk, False, time.perf_counter() if ready is None else ready)
 
-    def _place(self, key: str, nbytes: int, first: int, chunk, eviction: bool) -> float | None:
+    def _place(self, key: str, nbytes: int, first: int, chunk, eviction: bool, ready: float) -> float | None:
         with self.lock:
             found = self._choose(key, nbytes, first)
             if found is None:
@@ -51,6 +55,7 @@ class Cache:
             index, victims = found
         tier = self.tiers[index]
         self._evict(victims, index, chunk)
+        issued = time.perf_counter()
         try:
             times = tier.write(key, nbytes, chunk)
         except BaseException:
@@ -59,7 +64,7 @@ class Cache:
         with self.lock:
             if key in self.lru[tier.name]:
                 self.where[key] = tier.name
-        self._record("evict_write" if eviction else "write", tier.name, nbytes, times, eviction)
+        self._record("evict_write" if eviction else "write", tier.name, nbytes, times, eviction, key, issued, ready)
         return times[0]
 
     def _choose(self, key: str, nbytes: int, first: int):
@@ -85,17 +90,19 @@ class Cache:
         return None
 
     def _evict(self, victims: list, index: int, chunk) -> None:
-        """Demote each victim to the next tier (terminal: delete its file)."""
+        """Demote each victim to the next tier (terminal: delete its file); each due when the eviction began."""
+        due = time.perf_counter()
         for vkey, vbytes, i in victims:
             tier = self.tiers[i]
             if i + 1 < len(self.tiers):
-                self._place(vkey, vbytes, i + 1, chunk, eviction=True)
+                self._place(vkey, vbytes, i + 1, chunk, True, due)
             else:
                 with self.lock:
                     if self.where.get(vkey) == tier.name:
                         del self.where[vkey]
+                issued = time.perf_counter()
                 took = tier.delete(vkey)
-                self._record("delete", tier.name, 0, (took, took), True)
+                self._record("delete", tier.name, 0, (took, took), True, vkey, issued, due)
 
     def _forget(self, key: str, name: str) -> None:
         with self.lock:
@@ -105,6 +112,7 @@ class Cache:
 
     def read(self, key: str) -> float | None:
         """Read the entry whole from its tier: total_s, or None on a miss (never written, or evicted)."""
+        ready = time.perf_counter()
         with self.lock:
             name = self.where.get(key)
             if name is None:
@@ -114,6 +122,7 @@ class Cache:
                 self.lru[name].move_to_end(key)
             nbytes = self.size[key]
         tier = next(t for t in self.tiers if t.name == name)
+        issued = time.perf_counter()
         try:
             times = tier.read(key, nbytes)
         except FileNotFoundError:
@@ -122,7 +131,7 @@ class Cache:
             return None
         with self.lock:
             self.hits += 1
-        self._record("read", name, nbytes, times)
+        self._record("read", name, nbytes, times, False, key, issued, ready)
         return times[0]
 
     def occupancy(self) -> dict:

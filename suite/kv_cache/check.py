@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from suite.check import hostcpu, hostrun
-from suite.kv_cache import evidence, figures
+from suite.kv_cache import evidence, figures, recorded
 
 from suite.kv_cache import leaf as kvleaf
 
@@ -174,6 +174,7 @@ def facts(lf: kvleaf.Leaf) -> tuple[dict, dict, list]:
     out = {"kvcache.division": div, **command_facts(lf, doc, div), **rank_facts(lf, derived, n, failures)}
     complete = {o for o, d in derived.items() if not d["missing_files"] and any(k[0] == int(o) for k in lf.ranks)}
     out["kvcache.summary_problems"], statements = summary_problems(lf, derived, complete)
+    out.update(recorded.facts(lf))           # the P95 split against the per-request records
     failed_options(derived, failures)
     if lf.summary_name is not None:
         out["kvcache.summary_name"] = lf.summary_name
@@ -249,7 +250,26 @@ def metrics(path: Path, ruleset: str | None = None) -> dict:
             "verdict_line": voice(a).line(), "labels": list(voice(a).labels()),
             "options": a["derived"], "claimed": claimed, "rederived": a["statements"] + a["rank_statements"],
             "rank_files": len(lf.ranks), "expected_ranks": expected_ranks(lf),
-            "latencies_s": latencies, "occupancy": timelines}
+            "latencies_s": latencies, "occupancy": timelines, "p95_split": recorded.option_splits(lf),
+            "queued_at_end": recorded.queued_at_end(lf),
+            "break_even": break_even(lf)}
+
+
+def break_even(lf: kvleaf.Leaf) -> dict:
+    """{option: suite.kv_cache.breakeven.option} from each option's per-request records (ours; a
+    published leaf has none: {}), the option's model and token-bytes divisor from its rank files."""
+    from suite.kv_cache import breakeven
+
+    doc, pooled, own = model.load(), {}, {}
+    for (o, _t, _r), rs in sorted(recorded.rows(lf).items()):
+        pooled.setdefault(str(o), []).extend(rs)
+    for (o, _t, _r), (_p, d) in sorted(lf.ranks.items()):
+        params = (d.get("suite_figures") or {}).get("params") if isinstance(d.get("suite_figures"), dict) else None
+        if isinstance(params, dict) and str(o) not in own:
+            div = params.get("token_bytes_divisor")
+            own[str(o)] = (params.get("model") if params.get("model") in doc["models"] else None,
+                           div if isinstance(div, int) and not isinstance(div, bool) and 1 <= div <= 1 << 20 else 1)
+    return {o: breakeven.option(rows, doc, *own.get(o, (None, 1))) for o, rows in pooled.items()}
 
 
 def voice(a: dict):

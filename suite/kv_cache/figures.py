@@ -13,8 +13,10 @@ storage_latencies (s) x 1000. `rederive_rank` checks those against the rank's ow
 
 The suite's figures (named apart): device_read_p95_ms / device_write_p95_ms (max over ranks and
 trials of the per-operation P95, eviction I/O included; Rules 6.3.4.3's aggregated_device_*), and
-read/write GiB per wall second with eviction bytes (means over trials of sums over ranks); present
-only where the ranks carry suite_figures (ours).
+read/write GiB per wall second with eviction bytes (means over trials of sums over ranks); the P95
+split of every storage request of the option's ranks and trials into device and queueing time
+(suite.kv_cache.recorded, from kvcache_requests_<ts>.csv); present only where the ranks carry
+suite_figures and records (ours).
 """
 
 from __future__ import annotations
@@ -106,8 +108,14 @@ def option(leaf: Leaf, o: int, expected_ranks: int | None = None, ran_s: float =
 
 
 def options(leaf: Leaf, expected_ranks: int | None = None, ran_s: dict | None = None) -> dict:
+    from suite.kv_cache import recorded
+
     found = sorted({o for (o, _t) in leaf.rank_dirs})
-    return {str(o): option(leaf, o, expected_ranks, (ran_s or {}).get(o, 0.0)) for o in found}
+    out = {str(o): option(leaf, o, expected_ranks, (ran_s or {}).get(o, 0.0)) for o in found}
+    for o, split in recorded.option_splits(leaf).items():     # the P95 split, from the per-request records
+        if o in out:
+            out[o].setdefault("suite_figures", {})["request_split"] = split["overall"]
+    return out
 
 
 def summary(leaf: Leaf, expected_ranks: int, hosts: int, npernode: int, trials: int, run_datetime: str,

@@ -11,7 +11,7 @@ from suite.errors import ExitCode
 from suite.benchmark import Checked, Kind
 
 RUN_OPTIONS = ("cache_dir", "option", "trials", "duration", "inter_option_delay", "kv_model", "kv_users",
-               "kv_gpu_mem_gb", "kv_cpu_mem_gb", "kv_storage_capacity_gb")
+               "kv_gpu_mem_gb", "kv_cpu_mem_gb", "kv_storage_capacity_gb", "io_trace", "replay")
 
 
 def add_run_arguments(p) -> None:
@@ -32,6 +32,12 @@ def add_run_arguments(p) -> None:
     g.add_argument("--kv-cpu-mem-gb", type=non_negative_float, default=None, help="kv-cache, open: CPU tier GiB per rank")
     g.add_argument("--kv-storage-capacity-gb", type=non_negative_float, default=None,
                    help="kv-cache, open: storage tier GiB per rank (default 95%% of the cache dir's free space)")
+    g.add_argument("--io-trace", metavar="FILE", default=None,
+                   help="kv-cache: write every cache operation (option, trial, rank, time_s, op, key, bytes, tier) to "
+                        "FILE as CSV (atomic; with --replay: the operations the replay made)")
+    g.add_argument("--replay", metavar="FILE", default=None,
+                   help="kv-cache: replay an --io-trace FILE against --cache-dir (each rank's operations in order, "
+                        "ranks in parallel, the same operations, keys and bytes) instead of a run")
 
 
 def run(args) -> int:
@@ -39,6 +45,10 @@ def run(args) -> int:
 
     defaults = getattr(args, "scope_defaults", {})
     seed = getattr(args, "seed", None)
+    if args.replay:
+        from suite.kv_cache import trace
+
+        return trace.command(args.replay, args.cache_dir, args.io_trace)
     return kvrun.run(kvrun.Options(
         cache_dir=args.cache_dir, results_dir=args.results_dir, option=args.option, trials=args.trials,
         duration_s=args.duration, inter_option_delay_s=args.inter_option_delay, division=args.division,
@@ -47,7 +57,7 @@ def run(args) -> int:
         allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop,
         open_params={"model": args.kv_model, "users": args.kv_users, "gpu_mem_gb": args.kv_gpu_mem_gb,
                      "cpu_mem_gb": args.kv_cpu_mem_gb, "storage_capacity_gb": args.kv_storage_capacity_gb},
-        launcher=getattr(args, "launcher", None)))
+        launcher=getattr(args, "launcher", None), io_trace=args.io_trace))
 
 
 def leaf_dir(path: Path) -> Path:

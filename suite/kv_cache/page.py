@@ -49,6 +49,44 @@ def claimed_rows(doc: dict) -> list:
     return out
 
 
+SPLIT_HEADER = ["option", "where", "storage requests", "P95 total ms", "P95 device ms", "P95 queue ms",
+                "device share", "queue share", "still queued at the end (longest wait s)"]
+SPLIT_NOTE = ("Per storage request (one operation on the storage tier): total = queue + device, where queue is its "
+              "wait before it was issued (an allocation slot, the evictions before it) and device its own service "
+              "time from issue to completion; each column is the P95 of its own series, so the P95s do not add; the "
+              "shares are of the summed total. From the per-request records (kvcache_requests_*.csv). Prefill "
+              "writes still waiting for an allocation slot when the trial ended were never issued: counted apart.")
+BREAK_HEADER = ["option", "model", "read us/token", "prefill us/token", "reading beats recomputing from (tokens)",
+                "at 8,192 tokens: read s", "recompute s", "faster"]
+MAX_RANK_ROWS = 24
+
+
+def split_rows(doc: dict) -> list:
+    out, queued = [], doc.get("queued_at_end", {})
+    for o, d in sorted(doc.get("p95_split", {}).items()):
+        mine = [q for k, q in queued.items() if k.startswith(f"option_{o}/")]
+        every = (f"{sum(q['count'] for q in mine)} ({fmt(max(q['max_wait_s'] for q in mine), 3)})" if mine else "")
+        for where, s in [("all ranks and trials", d["overall"]), *sorted(d["ranks"].items())[:MAX_RANK_ROWS]]:
+            q = queued.get(where)
+            out.append([name(doc, o), where, s["requests"], fmt(s["total_p95_ms"], 3), fmt(s["device_p95_ms"], 3),
+                        fmt(s["queue_p95_ms"], 3), fmt(s["device_share"], 3), fmt(s["queue_share"], 3),
+                        every if q is None and where.startswith("all") else
+                        f"{q['count']} ({fmt(q['max_wait_s'], 3)})" if q else ""])
+    return out
+
+
+def break_rows(doc: dict) -> list:
+    out = []
+    for o, d in sorted(doc.get("break_even", {}).items()):
+        for model, m in d["models"].items():
+            L, at = m["read_beats_recompute_from_tokens"], m["at_context_tokens"]["8192"]
+            out.append([name(doc, o), model + (" (this option)" if m["own_model"] else ""),
+                        fmt(m["read_s_per_token"] * 1e6, 2), fmt(m["prefill_s_per_token"] * 1e6, 2),
+                        "never (up to 1,048,576)" if L is None else f"{L:,}", fmt(at["read_s"], 3),
+                        fmt(at["prefill_s"], 3), at["faster"]])
+    return out
+
+
 def text(doc: dict) -> str:
     from suite.report.text import table
 
@@ -61,6 +99,15 @@ def text(doc: dict) -> str:
              table(rows(doc), HEADER)]
     if failures(doc):
         lines += ["", "Failed trials (their options' figures are not a result):", *failures(doc)]
+    if doc.get("p95_split"):
+        lines += ["", "P95 split. " + SPLIT_NOTE, table(split_rows(doc), SPLIT_HEADER)]
+    if doc.get("break_even"):
+        from suite.kv_cache import breakeven
+
+        lines += ["", "Break-even: reading the cached prefix from storage (read = fixed + bytes / bandwidth, fitted to "
+                      "the option's reads) against recomputing it (the model's prefill on its simulated accelerator, "
+                      "workloads/kv-cache.yaml):"]
+        lines += [x for o, d in sorted(doc["break_even"].items()) for x in breakeven.said(o, d)]
     if doc["claimed"]:
         lines += ["", "summary.json says:", table(claimed_rows(doc), HEADER[:8])]
     bad = [s for s in doc["rederived"] if s["status"] != "rederived"]
@@ -96,6 +143,14 @@ def build(doc: dict):
     if doc["findings"]:
         table.blocks.append(Table(["rule", "effect", "message"],
                                   [[f["rule_id"], f["effect"], f["message"]] for f in doc["findings"]], numbers_right=False))
+    if doc.get("p95_split"):
+        table.blocks.append(Table(SPLIT_HEADER, split_rows(doc), "P95 split into device and queueing time. " + SPLIT_NOTE))
+    if doc.get("break_even"):
+        table.blocks.append(Table(BREAK_HEADER, break_rows(doc), "Break-even per option and model: the storage read "
+                                  "seconds per cached token (the option's reads, fitted: a fixed cost per read plus the "
+                                  "bytes over the bandwidth) against the prefill seconds per token of the simulated "
+                                  "accelerator (workloads/kv-cache.yaml, with the source of each figure); reading wins "
+                                  "from the context length shown on, recomputing below it.", numbers_right=False))
     plots = Section("plots", "Latency and tier occupancy")
     if doc["latencies_s"]:
         plots.blocks.append(Image("kvcache-latency-cdf", latency_cdf(doc["latencies_s"]),
@@ -104,7 +159,26 @@ def build(doc: dict):
         plots.blocks.append(Image("kvcache-occupancy", occupancy(doc["occupancy"]), "tier occupancy over time"))
     return content.Page(title=headline(f"kv_cache (MLPerf Storage {doc['ruleset']})", doc["labels"]), subtitle=doc["path"], sections=[head, table, plots],
                         labels=tuple(doc["labels"]),
-                        tables={"kvcache_options": (EXPORT, export_rows(doc))})
+                        tables={"kvcache_options": (EXPORT, export_rows(doc)),
+                                **({"kvcache_p95_split": (SPLIT_EXPORT, split_export(doc)),
+                                    "kvcache_break_even": (BREAK_EXPORT, break_export(doc))} if doc.get("p95_split") else {})})
+
+
+SPLIT_EXPORT = ["option", "where", "requests", "total_p95_ms", "device_p95_ms", "queue_p95_ms", "device_share", "queue_share"]
+BREAK_EXPORT = ["option", "model", "own_model", "bytes_per_token", "read_fixed_s", "read_s_per_token", "prefill_s_per_token",
+                "prefill_s_per_token_squared", "read_beats_recompute_from_tokens"]
+
+
+def split_export(doc: dict) -> list[dict]:
+    return [{"option": int(o), "where": where, **{k: s[k] for k in SPLIT_EXPORT[2:]}}
+            for o, d in sorted(doc.get("p95_split", {}).items())
+            for where, s in [("all", d["overall"]), *sorted(d["ranks"].items())]]
+
+
+def break_export(doc: dict) -> list[dict]:
+    return [{"option": int(o), "model": name, "read_fixed_s": d["read_fixed_s"],
+             **{k: m[k] for k in BREAK_EXPORT if k in m}} for o, d in sorted(doc.get("break_even", {}).items())
+            for name, m in d["models"].items()]
 
 
 EXPORT = ["option", *(k for k in ("aggregated_avg_throughput_tokens_per_sec", "aggregated_read_bandwidth_gbps",

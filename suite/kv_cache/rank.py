@@ -6,7 +6,8 @@ reference wrapper's options: the metadata records this command and the checker r
 Rank r (MPI COMM_WORLD) runs with seed seed-base + r, its cache in <cache base>/rank_<r>/ (emptied
 of entry files first and after; without --storage-capacity-gb its capacity is 95% of the dir's free
 space over the ranks on its host), its results in <output base>/rank_<r>/kvcache_results_<ts>.json.
-The ranks start together (a barrier). Errors: one line in <suite dir>/errors/rank-<r>.txt, abort.
+Beside the results, kvcache_requests_<ts>.csv: the storage requests' records (suite.kv_cache.requests);
+with --io-trace-dir, every cache operation of the rank (suite.kv_cache.trace). The ranks start together (a barrier). Errors: one line in <suite dir>/errors/rank-<r>.txt, abort.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import RunError
-from suite.kv_cache import stats
+from suite.kv_cache import requests, stats, trace
 from suite.kv_cache.model import GIB, Params
+from suite.kv_cache.tier import clear_entries
 
 STORAGE_FREE_FRACTION = 0.95
 
@@ -43,6 +45,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--token-bytes-divisor", type=int, default=1)
     p.add_argument("--workload", default="kv-cache")
     p.add_argument("--timestamp", required=True)
+    p.add_argument("--trial", type=int, default=0, help="the trial's number (the trace's column)")
+    p.add_argument("--io-trace-dir", default=None, help="write every cache operation of the rank there (CSV)")
     return p
 
 
@@ -51,19 +55,6 @@ def params_of(a) -> Params:
                   cpu_mem_gb=a.cpu_mem_gb, max_concurrent_allocs=a.max_concurrent_allocs, seed_base=a.seed_base,
                   generation_mode=a.generation_mode, storage_capacity_gb=a.storage_capacity_gb,
                   token_bytes_divisor=a.token_bytes_divisor)
-
-
-def clear_entries(backend) -> None:
-    """The rank's cache dir without entry files (the reference deletes its *.npy on start)."""
-    from suite.kv_cache.tier import SUFFIX
-
-    try:
-        entries = backend.list("", recursive=False)
-    except FileNotFoundError:
-        return
-    for e in entries:
-        if e.size_bytes >= 0 and e.name.endswith(SUFFIX):
-            backend.remove(e.name)
 
 
 def host_ranks(comm) -> int:
@@ -104,9 +95,11 @@ def trial(a, rank: int, comm, barrier) -> dict:
     cache = kvcache.Cache(tiers, {"gpu": int(a.gpu_mem_gb * GIB), "cpu": int(a.cpu_mem_gb * GIB),
                                   "storage": capacity}, t0)
     run = sim.run(doc, params, cache, lambda tokens: model.entry_bytes(doc, params, tokens), t0, stop, seed)
-    result = stats.rank_doc(run, cache, params, seed, rank, a.token_bytes_divisor > 1)
+    records = requests.rows_of(cache.ops)
+    result = stats.rank_doc(run, cache, params, seed, rank, a.token_bytes_divisor > 1, records,
+                            f"{requests.PREFIX}{a.timestamp}{requests.SUFFIX}")
     clear_entries(backend)
-    return result
+    return result, records[0], cache.ops
 
 
 def main(argv=None) -> int:
@@ -120,9 +113,12 @@ def main(argv=None) -> int:
     suite_dir = Path(a.suite_dir)
     started(suite_dir, rank)
     try:
-        result = trial(a, rank, comm, barrier)
+        result, rows, ops = trial(a, rank, comm, barrier)
         out = Path(a.rank_output_base) / f"rank_{rank}"
         out.mkdir(parents=True, exist_ok=True)
+        requests.write(out / result["suite_figures"]["request_split"]["records_file"], rows)
+        if a.io_trace_dir:
+            trace.write_part(Path(a.io_trace_dir), a.option, a.trial, rank, ops)
         files.write_atomic(out / f"kvcache_results_{a.timestamp}.json", files.dump_json(result, indent=2))
         empty = stats.served_nothing(result)      # the file stays as evidence; the trial failed
         if empty:

@@ -50,6 +50,7 @@ class Options:
     no_cache_drop: bool = False
     open_params: dict | None = None            # --kv-model, --kv-users, ... (open division)
     launcher: str | None = None                # --launcher: how mpiexec and the host agents reach --hosts
+    io_trace: str | None = None                # --io-trace FILE: every cache operation, CSV (suite.kv_cache.trace)
 
 
 def plan(opts: Options, doc: dict) -> tuple[list, bool, list]:
@@ -106,14 +107,15 @@ def mpiexec_part(opts: Options, cluster=None) -> list[str]:
     return mpi.mpiexec_argv(opts.ranks, hosts=opts.hosts)
 
 
-def rank_argv(leaf: Path, cache: Path, suite_dir: Path, o: int, t: int, p, stamp: str) -> list[str]:
+def rank_argv(leaf: Path, cache: Path, suite_dir: Path, o: int, t: int, p, stamp: str, trace_dir=None) -> list[str]:
+    traced = ["--io-trace-dir", trace_dir] if trace_dir is not None else []
     return mpi.python_module(
         "suite.kv_cache.rank", "--rank-output-base", leaf / f"option_{o}" / f"trial_{t}", "--rank-cache-base", cache,
         "--suite-dir", suite_dir / f"option_{o}_trial_{t}", "--seed-base", p.seed_base, "--option", o,
         "--model", p.model, "--num-users", p.users, "--duration", f"{p.duration_s:g}", "--gpu-mem-gb",
         f"{p.gpu_mem_gb:g}", "--cpu-mem-gb", f"{p.cpu_mem_gb:g}", "--max-concurrent-allocs", p.max_concurrent_allocs,
         "--generation-mode", p.generation_mode, "--storage-capacity-gb", f"{p.storage_capacity_gb:g}",
-        "--token-bytes-divisor", p.token_bytes_divisor, "--timestamp", stamp)
+        "--token-bytes-divisor", p.token_bytes_divisor, "--timestamp", stamp, "--trial", t, *traced)
 
 
 class KvCache:
@@ -134,6 +136,10 @@ class KvCache:
         from suite.storage.backend.select import backend_for
 
         opts = self.opts
+        if opts.io_trace:
+            from suite.kv_cache import trace
+
+            trace.writable(opts.io_trace)
         if opts.no_cache_drop and opts.division != "open":
             raise RuleError(f"--no-cache-drop: expected --division open, got --division {opts.division}")
         self.separation = separation.probe(None, self.cache, Path(opts.results_dir or "results"))
@@ -178,7 +184,7 @@ class KvCache:
         if o != prev and (wait := delay(self.opts, self.doc, self.miniature)) > 0:
             enforced.say(f"  inter-option delay {wait:g} s")
             time.sleep(wait)
-        ranks = rank_argv(self.leaf, self.cache, self.leaf / ".suite", o, t, p, self.stamp)
+        ranks = rank_argv(self.leaf, self.cache, self.leaf / ".suite", o, t, p, self.stamp, self.trace_dir())
         argv = mpiexec_part(self.opts, self.cluster) + ranks
         base = f"kvcache_opt{o}_trial{t}_{self.stamp}"
         enforced.say(f"[option {o} trial {t + 1}/{sum(1 for x in self.trials if x[0] == o)}] {p.model}, "
@@ -242,6 +248,11 @@ class KvCache:
 
         if self.leaf is None or not done:
             return
+        if self.opts.io_trace:
+            from suite.kv_cache import trace
+
+            n = trace.merge(self.trace_dir(), Path(self.opts.io_trace), [(d["option"], d["trial"]) for d in done])
+            enforced.say(f"  io trace: {n} cache operations in {self.opts.io_trace}")
         hosts = self.opts.hosts or [socket.gethostname()]
         trials = max(t for _o, t, _p in self.trials) + 1
         files.write_atomic(self.leaf / f"kv_cache_{self.stamp}_metadata.json",
@@ -254,6 +265,10 @@ class KvCache:
                                                    + (f" ({i.note})" if i.note else "") for o, t, i in failures})
             check.failed_options(summary["options"], failures)
             files.write_atomic(self.leaf / "summary.json", files.dump_json(summary, indent=2))
+
+    def trace_dir(self) -> Path | None:
+        """Where the ranks write their parts of --io-trace (the run's .suite dir), None without it."""
+        return None if not self.opts.io_trace or self.leaf is None else self.leaf / ".suite" / "io_trace"
 
     def metadata(self, done: list, hosts: list, trials: int) -> dict:
         """kv_cache_<ts>_metadata.json: the keys the reference's leaf has (its parameters, args and the

@@ -48,6 +48,7 @@ class Run:
     timeline: list = field(default_factory=list)
     elapsed_s: float = 0.0
     users: int = 0
+    queued_at_end_s: list = field(default_factory=list)     # the waits of prefill writes never issued
 
 
 def user_type(doc: dict, rng: random.Random) -> tuple[str, dict]:
@@ -92,8 +93,11 @@ def user(uid: int, doc: dict, params, cache, sem, entry_bytes, t0: float, stop: 
             for key in earlier:
                 storage += cache.read(key) or 0.0
             key = f"{conv}_turn_{turn}"
+            due = time.perf_counter()           # the write's queueing starts here: the allocation slot
+            cache.pending[uid] = due
             with sem:
-                wrote = cache.allocate(key, entry_bytes(context), chunk)
+                cache.pending.pop(uid, None)
+                wrote = cache.allocate(key, entry_bytes(context), chunk, due)
             prefill = wrote or 0.0
             storage += prefill
             phase = "prefill" if context >= req["prefill_only_from_tokens"] else "prefill_decode"
@@ -141,9 +145,11 @@ def run(doc: dict, params, cache, entry_bytes, t0: float, stop: threading.Event,
         th.start()
     stop.wait(params.duration_s)
     stop.set()
-    elapsed = time.perf_counter() - t0
+    end = time.perf_counter()
+    queued = [end - due for due in list(cache.pending.values())]   # still waiting for a slot: never issued
+    elapsed = end - t0
     for th in threads:
         th.join(timeout=30)
     if errors:
         raise errors[0]                 # the trial failed: its figures are not a result
-    return Run(out, timeline, elapsed, params.users)
+    return Run(out, timeline, elapsed, params.users, queued)

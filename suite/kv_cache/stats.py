@@ -7,11 +7,16 @@ storage_io_latency_ms and cache_stats), plus `suite_figures`: what the reference
   system calls alone, eviction I/O included (demotion writes to storage);
 - storage_read_bytes_per_wall_s / storage_write_bytes_per_wall_s: every storage-tier byte
   (evictions included) over the trial's wall time;
-- tier_occupancy: each tier's bytes and entries over time.
+- tier_occupancy: each tier's bytes and entries over time;
+- request_split: the P95 of each storage request's total, device and queueing time and the device and
+  queue shares (suite.kv_cache.requests), from the rows of kvcache_requests_<ts>.csv beside the file;
+- requests_queued_at_end: prefill writes still waiting for an allocation slot when the trial ended
+  (never issued, so in no record), how many and the longest wait.
 """
 
 from __future__ import annotations
 
+from suite.kv_cache import requests
 from suite.kv_cache.model import GIB
 
 PERCENTILES = {"p50": 50, "p95": 95, "p99": 99, "p999": 99.9, "p9999": 99.99}
@@ -33,7 +38,8 @@ def op_percentiles(prefix: str, values_s: list) -> dict:
     return {f"{prefix}_{k}_ms": v for k, v in p.items() if k != "mean"}
 
 
-def rank_doc(run, cache, params, seed: int, rank: int, miniature: bool) -> dict:
+def rank_doc(run, cache, params, seed: int, rank: int, miniature: bool, records: tuple = ((), 0),
+             records_file: str = "") -> dict:
     """The rank's results document. (Past 60 lines: one literal of the published keys, then the suite's, kept
     together so the two key sets are read side by side.)"""
     recs = run.records
@@ -89,6 +95,10 @@ def rank_doc(run, cache, params, seed: int, rank: int, miniature: bool) -> dict:
         "storage_read_bytes_per_wall_s": bytes_read / elapsed if elapsed else 0.0,
         "storage_write_bytes_per_wall_s": bytes_written / elapsed if elapsed else 0.0,
         "elapsed_s": elapsed, "allocations_refused": cache.refused, "tier_capacity_bytes": dict(cache.capacity), "tier_occupancy": run.timeline,
+        "request_split": {**requests.split(list(records[0])), "storage_requests": records[1],
+                          "records_kept": len(records[0]), "records_file": records_file},
+        "requests_queued_at_end": {"count": len(run.queued_at_end_s),
+                                   "max_wait_s": round(max(run.queued_at_end_s, default=0.0), 6)},
         "device_read_latencies_s": [round(o.device_s, 6) for o in reads][:200000],
         "device_write_latencies_s": [round(o.device_s, 6) for o in writes][:200000],
     }

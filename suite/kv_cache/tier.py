@@ -76,7 +76,10 @@ class Pattern:
 
 @dataclass
 class Op:
-    """One timed operation: kind read|write|evict_write|delete, tier, bytes, total_s, device_s, at_s."""
+    """One timed operation: kind read|write|evict_write|delete, tier, bytes, total_s (issue to completion:
+    the operation's own service time), device_s (its system calls alone), at_s (completion, since the
+    trial's start), the entry's key, issue_s (since the trial's start) and queue_s (the wait between the
+    operation becoming due and its issue: an allocation slot, the evictions before it, the cache's lock)."""
 
     kind: str
     tier: str
@@ -85,6 +88,9 @@ class Op:
     device_s: float
     at_s: float
     eviction: bool = False
+    key: str = ""
+    issue_s: float = 0.0
+    queue_s: float = 0.0
 
 
 class Stopped(Exception):
@@ -154,6 +160,17 @@ class StorageTier:
         t0 = time.perf_counter()
         self.backend.remove(self.file(key))
         return time.perf_counter() - t0
+
+
+def clear_entries(backend) -> None:
+    """The rank's cache dir without entry files (the reference deletes its *.npy on start)."""
+    try:
+        entries = backend.list("", recursive=False)
+    except FileNotFoundError:
+        return
+    for e in entries:
+        if e.size_bytes >= 0 and e.name.endswith(SUFFIX):
+            backend.remove(e.name)
 
 
 def drop_pages(handle) -> None:

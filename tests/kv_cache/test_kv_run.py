@@ -62,8 +62,8 @@ def test_closed_run_layout_and_verdict(closed_leaf):
         assert f"kvcache_opt{o}_trial0_{leaf.name}.stdout.log" in names
         assert f"kvcache_opt{o}_trial0_{leaf.name}.stderr.log" in names
         for r in (0, 1):
-            assert [p.name for p in (leaf / f"option_{o}" / "trial_0" / f"rank_{r}").iterdir()] == \
-                [f"kvcache_results_{leaf.name}.json"]
+            assert sorted(p.name for p in (leaf / f"option_{o}" / "trial_0" / f"rank_{r}").iterdir()) == \
+                [f"kvcache_requests_{leaf.name}.csv", f"kvcache_results_{leaf.name}.json"]
     meta = files.load_json(leaf / f"kv_cache_{leaf.name}_metadata.json")
     cmds = [c["command"] for c in meta["command_output_files"]]
     assert len(cmds) == 3 and all("-n 2" in c for c in cmds)
@@ -128,6 +128,16 @@ def _rank(leaf):
     return next((leaf / "option_1" / "trial_0" / "rank_0").glob("*.json"))
 
 
+def _forge_records(leaf):
+    """The first record's total_s a millisecond longer than its queue_s + device_s."""
+    path = next((leaf / "option_1" / "trial_0" / "rank_0").glob("kvcache_requests_*.csv"))
+    lines = path.read_text().splitlines()
+    cells = lines[1].split(",")
+    cells[-1] = f"{float(cells[-1]) + 0.001:.6f}"
+    lines[1] = ",".join(cells)
+    path.write_text("\n".join(lines) + "\n")
+
+
 BREAKS = {
     "kvcache-commands-recorded": lambda l: _edit_json(_meta(l), lambda d: d.update(command_output_files=[])),
     "kvcache-fixed-workload-per-option": lambda l: _commands(l, "--num-users 200", "--num-users 20"),
@@ -141,6 +151,8 @@ BREAKS = {
     "kvcache-not-miniature": lambda l: _edit_json(_meta(l), lambda d: d["suite"].update(miniature=True)),
     "kvcache-summary-name": lambda l: (l / "summary.json").rename(l / "kvcache_run_summary_20260101_000000.json"),
     "kvcache-posix-io-model": lambda l: _commands(l, "python", "env LD_PRELOAD=/x/nofadvise.so python"),
+    "kvcache-p95-split-rederived": lambda l: _edit_json(l / "summary.json", lambda d: d["options"]["1"]["suite_figures"]["request_split"].update(device_p95_ms=0.001)),
+    "kvcache-request-records-add-up": lambda l: _forge_records(l),
     "kvcache-closed-duration": None,         # the run itself is reduced: fails as run
     "kvcache-closed-sequence-locks": None,
     "kvcache-latency-validity": lambda l: [_edit_json(p, lambda d: d["summary"]["cache_stats"].update(storage_entries=0))
