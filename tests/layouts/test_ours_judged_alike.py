@@ -1,5 +1,5 @@
-"""One result, one judgement, for our own runs (issue 44): a real `suite run` v3.0 training series and a
-real checkpointing write+read pair get the same verdict and the same kind-level rule ids where they were
+"""One result, one judgement, for our own runs (issue 44): a real `suite run` v3.0 training series, a
+real checkpointing write+read pair, a kv_cache run and a vector-database run get the same verdict and the same kind-level rule ids where they were
 written, copied alone into another results dir, and inside an (open) pooled v3.0 tree made by `suite
 submission init`; the tree adds only its own findings (its system description, its code pool). These
 miniatures are INVALID, so `submission add` refuses them (no invalid result enters a tree): they are
@@ -19,16 +19,51 @@ from tests.layouts.test_one_judgement import LAYOUT_IDS, judged
 from tests.ours3_builders import series
 
 
+_MADE: dict[str, Path] = {}
+
+
+def _suite(base: Path, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "suite", *argv], cwd=base, capture_output=True, text=True,
+                          timeout=600)
+
+
+def _make(bench: str, base: Path) -> Path:
+    """Our own v3.0 result of one kind, made once per session: a retinanet series (R/training/...), a
+    llama3-8b miniature pair (C/checkpointing/...), a kv-cache run (option 1, one 2-s trial) and a vdb-mini
+    run on the DiskANN engine where it is installed."""
+    if bench == "training":
+        return series(base / "R")
+    if bench == "checkpointing":
+        done = _suite(base, "run", "--workload", "llama3-8b", "--miniature", "--accelerators", "8", "--data-dir",
+                      str(base / "ck"), "--results-dir", str(base / "C"))
+        assert (base / "C" / "checkpointing" / "llama3-8b").is_dir(), done.stderr[-2000:]
+        return base / "C"
+    if bench == "kv_cache":
+        done = _suite(base, "run", "--workload", "kv-cache", "--cache-dir", str(base / "kvc"), "--results-dir",
+                      str(base / "K"), "--option", "1", "--trials", "1", "--duration", "2", "--inter-option-delay",
+                      "0", "--accelerators", "1", "--allow-no-cache-drop", "--division", "open", "--no-history")
+        assert (base / "K" / "kv_cache").is_dir(), done.stderr[-2000:]
+        return base / "K"
+    from suite.engines import registry
+
+    if registry.installed(registry.DISKANN) is None:
+        pytest.skip("the DiskANN engine is not installed here (`suite engine install diskann`; CI installs it)")
+    _suite(base, "datagen", "--workload", "vdb-mini", "--data-dir", str(base / "VD"))
+    done = _suite(base, "run", "--workload", "vdb-mini", "--index", "diskann", "--engine", "diskann", "--data-dir",
+                  str(base / "VD"), "--results-dir", str(base / "V"), "--runs", "1", "--query-count", "200",
+                  "--division", "open", "--no-history")
+    assert (base / "V" / "vector_database").is_dir(), done.stderr[-2000:]
+    return base / "V"
+
+
 @pytest.fixture(scope="module")
-def ours(tmp_path_factory) -> dict[str, Path]:
-    """Our own v3.0 results: a retinanet series (R/training/...) and a llama3-8b miniature pair (C/checkpointing/...)."""
-    base = tmp_path_factory.mktemp("ours")
-    train = series(base / "R")
-    done = subprocess.run([sys.executable, "-m", "suite", "run", "--workload", "llama3-8b", "--miniature",
-                           "--accelerators", "8", "--data-dir", str(base / "ck"), "--results-dir", str(base / "C")],
-                          cwd=base, capture_output=True, text=True, timeout=600)
-    assert (base / "C" / "checkpointing" / "llama3-8b").is_dir(), done.stderr[-2000:]
-    return {"training": train, "checkpointing": base / "C"}
+def ours(tmp_path_factory):
+    """ours(bench): the result of that kind, made on first use (each test's time holds one build)."""
+    def get(bench: str) -> Path:
+        if bench not in _MADE:
+            _MADE[bench] = _make(bench, tmp_path_factory.mktemp(bench))
+        return _MADE[bench]
+    return get
 
 
 def _place(results: Path, sub: Path, bench: str) -> None:
@@ -46,24 +81,24 @@ def test_submission_add_refuses_our_invalid_results_of_either_kind(ours, tmp_pat
                          "box1", "--ruleset", "v3.0", "--data-dir", str(tmp_path)]) == 0
         for bench in ("training", "checkpointing"):
             capsys.readouterr()
-            assert cli.main(["submission", "add", str(sub), str(ours[bench]), "--system", "box1"]) == 2
+            assert cli.main(["submission", "add", str(sub), str(ours(bench)), "--system", "box1"]) == 2
             err = capsys.readouterr().err.strip()
             assert len(err.splitlines()) == 1 and bench in err, err
             assert "INVALID" in err or "results.json: " in err, err      # its kind's check, or its run's record
         assert not any((sub / division / "ACME/results").rglob("*"))
 
 
-@pytest.mark.parametrize("bench", ["training", "checkpointing"])
+@pytest.mark.parametrize("bench", ["training", "checkpointing", "kv_cache", "vector_database"])
 def test_our_results_are_judged_alike_in_their_results_dir_alone_and_in_a_pooled_tree(ours, bench, tmp_path,
                                                                                       capsys):
-    where_written = judged(ours[bench], capsys)
+    where_written = judged(ours(bench), capsys)
     copy = tmp_path / "copy"
-    shutil.copytree(ours[bench], copy)
+    shutil.copytree(ours(bench), copy)
     alone = judged(copy, capsys)
     sub = tmp_path / "sub"
     assert cli.main(["submission", "init", str(sub), "--org", "ACME", "--division", "open", "--system", "box1",
                      "--ruleset", "v3.0", "--data-dir", str(tmp_path)]) == 0
-    _place(ours[bench], sub, bench)
+    _place(ours(bench), sub, bench)
     in_tree = judged(sub / "open/ACME/results/box1" / bench, capsys)
     assert where_written[2], "our miniature results have kind-level findings to compare"
     assert alone == where_written
@@ -74,7 +109,7 @@ def test_a_pooled_tree_adds_only_its_own_rules_to_our_results(ours, tmp_path, ca
     sub = tmp_path / "sub"
     assert cli.main(["submission", "init", str(sub), "--org", "ACME", "--division", "open", "--system", "box1",
                      "--ruleset", "v3.0", "--data-dir", str(tmp_path)]) == 0
-    _place(ours["training"], sub, "training")
+    _place(ours("training"), sub, "training")
     capsys.readouterr()
     cli.main(["check", str(sub), "--format", "json"])
     import json
