@@ -128,3 +128,26 @@ def test_a_runs_own_results_json_that_is_a_list_is_still_a_finding(tmp_path, cap
     (root / "run-1" / "results.json").write_text(REPORTGEN_JSON)
     after = judged(root, capsys)
     assert after != before and after[0] == "invalid"
+
+
+V1_TREE = Path(__file__).resolve().parents[3] / "shared" / "trees" / "mlperf-storage-v1.0" / "Closed" / "DDN"
+V1_BENCH = V1_TREE / "results" / "AI400X2T_24x14TiB_nvme_8xNDR200_18clients" / "unet3d-h100"
+
+
+def test_a_v1_benchmark_is_judged_alike_in_its_tree_and_copied_alone(tmp_path, capsys):
+    """A published v1.0 benchmark (DDN's whole submission, ../shared/trees): in its tree, copied alone into a
+    results dir and alone under its own name; and with one run removed, the same finding in each place."""
+    if not V1_BENCH.is_dir():
+        pytest.skip("../shared/trees (DDN's v1.0 submission) is not here")
+    tree = tmp_path / "tree"
+    shutil.copytree(V1_TREE, tree / "Closed" / "DDN")
+    bench = tree / "Closed" / "DDN" / V1_BENCH.relative_to(V1_TREE)
+    places = [bench, _results_dir(tmp_path / "a", bench), tmp_path / "b" / bench.name]
+    shutil.copytree(bench, places[2])
+    seen = [judged(p, capsys) for p in places]
+    assert seen[0][:2] == ("closed", 0) and seen[1] == seen[0] and seen[2] == seen[0]
+    for p in places:                                    # a run gone: four where five are due
+        shutil.rmtree(next(p.rglob("run5")))
+    lied = [judged(p, capsys) for p in places]
+    assert lied[0][0] == "invalid" and "structure-run-count" in lied[0][2]
+    assert lied[1] == lied[0] and lied[2] == lied[0]
