@@ -76,16 +76,46 @@ def identity_key(kind: str, identity: dict) -> str:
 
 
 @dataclass(frozen=True)
-class Kind:
-    """One benchmark kind. The callables import their implementation when called, so building the
-    command line stays instant.
+class Options:
+    """The `suite run` / `suite datasize` options of a kind: the dests it uses beyond the command's common
+    ones (run: workload, data dir, results dir, engine; datasize: workload, accelerators, client hosts, host
+    memory, ruleset, format), an option some kind declares and this one does not being refused for it
+    (suite/runscope.py); and the options it adds (an option is added by one kind; another that uses it
+    declares it only)."""
 
-    run_options / datasize_options: the `suite run` / `suite datasize` option dests the kind uses
-    beyond the command's common ones (run: workload, data dir, results dir, engine; datasize:
-    workload, accelerators, client hosts, host memory, ruleset, format). An option some kind declares
-    and this one does not is refused for it (suite/runscope.py). add_run_arguments /
-    add_datasize_arguments add the options the kind brings (an option is added by one kind; another
-    that uses it declares it only).
+    run: tuple[str, ...] = ()
+    datasize: tuple[str, ...] = ()
+    add_run: Callable[[object], None] | None = None
+    add_datasize: Callable[[object], None] | None = None
+
+
+@dataclass(frozen=True)
+class Workloads:
+    """A kind's workload files: the schema they are held to (suite/schemas/<schema>.schema.json), how an
+    error names them (default: their names), its own folder of them beside workloads/, and its part of
+    `suite list workloads`."""
+
+    schema: str | None = None
+    shown: str | None = None
+    dir: Path | None = None
+    listing: Callable[[], str] | None = None
+
+
+@dataclass(frozen=True)
+class Submission:
+    """`suite submission` for a kind that makes a submission tree: make(args, ruleset, the other kinds'
+    check of a leaf it does not know: suite.kinds.tree.handover) -> lines said; the layout it makes
+    (ruleset.yaml submission.layout)."""
+
+    make: Callable[[object, str, object], list[str]]
+    layout: str
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One benchmark kind: what it is, in at most 20 fields (a facet of several fields is a record of its
+    own: Options, Workloads, Submission). The callables import their implementation when
+    called, so building the command line stays instant.
 
     recognises: kinds are asked newest first (suite.kinds.registry.for_result); training, the first
     built in, takes any directory no other kind claims. datasize set: `suite datasize` and `suite
@@ -100,21 +130,16 @@ class Kind:
     metrics: Callable[[Path, str], int]              # suite metrics (path, "text" | "json"): prints (its JSON's
                                                      # benchmarks: suite.kinds.combine's docstring)
     report_page: Callable[[Path, object], object]    # suite report (path, args) -> suite.report.content.Page
-    run_options: tuple[str, ...] = ()
-    datasize_options: tuple[str, ...] = ()
-    add_run_arguments: Callable[[object], None] | None = None
-    add_datasize_arguments: Callable[[object], None] | None = None
+    options: Options = Options()                     # its run / datasize options
+    workloads: Workloads = Workloads()               # its workload files
     datasize: Callable[[object], int] | None = None  # suite datasize (args); None: the kind sizes no dataset
-    listing: Callable[[], str] | None = None         # its part of `suite list workloads`
-    workload_schema: str | None = None               # suite/schemas/<this>.schema.json: its workload files
-    workloads_shown: str | None = None               # how an error names its workloads (default: their names)
-    workload_dir: Path | None = None                 # its own workload files, beside workloads/
+    datagen: Callable[[object], int] | None = None   # suite datagen (args) for a kind with its own data (vector_database)
     sweeps: bool = False                             # suite sweep and suite sizing offer its workloads
     result_files: tuple[str, ...] = ()               # names that mark a directory as one of its results
-    checks_trees: bool = True                        # its check takes a whole tree (else one result per call)
-    datagen: Callable[[object], int] | None = None   # suite datagen (args) for a kind with its own data (vector_database)
-    whole_tree: bool = False                         # its check reads the tree around PATH itself and hands other
-                                                     # kinds' folders to `args.for_result` (published v3.0 trees)
+    takes: str = "tree"                              # what its check takes: "tree" (every result of it under PATH
+                                                     # at once), "result" (one result per call), "around" (the
+                                                     # tree around PATH, read itself; the other kinds' folders
+                                                     # handed to `args.for_result`: published v3.0 trees)
     check_reads: Callable[[Path], list[Path]] | None = None   # what its check of PATH reads beyond PATH (the tree
                                                      # around a leaf): suite check --output is refused inside any
     measured: Callable[[Path], list[Measured]] | None = None   # suite compare: every result under a path, its figures
@@ -125,12 +150,18 @@ class Kind:
     defers_check: Callable[[Path, object], bool] | None = None  # suite check (path, args): True where the path is
                                                      # the catch-all kind's to check (another round's rules asked
                                                      # for; a file that is not its own): suite.kinds.tree hands it over
-    submission: Callable[[object, str, object], list[str]] | None = None   # suite submission (args, ruleset,
-    #   the other kinds' check of a leaf it does not know: suite.kinds.tree.handover) -> lines said
-    submission_layout: str | None = None             # the submission layout it makes (ruleset.yaml submission.layout)
+    submission: Submission | None = None             # suite submission: the tree it makes
     table_rows: Callable[[Path], list[tuple[str, dict]]] | None = None   # suite report of a published tree: the
                                                      # (table, row) of each of its results under a path (the published
                                                      # results tables' columns of that table, its verdict and findings)
     reference_judge: Callable | None = None          # its judgement of a benchmark node of the reference tool's leaves
                                                      # a layout found ((node, org, system, round, root) -> (findings,
                                                      # row)): the same wherever the node sits (suite.layouts.pooled.JUDGES)
+
+    @property
+    def checks_trees(self) -> bool:
+        return self.takes != "result"
+
+    @property
+    def whole_tree(self) -> bool:
+        return self.takes == "around"

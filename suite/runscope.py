@@ -2,8 +2,8 @@
 that would ignore it is refused (one line, exit 2) rather than dropped: a result must not look as if
 a setting applied.
 
-The table falls out of the kinds' option groups (suite.benchmark.Kind.run_options and
-datasize_options): an option some kind declares is refused for every kind that does not. An option
+The table falls out of the kinds' option groups (suite.benchmark.Kind.options: run and
+datasize): an option some kind declares is refused for every kind that does not. An option
 counts as given when its value differs from the parser's default (`scope_defaults`, recorded by the
 `run` and `datasize` parsers). Options every kind uses (--workload, --data-dir, --results-dir) and
 --engine (each kind refuses its own) are in no kind's group.
@@ -20,7 +20,7 @@ def options(command: str = "run") -> dict[str, tuple[str, ...]]:
     """Option dest -> the kinds that use it, for `suite run` or `suite datasize`."""
     table: dict[str, tuple[str, ...]] = {}
     for kind in registry.KINDS:
-        for dest in kind.run_options if command == "run" else kind.datasize_options:
+        for dest in kind.options.run if command == "run" else kind.options.datasize:
             table[dest] = (*table.get(dest, ()), kind.name)
     return table
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
-from suite.benchmark import Checked, Kind
+from suite.benchmark import Checked, Kind, Options, Workloads
 from suite.harness.storagerun import STORAGE_RUN_OPTIONS, refuse_storage_nodes, storage_dir
 from suite.storage import workloads
 
@@ -108,9 +108,17 @@ def reference_judge(node, org, system, round_name: str, root, rules_too: bool = 
 
 
 KIND = Kind(
-    name="checkpointing", reference_judge=reference_judge, run=run, recognises=recognises, check=check, metrics=metrics, check_reads=check_reads,
-    report_page=report_page, datasize=datasize, listing=listing, add_run_arguments=add_run_arguments,
-    add_datasize_arguments=add_datasize_arguments, workload_schema=workloads.SCHEMAS[workloads.CHECKPOINTING],
-    workloads_shown="llama3-*", result_files=("checkpoint_run_set.json",),
-    run_options=(*STORAGE_RUN_OPTIONS, "launcher", "mode", "checkpoints_write", "checkpoints_read", "miniature"),
-    datasize_options=("mode",), measured=measured, runs_on="processes")
+    name="checkpointing",
+    reference_judge=reference_judge,
+    run=run,
+    recognises=recognises,
+    check=check,
+    metrics=metrics,
+    check_reads=check_reads,
+    report_page=report_page,
+    datasize=datasize,
+    result_files=("checkpoint_run_set.json",),
+    measured=measured,
+    runs_on="processes",
+    options=Options(add_run=add_run_arguments, add_datasize=add_datasize_arguments, run=(*STORAGE_RUN_OPTIONS, "launcher", "mode", "checkpoints_write", "checkpoints_read", "miniature"), datasize=("mode",)),
+    workloads=Workloads(listing=listing, schema=workloads.SCHEMAS[workloads.CHECKPOINTING], shown="llama3-*"))

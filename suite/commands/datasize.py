@@ -12,8 +12,8 @@ def add_parser(sub) -> None:
     sizing_args(p, True, "simulated accelerators in all (checkpointing: MPI processes)")
     p.add_argument("--format", choices=["text", "json"], default="text")
     for kind in registry.KINDS:
-        if kind.add_datasize_arguments is not None:
-            kind.add_datasize_arguments(p)
+        if kind.options.add_datasize is not None:
+            kind.options.add_datasize(p)
     record_defaults(p)
 
 

@@ -12,5 +12,5 @@ def run(args) -> int:
     from suite.kinds import registry
     from suite.report.escape import terminal_lines
 
-    print(terminal_lines("\n\n".join(kind.listing() for kind in registry.KINDS if kind.listing is not None)))
+    print(terminal_lines("\n\n".join(kind.workloads.listing() for kind in registry.KINDS if kind.workloads.listing is not None)))
     return ExitCode.OK

@@ -20,8 +20,8 @@ def add_parser(sub) -> None:
                                          "vector DB <workload>-<index>, kv-cache, tpcx-ai-sf<SF>)")
     engine_arg(p, also=("local", "dask"))      # local, dask: tpcx-ai's engines (runscope refuses them elsewhere)
     for kind in registry.KINDS:
-        if kind.add_run_arguments is not None:
-            kind.add_run_arguments(p)
+        if kind.options.add_run is not None:
+            kind.options.add_run(p)
     history_args(p)
     record_defaults(p)
 

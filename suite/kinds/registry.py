@@ -32,8 +32,8 @@ KIND_MODULES = (
 
 def _load(module: str) -> Kind:
     kind = importlib.import_module(module).KIND
-    if kind.workload_dir is not None:               # a kind's own workload files, beside workloads/
-        workloads.add_dir(kind.workload_dir)
+    if kind.workloads.dir is not None:               # a kind's own workload files, beside workloads/
+        workloads.add_dir(kind.workloads.dir)
     if kind.reference_judge is not None:            # the layouts hand it its nodes of reference leaves
         pooled.JUDGES[kind.name] = kind.reference_judge
     if not kind.whole_tree:                         # a folder named for it marks a pooled tree
@@ -45,12 +45,12 @@ KINDS: list[Kind] = [_load(m) for m in KIND_MODULES]
 
 
 def register(kind: Kind) -> None:
-    """Add a kind (its workload_dir's files become workloads too). Its name must be new."""
+    """Add a kind (its workloads.dir files become workloads too). Its name must be new."""
     if any(k.name == kind.name for k in KINDS):
         raise ValueError(f"benchmark kind {kind.name!r} is registered already")
     KINDS.append(kind)
-    if kind.workload_dir is not None:
-        workloads.add_dir(kind.workload_dir)
+    if kind.workloads.dir is not None:
+        workloads.add_dir(kind.workloads.dir)
     if kind.reference_judge is not None:
         pooled.JUDGES[kind.name] = kind.reference_judge
     if not kind.whole_tree:
@@ -62,8 +62,8 @@ def unregister(name: str) -> None:
     KINDS.remove(kind)
     pooled.JUDGES.pop(kind.name, None)
     pooled.KIND_FOLDERS.discard(kind.name)
-    if kind.workload_dir is not None:
-        workloads.remove_dir(kind.workload_dir)
+    if kind.workloads.dir is not None:
+        workloads.remove_dir(kind.workloads.dir)
 
 
 def get(name: str) -> Kind:
@@ -81,9 +81,9 @@ def for_workload(name: str) -> Kind:
     benchmark = workloads.benchmark_of(found[name])
     for kind in KINDS:
         if kind.name == benchmark:
-            if kind.workload_schema is not None:
+            if kind.workloads.schema is not None:
                 path = found[name]
-                _validated(str(path), path.stat().st_mtime_ns, kind.workload_schema, name)
+                _validated(str(path), path.stat().st_mtime_ns, kind.workloads.schema, name)
             return kind
     raise WorkloadError(f"{found[name]}: benchmark: expected one of {', '.join(k.name for k in KINDS)}, "
                         f"got {benchmark!r}")
@@ -121,7 +121,7 @@ def described(kind: Kind) -> str:
     names = workload_names(lambda k: k is kind)
     if len(names) == 1:
         return f"--workload {names[0]}"
-    return f"a {kind.name} workload ({kind.workloads_shown or ', '.join(names)})"
+    return f"a {kind.name} workload ({kind.workloads.shown or ', '.join(names)})"
 
 
 @dataclass

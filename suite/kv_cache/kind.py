@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from suite.errors import ExitCode
-from suite.benchmark import Checked, Kind
+from suite.benchmark import Checked, Kind, Options, Workloads
 
 RUN_OPTIONS = ("cache_dir", "option", "trials", "duration", "inter_option_delay", "kv_model", "kv_users",
                "kv_gpu_mem_gb", "kv_cpu_mem_gb", "kv_storage_capacity_gb", "io_trace", "replay")
@@ -153,8 +153,16 @@ def listing() -> str:
 
 
 KIND = Kind(
-    name="kv_cache", run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
-    listing=listing, add_run_arguments=add_run_arguments, workload_schema="kvcache-workload", table_rows=table_rows,
-    workloads_shown="kv-cache", result_files=("option_1", "option_2", "option_3"), checks_trees=False, measured=measured,
-    run_options=(*RUN_OPTIONS, "accelerators", "division", "hosts", "launcher", "memory_limit", "allow_no_cache_drop",
-                 "no_cache_drop", "seed"))
+    name="kv_cache",
+    run=run,
+    recognises=recognises,
+    check=check,
+    metrics=metrics,
+    report_page=report_page,
+    table_rows=table_rows,
+    result_files=("option_1", "option_2", "option_3"),
+    takes="result",
+    measured=measured,
+    options=Options(add_run=add_run_arguments, run=(*RUN_OPTIONS, "accelerators", "division", "hosts", "launcher", "memory_limit", "allow_no_cache_drop",
+                 "no_cache_drop", "seed")),
+    workloads=Workloads(listing=listing, schema="kvcache-workload", shown="kv-cache"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
-from suite.benchmark import Checked, Kind
+from suite.benchmark import Checked, Kind, Submission
 
 NAME = "mlperf-v3-tree"
 
@@ -102,6 +102,15 @@ def submission(args, ruleset: str, delegate=None) -> list[str]:
                              delegate=delegate)
 
 
-KIND = Kind(name=NAME, run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
-            whole_tree=True, defers_check=defers_check, measured=measured, check_reads=check_reads,
-            submission=submission, submission_layout="pooled")
+KIND = Kind(
+    name=NAME,
+    run=run,
+    recognises=recognises,
+    check=check,
+    metrics=metrics,
+    report_page=report_page,
+    takes="around",
+    defers_check=defers_check,
+    measured=measured,
+    check_reads=check_reads,
+    submission=Submission(make=submission, layout="pooled"))

@@ -59,7 +59,7 @@ def run(args) -> int:
     owner = _layout_kind(layout_of(ruleset)) if ruleset else None
     if owner is not None:                    # a layout a kind owns (pooled: timestamped leaves, code pool)
         with output.interruptible():
-            lines = owner.submission(args, ruleset, _handover(owner, args))
+            lines = owner.submission.make(args, ruleset, _handover(owner, args))
     elif args.action == "init":
         from suite.submission import create
         with output.interruptible():
@@ -88,7 +88,7 @@ def _layout_kind(layout):
     from suite.kinds import registry
 
     name = "pooled" if layout.pooled else "benchmark_dirs"
-    return next((k for k in registry.KINDS if k.submission_layout == name), None)
+    return next((k for k in registry.KINDS if k.submission is not None and k.submission.layout == name), None)
 
 
 def _handover(owner, args):
@@ -108,7 +108,7 @@ def _change(args) -> list[str]:
     tree = open_tree(args.dir)
     owner = _layout_kind(tree.layout)
     if owner is not None:
-        return owner.submission(args, tree.ruleset, _handover(owner, args))
+        return owner.submission.make(args, tree.ruleset, _handover(owner, args))
     if args.action == "add":
         from suite.submission import add
         return add.add(args.dir, args.results, args.system, args.replace)

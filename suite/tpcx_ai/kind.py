@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
-from suite.benchmark import Checked, Kind
+from suite.benchmark import Checked, Kind, Options, Workloads
 
 
 def add_run_arguments(p) -> None:
@@ -157,7 +157,15 @@ def listing() -> str:
 
 
 KIND = Kind(
-    name="tpcx-ai", run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
-    listing=listing, add_run_arguments=add_run_arguments, workload_schema="tpcxai-workload", defers_check=defers_check,
-    result_files=("tpcxai-result.json",), checks_trees=False, measured=measured,
-    run_options=("scale_factor", "streams", "use_cases", "processes", "seed", "scheduler"))
+    name="tpcx-ai",
+    run=run,
+    recognises=recognises,
+    check=check,
+    metrics=metrics,
+    report_page=report_page,
+    defers_check=defers_check,
+    result_files=("tpcxai-result.json",),
+    takes="result",
+    measured=measured,
+    options=Options(add_run=add_run_arguments, run=("scale_factor", "streams", "use_cases", "processes", "seed", "scheduler")),
+    workloads=Workloads(listing=listing, schema="tpcxai-workload"))

@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
-from suite.benchmark import Checked, Kind
+from suite.benchmark import Checked, Kind, Options, Workloads
 from suite.harness.storagerun import STORAGE_FILES, STORAGE_RUN_OPTIONS, refuse_storage_nodes, storage_dir
 from suite.storage import workloads
 
@@ -184,8 +184,17 @@ def reference_judge(node, org, system, round_name: str, root, rules_too: bool = 
 
 
 KIND = Kind(
-    name="training", reference_judge=reference_judge, measured=measured, runs_on="accelerators", run=run, recognises=lambda path: True, result_files=STORAGE_FILES, check=check_storage, metrics=metrics,
-    report_page=report_page, datasize=datasize, listing=listing, add_run_arguments=add_run_arguments, sweeps=True,
-    workload_schema=workloads.SCHEMAS[workloads.TRAINING],
-    run_options=(*STORAGE_RUN_OPTIONS, "param", "launcher", "accelerator_type", "debug_read_delay"),
-    datasize_options=("accelerator_type",))
+    name="training",
+    reference_judge=reference_judge,
+    measured=measured,
+    runs_on="accelerators",
+    run=run,
+    recognises=lambda path: True,
+    result_files=STORAGE_FILES,
+    check=check_storage,
+    metrics=metrics,
+    report_page=report_page,
+    datasize=datasize,
+    sweeps=True,
+    options=Options(add_run=add_run_arguments, run=(*STORAGE_RUN_OPTIONS, "param", "launcher", "accelerator_type", "debug_read_delay"), datasize=("accelerator_type",)),
+    workloads=Workloads(listing=listing, schema=workloads.SCHEMAS[workloads.TRAINING]))

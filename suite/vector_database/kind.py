@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
-from suite.benchmark import Checked, Kind
+from suite.benchmark import Checked, Kind, Options, Workloads
 
 RUN_OPTIONS = ("runs", "division", "allow_no_cache_drop", "no_cache_drop", "index", "uri", "clients",
                "query_duration", "query_count")
@@ -153,7 +153,16 @@ def listing() -> str:
 
 
 KIND = Kind(
-    name="vector_database", run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
-    listing=listing, add_run_arguments=add_run_arguments, datagen=datagen, workload_schema="vdb-workload",
-    table_rows=table_rows, measured=measured,
-    result_files=("vector_database_*_metadata.json",), checks_trees=True, run_options=RUN_OPTIONS)
+    name="vector_database",
+    run=run,
+    recognises=recognises,
+    check=check,
+    metrics=metrics,
+    report_page=report_page,
+    datagen=datagen,
+    table_rows=table_rows,
+    measured=measured,
+    result_files=("vector_database_*_metadata.json",),
+    takes="tree",
+    options=Options(add_run=add_run_arguments, run=RUN_OPTIONS),
+    workloads=Workloads(listing=listing, schema="vdb-workload"))

@@ -7,7 +7,7 @@ import pytest
 
 from suite.errors import ExitCode, WorkloadError
 from suite.kinds import registry
-from suite.benchmark import Checked, Kind
+from suite.benchmark import Checked, Kind, Options, Workloads
 from suite.storage import workloads
 
 RESULT = "toy-result.json"
@@ -33,10 +33,15 @@ def _toy_kind(workload_dir, calls: list) -> Kind:
         print(f"toy knob {json.loads((path / RESULT).read_text())['knob']}")
         return ExitCode.OK
 
-    return Kind(name="toy", run=run, recognises=lambda path: (path / RESULT).is_file(), check=check,
-                metrics=metrics, report_page=lambda path, args: None, add_run_arguments=add_run_arguments,
-                run_options=("accelerators", "toy_knob"), listing=lambda: "Toy: toy-bench",
-                workload_dir=workload_dir)
+    return Kind(
+    name="toy",
+    run=run,
+    recognises=lambda path: (path / RESULT).is_file(),
+    check=check,
+    metrics=metrics,
+    report_page=lambda path, args: None,
+    options=Options(add_run=add_run_arguments, run=("accelerators", "toy_knob")),
+    workloads=Workloads(listing=lambda: "Toy: toy-bench", dir=workload_dir))
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ def test_every_workload_file_validates_against_its_schema():
     assert {p.stem for p in paths} >= {"unet3d", "resnet50", "cosmoflow", "bert"}
     for path in paths:
         doc = files.load_yaml(path)
-        schema = registry.get(doc["benchmark"]).workload_schema     # the schema its benchmark kind names
+        schema = registry.get(doc["benchmark"]).workloads.schema     # the schema its benchmark kind names
         assert files.schema_errors(doc, schema) == [], path
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from suite.benchmark import Checked, Kind
+from suite.benchmark import Checked, Kind, Options, Workloads
 from suite.errors import ExitCode
 
 RESULT = "toyio_result.json"
@@ -71,7 +71,15 @@ def listing() -> str:
     return "toyio (suite run --workload toyio-mini [--toyio-files N]): a throwaway kind"
 
 
-KIND = Kind(name="toyio", run=run, recognises=recognises, check=check, metrics=metrics, report_page=report_page,
-            measured=measured, listing=listing, add_run_arguments=add_run_arguments,
-            run_options=("toyio_files",), result_files=(RESULT,), checks_trees=False,
-            workload_dir=Path(__file__).resolve().parent / "workloads")
+KIND = Kind(
+    name="toyio",
+    run=run,
+    recognises=recognises,
+    check=check,
+    metrics=metrics,
+    report_page=report_page,
+    measured=measured,
+    result_files=(RESULT,),
+    takes="result",
+    options=Options(add_run=add_run_arguments, run=("toyio_files",)),
+    workloads=Workloads(listing=listing, dir=Path(__file__).resolve().parent / "workloads"))
