@@ -201,8 +201,8 @@ def test_every_published_kv_cache_leaf_key_is_in_ours(tmp_path):
 
 def test_every_published_vector_database_summary_key_is_in_ours(tmp_path):
     """A real vdb-mini run on the DiskANN engine (where it is installed): datagen's and the run's
-    summary.json hold every key the published TTA leaves have (their ranks' vdb_multi_node_summary.json:
-    not yet written by our runs, issue 45)."""
+    summary.json hold every key the published TTA leaves have (the run leaf's vdb_multi_node_summary.json
+    and .mlps-code-image: tests/test_leaf_kinds.py)."""
     from suite.engines import registry
 
     if registry.installed(registry.DISKANN) is None:
