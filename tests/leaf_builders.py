@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -72,7 +74,9 @@ def made(which: str) -> Path | None:
     """The session's results of `which` (a key of BUILDERS), made on first use; None where its engine is
     not installed here."""
     if which not in _MADE:
-        root, done = BUILDERS[which](Path(tempfile.mkdtemp(prefix=f"leaves-{which}-")))
+        tmp = Path(tempfile.mkdtemp(prefix=f"leaves-{which}-"))
+        atexit.register(shutil.rmtree, tmp, True)                 # the session's runs go with the session
+        root, done = BUILDERS[which](tmp)
         assert root is None or any(root.rglob("summary.json")), (done.stderr or "")[-2000:]
         _MADE[which] = root
     return _MADE[which]
