@@ -30,6 +30,8 @@ OPAQUE = ("host_meminfo", "system_info", "host_cpuinfo", "cluster_info", "meminf
 # what mlpstorage adds of its own to DLIO's parameters and our ranks have no such thing for, each with why
 WHY_NOT = ("mlpstorage's default for DLIO's PyTorch DataLoader workers (fork); our ranks read with threads, "
            "and record no such context")
+# mappings keyed by what the machine or the run named (a report's runs, disk_io's devices): one child's shape
+GENERIC = {"runs": "<run>", "devices": "<device>"}
 REFERENCE_ONLY = {"parameters.reader.multiprocessing_context": WHY_NOT, "workload.reader.multiprocessing_context": WHY_NOT}
 ALLUXIO = DATA / "training_alluxio/rigA_c5n18xl/training/unet3d"    # a run leaf with its dlio_config/ and rank stats
 SMALL = ["--param", "dataset.record_length=1048576", "--param", "dataset.record_length_stdev=0"]
@@ -51,6 +53,7 @@ def shape(doc, at: str = "") -> dict[str, str | None]:
     if isinstance(doc, dict) and at.rsplit(".", 1)[-1] not in OPAQUE:
         for k, v in doc.items():
             k = "<epoch>" if str(k).isdigit() else k       # per_epoch_stats: one epoch's shape, not how many
+            k = GENERIC.get(at.rsplit(".", 1)[-1], k)     # a report's runs by dir name, disk_io's devices by name
             out.update(shape(v, f"{at}.{k}" if at else str(k)))
     elif isinstance(doc, list) and doc and isinstance(doc[0], dict):
         out.update(shape(doc[0], f"{at}[]"))
@@ -198,8 +201,8 @@ def test_every_published_kv_cache_leaf_key_is_in_ours(tmp_path):
 
 def test_every_published_vector_database_summary_key_is_in_ours(tmp_path):
     """A real vdb-mini run on the DiskANN engine (where it is installed): datagen's and the run's
-    summary.json hold every key the published TTA leaves have (their ranks' vdb_multi_node_summary.json:
-    not yet written by our runs, issue 45)."""
+    summary.json hold every key the published TTA leaves have (the run leaf's vdb_multi_node_summary.json
+    and .mlps-code-image: tests/test_leaf_kinds.py)."""
     from suite.engines import registry
 
     if registry.installed(registry.DISKANN) is None:

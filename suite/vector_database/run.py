@@ -21,6 +21,7 @@ from suite.errors import RunError, SuiteError
 from suite.harness import enforced, hostfacts
 from suite.vector_database import dataset
 from suite.vector_database import evidence
+from suite.vector_database import reference
 from suite.vector_database import figures as results
 from suite.vector_database import workload as workloads
 
@@ -208,6 +209,7 @@ class VdbRun:
         results.metadata(leaf, ts, self.engine, self.o.index, "run", self.w,
                          {"engine_version": self.engine_version, "run": k, "override_parameters": self.o.overrides})
         results.summary(leaf, doc)
+        reference.write_run_leaf(leaf, doc, self.data_dir / dataset.TRUTH if "io" in doc else None, self.w.k)
         self.runs_done.append(doc)
         if status == "complete":
             enforced.say(f"[run {k}] {doc['throughput_qps']:.1f} QPS, p99 {doc['p99_latency_ms']:.2f} ms, "

@@ -105,12 +105,14 @@ def config(workload, num_files_train: int, data_folder: str, tool: str = "dlio")
         size = (cfg.get("checkpoint") or {}).get("model_size")
         model = {"name": workload.name, **({"type": workload.model_type} if workload.model_type else {}),
                  **({"model_size": size} if size else {})}
+    # DLIO 1.x/2.x's merged config has its profiler section (`profiler: none`: we run none); mlpstorage's has not
+    profiling = {"profiling": {"profiler": "none"}} if tool == "dlio" else {}
     return {"workload": {
         "model": model,
         "framework": workload.framework,
         "workflow": {"generate_data": False, "train": True,
                      "checkpoint": bool(workload.checkpoint_model_size_bytes), "profiling": False},
-        **cfg,
+        **cfg, **profiling,
     }}
 
 

@@ -178,7 +178,8 @@ def write_dlio_files(prep, run_dir: Path, times: tuple, metric: dict, epochs: li
     start, end = times
     # across hosts, DLIO's per-host lists in rank order (host_memory_GB, host_cpu_count) and rank 0's hostname
     hosts = prep.cluster.hosts if prep.cluster else None
-    files.write_json(run_dir / "summary.json", summary(
+    model = {"model": wl.name} if prep.ruleset == "v0.5" else {}      # v0.5's DLIO put the model first
+    files.write_json(run_dir / "summary.json", model | summary(
         start_unix_s=start, end_unix_s=end, num_accelerators=n, num_hosts=len(prep.hosts),
         hostname=hosts[0].hostname if hosts else socket.gethostname(), metric=metric,
         num_files_train=len(prep.files), num_samples_per_file=wl.num_samples_per_file,
@@ -266,6 +267,8 @@ def write_run_set(prep, results: list) -> None:
         info = {"model": prep.workload.name, "accelerator": prep.workload.accelerator,
                 metrics.NUM_ACCELERATORS: str(prep.opts.accelerators),
                 "num_files_train": len(prep.files), "num_samples_per_file": prep.workload.num_samples_per_file}
+        if prep.ruleset == "v0.5":
+            info["num_client_hosts"] = len(prep.hosts)            # v0.5's report.py: the hosts of the run
         report = metrics.storage_report(info, {f"run{r['run_index']}": (r["metric"][metrics.SAMPLES_MEAN],
                                                                        r["metric"][metrics.IO_MEAN]) for r in done})
         files.write_json(prep.results_dir / "mlperf_storage_report.json", report, schema="storage-report")

@@ -1,0 +1,82 @@
+"""Real `suite run` results of every round and kind the published trees show, made once per session
+(each a miniature: seconds to a minute) for the leaf-file comparisons of tests/test_leaf_kinds.py:
+
+    made("v1.0")            # R/: run-1/ (summary.json, per_epoch_stats.json, configs/), mlperf_storage_report.json
+    made("v0.5")            # the same, v0.5 (unet3d on v100)
+    made("training")        # R/training/unet3d/{datasize,datagen,run}/<ts>/ (v3.0, the embedded miniature)
+    made("checkpointing")   # R/checkpointing/llama3-8b/<ts>/ x 2 (v3.0 write + read)
+    made("kv_cache")        # R/kv_cache/<model>/run/<ts>/ (option 1, one 2-s trial)
+    made("vector_database") # R/vector_database/diskann/DISKANN/{datagen,run}/<ts>/ (None without the DiskANN engine)
+"""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from tests.ours3_builders import FAST
+
+SMALL = ["--param", "dataset.record_length=1048576", "--param", "dataset.record_length_stdev=0"]
+_MADE: dict[str, Path | None] = {}
+
+
+def _suite(cwd: Path, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "suite", *argv], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
+
+
+def _numbered(tmp: Path, ruleset: str, accelerator: str) -> tuple[Path, subprocess.CompletedProcess]:
+    _suite(tmp, "datagen", "--workload", "unet3d", "--accelerator-type", accelerator, "--files", "8", "--data-dir",
+           str(tmp / "data"), *SMALL)
+    return tmp / "R", _suite(tmp, "run", "--workload", "unet3d", "--accelerator-type", accelerator, "--accelerators",
+                             "1", "--ruleset", ruleset, "--data-dir", str(tmp / "data"), "--results-dir", str(tmp / "R"),
+                             "--division", "open", "--runs", "1", *SMALL, *FAST)
+
+
+def _training(tmp: Path) -> tuple[Path, subprocess.CompletedProcess]:
+    return tmp / "R", _suite(tmp, "run", "--workload", "unet3d", "--accelerator-type", "b200", "--accelerators", "1",
+                             "--ruleset", "v3.0", "--results-dir", str(tmp / "R"), "--division", "open", "--runs", "1",
+                             *FAST)
+
+
+def _checkpointing(tmp: Path) -> tuple[Path, subprocess.CompletedProcess]:
+    return tmp / "R", _suite(tmp, "run", "--workload", "llama3-8b", "--miniature", "--accelerators", "8",
+                             "--data-dir", str(tmp / "ck"), "--results-dir", str(tmp / "R"))
+
+
+def _kv_cache(tmp: Path) -> tuple[Path, subprocess.CompletedProcess]:
+    return tmp / "R", _suite(tmp, "run", "--workload", "kv-cache", "--cache-dir", str(tmp / "cache"), "--results-dir",
+                             str(tmp / "R"), "--option", "1", "--trials", "1", "--duration", "2",
+                             "--inter-option-delay", "0", "--accelerators", "1", "--allow-no-cache-drop",
+                             "--division", "open", "--no-history")
+
+
+def _vector_database(tmp: Path) -> tuple[Path | None, subprocess.CompletedProcess | None]:
+    from suite.engines import registry
+
+    if registry.installed(registry.DISKANN) is None:
+        return None, None
+    _suite(tmp, "datagen", "--workload", "vdb-mini", "--data-dir", str(tmp / "D"))
+    return tmp / "R", _suite(tmp, "run", "--workload", "vdb-mini", "--index", "diskann", "--engine", "diskann",
+                             "--data-dir", str(tmp / "D"), "--results-dir", str(tmp / "R"), "--runs", "1",
+                             "--query-count", "200", "--division", "open", "--no-history")
+
+
+BUILDERS = {"v0.5": lambda tmp: _numbered(tmp, "v0.5", "v100"), "v1.0": lambda tmp: _numbered(tmp, "v1.0", "h100"), "training": _training, "checkpointing": _checkpointing, "kv_cache": _kv_cache,
+            "vector_database": _vector_database}
+
+
+def made(which: str) -> Path | None:
+    """The session's results of `which` (a key of BUILDERS), made on first use; None where its engine is
+    not installed here."""
+    if which not in _MADE:
+        tmp = Path(tempfile.mkdtemp(prefix=f"leaves-{which}-"))
+        atexit.register(shutil.rmtree, tmp, True)                 # the session's runs go with the session
+        root, done = BUILDERS[which](tmp)
+        assert root is None or any(root.rglob("summary.json")), (done.stderr or "")[-2000:]
+        _MADE[which] = root
+    return _MADE[which]
