@@ -21,6 +21,7 @@ from suite.errors import RunError, SuiteError
 from suite.harness import enforced, hostfacts
 from suite.vector_database import dataset
 from suite.enforce import iocount
+from suite.vector_database import dram
 from suite.vector_database import evidence
 from suite.vector_database import iofigures
 from suite.vector_database import figures as results
@@ -48,6 +49,10 @@ class Options:
     allow_no_cache_drop: bool = False
     no_cache_drop: bool = False
     overrides: dict = field(default_factory=dict)
+    search_list: int | None = None   # a sweep point's (DiskANN) search list, else the workload's
+    ef: int | None = None            # a sweep point's (Milvus HNSW) ef, else the workload's
+    dram_percent: float | None = None   # the DRAM:index ratio the runs are held to (suite.vector_database.dram)
+    sweep_point: bool = False        # a point of a ladder: a recall under the floor is recorded, not a failed run
 
 
 class VdbRun:
@@ -60,6 +65,9 @@ class VdbRun:
         self.runs_done: list[dict] = []
         self.build: dict = {}
         self.leaves: dict[int, Path] = {}         # run k's leaf (its host_metrics.json goes there)
+        self.search = {"k": self.w.k, "search_list": opts.search_list or self.w.search_list,
+                       "beam_width": self.w.beam_width, "ef": opts.ef or self.w.ef}
+        self.dram: dict | None = None
 
     # ---------------------------------------------------------------- prepare: refusals, nothing written
     def prepare(self) -> enforced.Series:
@@ -158,7 +166,7 @@ class VdbRun:
                 "data_dir": str(self.data_dir.resolve()), "index_dir": str(self.index_dir.resolve()),
                 "metric": w.metric, "num_vectors": w.num_vectors, "dimension": w.dimension,
                 "build_params": w.index_params(self.o.index), "threads": os.cpu_count() or 2,
-                "search": {"k": w.k, "search_list": w.search_list, "beam_width": w.beam_width, "ef": w.ef},
+                "search": dict(self.search), "cache_nodes": (self.dram or {}).get("cache_nodes") or 0,
                 "load": self._load(), "uri": self.o.uri, "out_dir": str(work.resolve()),
                 "collection": f"suite_{w.name.replace('-', '_')}_{self.o.index.lower()}",
                 "counters": counters or {}, "warm_pass": bool(query)}
@@ -180,10 +188,13 @@ class VdbRun:
         dev = evidence.device_of(self.index_dir if self.index_dir.exists() else self.data_dir)
         status, error = "complete", None
         start = time.time()
-        with iocount.IoCgroup(dev.get("dev") or "", f"vdb-{os.getpid()}-{k}") as cg:
+        if self.o.dram_percent and self.dram is None:
+            self.dram = dram.plan(self.o.dram_percent, self.index_dir, self.engine, self.o.index, self.w.num_vectors)
+        with iocount.IoCgroup(dev.get("dev") or "", f"vdb-{os.getpid()}-{k}") as cg, \
+                dram.cgroup(self.dram, k) as (mem_join, mem_evidence):
             try:
                 self._worker(leaf, build=False, query=True, counters=iofigures.counters(dev.get("dev"), cg),
-                             joins=tuple(j for j in (cg.join_file,) if j))
+                             joins=tuple(j for j in (cg.join_file, mem_join) if j))
             except RunError as exc:
                 status, error = "failed", str(exc)
         cg_evidence = cg.evidence()
@@ -191,6 +202,8 @@ class VdbRun:
         doc = {**self._base("run"), "inserted_vectors": int(self.build.get("inserted_vectors") or 0), "k": self.w.k,
                "recall_floor": self.w.recall_floor, "status": status, "error": error, "run": k, **window,
                "page_cache_before": cache, "cache_drop": drop.to_dict(), "storage": dev, "load": self._load(),
+               "search": {**self.search, "param": "ef" if self.o.index == "HNSW" else "search_list"},
+               "dram": {**self.dram, "cgroup": mem_evidence()} if self.dram else None,
                "ground_truth": {**self.meta["ground_truth"], "sha256": self.meta["sha256"][dataset.TRUTH],
                                 "file": str(self.data_dir / dataset.TRUTH)}}
         if status == "complete":
@@ -203,12 +216,14 @@ class VdbRun:
             results.cdf(leaf, cdf)
             doc.update(fig)
             doc["io"] = {**iofigures.figures(res, dev.get("dev"), cg_evidence), "process_source": res.get("io_source")}
-            if fig["recall"] is not None and fig["recall"] < self.w.recall_floor:
+            doc["below_floor"] = fig["recall"] is not None and fig["recall"] < self.w.recall_floor
+            if doc["below_floor"] and not self.o.sweep_point:
                 status = doc["status"] = "failed"
                 error = doc["error"] = (f"{leaf / 'summary.json'}: recall: expected at least {self.w.recall_floor} "
                                         f"(the workload's floor), got {fig['recall']:.4f}")
         results.metadata(leaf, ts, self.engine, self.o.index, "run", self.w,
-                         {"engine_version": self.engine_version, "run": k, "override_parameters": self.o.overrides})
+                         {"engine_version": self.engine_version, "run": k, "override_parameters": self.o.overrides,
+                          "search": self.search, "dram_percent": self.o.dram_percent})
         results.summary(leaf, doc)
         self.runs_done.append(doc)
         if status == "complete":

@@ -125,7 +125,8 @@ def diskann(plan: dict) -> dict:
     before_load = snapshot(plan)
     # num_threads is the number of search contexts: one per client (1 hangs on load in 0.7.0: at least 2)
     index = diskannpy.StaticDiskIndex(idx_dir, num_threads=max(2, int(plan["load"]["clients"])),
-                                      num_nodes_to_cache=0, cache_mechanism=0, distance_metric=metric,
+                                      num_nodes_to_cache=int(plan.get("cache_nodes") or 0),
+                                      cache_mechanism=1 if plan.get("cache_nodes") else 0, distance_metric=metric,
                                       vector_dtype=np.float32, dimensions=queries.shape[1])
     loaded = snapshot(plan)
     loop, io = phases(plan, lambda q: index.search(q, int(s["k"]), int(s["search_list"]),
