@@ -51,6 +51,12 @@ class Leaf:
     bytes_read_per_query: float | None = None
     read_ops_per_query: float | None = None
     cached_fraction_before: float | None = None
+    mean_io_bytes: float | None = None            # ours: the cold pass's bytes / I/Os (io.mean_io_bytes)
+    warm_read_ops_per_query: float | None = None  # ours: the warm pass's (the same queries again at once)
+    warm_bytes_read_per_query: float | None = None
+    search_param: str | None = None         # ours: search_list (DiskANN) | ef (Milvus HNSW): a sweep point's axis
+    search_value: float | None = None
+    dram_percent: float | None = None       # ours: the DRAM:index ratio the run was held to (--dram-ratios)
     cache_dropped: bool | None = None
     ground_truth: dict | None = None        # {complete, coverage_vectors, num_vectors, source} or None
     engine_version: str | None = None
@@ -227,6 +233,14 @@ def _ours(rec: Leaf, doc: dict, leaf: Path, root: Path) -> None:
     io = doc.get("io") if isinstance(doc.get("io"), dict) else {}
     rec.bytes_read_per_query = _num(io.get("bytes_read_per_query"))
     rec.read_ops_per_query = _num(io.get("read_ops_per_query"))
+    rec.mean_io_bytes = _num(io.get("mean_io_bytes"))
+    rec.warm_read_ops_per_query = _num(io.get("warm_read_ops_per_query"))
+    rec.warm_bytes_read_per_query = _num(io.get("warm_bytes_read_per_query"))
+    search = doc.get("search") if isinstance(doc.get("search"), dict) else {}
+    if search.get("param") in ("search_list", "ef"):
+        rec.search_param, rec.search_value = search["param"], _num(search.get(search["param"]))
+    dram = doc.get("dram") if isinstance(doc.get("dram"), dict) else {}
+    rec.dram_percent = _num(dram.get("percent"))
     cache = doc.get("page_cache_before") if isinstance(doc.get("page_cache_before"), dict) else {}
     rec.cached_fraction_before = _num(cache.get("cached_fraction"))
     drop = doc.get("cache_drop") if isinstance(doc.get("cache_drop"), dict) else {}

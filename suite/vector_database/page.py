@@ -11,7 +11,8 @@ from suite.rules.verdict import Voice
 from suite.vector_database import check as vcheck
 
 RUN_COLUMNS = ("throughput_qps", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms", "recall",
-               "bytes_read_per_query", "read_ops_per_query", "cached_fraction_before")
+               "bytes_read_per_query", "read_ops_per_query", "cached_fraction_before", "mean_io_bytes",
+               "warm_read_ops_per_query", "search_value", "dram_percent")
 
 
 def summarise(path: Path, ruleset: str | None = None) -> dict:
@@ -89,15 +90,31 @@ def text(summary: dict) -> str:
                 claimed = ", ".join(f"{k} {r['claimed'].get(k)}" for k in r["not_rederivable"])
                 lines.append(f"    claimed, not re-derivable (counted in no verdict): {claimed}")
         lines.append("")
+    lines += curve_lines(summary)
     lines.append(f"rules/{summary['ruleset']}/vector_database.yaml: {len(summary['findings'])} finding(s)")
     lines += [f"  {f['effect']:<7} {f['severity']:<7} {f['message']}" for f in summary["findings"][:50]]
     lines.append(summary["verdict_line"])      # the last line: the one verdict line (suite.rules.verdict)
     return "\n".join(lines) + "\n"
 
 
+def curve_lines(summary: dict) -> list[str]:
+    """A sweep's or DRAM ratios' points (several benchmarks of one dir): the headline read off the curve."""
+    from suite.vector_database import curves, sweep
+
+    pts = [p for p in curves.points(summary) if p["param"] and p["dram_percent"] is None]
+    if len({p["value"] for p in pts}) < 2:
+        return []
+    floor = max((p["floor"] for p in pts if p["floor"] is not None), default=0.9)
+    h = sweep.headline(pts, floor)
+    return [f"recall–QPS curve over {len(pts)} {pts[0]['param']} points: " +
+            (f"{h['throughput_qps']:,.1f} QPS at recall@10 {h['recall']:.4f} >= {floor:g} ({h['point']})" if h
+             else f"no point reaches recall@10 {floor:g}"), ""]
+
+
 def page(summary: dict):
     """The report page: the headline per benchmark, the runs, QPS vs recall, latency CDF, I/O per query."""
     from suite.report import content as c
+    from suite.vector_database import curves
 
     sections = []
     for i, b in enumerate(summary["benchmarks"]):
@@ -127,7 +144,7 @@ def page(summary: dict):
     from suite.rules.verdict import headline
 
     return c.Page(headline(f"vector_database (MLPerf Storage {summary['ruleset']})", summary["labels"]), summary["root"],
-                  labels=tuple(summary["labels"]), sections=[verdict, *sections],
+                  labels=tuple(summary["labels"]), sections=[verdict, *curves.sections(summary), *sections],
                   tables={"vdb_runs": (["benchmark", "run", *RUN_COLUMNS],
                                        [{"benchmark": b["path"], "run": r["ts"], **{k: r[k] for k in RUN_COLUMNS}}
                                         for b in summary["benchmarks"] for r in b["runs"]])})
