@@ -34,7 +34,7 @@ def stat_path(dev: str) -> str:
 
 def parse_device_stat(text: str) -> dict | None:
     f = text.split()
-    if len(f) < 3 or not all(x.isdigit() for x in f[:3]):
+    if len(f) < 3 or not all(x.isascii() and x.isdigit() for x in f[:3]):
         return None
     return {"read_ios": int(f[0]), "read_merges": int(f[1]), "read_bytes": SECTOR_BYTES * int(f[2])}
 
@@ -69,14 +69,16 @@ def parse_stats(version: str, texts: dict, dev: str) -> dict | None:
             parts = line.split()
             if parts and parts[0] == dev:
                 kv = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
-                return {"read_bytes": int(kv.get("rbytes", 0)), "read_ios": int(kv.get("rios", 0))}
+                got = [kv.get(k, "0") for k in ("rbytes", "rios")]
+                if all(v.isascii() and v.isdigit() for v in got):
+                    return {"read_bytes": int(got[0]), "read_ios": int(got[1])}
         return {"read_bytes": 0, "read_ios": 0}
     out = {}
     for name, key in (("blkio.throttle.io_service_bytes", "read_bytes"), ("blkio.throttle.io_serviced", "read_ios")):
         out[key] = 0
         for line in texts.get(name, "").splitlines():
             parts = line.split()
-            if len(parts) == 3 and parts[0] == dev and parts[1] == "Read" and parts[2].isdigit():
+            if len(parts) == 3 and parts[0] == dev and parts[1] == "Read" and parts[2].isascii() and parts[2].isdigit():
                 out[key] = int(parts[2])
     return out
 
