@@ -112,4 +112,6 @@ def test_the_headline_figures_are_the_cold_pass_and_the_device_read_them(on_loop
 
 
 def test_no_io_cgroup_left_behind(on_loop):
-    assert not glob.glob("/sys/fs/cgroup/blkio/suite-io-vdb-*") and not glob.glob("/sys/fs/cgroup/suite-io/vdb-*")
+    """The runs' I/O cgroups (named vdb-<this pid>-<run>: the runs ran in this process) are removed."""
+    mine = f"vdb-{os.getpid()}-*"
+    assert not glob.glob(f"/sys/fs/cgroup/blkio/suite-io-{mine}") and not glob.glob(f"/sys/fs/cgroup/suite-io/{mine}")
