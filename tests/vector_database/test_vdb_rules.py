@@ -202,7 +202,8 @@ def test_report_of_the_published_leaf(run_cli, tmp_path):
     st.one_of(st.none(), st.booleans(), st.floats(allow_nan=True), st.integers(), st.text(max_size=5)),
     lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(st.sampled_from(
         ["recall", "throughput_qps", "p99_latency_ms", "engine", "schema_version", "ground_truth", "io",
-         "dimension", "database", "cache_drop"]), c, max_size=6)), max_leaves=12)))
+         "dimension", "database", "cache_drop", "search", "dram", "param", "search_list", "ef", "percent",
+         "mean_io_bytes", "warm_read_ops_per_query"]), c, max_size=6)), max_leaves=12)))
 def test_any_summary_is_read_or_refused_in_one_line(tmp_path_factory, doc):
     root = tmp_path_factory.mktemp("t")
     d = root / B / "run" / "20260101_000000"
