@@ -169,7 +169,10 @@ class VdbRun:
                 "search": dict(self.search), "cache_nodes": (self.dram or {}).get("cache_nodes") or 0,
                 "load": self._load(), "uri": self.o.uri, "out_dir": str(work.resolve()),
                 "collection": f"suite_{w.name.replace('-', '_')}_{self.o.index.lower()}",
-                "counters": counters or {}, "warm_pass": bool(query)}
+                "counters": counters or {}, "warm_pass": bool(query),
+                # diskannpy's search holds the GIL: C client processes (one node cache each), except at a DRAM
+                # ratio, where one process's threads share the one cache the ratio sizes
+                "client_processes": self.engine == "diskann" and not self.dram}
         files.write_atomic(work / "plan.json", files.dump_json(plan, indent=2))
         with open(work / "worker.log", "wb") as log:
             rc = subprocess.call([str(self.venv / "bin" / "python"), str(WORKER), str(work / "plan.json")],
