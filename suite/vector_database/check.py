@@ -94,7 +94,7 @@ def duplicates(runs: list, root: Path) -> list:
 
 
 def run_scope(r, root: Path, params: dict | None = None) -> Scope:
-    rel = _rel(r.path, root) + "/summary.json"
+    rel = _rel(r.path, root) + "/" + r.summary_file
     gt = r.ground_truth
     problems = []
     if gt is not None and not gt.get("complete"):
