@@ -111,6 +111,25 @@ def curve_lines(summary: dict) -> list[str]:
              else f"no point reaches recall@10 {floor:g}"), ""]
 
 
+def headline_figures(summary: dict) -> list:
+    """Beside the verdict: QPS at recall@10 >= the floor, read off the curve for a sweep, else per benchmark
+    (the first three)."""
+    from suite.report import content as c
+    from suite.vector_database import curves, sweep
+
+    pts = [p for p in curves.points(summary) if p["param"] and p["dram_percent"] is None]
+    if len({p["value"] for p in pts}) >= 2:
+        floor = max((p["floor"] for p in pts if p["floor"] is not None), default=0.9)
+        h = sweep.headline(pts, floor)
+        return [(f"QPS at recall@10 >= {floor:g} (off the curve)", c.fmt(h["throughput_qps"], 1) if h else "none",
+                 f"{pts[0]['param']} {h and next(p['value'] for p in pts if p['label'] == h['point']):g}, recall "
+                 f"{h['recall']:.4f}" if h else "no point reaches the floor")]
+    return [(f"{b['engine']} {b['index_type']}: QPS at recall@10 >= {b['recall_floor']:g}",
+             c.fmt(b["headline_qps"], 1) if b["headline_qps"] is not None else "none",
+             f"recall {b['headline_recall']:.4f}" if b["headline_recall"] is not None else "recall not recorded")
+            for b in summary["benchmarks"][:3]]
+
+
 def page(summary: dict):
     """The report page: the headline per benchmark, the runs, QPS vs recall, latency CDF, I/O per query."""
     from suite.report import content as c
@@ -138,6 +157,7 @@ def page(summary: dict):
         sections.append(s)
     verdict = c.Section("verdict", f"Rules (rules/{summary['ruleset']}/vector_database.yaml)", [
         c.Verdict(summary["verdict"], f"{summary['verdict_line']}: {len(summary['findings'])} finding(s)"),
+        c.Figures(headline_figures(summary)),
         c.Table(["rule", "effect", "path", "message"],
                 [[f["rule_id"], f["effect"], f["path"], f["message"]] for f in summary["findings"][:200]],
                 numbers_right=False)])
