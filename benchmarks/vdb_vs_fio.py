@@ -4,8 +4,9 @@ A disk-resident index (DiskANN) turns each query into a few dozen 4 KiB random r
 file (beam search: up to beam_width reads in flight per client), so the physical limit is the
 file system's 4 KiB random-read rate at the same queue depth. This script runs
     suite run --workload vdb-mini --index diskann (cache cleared before each run)
-and takes from each run's summary.json the index bytes read per query (/proc/<pid>/io) and the QPS,
-i.e. the query phase's storage read rate in 4 KiB reads/s; then
+and takes from each run's summary.json the QPS and the I/Os per query the run's own I/O cgroup counted
+(io.read_ops_per_query; io.mean_io_bytes says they are 4 KiB reads), i.e. the query phase's storage read
+rate in reads/s (the bytes per query / 4 KiB printed beside it as a cross-check); then
     fio --rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=C*W --filename=<the index file>
 on the same file (the same file system), and prints the ratio (median and range of the runs).
 
@@ -52,10 +53,17 @@ def main() -> int:
     beam = 2                                         # vdb-mini's search.beam_width
     depth = a.clients * beam
     index_file = Path(docs[0]["index_dir"]) / "ann_disk.index"
-    rates = [d["throughput_qps"] * d["io"]["bytes_read_per_query"] / 4096 for d in docs]
+    rates = [d["throughput_qps"] * d["io"]["read_ops_per_query"] for d in docs]
+    by_bytes = [d["throughput_qps"] * d["io"]["bytes_read_per_query"] / 4096 for d in docs]
     fio = [fio_iops(index_file, depth, a.fio_seconds) for _ in range(3)]
+    import os
+
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; counter {docs[0]['io']['source']}, "
+          f"mean I/O {statistics.median(d['io']['mean_io_bytes'] for d in docs):,.0f} B; "
+          f"reads/s by bytes / 4 KiB: {statistics.median(by_bytes):,.0f}")
     ratios = sorted(r / statistics.median(fio) for r in rates)
-    print(f"query phase: {statistics.median(rates):,.0f} 4-KiB reads/s (median of {len(rates)} runs; "
+    print(f"query phase: {statistics.median(rates):,.0f} reads/s (median of {len(rates)} runs; "
+          f"{statistics.median(d['io']['read_ops_per_query'] for d in docs):.1f} reads per query, "
           f"{statistics.median(d['io']['bytes_read_per_query'] for d in docs) / 1024:.1f} KiB read per query, "
           f"{statistics.median(d['throughput_qps'] for d in docs):.1f} QPS, {a.clients} clients x beam {beam})")
     print(f"fio randread 4k direct libaio iodepth={depth} on {index_file}: {statistics.median(fio):,.0f} IOPS "

@@ -1,6 +1,6 @@
 """What a vector_database run records about the storage under the index: how much of the index
 files the page cache held before the run (mincore(2) over each file), the block device and file
-system they live on, and that device's read counters (/proc/diskstats) around the query phase."""
+system they live on (its read counters: suite.enforce.iocount, read by the worker around each phase)."""
 
 from __future__ import annotations
 
@@ -89,26 +89,3 @@ def device_of(path: Path) -> dict:
     if best is None:
         return {"path": real}
     return {"path": real, "mountpoint": best[0], "dev": best[1], "fstype": best[2], "source": best[3]}
-
-
-def diskstats(dev: str | None) -> dict | None:
-    """Reads completed and sectors read of the block device `dev` (major:minor), or None."""
-    if not dev or ":" not in dev:
-        return None
-    major, minor = dev.split(":", 1)
-    try:
-        for line in Path("/proc/diskstats").read_text().splitlines():
-            f = line.split()
-            if len(f) > 6 and f[0] == major and f[1] == minor:
-                return {"device": f[2], "reads_completed": int(f[3]), "sectors_read": int(f[5])}
-    except OSError:
-        return None
-    return None
-
-
-def diskstats_delta(a: dict | None, b: dict | None) -> dict | None:
-    if not a or not b:
-        return None
-    return {"device": a["device"], "reads_completed": b["reads_completed"] - a["reads_completed"],
-            "bytes_read": 512 * (b["sectors_read"] - a["sectors_read"]),
-            "scope": "the whole device (every process on the host), not the run alone"}

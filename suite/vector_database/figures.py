@@ -66,7 +66,8 @@ def metadata(leaf_dir: Path, ts: str, engine: str, index: str, command: str, w, 
            "run_datetime": ts, "num_processes": None, "accelerator": None, "result_dir": str(leaf_dir),
            "parameters": {"workload": w.name, "num_vectors": w.num_vectors, "dimension": w.dimension,
                           "metric_type": w.metric, "distribution": w.distribution, "index_type": index,
-                          "index": w.index.get(index, {}), "k": w.k, "search_list": w.search_list, "ef": w.ef,
+                          "index": w.index.get(index, {}), "k": w.k, "search_list": (extra.get("search") or {}).get("search_list", w.search_list),
+                          "ef": (extra.get("search") or {}).get("ef", w.ef),
                           "beam_width": w.beam_width},
            "vdb_engine": engine, "vdb_index": index, "suite_version": __version__, **extra}
     files.write_atomic(leaf_dir / f"vector_database_{ts}_metadata.json", files.dump_json(doc, indent=2))

@@ -13,7 +13,7 @@ from suite.errors import ExitCode, SuiteError
 from suite.benchmark import Checked, Kind, Options, Workloads
 
 RUN_OPTIONS = ("runs", "division", "allow_no_cache_drop", "no_cache_drop", "index", "uri", "clients",
-               "query_duration", "query_count")
+               "query_duration", "query_count", "sweep", "dram_ratios")
 
 
 def add_run_arguments(p) -> None:
@@ -29,6 +29,13 @@ def add_run_arguments(p) -> None:
                    help="vector_database: a timed query phase of this many seconds (default: the workload's)")
     p.add_argument("--query-count", type=positive_int, default=None,
                    help="vector_database: a query phase of this many queries (default: the workload's)")
+    p.add_argument("--sweep", action="store_true", default=False,
+                   help="vector_database: the search_list (DiskANN) / ef (Milvus HNSW) ladder of the workload, each point "
+                        "--runs runs after a cache clear, into R/<point>/; the recall-QPS Pareto front and the headline, "
+                        "QPS at recall@10 >= the floor, in R/vdb_sweep.json")
+    p.add_argument("--dram-ratios", default=None, metavar="PCTS",
+                   help="vector_database: the query series at each DRAM:index ratio, e.g. 10,25,100 (percent of the "
+                        "disk index), each held by a memory cgroup, into R/dram-<pct>pct/")
 
 
 def run(args) -> int:
@@ -42,14 +49,30 @@ def run(args) -> int:
     if engine == "dlio":
         raise SuiteError(f"--engine dlio: expected diskann or milvus for {args.workload}, got dlio")
     overrides = {k: getattr(args, k) for k in ("clients", "query_duration", "query_count", "uri") if getattr(args, k)}
-    results_dir, runs = vrun.run(vrun.Options(
+    opts = vrun.Options(
         workload=args.workload, index=args.index.upper(), engine=engine, data_dir=args.data_dir,
         results_dir=args.results_dir, runs=args.runs, clients=args.clients, duration_s=args.query_duration,
         query_count=args.query_count, uri=args.uri, division=args.division,
-        allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop, overrides=overrides))
+        allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop, overrides=overrides)
+    if getattr(args, "sweep", False) or getattr(args, "dram_ratios", None):
+        return _ladder(args, opts)
+    results_dir, runs = vrun.run(opts)
     summary = show.summarise(results_dir)
     print(terminal_lines(show.text(summary)), end="")
     return ExitCode.OK if summary["compliant"] else ExitCode.FAILED    # suite.rules.verdict: as its last line says
+
+
+def _ladder(args, opts) -> int:
+    """--sweep or --dram-ratios: every point's series, the table, the headline; exit 0 when a point reaches the floor."""
+    from suite.report.escape import terminal_lines
+    from suite.vector_database import dram, sweep
+
+    if args.sweep and args.dram_ratios:
+        raise SuiteError(f"--sweep: expected it or --dram-ratios, got both (--dram-ratios {args.dram_ratios})")
+    pcts = dram.parse_percents(args.dram_ratios) if args.dram_ratios else None
+    root, doc = sweep.run(opts, pcts)
+    print(terminal_lines(sweep.text(doc) + f"{root / 'vdb_sweep.json'}\n"), end="")
+    return ExitCode.OK if doc["headline"] else ExitCode.FAILED
 
 
 def datagen(args) -> int:

@@ -51,6 +51,12 @@ class Leaf:
     bytes_read_per_query: float | None = None
     read_ops_per_query: float | None = None
     cached_fraction_before: float | None = None
+    mean_io_bytes: float | None = None            # ours: the cold pass's bytes / I/Os (io.mean_io_bytes)
+    warm_read_ops_per_query: float | None = None  # ours: the warm pass's (the same queries again at once)
+    warm_bytes_read_per_query: float | None = None
+    search_param: str | None = None         # ours: search_list (DiskANN) | ef (Milvus HNSW): a sweep point's axis
+    search_value: float | None = None
+    dram_percent: float | None = None       # ours: the DRAM:index ratio the run was held to (--dram-ratios)
     cache_dropped: bool | None = None
     ground_truth: dict | None = None        # {complete, coverage_vectors, num_vectors, source} or None
     engine_version: str | None = None
@@ -69,6 +75,7 @@ class Leaf:
     start_unix_s: float | None = None       # ours: the query run's window and host (host_metrics.json's run)
     end_unix_s: float | None = None
     hosts: tuple = ()
+    summary_file: str = "summary.json"      # the leaf's figures file (a VectorDBBench leaf: statistics.json)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -92,12 +99,18 @@ SUMMARY_KEYS = ("num_vectors", "dimension", "index_type")   # what every vector_
 PROBE_BYTES = 1 << 20
 
 
+STATISTICS = ("statistics.json", "config.json")    # the reference's VectorDBBench run leaf (no summary.json: SAMSUNG)
+
+
 def is_leaf(d: Path) -> bool:
     """A stamped run or datagen folder whose summary.json is a vector database's (its own keys), wherever
-    it sits: what it holds decides, not the folders above it (issue 44)."""
+    it sits: what it holds decides, not the folders above it (issue 44); or a run folder the reference's
+    VectorDBBench wrote, statistics.json and config.json and no summary.json."""
     d = Path(d)
-    if not (leafstamp.is_stamp(d.name) and d.parent.name in PHASES and (d / "summary.json").is_file()):
+    if not (leafstamp.is_stamp(d.name) and d.parent.name in PHASES):
         return False
+    if not (d / "summary.json").is_file():
+        return d.parent.name == "run" and all((d / f).is_file() and not (d / f).is_symlink() for f in STATISTICS)
     if (d / f"vector_database_{d.name}_metadata.json").is_file():
         return True
     try:
@@ -134,13 +147,15 @@ def read(leaf: Path, root: Path | None = None) -> Leaf:
     """One leaf's figures (published or ours) as one record."""
     leaf = Path(leaf)
     root = Path(root or leaf)
-    doc = _load(leaf / "summary.json", root)
+    stats = not (leaf / "summary.json").is_file() and all((leaf / f).is_file() for f in STATISTICS)
+    doc = from_statistics(leaf, root) if stats else _load(leaf / "summary.json", root)
     if not isinstance(doc, dict):
         raise ResultError(f"{leaf / 'summary.json'}: expected a JSON object, got {type(doc).__name__}")
     ours = doc.get("schema_version") == 1 or "engine" in doc or (leaf / "vectordb" / "engine").is_dir() \
         or any(leaf.glob("vector_database_*_metadata.json")) and _suite_metadata(leaf, root)   # not by one key
+    ours = ours and not stats
     rec = Leaf(path=str(leaf), phase=leaf.parent.name, engine=leaf.parents[2].name, index_type=leaf.parents[1].name,
-               ts=leaf.name, source="suite" if ours else "published")
+               ts=leaf.name, source="suite" if ours else "published", summary_file="statistics.json" if stats else "summary.json")
     for key in ("num_vectors", "dimension", "inserted_vectors", "query_count"):
         v = _num(doc.get(key))
         setattr(rec, key, int(v) if v is not None else None)
@@ -161,6 +176,22 @@ def read(leaf: Path, root: Path | None = None) -> Leaf:
         if rec.phase == "run":
             _rederive_published(rec, doc, leaf, root)
     return rec
+
+
+def from_statistics(leaf: Path, root: Path) -> dict:
+    """A VectorDBBench run leaf's published figures as summary.json's keys: statistics.json's QPS, wall time,
+    query count, latencies (median as p50) and recall (recall.mean_recall, recall@k), config.json's dimension
+    and index type."""
+    st, cfg = (_load(leaf / f, root) for f in STATISTICS)
+    for f, d in zip(STATISTICS, (st, cfg)):
+        if not isinstance(d, dict):
+            raise ResultError(f"{leaf / f}: expected a JSON object, got {type(d).__name__}")
+    rc = st.get("recall") if isinstance(st.get("recall"), dict) else {}
+    doc = {k: st.get(k) for k in ("throughput_qps", "total_time_seconds", "mean_latency_ms", "p95_latency_ms",
+                                  "p99_latency_ms", "p999_latency_ms", "disk_io")}
+    return {**doc, "query_count": st.get("total_queries"), "p50_latency_ms": st.get("median_latency_ms"),
+            "recall": rc.get("mean_recall", rc.get("recall_at_k")), "dimension": cfg.get("vector_dim"),
+            "index_type": cfg.get("index_type"), "num_vectors": None}
 
 
 def _disk_io(rec: Leaf, doc: dict) -> None:
@@ -227,6 +258,14 @@ def _ours(rec: Leaf, doc: dict, leaf: Path, root: Path) -> None:
     io = doc.get("io") if isinstance(doc.get("io"), dict) else {}
     rec.bytes_read_per_query = _num(io.get("bytes_read_per_query"))
     rec.read_ops_per_query = _num(io.get("read_ops_per_query"))
+    rec.mean_io_bytes = _num(io.get("mean_io_bytes"))
+    rec.warm_read_ops_per_query = _num(io.get("warm_read_ops_per_query"))
+    rec.warm_bytes_read_per_query = _num(io.get("warm_bytes_read_per_query"))
+    search = doc.get("search") if isinstance(doc.get("search"), dict) else {}
+    if search.get("param") in ("search_list", "ef"):
+        rec.search_param, rec.search_value = search["param"], _num(search.get(search["param"]))
+    dram = doc.get("dram") if isinstance(doc.get("dram"), dict) else {}
+    rec.dram_percent = _num(dram.get("percent"))
     cache = doc.get("page_cache_before") if isinstance(doc.get("page_cache_before"), dict) else {}
     rec.cached_fraction_before = _num(cache.get("cached_fraction"))
     drop = doc.get("cache_drop") if isinstance(doc.get("cache_drop"), dict) else {}

@@ -11,12 +11,16 @@ from suite.rules.verdict import Voice
 from suite.vector_database import check as vcheck
 
 RUN_COLUMNS = ("throughput_qps", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms", "recall",
-               "bytes_read_per_query", "read_ops_per_query", "cached_fraction_before")
+               "bytes_read_per_query", "read_ops_per_query", "cached_fraction_before", "mean_io_bytes",
+               "warm_read_ops_per_query", "search_value", "dram_percent")
 
 
 def summarise(path: Path, ruleset: str | None = None) -> dict:
+    from suite.rules import engine as rules
+
     recs, found, root = vcheck.load_and_check(path, ruleset)
     name = vcheck.round_of(recs, ruleset)
+    params = rules.load_layers(name, vcheck.RULE_FILES).params
     benches = []
     for bdir, group in vcheck.benchmarks(recs).items():
         runs = [r for r in group if r.phase == "run"]
@@ -27,7 +31,7 @@ def summarise(path: Path, ruleset: str | None = None) -> dict:
         benches.append({"path": vcheck._rel(bdir, root), "engine": group[0].engine, "index_type": group[0].index_type,
                         "source": group[0].source, "runs": [r.to_dict() for r in runs],
                         "datagen": [r.to_dict() for r in group if r.phase == "datagen"],
-                        "mean_over_runs": mean, "num_runs": len(runs),
+                        "mean_over_runs": mean, "num_runs": len(runs), **headline_qps(runs, mean, params),
                         "engine_version": next((r.engine_version for r in runs if r.engine_version), None)})
     mine = [f for f in found]
     runs = [r for r in recs if r.phase == "run"]
@@ -37,6 +41,24 @@ def summarise(path: Path, ruleset: str | None = None) -> dict:
             "verdict": said.verdict, "findings": [f.to_dict() for f in mine], "miniature": said.miniature,
             "division": said.division, "compliant": said.compliant, "labels": list(said.labels()),
             "verdict_line": said.line()}
+
+
+def headline_qps(runs: list, mean: dict, params: dict) -> dict:
+    """The headline: QPS at recall@k >= the floor (the round's, or our workload's where higher). The mean QPS
+    over the runs when their mean recall (re-derived, else claimed) meets the floor; None when it does not."""
+    floors = [f for r in runs if (f := vcheck.claimed_floor(r, params)) is not None]
+    floor = max(floors) if floors else vcheck.round_floor(params)
+    recalls = [v for r in runs if (v := vcheck.claimed_recall(r)) is not None]
+    recall = statistics.fmean(recalls) if recalls else None
+    ok = recall is not None and recall >= floor and mean.get("throughput_qps") is not None
+    return {"recall_floor": floor, "headline_recall": recall, "headline_qps": mean["throughput_qps"] if ok else None}
+
+
+def _headline(b: dict) -> str:
+    if b.get("headline_qps") is not None:
+        return f"{b['headline_qps']:,.1f} QPS at recall@10 {b['headline_recall']:.4f} >= {b['recall_floor']:g}"
+    got = f"{b['headline_recall']:.4f}" if b.get("headline_recall") is not None else "none"
+    return f"none: recall@10 {got} under the floor {b.get('recall_floor', 0.9):g}"
 
 
 def _f(v, places=2) -> str:
@@ -53,6 +75,7 @@ def text(summary: dict) -> str:
         m = b["mean_over_runs"]
         lines += [f"{b['path']}: {b['engine']} {b['index_type']} ({b['source']}; {b['num_runs']} run(s); "
                   f"{b['engine_version'] or 'engine version not recorded'})",
+                  f"  headline: {_headline(b)}",
                   f"  mean over runs: {_f(m['throughput_qps'], 1)} QPS, p99 {_f(m['p99_latency_ms'])} ms, "
                   f"recall {_f(m['recall'], 4)}, {_f((m['bytes_read_per_query'] or 0) / 1024, 1) if m['bytes_read_per_query'] is not None else '-'} "
                   f"KiB read per query",
@@ -67,22 +90,59 @@ def text(summary: dict) -> str:
                 claimed = ", ".join(f"{k} {r['claimed'].get(k)}" for k in r["not_rederivable"])
                 lines.append(f"    claimed, not re-derivable (counted in no verdict): {claimed}")
         lines.append("")
+    lines += curve_lines(summary)
     lines.append(f"rules/{summary['ruleset']}/vector_database.yaml: {len(summary['findings'])} finding(s)")
     lines += [f"  {f['effect']:<7} {f['severity']:<7} {f['message']}" for f in summary["findings"][:50]]
     lines.append(summary["verdict_line"])      # the last line: the one verdict line (suite.rules.verdict)
     return "\n".join(lines) + "\n"
 
 
+def curve_lines(summary: dict) -> list[str]:
+    """A sweep's or DRAM ratios' points (several benchmarks of one dir): the headline read off the curve."""
+    from suite.vector_database import curves, sweep
+
+    pts = [p for p in curves.points(summary) if p["param"] and p["dram_percent"] is None]
+    if len({p["value"] for p in pts}) < 2:
+        return []
+    floor = max((p["floor"] for p in pts if p["floor"] is not None), default=0.9)
+    h = sweep.headline(pts, floor)
+    return [f"recall–QPS curve over {len(pts)} {pts[0]['param']} points: " +
+            (f"{h['throughput_qps']:,.1f} QPS at recall@10 {h['recall']:.4f} >= {floor:g} ({h['point']})" if h
+             else f"no point reaches recall@10 {floor:g}"), ""]
+
+
+def headline_figures(summary: dict) -> list:
+    """Beside the verdict: QPS at recall@10 >= the floor, read off the curve for a sweep, else per benchmark
+    (the first three)."""
+    from suite.report import content as c
+    from suite.vector_database import curves, sweep
+
+    pts = [p for p in curves.points(summary) if p["param"] and p["dram_percent"] is None]
+    if len({p["value"] for p in pts}) >= 2:
+        floor = max((p["floor"] for p in pts if p["floor"] is not None), default=0.9)
+        h = sweep.headline(pts, floor)
+        return [(f"QPS at recall@10 >= {floor:g} (off the curve)", c.fmt(h["throughput_qps"], 1) if h else "none",
+                 f"{pts[0]['param']} {h and next(p['value'] for p in pts if p['label'] == h['point']):g}, recall "
+                 f"{h['recall']:.4f}" if h else "no point reaches the floor")]
+    return [(f"{b['engine']} {b['index_type']}: QPS at recall@10 >= {b['recall_floor']:g}",
+             c.fmt(b["headline_qps"], 1) if b["headline_qps"] is not None else "none",
+             f"recall {b['headline_recall']:.4f}" if b["headline_recall"] is not None else "recall not recorded")
+            for b in summary["benchmarks"][:3]]
+
+
 def page(summary: dict):
     """The report page: the headline per benchmark, the runs, QPS vs recall, latency CDF, I/O per query."""
     from suite.report import content as c
+    from suite.vector_database import curves
 
     sections = []
     for i, b in enumerate(summary["benchmarks"]):
         sid = f"vdb{i}"
         m = b["mean_over_runs"]
         s = c.Section(sid, f"{b['engine']} {b['index_type']} ({b['path']})", [
-            c.Figures([("QPS (mean over runs)", c.fmt(m["throughput_qps"], 1), ""),
+            c.Figures([(f"QPS at recall@10 >= {b['recall_floor']:g}", c.fmt(b["headline_qps"], 1)
+                        if b["headline_qps"] is not None else "none: recall under the floor", ""),
+                       ("QPS (mean over runs)", c.fmt(m["throughput_qps"], 1), ""),
                        ("p99 latency", f"{c.fmt(m['p99_latency_ms'])} ms", ""),
                        ("recall", c.fmt(m["recall"], 4), ""),
                        ("read per query", f"{c.fmt((m['bytes_read_per_query'] or 0) / 1024, 1)} KiB"
@@ -97,13 +157,14 @@ def page(summary: dict):
         sections.append(s)
     verdict = c.Section("verdict", f"Rules (rules/{summary['ruleset']}/vector_database.yaml)", [
         c.Verdict(summary["verdict"], f"{summary['verdict_line']}: {len(summary['findings'])} finding(s)"),
+        c.Figures(headline_figures(summary)),
         c.Table(["rule", "effect", "path", "message"],
                 [[f["rule_id"], f["effect"], f["path"], f["message"]] for f in summary["findings"][:200]],
                 numbers_right=False)])
     from suite.rules.verdict import headline
 
     return c.Page(headline(f"vector_database (MLPerf Storage {summary['ruleset']})", summary["labels"]), summary["root"],
-                  labels=tuple(summary["labels"]), sections=[verdict, *sections],
+                  labels=tuple(summary["labels"]), sections=[verdict, *curves.sections(summary), *sections],
                   tables={"vdb_runs": (["benchmark", "run", *RUN_COLUMNS],
                                        [{"benchmark": b["path"], "run": r["ts"], **{k: r[k] for k in RUN_COLUMNS}}
                                         for b in summary["benchmarks"] for r in b["runs"]])})

@@ -20,7 +20,10 @@ from suite import files, redact
 from suite.errors import RunError, SuiteError
 from suite.harness import enforced, hostfacts
 from suite.vector_database import dataset
+from suite.enforce import iocount
+from suite.vector_database import dram
 from suite.vector_database import evidence
+from suite.vector_database import iofigures
 from suite.vector_database import reference
 from suite.vector_database import figures as results
 from suite.vector_database import workload as workloads
@@ -47,6 +50,10 @@ class Options:
     allow_no_cache_drop: bool = False
     no_cache_drop: bool = False
     overrides: dict = field(default_factory=dict)
+    search_list: int | None = None   # a sweep point's (DiskANN) search list, else the workload's
+    ef: int | None = None            # a sweep point's (Milvus HNSW) ef, else the workload's
+    dram_percent: float | None = None   # the DRAM:index ratio the runs are held to (suite.vector_database.dram)
+    sweep_point: bool = False        # a point of a ladder: a recall under the floor is recorded, not a failed run
 
 
 class VdbRun:
@@ -59,6 +66,9 @@ class VdbRun:
         self.runs_done: list[dict] = []
         self.build: dict = {}
         self.leaves: dict[int, Path] = {}         # run k's leaf (its host_metrics.json goes there)
+        self.search = {"k": self.w.k, "search_list": opts.search_list or self.w.search_list,
+                       "beam_width": self.w.beam_width, "ef": opts.ef or self.w.ef}
+        self.dram: dict | None = None
 
     # ---------------------------------------------------------------- prepare: refusals, nothing written
     def prepare(self) -> enforced.Series:
@@ -146,8 +156,10 @@ class VdbRun:
         return {"mode": mode, "clients": o.clients or w.clients, "duration_s": o.duration_s or w.duration_s,
                 "query_count": o.query_count or w.query_count}
 
-    def _worker(self, out_dir: Path, build: bool, query: bool) -> dict:
-        """Run the worker in the engine's venv; its result.json (a failure is a RunError in one line)."""
+    def _worker(self, out_dir: Path, build: bool, query: bool, counters: dict | None = None,
+                joins: tuple = ()) -> dict:
+        """Run the worker in the engine's venv; its result.json (a failure is a RunError in one line). `joins`:
+        the cgroup.procs files the worker joins before it execs (the run's I/O and memory cgroups)."""
         work = out_dir / "vectordb" / "engine"
         work.mkdir(parents=True, exist_ok=True)
         w = self.w
@@ -155,13 +167,18 @@ class VdbRun:
                 "data_dir": str(self.data_dir.resolve()), "index_dir": str(self.index_dir.resolve()),
                 "metric": w.metric, "num_vectors": w.num_vectors, "dimension": w.dimension,
                 "build_params": w.index_params(self.o.index), "threads": os.cpu_count() or 2,
-                "search": {"k": w.k, "search_list": w.search_list, "beam_width": w.beam_width, "ef": w.ef},
+                "search": dict(self.search), "cache_nodes": (self.dram or {}).get("cache_nodes") or 0,
                 "load": self._load(), "uri": self.o.uri, "out_dir": str(work.resolve()),
-                "collection": f"suite_{w.name.replace('-', '_')}_{self.o.index.lower()}"}
+                "collection": f"suite_{w.name.replace('-', '_')}_{self.o.index.lower()}",
+                "counters": counters or {}, "warm_pass": bool(query),
+                # diskannpy's search holds the GIL: C client processes (one node cache each), except at a DRAM
+                # ratio, where one process's threads share the one cache the ratio sizes
+                "client_processes": self.engine == "diskann" and not self.dram}
         files.write_atomic(work / "plan.json", files.dump_json(plan, indent=2))
         with open(work / "worker.log", "wb") as log:
             rc = subprocess.call([str(self.venv / "bin" / "python"), str(WORKER), str(work / "plan.json")],
-                                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 preexec_fn=_joiner(joins) if joins else None)
         if rc != 0 or not (work / "result.json").is_file():
             tail = (work / "worker.log").read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
             raise RunError(f"{work / 'worker.log'}: the {self.engine} worker exited {rc}: {tail[0][:300]}")
@@ -173,18 +190,24 @@ class VdbRun:
         self.leaves[k] = leaf
         cache = evidence.page_cache(self.index_dir) if self.index_dir.is_dir() else None
         dev = evidence.device_of(self.index_dir if self.index_dir.exists() else self.data_dir)
-        before = evidence.diskstats(dev.get("dev"))
         status, error = "complete", None
         start = time.time()
-        try:
-            self._worker(leaf, build=False, query=True)
-        except RunError as exc:
-            status, error = "failed", str(exc)
+        if self.o.dram_percent and self.dram is None:
+            self.dram = dram.plan(self.o.dram_percent, self.index_dir, self.engine, self.o.index, self.w.num_vectors)
+        with iocount.IoCgroup(dev.get("dev") or "", f"vdb-{os.getpid()}-{k}") as cg, \
+                dram.cgroup(self.dram, k) as (mem_join, mem_evidence):
+            try:
+                self._worker(leaf, build=False, query=True, counters=iofigures.counters(dev.get("dev"), cg),
+                             joins=tuple(j for j in (cg.join_file, mem_join) if j))
+            except RunError as exc:
+                status, error = "failed", str(exc)
+        cg_evidence = cg.evidence()
         window = {"start_unix_s": start, "end_unix_s": time.time(), "hosts": [socket.gethostname()]}  # host_metrics' run
-        device_io = evidence.diskstats_delta(before, evidence.diskstats(dev.get("dev")))
         doc = {**self._base("run"), "inserted_vectors": int(self.build.get("inserted_vectors") or 0), "k": self.w.k,
                "recall_floor": self.w.recall_floor, "status": status, "error": error, "run": k, **window,
                "page_cache_before": cache, "cache_drop": drop.to_dict(), "storage": dev, "load": self._load(),
+               "search": {**self.search, "param": "ef" if self.o.index == "HNSW" else "search_list"},
+               "dram": {**self.dram, "cgroup": mem_evidence()} if self.dram else None,
                "ground_truth": {**self.meta["ground_truth"], "sha256": self.meta["sha256"][dataset.TRUTH],
                                 "file": str(self.data_dir / dataset.TRUTH)}}
         if status == "complete":
@@ -195,19 +218,16 @@ class VdbRun:
             fig = results.figures(leaf / "vectordb" / "engine", truth_ids, self.w.k)
             res, cdf = fig.pop("result"), fig.pop("cdf")
             results.cdf(leaf, cdf)
-            n = max(1, fig["query_count"])
-            io = res.get("io_query") or {}
             doc.update(fig)
-            doc["io"] = {"source": res.get("io_source"), "process": io, "device": device_io,
-                         "bytes_read_per_query": io.get("read_bytes", 0) / n if "read_bytes" in io else None,
-                         "read_ops_per_query": (device_io["reads_completed"] / n) if device_io else None,
-                         "read_syscalls_per_query": io.get("syscr", 0) / n if "syscr" in io else None}
-            if fig["recall"] is not None and fig["recall"] < self.w.recall_floor:
+            doc["io"] = {**iofigures.figures(res, dev.get("dev"), cg_evidence), "process_source": res.get("io_source")}
+            doc["below_floor"] = fig["recall"] is not None and fig["recall"] < self.w.recall_floor
+            if doc["below_floor"] and not self.o.sweep_point:
                 status = doc["status"] = "failed"
                 error = doc["error"] = (f"{leaf / 'summary.json'}: recall: expected at least {self.w.recall_floor} "
                                         f"(the workload's floor), got {fig['recall']:.4f}")
         results.metadata(leaf, ts, self.engine, self.o.index, "run", self.w,
-                         {"engine_version": self.engine_version, "run": k, "override_parameters": self.o.overrides})
+                         {"engine_version": self.engine_version, "run": k, "override_parameters": self.o.overrides,
+                          "search": self.search, "dram_percent": self.o.dram_percent})
         results.summary(leaf, doc)
         reference.write_run_leaf(leaf, doc, self.data_dir / dataset.TRUTH if "io" in doc else None, self.w.k)
         self.runs_done.append(doc)
@@ -226,6 +246,18 @@ class VdbRun:
                "runs": [r.get("leaf") for r in runs], "complete": sum(r["status"] == "complete" for r in runs),
                "written_unix_s": time.time(), "argv": list(redact.command(sys.argv))}
         files.write_atomic(where / "vdb_run_set.json", files.dump_json(doc, indent=2))
+
+
+def _joiner(joins: tuple):
+    """A preexec hook: the child writes its pid into each cgroup.procs (os calls only, as suite.enforce.cgroup)."""
+    def join():
+        for path in joins:
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.write(fd, str(os.getpid()).encode())
+            finally:
+                os.close(fd)
+    return join
 
 
 def run(opts: Options) -> tuple[Path, list[dict]]:

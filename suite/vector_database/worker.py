@@ -24,6 +24,35 @@ def proc_io(pid="self") -> dict:
         return {"error": str(exc)}
 
 
+def snapshot(plan: dict, pid="self") -> dict:
+    """The I/O counters now: the process's /proc/<pid>/io, and the text of each counter file the plan names
+    (the index device's /sys/dev/block/<dev>/stat, the run's I/O cgroup's files); the suite side parses them."""
+    texts = {}
+    for name, path in (plan.get("counters") or {}).items():
+        try:
+            with open(path) as f:
+                texts[name] = f.read()
+        except OSError as exc:
+            texts[name] = f"error: {exc}"
+    return {"t_s": time.perf_counter(), "proc": proc_io(pid), "files": texts}
+
+
+def phases(plan: dict, search, queries, pid="self") -> tuple:
+    """The cold pass (after the harness's cache clear: the run's figures), then, where the plan asks, the warm
+    pass (the same queries again at once): each between two snapshots of the I/O counters."""
+    load = {**plan["load"], "k": plan["search"]["k"]}
+    a = snapshot(plan, pid)
+    cold = query_loop(search, queries, load)
+    b = snapshot(plan, pid)
+    out = {"cold": {"before": a, "after": b, "wall_s": cold["wall_s"], "issued": int(len(cold["latencies_ms"]))}}
+    if plan.get("warm_pass"):
+        warm = query_loop(search, queries, load)
+        c = snapshot(plan, pid)
+        out["warm"] = {"before": b, "after": c, "wall_s": warm["wall_s"], "issued": int(len(warm["latencies_ms"])),
+                       "errors": warm["errors"][:5]}
+    return cold, out
+
+
 def query_loop(search, queries, load: dict) -> dict:
     """C threads issue queries (query i % nq) until the count is reached or the duration is over."""
     import numpy as np
@@ -91,22 +120,164 @@ def diskann(plan: dict) -> dict:
         out["build"] = {"duration_s": time.time() - t0, "inserted_vectors": n, "search_memory_gib": search_gib}
     if not plan["query"]:
         return out
-    queries = load_fbin(os.path.join(plan["data_dir"], "queries.fbin"))
-    s = plan["search"]
-    before_load = proc_io()
-    # num_threads is the number of search contexts: one per client (1 hangs on load in 0.7.0: at least 2)
-    index = diskannpy.StaticDiskIndex(idx_dir, num_threads=max(2, int(plan["load"]["clients"])),
-                                      num_nodes_to_cache=0, cache_mechanism=0, distance_metric=metric,
-                                      vector_dtype=np.float32, dimensions=queries.shape[1])
-    before = proc_io()
-    loop = query_loop(lambda q: index.search(q, int(s["k"]), int(s["search_list"]), int(s.get("beam_width", 2))).identifiers,
-                      queries, {**plan["load"], "k": s["k"]})
-    out.update(io_load=_delta(before_load, before), io_query=_delta(before, proc_io()), io_source="/proc/self/io")
+    if plan.get("client_processes"):
+        loop, io = client_processes(plan)
+        out.update(io_query=_delta(io["cold"]["before"]["proc"], io["cold"]["after"]["proc"]),
+                   io_source="/proc/<pid>/io of each client process, summed", clients="processes")
+    else:
+        queries = queries_of(plan)
+        before_load = snapshot(plan)
+        search = diskann_search(plan, max(2, int(plan["load"]["clients"])))
+        loaded = snapshot(plan)
+        loop, io = phases(plan, search, queries)
+        io["load"] = {"before": before_load, "after": loaded}
+        out.update(io_query=_delta(io["cold"]["before"]["proc"], io["cold"]["after"]["proc"]),
+                   io_source="/proc/self/io", clients="threads")
+    out.update(io_phases=io,
+               engine_io=None, engine_io_note="diskannpy 0.7.0 exposes no per-query I/O count (the C++ "
+               "search_disk_index prints mean IOs per query; its Python binding returns ids and distances only)")
     return {**out, "loop": loop}
+
+
+def queries_of(plan: dict):
+    import numpy as np
+
+    return np.ascontiguousarray(load_fbin(os.path.join(plan["data_dir"], "queries.fbin")))   # in RAM: no faults per query
+
+
+def diskann_search(plan: dict, contexts: int):
+    """The disk index opened (`contexts` search contexts: 1 hangs on load in 0.7.0, so at least 2) and its
+    one-query search; DRAM for the index is its node cache (plan cache_nodes, suite.vector_database.dram)."""
+    import diskannpy
+    import numpy as np
+
+    metric = {"L2": "l2", "COSINE": "cosine", "IP": "mips"}[plan["metric"]]
+    s = plan["search"]
+    index = diskannpy.StaticDiskIndex(plan["index_dir"], num_threads=contexts,
+                                      num_nodes_to_cache=int(plan.get("cache_nodes") or 0),
+                                      cache_mechanism=1 if plan.get("cache_nodes") else 0, distance_metric=metric,
+                                      vector_dtype=np.float32, dimensions=int(plan["dimension"]))
+    k, sl, beam = int(s["k"]), int(s["search_list"]), int(s.get("beam_width", 2))
+    return lambda q: index.search(q, k, sl, beam).identifiers
+
+
+PROTO = "@@suite "      # the client's protocol lines on its stdout (the engine's own prints pass by)
+
+
+def _say(*words) -> None:
+    sys.stdout.write("\n" + PROTO + " ".join(str(w) for w in words) + "\n")
+    sys.stdout.flush()
+
+
+def _hear(proc) -> list:
+    """The next protocol line of a client process (its other output skipped); [] when it ended."""
+    for line in proc.stdout:
+        if PROTO in line:
+            return line.split(PROTO, 1)[1].split()
+    return []
+
+
+def client_main(plan_path: str, i: int, nproc: int) -> int:
+    """One client process (diskannpy's search holds the GIL, so threads of one process run one query at a
+    time): open the index, say ready, then per `go <pass> <start>` issue queries i, i+P, ... (query n % nq)
+    until the count or the duration is reached, save them, say done with this process's bytes read."""
+    import numpy as np
+
+    with open(plan_path) as f:
+        plan = json.load(f)
+    queries = queries_of(plan)
+    before = proc_io()
+    search = diskann_search(plan, 2)
+    _say("ready", proc_io().get("read_bytes", 0) - before.get("read_bytes", 0))
+    load, k = plan["load"], int(plan["search"]["k"])
+    total = int(load["query_count"]) if load["mode"] == "query_count" else None
+    for line in sys.stdin:
+        cmd = line.split()
+        if not cmd or cmd[0] != "go":
+            return 0
+        name, start = cmd[1], float(cmd[2])
+        deadline = start + float(load["duration_s"]) if load["mode"] == "timed" else None
+        while time.perf_counter() < start:
+            time.sleep(0.0005)
+        rb, recs, errors = proc_io().get("read_bytes", 0), [], []
+        n = i
+        while (total is None or n < total) and (deadline is None or time.perf_counter() < deadline):
+            t0 = time.perf_counter()
+            try:
+                got = list(search(queries[n % len(queries)]))[:k]
+            except Exception as exc:  # noqa: BLE001 - one failed query fails the run, said once
+                errors.append(f"{type(exc).__name__}: {exc}")
+                break
+            recs.append((n, n % len(queries), (time.perf_counter() - t0) * 1000.0, got + [-1] * (k - len(got))))
+            n += nproc
+        np.savez(os.path.join(plan["out_dir"], f"client-{i}-{name}.npz"), n=np.array([r[0] for r in recs], dtype=np.int64),
+                 q=np.array([r[1] for r in recs], dtype=np.int64), lat=np.array([r[2] for r in recs], dtype=np.float64),
+                 ids=np.array([r[3] for r in recs], dtype=np.int64).reshape(len(recs), k))
+        _say("done", proc_io().get("read_bytes", 0) - rb, time.perf_counter(), len(errors))
+        if errors:
+            sys.stderr.write(errors[0] + "\n")
+    return 0
+
+
+def client_processes(plan: dict) -> tuple:
+    """C client processes (worker.py --client), each with the index open, started together per pass; their
+    records merged in issue order. The I/O counters snapshotted around each pass, as phases() does."""
+    import subprocess
+
+    nproc = int(plan["load"]["clients"])
+    a = snapshot(plan)
+    procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--client", plan["plan_path"], str(i), str(nproc)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for i in range(nproc)]
+    try:
+        ready = [_hear(p) for p in procs]
+        if any(not r or r[0] != "ready" for r in ready):
+            raise SystemExit(f"diskann: a client process did not open the index ({ready})")
+        io = {"load": {"before": {**a, "proc": {"read_bytes": 0}},
+                       "after": {**snapshot(plan), "proc": {"read_bytes": sum(int(r[1]) for r in ready)}}}}
+        loops = {}
+        for name in ("cold", "warm") if plan.get("warm_pass") else ("cold",):
+            before = snapshot(plan)
+            start = time.perf_counter() + 0.05
+            for p in procs:
+                p.stdin.write(f"go {name} {start!r}\n")
+                p.stdin.flush()
+            done = [_hear(p) for p in procs]
+            after = snapshot(plan)
+            if any(not d or d[0] != "done" for d in done):
+                raise SystemExit(f"diskann: a client process ended in the {name} pass ({done})")
+            loops[name] = _merged(plan, name, nproc, start, max(float(d[2]) for d in done), sum(int(d[3]) for d in done))
+            io[name] = {"before": {**before, "proc": {"read_bytes": 0}},
+                        "after": {**after, "proc": {"read_bytes": sum(int(d[1]) for d in done)}},
+                        "wall_s": loops[name]["wall_s"], "issued": int(len(loops[name]["latencies_ms"]))}
+    finally:
+        for p in procs:
+            try:
+                p.stdin.close()
+            except OSError:
+                pass
+            p.wait()
+    return loops["cold"], io
+
+
+def _merged(plan: dict, name: str, nproc: int, start: float, end: float, failed: int) -> dict:
+    import numpy as np
+
+    parts = [np.load(os.path.join(plan["out_dir"], f"client-{i}-{name}.npz")) for i in range(nproc)]
+    n = np.concatenate([x["n"] for x in parts])
+    order = np.argsort(n, kind="stable")
+    k = int(plan["search"]["k"])
+    for i in range(nproc):
+        os.remove(os.path.join(plan["out_dir"], f"client-{i}-{name}.npz"))
+    return {"wall_s": end - start, "errors": [f"{failed} client(s) stopped on a failed query"] if failed else [],
+            "latencies_ms": np.concatenate([x["lat"] for x in parts])[order],
+            "query_index": np.concatenate([x["q"] for x in parts])[order],
+            "ids": np.concatenate([x["ids"].reshape(-1, k) for x in parts])[order]}
 
 
 def milvus(plan: dict) -> dict:
     from importlib.metadata import version
+
+    import numpy as np
     from pymilvus import Collection, connections, utility
 
     server, io_pid = None, None
@@ -133,20 +304,23 @@ def milvus(plan: dict) -> dict:
             out["build"] = _milvus_build(plan, name, index, metric)
         if not plan["query"]:
             return out
+        pid = io_pid or "self"
+        before_load = snapshot(plan, pid)
         coll = Collection(name)
         coll.load()
-        queries = load_fbin(os.path.join(plan["data_dir"], "queries.fbin"))
+        queries = np.ascontiguousarray(load_fbin(os.path.join(plan["data_dir"], "queries.fbin")))   # in RAM: no page faults per query
         s = plan["search"]
         sp = {"metric_type": metric, "params": {"ef": int(s["ef"])} if index == "HNSW" else {"search_list": int(s["search_list"])}}
-        pid = io_pid or "self"
-        before = proc_io(pid)
+        loaded = snapshot(plan, pid)
 
         def search(q):
             return coll.search([q.tolist()], "vector", sp, limit=int(s["k"]))[0].ids
 
-        loop = query_loop(search, queries, {**plan["load"], "k": s["k"]})
-        out.update(io_query=_delta(before, proc_io(pid)),
-                   io_source=f"/proc/{io_pid}/io (the milvus server)" if io_pid else "none (a remote server: --uri)")
+        loop, io = phases(plan, search, queries, pid)
+        io["load"] = {"before": before_load, "after": loaded}
+        out.update(io_query=_delta(io["cold"]["before"]["proc"], io["cold"]["after"]["proc"]), io_phases=io,
+                   io_source=f"/proc/{io_pid}/io (the milvus server)" if io_pid else "none (a remote server: --uri)",
+                   engine_io=None, engine_io_note="Milvus 2.3.5 reports no per-query I/O count")
         return {**out, "loop": loop}
     finally:
         connections.disconnect("default")
@@ -198,8 +372,11 @@ def _delta(a: dict, b: dict) -> dict:
 def main(argv) -> int:
     import numpy as np
 
+    if len(argv) == 5 and argv[1] == "--client":
+        return client_main(argv[2], int(argv[3]), int(argv[4]))
     with open(argv[1]) as f:
         plan = json.load(f)
+    plan["plan_path"] = os.path.abspath(argv[1])
     out_dir = plan["out_dir"]
     result = (diskann if plan["engine"] == "diskann" else milvus)(plan)
     loop = result.pop("loop", None)

@@ -36,6 +36,7 @@ class VdbWorkload:
     clients: int
     runs: int
     recall_floor: float
+    sweep: dict | None = None   # {"search_list": [...], "ef": [...]}: suite run --sweep's ladder (suite.vector_database.sweep)
 
     @property
     def vector_bytes(self) -> int:
@@ -73,7 +74,7 @@ def from_doc(doc: dict, path: str) -> VdbWorkload:
         index=doc["index"], k=search["k"], search_list=search["search_list"], beam_width=search.get("beam_width", 2),
         ef=search["ef"], mode=run["mode"], duration_s=float(run.get("duration_s", 0.0)),
         query_count=int(run.get("query_count", 0)), clients=run["clients"], runs=run["runs"],
-        recall_floor=float(doc["recall_floor"]))
+        recall_floor=float(doc["recall_floor"]), sweep=doc.get("sweep"))
 
 
 def names() -> list[str]:

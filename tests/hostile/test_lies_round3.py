@@ -215,11 +215,12 @@ def test_vdb_published_figures_not_rederivable_are_shown_as_claimed(vdb, run_cli
     assert "claimed, not re-derivable (counted in no verdict): " in out and "recall 0.209675" in out
 
 
-@pytest.mark.parametrize("recall, own", [(0.0, {"vdb-recall-claimed-floor"}), (0.99, set())])
+@pytest.mark.parametrize("recall, own", [(0.0, {"vdb-recall-claimed-floor"}), (0.5166, {"vdb-recall-claimed-floor"}),
+                                         (0.8999, {"vdb-recall-claimed-floor"}), (0.90, set()), (0.99, set())])
 def test_vdb_published_claimed_recall_counts_only_against_itself(vdb, run_cli, recall, own):
     """A claimed recall (summary.json and the ranks' file agreeing) is not re-derivable: no re-derived recall
-    rule fires; but a claim under the round's floor (v3.0: above 0) is the result's own admission (issue 46:
-    vdb-recall-claimed-floor; before it, 0.0 counted in no verdict)."""
+    rule fires; but a claim under the round's floor (v3.0: 0.90 recall@10, issue 48; SAMSUNG's published
+    0.5166 among them) is the result's own admission (vdb-recall-claimed-floor)."""
     jedit(vdb / VDB_RUN / "summary.json", lambda d: d.update(recall=recall))
     jedit(vdb / VDB_RUN / "vectordb/simple/vdb_multi_node_summary.json", lambda d: d["recall"].update(mean_recall=recall))
     code, doc = checked(run_cli, vdb)

@@ -143,7 +143,7 @@ def test_vector_database_check_and_metrics(rules_path, tmp_path):
     same(checks, roots)
     doc = json.loads(checks["v9.9"][1])
     assert doc["ruleset"] == "v9.9" and {f["rule_id"] for f in doc["findings"]} == {
-        "vdb-run-count", "vdb-ground-truth-recorded"}
+        "vdb-run-count", "vdb-ground-truth-recorded", "vdb-recall-claimed-floor"}
     same(both(rules_path, lambda r: ("metrics", roots[r], "--format", "json")), roots)
     code, _, err = suite(rules_path, "check", roots["v9.9"], "--ruleset", "v1.0")
     assert code == 2 and "the rounds with vector_database rules" in err and "got v1.0" in err

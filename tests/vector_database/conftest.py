@@ -16,7 +16,7 @@ index:
   HNSW: {{M: 8, ef_construction: 64}}
 search: {{k: 10, search_list: 50, beam_width: 2, ef: 64}}
 run: {{mode: query_count, query_count: 200, duration_s: 5, clients: 2, runs: 2}}
-recall_floor: 0.8
+recall_floor: 0.9
 """
 
 

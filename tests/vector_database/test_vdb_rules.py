@@ -31,7 +31,7 @@ def _summary(phase: str, **over) -> dict:
 
 @pytest.fixture(autouse=True)
 def vdb_x(tmp_path_factory):
-    """The workload vdb-x the leaves name (k 10, recall floor 0.8: the rules' floor, not the result's)."""
+    """The workload vdb-x the leaves name (k 10, recall floor 0.9: the rules' floor, not the result's)."""
     from suite.storage import workloads
     from tests.vector_database.conftest import TINY
 
@@ -133,7 +133,7 @@ CASES = {
     "vdb-ground-truth-recorded": _edit("run", ground_truth=None),
     "vdb-cache-cleared": _edit("run", cache_drop={"succeeded": False}),
     "vdb-recall-range": _edit("run", recall=1.7),
-    "vdb-recall-claimed-floor": _edit("run", recall=0.5),             # the ids give 1.0; the claim is under 0.8
+    "vdb-recall-claimed-floor": _edit("run", recall=0.5),             # the ids give 1.0; the claim is under 0.9
     "vdb-runs-distinct": _copy_run,
 }
 
@@ -174,7 +174,8 @@ def test_published_leaf_and_ours_read_the_same_way(tmp_path):
     assert set(run.not_rederivable) == {"mean_latency_ms", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms",
                                         "p999_latency_ms", "recall"} and run.rederive_problems == []
     assert set(run.to_dict()) == set(ours[1].to_dict())
-    assert {f.rule_id for f in check.load_and_check(PUBLISHED)[1]} == {"vdb-run-count", "vdb-ground-truth-recorded"}
+    assert {f.rule_id for f in check.load_and_check(PUBLISHED)[1]} == {"vdb-run-count", "vdb-ground-truth-recorded",
+                                                                 "vdb-recall-claimed-floor"}   # 0.21 < 0.90
 
 
 def test_metrics_cli_reads_the_published_leaf(run_cli):
@@ -201,12 +202,57 @@ def test_report_of_the_published_leaf(run_cli, tmp_path):
     st.one_of(st.none(), st.booleans(), st.floats(allow_nan=True), st.integers(), st.text(max_size=5)),
     lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(st.sampled_from(
         ["recall", "throughput_qps", "p99_latency_ms", "engine", "schema_version", "ground_truth", "io",
-         "dimension", "database", "cache_drop"]), c, max_size=6)), max_leaves=12)))
+         "dimension", "database", "cache_drop", "search", "dram", "param", "search_list", "ef", "percent",
+         "mean_io_bytes", "warm_read_ops_per_query"]), c, max_size=6)), max_leaves=12)))
 def test_any_summary_is_read_or_refused_in_one_line(tmp_path_factory, doc):
     root = tmp_path_factory.mktemp("t")
     d = root / B / "run" / "20260101_000000"
     d.mkdir(parents=True)
     (d / "summary.json").write_bytes(doc if isinstance(doc, bytes) else json.dumps(doc).encode())
+    try:
+        recs, found, _ = check.load_and_check(root)
+    except SuiteError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert len(recs) == 1 and all(f.rule_id.startswith("vdb-") for f in found)
+
+
+SAMSUNG = Path(__file__).resolve().parents[1] / "data" / "v3" / "vector_database_SAMSUNG"
+
+
+def test_published_samsung_recall_under_the_floor(run_cli):
+    """SAMSUNG's published run (the reference's VectorDBBench leaf: statistics.json and config.json, no
+    summary.json) claims recall@10 0.5166 at 143.2 QPS: under v3.0's floor of 0.90, an error naming the floor,
+    though no record in the leaf re-derives it (issue 48)."""
+    recs, found, _ = check.load_and_check(SAMSUNG)
+    run, = recs
+    assert (run.source, run.summary_file, run.dimension, run.summary_index_type) == ("published", "statistics.json",
+                                                                                    1536, "DISKANN")
+    assert run.claimed["recall"] == pytest.approx(0.5166) and run.claimed["throughput_qps"] == pytest.approx(143.2177, rel=1e-6)
+    assert {f.rule_id for f in found} == {"vdb-run-count", "vdb-ground-truth-recorded", "vdb-recall-claimed-floor"}
+    f, = [f for f in found if f.rule_id == "vdb-recall-claimed-floor"]
+    assert (f.severity, f.effect, f.field, f.expected, f.actual) == ("error", "invalid", "recall", ">= 0.9",
+                                                                     pytest.approx(0.5166))
+    assert f.path.endswith("run/20260721_102834/statistics.json")
+    code, out, err = run_cli("check", SAMSUNG)
+    assert code == 1 and "headline: none: recall@10 0.5166 under the floor 0.9" in out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(st.binary(max_size=100), st.recursive(
+    st.one_of(st.none(), st.booleans(), st.floats(allow_nan=True), st.integers(), st.text(max_size=5)),
+    lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(st.sampled_from(
+        ["recall", "mean_recall", "recall_at_k", "throughput_qps", "total_queries", "vector_dim", "index_type",
+         "median_latency_ms", "disk_io"]), c, max_size=6)), max_leaves=10)), st.booleans())
+def test_any_statistics_leaf_is_read_or_refused_in_one_line(tmp_path_factory, doc, which):
+    """A VectorDBBench leaf's statistics.json or config.json holding anything: read, or one line (exit 2)."""
+    root = tmp_path_factory.mktemp("s")
+    d = root / B / "run" / "20260101_000000"
+    d.mkdir(parents=True)
+    good = {"vector_dim": 8, "index_type": "DISKANN"}
+    raw = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
+    (d / "statistics.json").write_bytes(raw if which else b"{}")
+    (d / "config.json").write_bytes(json.dumps(good).encode() if which else raw)
     try:
         recs, found, _ = check.load_and_check(root)
     except SuiteError as exc:
