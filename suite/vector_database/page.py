@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from suite.numbers import CLAIMED, RECOMPUTED
 from suite.rules.verdict import Voice
 from suite.vector_database import check as vcheck
 
@@ -167,7 +168,10 @@ def table_rows(path: Path) -> list[tuple[str, dict]]:
             "Queries per Sec": mean("throughput_qps"), "Query Latency (ms)": mean("p99_latency_ms"),
             "Recall Percentage": mean("recall", 100.0), "Storage IOPs": None,
             "Read B/W (GiB/s)": mean("read_bytes_per_s", 1 / (1 << 30)),
-            "verdict": vcheck.verdict(mine), "findings": len(mine), "path": runs[0].path if runs else bdir}))
+            "verdict": vcheck.verdict(mine), "findings": len(mine), "path": runs[0].path if runs else bdir,
+            "figures": CLAIMED if any(k in r.not_rederivable for r in runs for k in ("throughput_qps", "p99_latency_ms",
+                                                                                  "recall", "read_bytes_per_s"))
+            or not runs else RECOMPUTED}))
     return out
 
 
