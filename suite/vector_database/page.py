@@ -105,8 +105,9 @@ def page(summary: dict):
 
     return c.Page(headline(f"vector_database (MLPerf Storage {summary['ruleset']})", summary["labels"]), summary["root"],
                   labels=tuple(summary["labels"]), sections=[verdict, *sections],
-                  tables={"vdb_runs": (["benchmark", "run", *RUN_COLUMNS],
-                                       [{"benchmark": b["path"], "run": r["ts"], **{k: r[k] for k in RUN_COLUMNS}}
+                  tables={"vdb_runs": (["benchmark", "run", *RUN_COLUMNS, "claimed_not_rederivable"],
+                                       [{"benchmark": b["path"], "run": r["ts"], **{k: r[k] for k in RUN_COLUMNS},
+                                         "claimed_not_rederivable": " ".join(r.get("not_rederivable") or [])}
                                         for b in summary["benchmarks"] for r in b["runs"]])})
 
 
