@@ -189,3 +189,17 @@ def test_vector_database_runs_mark_their_claims(run_cli, tmp_path):
     assert code in (0, 1), err
     rows = list(csv.DictReader((tmp_path / "v" / "vdb_runs.csv").open()))
     assert rows and all("recall" in r["claimed_not_rederivable"].split() and r["recall"] == "" for r in rows)
+
+
+# --------------------------------------------------------------------------- kv_cache: a trimmed rank file's P95
+
+
+def test_kv_cache_p95_of_trimmed_rank_files_is_claimed_tokens_recomputed(run_cli):
+    """FarmGPU's published rank files carry no latency array: their P95 cannot be re-derived (claimed), their
+    tokens/s are (from each rank's totals)."""
+    (leaf,) = (paths.DATA / "v3" / "kv_cache_FarmGPU").glob("open/*/results/*/kv_cache/*/run/*")
+    code, out, err = run_cli("compare", leaf, leaf, "--format", "json")
+    assert code == 0, err
+    figs = {f["figure"]: f for f in json.loads(out)["comparisons"][0]["figures"]}
+    assert figs["p95_latency_ms"]["source"] == "claimed" and figs["p95_latency_ms"]["label"] == "P95 latency ms (claimed)"
+    assert figs["tokens_per_second"]["source"] == "recomputed" and figs["tokens_per_second"]["label"] == "tokens/s"
