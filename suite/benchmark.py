@@ -44,6 +44,7 @@ class Samples:
     per_run: tuple[float, ...]
     per_epoch: tuple[tuple[float, ...], ...] = ()
     first_to_later: tuple[float, ...] = ()
+    source: str = "recomputed"                 # suite.numbers: recomputed (from the lowest records) or claimed
 
 
 @dataclass(frozen=True)

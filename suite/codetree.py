@@ -61,14 +61,17 @@ def code_files(root, max_files: int | None = None) -> list[tuple[str, Path]]:
     return sorted(found, key=lambda e: e[0].encode("utf-8", "surrogateescape"))
 
 
-def tree_md5(root, max_files: int | None = None, max_bytes: int | None = None) -> tuple[str, int]:
+def tree_md5(root, max_files: int | None = None, max_bytes: int | None = None, under: str = "") -> tuple[str, int]:
     """(md5-tree-v2 hex digest of `root`, how many files it covers); files opened without following
-    a link swapped in after the walk; more than max_bytes of content: a ResultError."""
+    a link swapped in after the walk; more than max_bytes of content: a ResultError. `under`: the
+    digest of the same files laid out below a directory of that name (a pool image holds a package
+    as <image>/<package>/...: the run's provenance hashes what the image will hold)."""
     entries = code_files(root, max_files)
     md5 = hashlib.md5(usedforsecurity=False)
     total = 0
+    lead = f"{under.strip('/')}/" if under.strip("/") else ""
     for rel, path in entries:
-        md5.update(rel.encode("utf-8", "surrogateescape"))
+        md5.update((lead + rel).encode("utf-8", "surrogateescape"))
         try:
             with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as fh:
                 while chunk := fh.read(CHUNK_BYTES):

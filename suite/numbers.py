@@ -49,3 +49,24 @@ def nonfinite(doc, limit: int = 20) -> list[tuple[str, str]]:
         elif isinstance(node, list):
             stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(node))))
     return out
+
+
+# A figure's provenance (issue 46, class 2): every figure a command shows as measured is either
+# re-derived from the lowest records (steps/, the ranks' records) by its kind's figures code, or marked
+# claimed (a summary's or results.json's number, shown as such in text, Markdown, HTML, CSV and JSON).
+RECOMPUTED = "recomputed"
+CLAIMED = "claimed"
+CLAIM_TOLERANCE = 1e-6          # relative: a claim and its re-derivation from the same records agree to rounding
+
+
+def claim_differs(claimed, derived, rel: float = CLAIM_TOLERANCE) -> bool:
+    """Whether a claimed figure is not the figure re-derived from the records (a missing claim is no claim)."""
+    c, d = to_float(claimed), to_float(derived)
+    if c is None or d is None:
+        return False
+    return abs(c - d) > rel * max(1.0, abs(c), abs(d))
+
+
+def source_label(label: str, source: str) -> str:
+    """A figure's heading as every output shows it: a claimed figure says so."""
+    return label if source == RECOMPUTED else f"{label} ({CLAIMED})"

@@ -75,7 +75,7 @@ def test_storage_text_rounds_to_2_decimals_with_full_values(run_cli):
     assert "samples/s  1778.69 ± 0.16  (1778.68841495969" in out
     assert 'MiB/s      194.50 ± 0.02' in out and 'DLIO labels it "MB/s"' in out and "114660.07 B" in out
     assert "accelerators 1, hosts 1: ip-172-31-74-102" in out
-    assert re.search(r"^run3 +complete +1 +1 +99\.61 ± 0\.00 +1778\.60 ± 0\.04 +194\.49 ± 0\.00$", out, re.M)
+    assert re.search(r"^run3 +complete +1 +1 +99\.61 ± 0\.00 +1778\.60 ± 0\.04 +194\.49 ± 0\.00 +claimed$", out, re.M)
 
 
 def test_storage_json(run_cli):

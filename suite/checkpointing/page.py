@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from suite.numbers import CLAIMED, RECOMPUTED, source_label
 from suite.report.escape import terminal
 
 
@@ -54,8 +55,9 @@ def _phase(ph) -> dict:
         d = ckpt_figures.run(p.parent, doc) if doc["status"] == "complete" else None
         derived.append({**doc, "metric": d.metric if d else doc["metric"]})
         m = derived[-1]["metric"].get(which)
-        c = doc["checkpoints"]
-        runs.append({"run": p.parent.name, "status": doc["status"],
+        source = RECOMPUTED if d is not None and d.source == "ranks" else CLAIMED   # else results.json's own list
+        c = [x for x in d.checkpoints if x.get("phase", which) == which] if d is not None else doc["checkpoints"]
+        runs.append({"run": p.parent.name, "status": doc["status"], "source": source,
                      "duration_mean_s": m and m["duration_mean_s"], "throughput_mean_gib_s": m and m["throughput_mean_gib_s"],
                      "rank_min_gib_s": min((x["rank_min_gib_s"] for x in c), default=None),
                      "rank_max_gib_s": max((x["rank_max_gib_s"] for x in c), default=None),
@@ -66,12 +68,13 @@ def _phase(ph) -> dict:
             v = r.get(f"{which}_gib_s")
             if v is not None:
                 by_rank.setdefault((r["rank"], r["hostname"]), []).append(v)
-    ranks = [{"rank": k[0], "hostname": k[1], "gib_s_mean": sum(v) / len(v), "gib_s_min": min(v), "gib_s_max": max(v)}
-             for k, v in sorted(by_rank.items())]
+    ranks = [{"rank": k[0], "hostname": k[1], "gib_s_mean": sum(v) / len(v), "gib_s_min": min(v), "gib_s_max": max(v),
+              "source": CLAIMED} for k, v in sorted(by_rank.items())]     # results.json's per-rank figures (check ties them)
     return {"path": str(ph.path), "workload": rs["workload"], "phase": which, "mode": rs["mode"],
             "division": rs["division"], "miniature": rs["miniature"], "processes": rs["processes"],
             "checkpoint_bytes": ph.runs[0][1]["checkpoint_bytes"] if ph.runs else None,
             "runs": runs, "ranks": ranks, "overall": (overall := results.overall(derived)),
+            "source": RECOMPUTED if runs and all(r["source"] == RECOMPUTED for r in runs) else CLAIMED,
             "claims_differ": sorted(k for k in set(overall) | set(rs["overall"])
                                     if not ckpt_figures.close(rs["overall"].get(k), overall.get(k)))}
 
@@ -107,7 +110,7 @@ def metrics(summary: dict) -> str:
                              f"shown: re-derived from the ranks' records (suite check: INVALID)")
         for r in p["runs"]:
             lines.append(f"  {r['run']:<7} {r['status']:<9} {_f(r['duration_mean_s']):>7} {_f(r['throughput_mean_gib_s']):>8}"
-                         f"  {_f(r['rank_min_gib_s'])}..{_f(r['rank_max_gib_s'])}")
+                         f"  {_f(r['rank_min_gib_s'])}..{_f(r['rank_max_gib_s'])}  {r['source']}")
             h = r.get("handoff")
             if h:
                 lines.append(f"          handoff: read started {_f(h['gap_s'])} s after the write ended (window "
@@ -115,7 +118,8 @@ def metrics(summary: dict) -> str:
                              f"{'required' if h['clear_required'] else 'not required'} (3x rule ratio {_f(h['ratio'], 4)}), "
                              f"{'done' if h['cleared'] else 'NOT done'}: {h['resident_bytes_before']} -> "
                              f"{h['resident_bytes_after']} bytes of the checkpoint files cached")
-        lines.append("  per rank (its bytes / its time, mean over runs, min..max):")
+        lines.append("  per rank (its bytes / its time, mean over runs, min..max; claimed: results.json's, which "
+                     "suite check ties to the ranks' records):")
         for r in p["ranks"]:
             lines.append(f"    rank {r['rank']:<4} {r['hostname']:<12} {_f(r['gib_s_mean'])} GiB/s "
                          f"({_f(r['gib_s_min'])}..{_f(r['gib_s_max'])})")
@@ -130,19 +134,25 @@ def build_page(summary: dict, check):
     for i, p in enumerate(summary.get("phases", [summary])):
         ph, o = p["phase"], p["overall"]
         s = Section(f"phase{i}", f"{p['workload']} checkpoint {ph} ({p['processes']} processes, {p['mode']})")
-        s.blocks.append(Figures([(f"{ph} GiB/s", _f(o.get(f"{ph}_throughput_mean_gib_s")), "mean over runs"),
-                                 ("s per checkpoint", _f(o.get(f"{ph}_duration_mean_s")), "max over ranks")]))
+        src = p.get("source") or CLAIMED
+        s.blocks.append(Figures([(source_label(f"{ph} GiB/s", src), _f(o.get(f"{ph}_throughput_mean_gib_s")), "mean over runs"),
+                                 (source_label("s per checkpoint", src), _f(o.get(f"{ph}_duration_mean_s")), "max over ranks")]))
+        s.blocks.append(Text("Figures re-derived from the ranks' records (ranks/rank-<r>.json)." if src == RECOMPUTED else
+                             "Figures CLAIMED for " + ", ".join(r["run"] for r in p["runs"] if r["source"] != RECOMPUTED)
+                             + ": the ranks' records are not usable; results.json's own checkpoint list is shown."))
         if p["miniature"]:
             s.blocks.append(Text("MINIATURE: a scaled-down model; not valid for submission."))
         if p.get("claims_differ"):
             s.blocks.append(Text(f"checkpoint_run_set.json claims other figures ({', '.join(p['claims_differ'])}); "
                                  f"shown: re-derived from the ranks' records. suite check: {check.verdict.upper()}."))
-        s.blocks.append(Table(["run", "status", "s/checkpoint", "GiB/s", "rank min GiB/s", "rank max GiB/s"],
+        s.blocks.append(Table(["run", "status", "s/checkpoint", "GiB/s", "rank min GiB/s", "rank max GiB/s", "figures"],
                               [[r["run"], r["status"], _f(r["duration_mean_s"]), _f(r["throughput_mean_gib_s"]),
-                                _f(r["rank_min_gib_s"]), _f(r["rank_max_gib_s"])] for r in p["runs"]]))
-        s.blocks.append(Table(["rank", "host", "GiB/s mean", "min", "max"],
-                              [[r["rank"], r["hostname"], _f(r["gib_s_mean"]), _f(r["gib_s_min"]), _f(r["gib_s_max"])]
-                               for r in p["ranks"]], "each rank's own bytes over its own time"))
+                                _f(r["rank_min_gib_s"]), _f(r["rank_max_gib_s"]), r["source"]] for r in p["runs"]]))
+        s.blocks.append(Table(["rank", "host", "GiB/s mean", "min", "max", "figures"],
+                              [[r["rank"], r["hostname"], _f(r["gib_s_mean"]), _f(r["gib_s_min"]), _f(r["gib_s_max"]),
+                                r["source"]] for r in p["ranks"]],
+                              "each rank's own bytes over its own time, as results.json states them (claimed; suite "
+                              "check ties them to the ranks' records)"))
         sections.append(s)
         run_rows += [{"phase": ph, "path": p["path"], **r} for r in p["runs"]]
         rank_rows += [{"phase": ph, "path": p["path"], **r} for r in p["ranks"]]

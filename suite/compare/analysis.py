@@ -15,8 +15,10 @@ from dataclasses import dataclass
 
 from suite import stats
 from suite.benchmark import Measured, Samples
+from suite.numbers import CLAIMED, RECOMPUTED
 
 MIN_RUNS = 3            # fewer runs on either side: per-epoch values
+
 FASTER, SLOWER, NOT_SIGNIFICANT, NO_INTERVAL = "faster", "slower", "not significant", "no interval"
 
 
@@ -36,6 +38,7 @@ class Comparison:
     b_cv_percent: float | None
     a_first_to_later: float | None   # mean first-epoch / later-epochs ratio over the runs
     b_first_to_later: float | None
+    source: str = RECOMPUTED         # claimed where either side's values are claims, not re-derived (suite.numbers)
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -61,8 +64,9 @@ def compare_figure(a: Samples, b: Samples, level: float) -> Comparison | None:
                  f"runs are few: the interval covers epoch-to-epoch noise, not run-to-run)")
     else:
         basis = f"per run ({len(va)} vs {len(vb)})"
+    source = RECOMPUTED if a.source == b.source == RECOMPUTED else CLAIMED
     return Comparison(
-        figure=a.name, label=a.label, a_mean=stats.mean(va), b_mean=stats.mean(vb), ratio=iv.estimate,
+        figure=a.name, label=a.label if a.source == source else b.label, source=source, a_mean=stats.mean(va), b_mean=stats.mean(vb), ratio=iv.estimate,
         low=iv.low, high=iv.high, level=level, basis=basis, verdict=verdict(iv, a.higher_is_better),
         a_cv_percent=stats.cv_percent(va), b_cv_percent=stats.cv_percent(vb),
         a_first_to_later=_mean(a.first_to_later), b_first_to_later=_mean(b.first_to_later))

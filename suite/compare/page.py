@@ -118,7 +118,7 @@ def build(doc: dict, results):
                   subtitle=", ".join(f"{r['result']} = {r['label']}" for r in doc["results"][:8]), sections=sections)
     rows = [{"against": "A", "result": p["result"], **f} for p in doc["comparisons"] for f in p["figures"]]
     cols = ["against", "result", "figure", "label", "a_mean", "b_mean", "ratio", "low", "high", "level", "verdict",
-            "basis", "a_cv_percent", "b_cv_percent", "a_first_to_later", "b_first_to_later"]
+            "basis", "a_cv_percent", "b_cv_percent", "a_first_to_later", "b_first_to_later", "source"]
     page.tables["comparisons"] = (cols, rows)
     return page
 

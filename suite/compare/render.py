@@ -110,7 +110,7 @@ def text(doc: dict) -> str:
                                                                   system_rows(doc))]
     notes = [f"{r['result']}: {n}" for r in doc["results"] for n in r["notes"]]
     if notes:
-        out += ["", "Left out:"] + [f"  {n}" for n in notes]
+        out += ["", "Left out, claimed, or claims the records contradict:"] + [f"  {n}" for n in notes]
     return terminal_lines("\n".join(out))
 
 

@@ -8,7 +8,9 @@ the tool's name and version, the git commit when there is one, and when it was c
 
 md5-tree-v2 itself: suite.codetree (the walker the v3.0 code pool and its checker use too).
 
-Which ROOT a run hashes (for_run): the installed `suite` package directory, the code that ran.
+Which ROOT a run hashes (for_run): the installed `suite` package directory, the code that ran, as a
+pool image holds it (<image>/suite/...: IMAGE_DIR), so a run's pointer names the image `suite submission
+add` makes of the same code (issue 46, class 9: the code that ran, not the code present at add).
 In a checkout its data/rules and data/workloads are links to the repository's rules/ and
 workloads/, which the algorithm leaves out; the git commit (and whether the work tree had
 changes: `git_dirty`) covers them there. A code pool copies code_files(root) and nothing else,
@@ -27,6 +29,7 @@ from suite.codetree import ALGORITHM
 
 TOOL = "suite"
 POINTER_FILE = ".mlps-code-image"
+IMAGE_DIR = "suite"                        # where a pool image holds the package: the hash covers that layout
 RECORD_FILE = "provenance.json"            # a run's code image in full (schema code-image), beside the pointer
 GIT_TIMEOUT_S = 5
 code_files, tree_md5 = codetree.code_files, codetree.tree_md5
@@ -49,12 +52,13 @@ def git_commit(root) -> tuple[str | None, bool | None]:
     return (sha if len(sha) == 40 else None), (bool(status.stdout.strip()) if status.returncode == 0 else None)
 
 
-def code_image(root) -> dict:
-    """`root`'s code image: the hash and what a `.code-hash.json` records (hash, algorithm,
-    captured_at, the tool and its version, git_sha) plus the file count and git_dirty."""
+def code_image(root, under: str = "") -> dict:
+    """`root`'s code image: the hash (of its files laid out below `under`, codetree.tree_md5) and what a
+    `.code-hash.json` records (hash, algorithm, captured_at, the tool and its version, git_sha) plus the
+    file count and git_dirty."""
     from suite import __version__
 
-    digest, n = tree_md5(root)
+    digest, n = tree_md5(root, under=under)
     sha, dirty = git_commit(root)
     return {"hash": digest, "algorithm": ALGORITHM, "files": n,
             "captured_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -74,7 +78,7 @@ def package_root() -> Path:
 @lru_cache(maxsize=1)
 def for_run() -> dict:
     """The image of the code running in this process (hashed once per process)."""
-    return code_image(package_root())
+    return code_image(package_root(), under=IMAGE_DIR)
 
 
 def write_pointer(leaf_dir) -> dict:

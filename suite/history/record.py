@@ -133,7 +133,9 @@ def _entry(path, kind, system, identity, figures, when, base, shown=None) -> Ent
     merged = {k: said[k] if said[k] is not None else known[k] for k in said}
     for k in ("workload", "accelerator", "ruleset", "division"):
         merged[k] = None if merged[k] is None else str(merged[k])
-    merged["accelerators"] = _int(merged["accelerators"]) if _runs_on(kind) == "accelerators" else None
+    if _runs_on(kind) != "accelerators":   # a kind without accelerators (tpcx-ai, vector database, kv-cache,
+        merged["accelerator"] = merged["accelerators"] = None      # checkpointing) records no type, whoever said one
+    merged["accelerators"] = _int(merged["accelerators"])
     return Entry(recorded_at=now(), kind=kind, system_fp=fingerprint(system),
                  system_label=label(system, shown or path.name), results_path=str(path),
                  content_hash=hash_of(path, covers), hash_scope=covers, started_at=when, system=system,

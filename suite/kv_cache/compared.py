@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from suite.benchmark import Measured, Samples
+from suite.numbers import CLAIMED, RECOMPUTED, source_label
 from suite.harness import hostfacts
 from suite.kv_cache import check as kvcheck
 from suite.kv_cache import evidence, figures
@@ -30,15 +31,19 @@ def rank(doc: dict, where) -> dict:
     lat = doc.get("storage_latencies")
     if isinstance(lat, list) and not lat:
         out["p95_ms"] = None                  # no request timed: no P95, whatever the summary says
+    again = set()
     for s in figures.rederive_rank(doc, where):
-        if s["figure"] in REDERIVED:
+        if s["figure"] in REDERIVED and s["derived"] is not None:
             out[REDERIVED[s["figure"]]] = s["derived"]
+            again.add(REDERIVED[s["figure"]])
+    out["claimed"] = {k for k in REDERIVED.values() if k not in again}    # the rank summary's own figure (a trimmed rank file)
     return out
 
 
 def trials(lf: kvleaf.Leaf, o: int) -> tuple[dict[str, list[float]], list[str]]:
     """Per figure one value per trial with every rank file present; the trials left out, and why."""
     per: dict[str, list[float]] = {key: [] for _, _, key, _ in FIGURES}
+    per["claimed"] = []                       # the figures some rank could not re-derive (suite.numbers: claimed)
     notes = []
     failed = {tt: i for oo, tt, i in evidence.trial_failures(lf) if oo in (None, o)}
     for t in sorted(t for (oo, t) in lf.rank_dirs if oo == o):
@@ -55,6 +60,7 @@ def trials(lf: kvleaf.Leaf, o: int) -> tuple[dict[str, list[float]], list[str]]:
             vals = [f[key] for f in found if f[key] is not None]
             if vals:
                 per[key].append(sum(vals) if higher else max(vals))
+        per["claimed"] += sorted({k for f in found for k in f["claimed"]} - set(per["claimed"]))
     return per, notes
 
 
@@ -71,8 +77,10 @@ def measured(path: Path) -> list[Measured]:
     out = []
     for o in sorted({o for (o, _t) in lf.rank_dirs}):
         per, notes = trials(lf, o)
-        figs = tuple(Samples(name=n, label=label, higher_is_better=higher, per_run=tuple(per[key]))
-                     for n, label, key, higher in FIGURES if per[key])
+        figs = tuple(Samples(name=n, label=source_label(label, src), higher_is_better=higher, per_run=tuple(per[key]),
+                             source=src)
+                     for n, label, key, higher in FIGURES if per[key]
+                     for src in [CLAIMED if key in per["claimed"] else RECOMPUTED])
         out.append(Measured(path=lf.path / f"option_{o}", kind="kv_cache", label=f"{model or lf.path.name} option {o}",
                             identity={"workload": model, "option": o, "ruleset": ruleset, "division": division},
                             system=system, figures=figs, notes=tuple(notes),

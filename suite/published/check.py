@@ -249,7 +249,30 @@ def _org_scope(org: v3tree.Org, tree: v3tree.Tree) -> Scope:
     return Scope("tree", org.path, {"result.division": org.division, "org.extra": extra,
                                     "org.legacy_code": legacy, "org.unpaired_pdfs": unpaired,
                                     "pool.unresolved": unresolved, "pool.misnamed": misnamed,
-                                    "pool.content": content, "pool.empty": empty})
+                                    "pool.content": content, "pool.empty": empty,
+                                    "pool.code_that_ran": _code_that_ran(org, tree)})
+
+
+def _code_that_ran(org: v3tree.Org, tree: v3tree.Tree) -> list:
+    """Leaves whose run recorded the code it ran (provenance.json) and point at other code, or at none:
+    the code stamped is not the code that ran (suite.submission.provenance)."""
+    from suite.submission import provenance as ran_code
+
+    out = []
+    for b in (b for s in org.systems for b in s.benchmarks):
+        for leaf in _all_leaves(b):
+            if "provenance.json" not in leaf.names:
+                continue
+            try:
+                ran = ran_code.recorded(leaf.path, tree.root)
+            except ResultError as exc:
+                out.append(Item(str(exc)[:200], leaf.path / "provenance.json", "hash", "a readable record of the code that ran"))
+                continue
+            stamped = leaf.pointer[1] if leaf.pointer is not None else None
+            if ran is not None and ran != stamped:
+                out.append(Item(f"md5-tree-v2:{stamped}" if stamped else "no .mlps-code-image", leaf.path / ".mlps-code-image",
+                                "(pointer)", f"md5-tree-v2:{ran} (the code that ran: provenance.json)"))
+    return out
 
 
 def _pool(org: v3tree.Org, tree: v3tree.Tree) -> tuple[list, list, list, list]:

@@ -3,7 +3,7 @@ each training and checkpointing benchmark of the tree under PATH, as the kind it
 "checkpointing"), so a published result compares with ours of the same identity.
 
 - training: one result per benchmark; per measured run leaf (the warm-up, the earliest, left out as
-  Rules 3.3.8 and suite.published.facts leave it out) its AU %, samples/s and MiB/s from its
+  Rules 3.3.8 and suite.training.reference.facts leave it out) its AU %, samples/s and MiB/s from its
   summary.json `metric` (the per-run figures the published row averages), per epoch its lists.
 - checkpointing: one result per phase (write, read; a combined leaf counts for both); per leaf its
   GiB/s and seconds per checkpoint re-derived from its per-checkpoint records (`0_per_epoch_stats.json`:

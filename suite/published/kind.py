@@ -95,7 +95,8 @@ def submission(args, ruleset: str, delegate=None) -> list[str]:
     if args.action == "init":
         return v3.init(args.dir, args.org, args.division, args.system, args.data_dir, ruleset)
     if args.action == "add":
-        return v3.add(args.dir, args.results, args.system, args.replace, delegate)
+        return v3.add(args.dir, args.results, args.system, args.replace, delegate,
+                      allow_code=getattr(args, "allow_code_mismatch", False))
     if args.action == "describe":
         return v3package.describe(args.dir, args.system, args.replace)
     return v3package.package(args.dir, args.out, args.replace, out=lambda text: print(text, end=""),

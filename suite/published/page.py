@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from suite.numbers import CLAIMED
 from suite.report.content import Figures, Page, Section, Table, Text, Verdict, fmt
 from suite.report import rounding
 from suite.report.escape import terminal, terminal_lines
@@ -23,7 +24,7 @@ COLUMNS = [  # (key, published heading)
     ("read_duration_s", "Read Time (s)"), ("checkpoint_size_gib", "Checkpoint (GiB)"),
     ("availability", "Availability"), ("usable_capacity_tib", "Usable Capacity (TiB)"),
     ("int_client_store_tib", "Integrated Client Storage (TiB)"), ("provisioned_power_w", "Provisioned Power (W)"),
-    ("rack_units", "RU's"), ("verdict", "Verdict"),
+    ("rack_units", "RU's"), ("verdict", "Verdict"), ("figures", "Figures"),     # figures: recomputed | claimed
 ]
 
 
@@ -68,7 +69,7 @@ def check_text(res) -> str:
                 f"{_cell(row, 'au_pct')}% over {row.get('runs')} measured runs" if row["benchmark"] == "training" else
                 f"write {_cell(row, 'write_gib_s')} GiB/s, read {_cell(row, 'read_gib_s')} GiB/s, "
                 f"{_cell(row, 'processes')} processes")
-        lines.append(f"== {_rel(res, row['path'])}: {row['verdict'].upper()}: {figs}")
+        lines.append(f"== {_rel(res, row['path'])}: {row['verdict'].upper()}: {figs} ({row.get('figures') or CLAIMED})")
     for d in res.delegated:
         lines.append(f"== {_rel(res, d['path'])}: {str(d['verdict']).upper() or '?'} (checked by the {d['kind']} kind)")
         lines += _handed(d.get("findings") or ())
@@ -154,9 +155,9 @@ def page(res, others: list = ()) -> Page:
                                          "descriptions; '-' where a column does not apply or is not published")])
     kinds = []
     for name, keys in (("training", ["division", "org", "system", "model", "accelerator", "accelerators",
-                                     "read_gib_s", "samples_per_s", "au_pct", "verdict"]),
+                                     "read_gib_s", "samples_per_s", "au_pct", "verdict", "figures"]),
                        ("checkpointing", ["division", "org", "system", "model", "processes", "write_gib_s",
-                                          "read_gib_s", "write_duration_s", "read_duration_s", "verdict"])):
+                                          "read_gib_s", "write_duration_s", "read_duration_s", "verdict", "figures"])):
         these = [r for r in res.rows if r["benchmark"] == name]
         if these:
             head = [dict(COLUMNS).get(k, k) for k in keys]

@@ -32,11 +32,12 @@ import yaml
 import suite
 from suite import __version__, files, output
 from suite.layouts import leaf_files as v3load
-from suite.harness import leafstamp
+from suite.harness import leafstamp, provenance
 from suite.layouts import pool as v3pool
 from suite.layouts import leaves as layout_leaves
 from suite.errors import SuiteError, expected_got
 from suite.submission import create, host, place
+from suite.submission import provenance as ran_code
 from suite.submission.layout import MARKER, check_name, layout_of, marker_doc, open_tree
 
 POOL_FILE = ".mlps-image-pool"
@@ -131,7 +132,7 @@ def stage_image(staging: place.Staging, pool: Path) -> str:
     pkg = Path(suite.__file__).resolve().parent
     tmp = staging.work / "code-image"
     for rel, src in v3pool.code_files(pkg):
-        dst = tmp / "suite" / rel
+        dst = tmp / provenance.IMAGE_DIR / rel        # the layout a run's provenance hashes (the same hash)
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dst)
     digest = v3pool.tree_md5(tmp)
@@ -231,10 +232,11 @@ def _plan(src: Path, dest: Path, ruleset: str, division: str, delegate=None) -> 
     return out
 
 
-def add(root: Path, results: list[Path], system: str, replace: bool, delegate=None) -> list[str]:
+def add(root: Path, results: list[Path], system: str, replace: bool, delegate=None, allow_code: bool = False) -> list[str]:
     """Every RESULTS vetted and every target checked before anything is copied; the copies, metadata,
     code pointers and pool images built in one staging folder inside the tree and renamed into place
-    together (suite.submission.place.Staging): a refused or stopped add leaves the tree as it was."""
+    together (suite.submission.place.Staging): a refused or stopped add leaves the tree as it was.
+    Each leaf's code is the code that ran (`code_problems`), unless `allow_code` (--allow-code-mismatch)."""
     tree = open_tree(root)
     if not tree.layout.pooled:
         raise SuiteError(expected_got(root / MARKER, "ruleset", "a round whose submission layout is pooled",
@@ -247,6 +249,7 @@ def add(root: Path, results: list[Path], system: str, replace: bool, delegate=No
     for src in map(Path, results):
         output.outside(dest, "DIR", [src])
         copies += _plan(src, dest, tree.ruleset, tree.division, delegate)
+        ran_code.refuse(code_problems(src, tree.root / tree.org), allow_code)
     seen: set[Path] = set()
     for c in copies:
         if c.to.exists() or c.to.is_symlink() or c.to in seen:
@@ -270,6 +273,55 @@ def add(root: Path, results: list[Path], system: str, replace: bool, delegate=No
         _stage_images(staging, list(map(Path, results)), staged, pool)
         staging.commit()
     return [f"suite submission add: {len(copies)} leaves into {dest}", f"  code image: {tree.org}/code-{digest[:8]}/"]
+
+
+def _run_dirs(src: Path) -> list[Path]:
+    """The run directories one RESULTS brings: a `suite run` dir's run-<k>/, else its timestamped leaves."""
+    if not src.is_dir():
+        return []
+    if _is_v3_layout(src) is None:        # not a `suite run` dir at all: _from_suite_run says so
+        return sorted(p for p in src.glob("run-*") if p.is_dir() and (p / "results.json").is_file()) \
+            if (src / "run_set.json").is_file() else []
+    return sorted(p for p in src.rglob("*") if p.is_dir() and not p.is_symlink() and leafstamp.is_stamp(p.name))
+
+
+def code_problems(src: Path, pool: Path) -> list[str]:
+    """Where a run's code would not be the code stamped on it: a leaf without a pointer gets the installed
+    package's image (its recorded code must be that); a leaf of ours keeping its own pointer needs that
+    pointer to be its record and the image at hand (the tree's pool, a source's pool, or the installed
+    package). A leaf of another party's (a pointer, no record of ours) is theirs: CHECK-01 resolves it."""
+    now = provenance.for_run()["hash"]
+    out = []
+    for run in _run_dirs(src):
+        try:
+            ours = _is_ours(run)
+            own = ran_code.pointed(run)
+            if own is None and (ours or _is_v3_layout(src) is None):
+                why = ran_code.problem(run, now, root=src)
+            elif own is not None and ours:
+                why = ran_code.problem(run, own, root=src) or (None if own == now or _image_at_hand(own, src, pool) else
+                      expected_got(run / ".mlps-code-image", "image", f"the image of the code that ran ({own}) in a pool "
+                                   f"at hand", f"none (the code present now is {now})"))
+            else:
+                why = None
+        except SuiteError as exc:
+            why = str(exc)
+        if why:
+            out.append(why)
+    return out
+
+
+def _is_ours(run: Path) -> bool:
+    return (run / ran_code.RECORD_FILE).is_file() or layout_leaves.ours(run)
+
+
+def _image_at_hand(h: str, src: Path, pool: Path) -> bool:
+    if (pool / f"code-{h[:8]}").is_dir():
+        return True
+    for anc in list(Path(os.path.realpath(src)).parents)[:8]:
+        if any(d.is_dir() and not d.is_symlink() for d in anc.glob(f"*/code-{h[:8]}")):
+            return True
+    return False
 
 
 def _leaves(src: Path, dst: Path, division: str = "closed", delegate=None) -> list[Copy]:

@@ -7,7 +7,8 @@ one flat file for all eight web tables, a fixed column set never driven by the d
   (TiB), Usable Capacity (TiB), Provisioned Power (W)), then one block per workload whose columns are
   named `<Block> - <column>` (Training, Checkpointing, VDB, KVCache and KVCache's three option
   groups). A row fills the SUT block and its own workload block; every other cell is blank. Ours add
-  two columns at the end: Verdict (closed | open | invalid, this suite's) and Findings (their count).
+  three columns at the end: Verdict (closed | open | invalid, this suite's), Findings (their count) and
+  Figures (recomputed: re-derived from the ranks' records; claimed: the summaries' figures as published).
 - Division: the path's division upper-cased (CLOSED, OPEN). Benchmark Type: training, checkpointing,
   kv_cache, vector_database. Model: Unet3D, RetinaNet, 8B, 70B, 405B, 1250B; blank for kv_cache and
   vector_database.
@@ -35,6 +36,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from suite.numbers import CLAIMED
 from suite.report import escape
 
 SUT = ["Public ID", "Organization", "Division", "Benchmark Type", "Model", "Name", "Description", "Type",
@@ -53,7 +55,7 @@ BLOCKS = {  # benchmark type -> (block prefix, its columns)
 }
 KV_GROUPS = [("1", "llama3.1-8b Storage Only"), ("2", "llama3.1-8b Storage + Mem"), ("3", "llama3.1-70b Storage Only")]
 KV_METRICS = ["Throughput (tok/s)", "Read B/W (GiB/s)", "Write B/W (GiB/s)", "P95 Read Latency (ms)"]
-EXTRA = ["Verdict", "Findings"]
+EXTRA = ["Verdict", "Findings", "Figures"]      # Figures: recomputed (from the ranks' records) or claimed
 MODEL_LABELS = {"unet3d": "Unet3D", "retinanet": "RetinaNet", "llama3-8b": "8B", "llama3-70b": "70B",
                 "llama3-405b": "405B", "llama3-1t": "1250B"}
 DP_INSTANCES = {"llama3-8b": 8 // 8, "llama3-70b": 64 // 8, "llama3-405b": 512 // 256, "llama3-1t": 1024 // 512}
@@ -133,14 +135,15 @@ def code_links(benchmark: str, org: str, code_hash: str | None) -> dict:
     return {f"{prefix} - Code": Link("code", href), f"{prefix} - Logs": Link("logs", href)}
 
 
-def row(benchmark: str, model: str, accelerator, sut_cells: dict, cells: dict, verdict: str, findings: int) -> dict:
+def row(benchmark: str, model: str, accelerator, sut_cells: dict, cells: dict, verdict: str, findings: int,
+        figures: str | None = None) -> dict:
     """One full row: every column present, blank where it does not apply; `_key` sorts it."""
     out = {c: None for c in COLUMNS}
     out.update(sut_cells)
     out.update(cells)
     out["Benchmark Type"] = benchmark
     out["Model"] = "" if benchmark in ("kv_cache", "vector_database") else MODEL_LABELS.get(model, model)
-    out["Verdict"], out["Findings"] = verdict, findings
+    out["Verdict"], out["Findings"], out["Figures"] = verdict, findings, figures or CLAIMED
     out["_key"] = (sut_cells.get("Division", "").lower(), sut_cells.get("Organization", ""),
                    sut_cells["Name"].text if isinstance(sut_cells.get("Name"), Link) else "", benchmark,
                    "" if benchmark in ("kv_cache", "vector_database") else model or "", str(accelerator or ""))
@@ -210,7 +213,8 @@ def assemble(res, others: list) -> list[dict]:
         cells = training(r) if r["benchmark"] == "training" else checkpointing(r)
         cells.update(code_links(r["benchmark"], r["org"], r.get("code_image")))
         s = sut(r["division"], r["org"], r["system"], systems.get((r["division"], r["org"], r["system"])))
-        out.append(row(r["benchmark"], r["model"], r.get("accelerator"), s, cells, r.get("verdict", ""), count))
+        out.append(row(r["benchmark"], r["model"], r.get("accelerator"), s, cells, r.get("verdict", ""), count,
+                       r.get("figures")))
     for path, taken in others:
         place = where(path, res.root)
         if place is None:
@@ -222,7 +226,7 @@ def assemble(res, others: list) -> list[dict]:
             cells.update(code_links(table, place[1], pointer(values.get("path"), res.root)))
             s = sut(*place, systems.get(place))
             out.append(row(table, values.get("model", ""), "", s, cells, values.get("verdict", ""),
-                           values.get("findings", 0)))
+                           values.get("findings", 0), values.get("figures")))
     return numbered(out, res.ruleset)
 
 

@@ -16,6 +16,7 @@ from suite import files, output
 from suite.errors import SuiteError, expected_got
 from suite.check import manifest
 from suite.submission import evidence, place, system as sysdesc
+from suite.submission import provenance as ran_code
 from suite.submission.layout import Tree, open_tree
 
 
@@ -45,7 +46,7 @@ def _overrides(results: evidence.Results, data_dir: Path) -> list[str]:
             f"++workload.dataset.data_folder={data_dir}"]
 
 
-def _plan(tree: Tree, system: str, paths: list[Path], hosts: list[str]):
+def _plan(tree: Tree, system: str, paths: list[Path], hosts: list[str], allow_code: bool = False):
     plans = []
     for path in paths:
         results = evidence.load(path)
@@ -56,6 +57,7 @@ def _plan(tree: Tree, system: str, paths: list[Path], hosts: list[str]):
         if problems:
             more = f" (+{len(problems) - 1} more: {'; '.join(problems[1:3])})" if len(problems) > 1 else ""
             raise SuiteError(problems[0] + more)
+        ran_code.refuse(_code_problems(results), allow_code)
         log_path, _ = evidence.generation_log(results)
         for run in results.runs:
             place.readable(run.results_path)
@@ -64,10 +66,28 @@ def _plan(tree: Tree, system: str, paths: list[Path], hosts: list[str]):
     return plans
 
 
-def add(root: Path, paths: list[Path], system: str, replace: bool) -> list[str]:
+def _code_problems(results: evidence.Results) -> list[str]:
+    """The runs whose recorded code is not the installed package `package` will ship (suite.submission.provenance)."""
+    from suite.harness import provenance
+
+    now = provenance.for_run()["hash"]
+    out = []
+    for run in results.runs:
+        try:
+            why = ran_code.problem(run.results_path.parent, now, root=results.path)
+        except SuiteError as exc:
+            why = str(exc)
+        if why:
+            out.append(why)
+    return out
+
+
+def add(root: Path, paths: list[Path], system: str, replace: bool, allow_code: bool = False) -> list[str]:
+    """The RESULTS dirs into the tree; a run whose recorded code is not the code the tree will ship (or
+    that recorded none) refused unless `allow_code` (--allow-code-mismatch)."""
     tree = open_tree(root)
     hosts = system_hosts(tree, system)
-    plans = _plan(tree, system, [Path(p) for p in paths], hosts)
+    plans = _plan(tree, system, [Path(p) for p in paths], hosts, allow_code)
     targets = [t for _, _, bench, gen in plans for t in (bench, gen)]
     place.refuse_existing(targets, replace)
     for results, _, _, _ in plans:   # refuse links before anything moves

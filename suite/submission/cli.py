@@ -35,6 +35,9 @@ def add_parser(sub) -> None:
     a.add_argument("results", type=Path, nargs="+", metavar="RESULTS")
     a.add_argument("--system", required=True, metavar="NAME")
     a.add_argument("--replace", action="store_true", help="replace existing targets (old copies kept aside)")
+    a.add_argument("--allow-code-mismatch", action="store_true",
+                   help="add runs whose recorded code (provenance.json) is not the code this add stamps, or that "
+                        "recorded none (refused otherwise, exit 1); suite check then finds them")
 
     a = actions.add_parser("describe", help="render the system description document (Markdown, HTML, PDF)")
     a.add_argument("dir", type=Path, metavar="DIR")
@@ -111,7 +114,7 @@ def _change(args) -> list[str]:
         return owner.submission.make(args, tree.ruleset, _handover(owner, args))
     if args.action == "add":
         from suite.submission import add
-        return add.add(args.dir, args.results, args.system, args.replace)
+        return add.add(args.dir, args.results, args.system, args.replace, getattr(args, "allow_code_mismatch", False))
     if args.action == "describe":
         from suite.submission import describe
         return describe.describe(args.dir, args.system, args.replace)

@@ -14,7 +14,7 @@ present, is kept beside them (`claimed`) so the two can be compared, never used 
 
 import math
 
-from suite.numbers import to_float
+from suite.numbers import CLAIMED, RECOMPUTED, claim_differs, to_float
 from suite.storage import workloads
 from suite.training import figures as metrics
 from suite.errors import ResultError
@@ -42,10 +42,42 @@ def run_numbers(run, bench) -> dict:
     if not parts:
         row["status"] = "unusable summary.json"
         return row
-    row.update(_combine(parts, *workloads.record_length(run.config, bench.workload, bench.accelerator)))
+    rl = workloads.record_length(run.config, bench.workload, bench.accelerator)
+    row.update(_combine(parts, *rl))
+    _rederive(row, run, parts, rl)
     row["epochs"] = len(row["au_per_epoch"]) or None
     row["published"] = {k: published(row[k]) for k in PUBLISHED_KEYS}
     return row
+
+
+CLAIM_KEYS = ("samples_per_second", "mib_per_second", "au_mean_percentage")
+
+
+def _rederive(row: dict, run, parts: list[dict], rl) -> None:
+    """The run's figures re-derived from every host's per-rank records (suite.training.check.recompute:
+    our steps/, DLIO's <rank>_output.json) replace the summaries' claims, which stay beside them
+    (`claimed`, and `claims_differ` naming each that is not what the records give); a run whose records
+    cannot give them keeps the claims, marked `source: claimed`."""
+    from suite.training.check.recompute import evidence_epochs
+
+    row["claimed"] = {k: row[k] for k in CLAIM_KEYS}
+    row["source"], row["rederived_from"], row["claims_differ"] = CLAIMED, None, []
+    hosts = [h for h in run.hosts if isinstance(h.summary, dict) and isinstance(h.summary.get("metric"), dict)]
+    found = [evidence_epochs(h) for h in hosts]
+    if len(hosts) != len(parts) or not found or any(f is None for f in found) or rl[0] is None:
+        return                                       # (no record length: MiB/s could not be re-derived)
+    derived = []
+    for part, (au, tp, _) in zip(parts, found):
+        au_m, au_s = metrics.mean_pstdev(au)
+        tp_m, tp_s = metrics.mean_pstdev(tp)
+        derived.append({**part, metrics.AU_MEAN: au_m, metrics.AU_STDEV: au_s, metrics.SAMPLES_MEAN: tp_m,
+                        metrics.SAMPLES_STDEV: tp_s, metrics.IO_MEAN: None, metrics.IO_STDEV: None,
+                        "au": au, "tput": tp, "meets": None})
+    got = _combine(derived, *rl)
+    got["au_meets_threshold"] = row["au_meets_threshold"]          # the rule's own judgement is check's
+    row.update(got)
+    row["source"], row["rederived_from"] = RECOMPUTED, sorted({f[2] for f in found})[0]
+    row["claims_differ"] = [k for k in CLAIM_KEYS if claim_differs(row["claimed"][k], row[k])]
 
 
 def _empty_row(run) -> dict:
@@ -56,7 +88,8 @@ def _empty_row(run) -> dict:
            "au_meets_threshold": None, "samples_per_second": None, "samples_per_second_stdev": None,
            "mib_per_second": None, "mib_per_second_stdev": None, "record_length_bytes": None,
            "record_length_from": None, "au_per_epoch": [], "samples_per_second_per_epoch": [],
-           "miniature": None, "compliant": None, "evidence": None, "problems": []}
+           "miniature": None, "compliant": None, "evidence": None, "problems": [],
+           "source": None, "rederived_from": None, "claimed": None, "claims_differ": []}
     if results is not None:
         row["status"] = results.get("status", "unknown")
         row["miniature"] = results.get("miniature")
@@ -150,6 +183,8 @@ def benchmark_numbers(bench) -> dict:
             "hostnames": sorted({h for r in used for h in r["hosts"]}),
         }
         overall["published"] = {k: published(overall[k]) for k in PUBLISHED_KEYS}
+        overall["source"] = RECOMPUTED if all(r["source"] == RECOMPUTED for r in used) else CLAIMED
+        overall["claims_differ"] = [r["name"] for r in used if r["claims_differ"]]
     claimed = None
     if isinstance(bench.report, dict) and isinstance(bench.report.get("overall"), dict):
         o = bench.report["overall"]
@@ -179,7 +214,8 @@ def summarise(path) -> dict:
 RUN_TABLE_COLUMNS = ("benchmark", "workload", "accelerator", "run", "status", "num_accelerators", "num_hosts",
                      "epochs", "au_mean_percentage", "au_stdev_percentage", "au_meets_threshold",
                      "samples_per_second", "samples_per_second_stdev", "mib_per_second", "mib_per_second_stdev",
-                     "record_length_bytes", "hosts", "path")
+                     "record_length_bytes", "hosts", "path", "source", "claimed_samples_per_second",
+                     "claimed_mib_per_second", "claimed_au_mean_percentage")
 
 
 def run_table(summary: dict) -> list[dict]:
@@ -187,7 +223,9 @@ def run_table(summary: dict) -> list[dict]:
     rows = []
     for b in summary["benchmarks"]:
         for r in b["runs"]:
+            claimed = r.get("claimed") or {}
             row = {"benchmark": b["name"], "workload": b["workload"], "accelerator": b["accelerator"],
-                   "run": r["name"], **r, "hosts": ",".join(r["hosts"])}
+                   "run": r["name"], **r, "hosts": ",".join(r["hosts"]),
+                   **{f"claimed_{k}": claimed.get(k) for k in CLAIM_KEYS}}
             rows.append({k: row[k] for k in RUN_TABLE_COLUMNS})
     return rows

@@ -11,6 +11,7 @@ import statistics
 from pathlib import Path
 
 from suite.benchmark import Measured, Samples
+from suite.numbers import CLAIMED, RECOMPUTED, source_label
 
 SYSTEM_LEVELS = 6            # how far above a benchmark a systems/ directory is looked for
 MAX_SYSTEM_KEYS = 400        # a description's keys shown (a hostile one could have millions)
@@ -36,18 +37,25 @@ def one(b: dict, bench) -> Measured:
     notes = [f"{r['name']}: left out ({r['status']})" for r in b["runs"] if r not in runs]
     if bench is not None and bench.warmup is not None:
         notes.append(f"{bench.warmup.name}: the warm-up run, left out as the rules leave it out")
+    source = RECOMPUTED if runs and all(r.get("source") == RECOMPUTED for r in runs) else CLAIMED
     figures = (
-        _samples("au_percentage", "AU %", runs, "au_mean_percentage", "au_per_epoch", 1.0),
-        _samples("samples_per_second", "samples/s", runs, "samples_per_second", "samples_per_second_per_epoch", 1.0),
-        _samples("mib_per_second", "MiB/s", runs, "mib_per_second", "samples_per_second_per_epoch", None),
+        _samples("au_percentage", "AU %", runs, "au_mean_percentage", "au_per_epoch", 1.0, source),
+        _samples("samples_per_second", "samples/s", runs, "samples_per_second", "samples_per_second_per_epoch", 1.0, source),
+        _samples("mib_per_second", "MiB/s", runs, "mib_per_second", "samples_per_second_per_epoch", None, source),
     )
+    if source == CLAIMED and runs:
+        notes.append("figures claimed: " + ", ".join(r["name"] for r in runs if r.get("source") != RECOMPUTED)
+                     + " have no per-rank records to re-derive them from (their summary.json's figures)")
+    notes += [f"{r['name']}: summary.json claims " + ", ".join(
+        f"{k} {r['claimed'][k]:.6g}" for k in r["claims_differ"]) + f"; compared: re-derived from {r['rederived_from']}: "
+        + ", ".join(f"{k} {r[k]:.6g}" for k in r["claims_differ"]) for r in runs if r.get("claims_differ")]
     who = " / ".join(x for x in (b["org"], b["system"]) if x) or Path(b["path"]).name
     return Measured(path=Path(b["path"]), kind="training", label=who, identity=_identity(b, bench, runs),
                     system=_system(b, bench, runs), figures=tuple(f for f in figures if f.per_run),
                     notes=tuple(notes), when=_when(bench))
 
 
-def _samples(name, label, runs, run_key, epoch_key, scale) -> Samples:
+def _samples(name, label, runs, run_key, epoch_key, scale, source=RECOMPUTED) -> Samples:
     """A figure's values; MiB/s (scale None) is each epoch's samples/s x the run's record length."""
     per_run, per_epoch, first = [], [], []
     for r in runs:
@@ -63,8 +71,8 @@ def _samples(name, label, runs, run_key, epoch_key, scale) -> Samples:
         if len(epochs) >= 2:
             later = statistics.fmean(epochs[1:])
             first.append(epochs[0] / later if later else None)
-    return Samples(name=name, label=label, higher_is_better=True, per_run=tuple(per_run),
-                   per_epoch=tuple(per_epoch), first_to_later=tuple(x for x in first if x is not None))
+    return Samples(name=name, label=source_label(label, source), higher_is_better=True, per_run=tuple(per_run),
+                   per_epoch=tuple(per_epoch), first_to_later=tuple(x for x in first if x is not None), source=source)
 
 
 def _identity(b: dict, bench, runs) -> dict:

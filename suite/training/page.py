@@ -4,6 +4,7 @@ and `suite metrics`' terminal text (text). Pure: a summary (suite.training.aggre
 a str out; the plots are suite.training.plots'.
 """
 
+from suite.numbers import CLAIMED, RECOMPUTED, source_label
 from suite.report.content import Figures, Image, Page, Section, Table, Text, Verdict, fmt
 from suite.rules.verdict import headline
 from suite.report.text import table
@@ -108,18 +109,24 @@ def _headline(b: dict, sid: str, verdict=None) -> Section:
         head.blocks.append(Text("No run has usable numbers."))
         return head
     rl = next((r["record_length_bytes"] for r in b["runs"] if r["record_length_bytes"]), None)
+    src = o.get("source") or CLAIMED
     head.blocks.append(Figures([
-        ("Throughput", f"{o['published']['samples_per_second']:,.2f} samples/s",
+        (source_label("Throughput", src), f"{o['published']['samples_per_second']:,.2f} samples/s",
          f"± {o['published']['samples_per_second_stdev']:,.2f} over {o['num_runs']} runs (population stdev)"),
-        ("I/O throughput", f"{o['published']['mib_per_second']:,.2f} MiB/s",
+        (source_label("I/O throughput", src), f"{o['published']['mib_per_second']:,.2f} MiB/s",
          f"± {o['published']['mib_per_second_stdev']:,.2f}; DLIO's \"MB/s\""
          + (f" = samples/s × {rl:,.0f} B / 1024²" if rl else "")),
-        ("Accelerator utilisation", f"{o['published']['au_mean_percentage']:.2f} %",
+        (source_label("Accelerator utilisation", src), f"{o['published']['au_mean_percentage']:.2f} %",
          f"± {o['published']['au_stdev_percentage']:.2f} over runs"),
         ("Accelerators / hosts", f"{o['num_accelerators']} / {o['num_hosts']}",
          ", ".join(o["hostnames"]) or ""),
         *_spread(b),
     ]))
+    lines = provenance_lines(b)
+    if lines:
+        head.blocks.append(Text(lines[0] + "."))
+    for line in lines[1:]:                # a claim the records contradict: shown beside the figure it claims
+        head.blocks.append(Verdict("invalid", line))
     spread = [f for f in (verdict[1] if verdict else []) if f["rule_id"] == SPREAD_RULE]
     for f in spread:     # the rules' stability limit, as suite check found it: a finding beside the spread
         head.blocks.append(Verdict("open", f"finding {f['rule_id']} ({f['severity']}): {f['message']}"))
@@ -129,7 +136,7 @@ def _headline(b: dict, sid: str, verdict=None) -> Section:
         agree = ("they agree" if abs(diff) <= 1e-6 * max(1.0, abs(c["samples_per_second"]))
                  else f"difference {diff:+.6f}")
         head.blocks.append(Text(f"mlperf_storage_report.json claims {c['samples_per_second']:,.4f} samples/s; "
-                                f"recomputed from the runs' summaries: {o['samples_per_second']:,.4f} "
+                                f"the runs' figures ({'re-derived from their per-rank records' if o.get('source') == RECOMPUTED else 'their summary.json claims'}): {o['samples_per_second']:,.4f} "
                                 f"({agree})."))
     return head
 
@@ -289,6 +296,35 @@ def _verdicts(check):
     return out
 
 
+# --------------------------------------------------------------------------- where the figures come from
+
+CLAIM_NAMES = (("samples_per_second", "samples/s"), ("mib_per_second", "MiB/s"), ("au_mean_percentage", "AU %"))
+
+
+def provenance_lines(b: dict) -> list[str]:
+    """Where a benchmark's figures come from (re-derived from the ranks' records, or the summaries' claims),
+    and each run whose claims are not what its records give (issue 46, class 2)."""
+    o = b["overall"] or {}
+    used = [r for r in b["runs"] if r.get("source")]
+    if not used:
+        return []
+    claimed = [r["name"] for r in used if r["source"] == CLAIMED]
+    if not claimed:
+        out = [f"figures: re-derived from each run's per-rank records ({used[0]['rederived_from']})"]
+    elif len(claimed) == len(used):
+        out = ["figures: CLAIMED: the runs' summary.json, not re-derived (no per-rank records to re-derive them from)"]
+    else:
+        out = [f"figures: CLAIMED for {', '.join(claimed)} (no per-rank records); re-derived for the others"
+               + (" (the overall figures are claimed)" if o.get("source") == CLAIMED else "")]
+    for r in used:
+        if r["claims_differ"]:
+            said = ", ".join(f"{label} {fmt(r['claimed'][k], 2)}" for k, label in CLAIM_NAMES if k in r["claims_differ"])
+            got = ", ".join(f"{label} {fmt(r[k], 2)}" for k, label in CLAIM_NAMES if k in r["claims_differ"])
+            out.append(f"{r['name']}: summary.json claims {said}; re-derived from {r['rederived_from']}: {got} "
+                       f"(the claim is not what the run's records give)")
+    return out
+
+
 # --------------------------------------------------------------------------- suite metrics
 
 
@@ -307,11 +343,11 @@ def text(summary: dict) -> str:
         rows = [[r["name"], r["status"] + (" (miniature)" if r["miniature"] else ""), str(r["num_accelerators"] or "-"), str(r["num_hosts"] or "-"),
                  _pm_text(r["au_mean_percentage"], r["au_stdev_percentage"]),
                  _pm_text(r["samples_per_second"], r["samples_per_second_stdev"]),
-                 _pm_text(r["mib_per_second"], r["mib_per_second_stdev"])] for r in b["runs"]]
+                 _pm_text(r["mib_per_second"], r["mib_per_second_stdev"]), r["source"] or "-"] for r in b["runs"]]
         if b.get("verdict"):
             head += f"\nsuite check: {b['verdict']}"
         lines = [head, table(rows, ["run", "status", "accel", "hosts", "AU % (stdev)", "samples/s (stdev)",
-                                    "MiB/s (stdev)"])]
+                                    "MiB/s (stdev)", "figures"]), *provenance_lines(b)]
         o = b["overall"]
         if o is None:
             lines.append("overall: no run with usable numbers")
@@ -334,7 +370,8 @@ def text(summary: dict) -> str:
                 diff = o["samples_per_second"] - c["samples_per_second"]
                 lines.append(f"  mlperf_storage_report.json claims {c['samples_per_second']:.2f} samples/s"
                              + (f", {c['mib_per_second']:.2f} MB/s" if c["mib_per_second"] is not None else "")
-                             + f" over {c['num_runs']:g} runs; recomputed - claimed = {diff:+.4f} samples/s")
+                             + f" over {c['num_runs']:g} runs; the runs' figures ({o.get('source') or CLAIMED}) - "
+                             f"the report's = {diff:+.4f} samples/s")
         for p in b["problems"]:
             lines.append(f"  problem: {p}")
         blocks.append("\n".join(lines))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from suite import files
 from suite.benchmark import Measured, Samples
+from suite.numbers import CLAIMED, RECOMPUTED, source_label
 from suite.errors import ResultError, SuiteError
 from suite.harness import hostfacts
 from suite.vector_database import check as vdbcheck
@@ -34,10 +35,12 @@ def measured(path: Path) -> list[Measured]:
     for bdir, group in vdbcheck.benchmarks(recs).items():
         runs = [r for r in group if r.phase == "run" and r.status in (None, "complete")]
         per: dict[str, list[float]] = {name: [] for name, _, _ in FIGURES}
+        claimed: set[str] = set()          # figures some run gives as summary.json states them (suite.numbers)
         notes = [f"{Path(r.path).name}: left out ({r.status})" for r in group if r.phase == "run" and r not in runs]
         for r in runs:
             figs, note = run_figures(r)
             notes += [f"{Path(r.path).name}: {note}"] if note else []
+            claimed |= figs.pop("claimed", set())
             for name, _, _ in FIGURES:
                 if figs.get(name) is not None:
                     per[name].append(figs[name])
@@ -49,8 +52,9 @@ def measured(path: Path) -> list[Measured]:
                       "division": _division(Path(bdir))},
             system={"client_hosts": _text(first.client_hosts), "engine_version": _text(first.engine_version),
                     **hostfacts.system(_summary(first))},
-            figures=tuple(Samples(name=n, label=label, higher_is_better=hib, per_run=tuple(per[n]))
-                          for n, label, hib in FIGURES if per[n]),
+            figures=tuple(Samples(name=n, label=source_label(label, src), higher_is_better=hib, per_run=tuple(per[n]),
+                                  source=src)
+                          for n, label, hib in FIGURES if per[n] for src in [CLAIMED if n in claimed else RECOMPUTED]),
             notes=tuple(notes), when=_when(runs)))
     return out
 
@@ -65,7 +69,8 @@ def run_figures(r) -> tuple[dict, str | None]:
     try:
         return _ours(Path(r.path), out)
     except (SuiteError, OSError, ValueError, KeyError, TypeError, IndexError) as exc:
-        return out, f"summary.json's figures: the query evidence is unreadable ({str(exc)[:160]})"
+        return ({**out, "claimed": {"recall", "p99_latency_ms", "qps"}},
+                f"summary.json's figures (claimed): the query evidence is unreadable ({str(exc)[:160]})")
 
 
 def _ours(leaf: Path, out: dict) -> tuple[dict, str | None]:
@@ -83,7 +88,8 @@ def _ours(leaf: Path, out: dict) -> tuple[dict, str | None]:
     k = summary.get("k")
     if not (gt.get("file") and truth.is_file() and not truth.is_symlink() and isinstance(k, int) and 0 < k
             and truth.stat().st_size <= MAX_ARRAY_BYTES and dataset.sha256(truth) == gt.get("sha256")):
-        return out, "recall as summary.json states it (the dataset's ground truth is not where the run names it)"
+        return ({**out, "claimed": {"recall"}},
+                "recall as summary.json states it (claimed: the dataset's ground truth is not where the run names it)")
     from suite.vector_database import figures as results
 
     truth_ids, _ = dataset.read_truth(truth)

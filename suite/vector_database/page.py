@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from suite.numbers import CLAIMED, RECOMPUTED
 from suite.rules.verdict import Voice
 from suite.vector_database import check as vcheck
 
@@ -165,8 +166,9 @@ def page(summary: dict):
 
     return c.Page(headline(f"vector_database (MLPerf Storage {summary['ruleset']})", summary["labels"]), summary["root"],
                   labels=tuple(summary["labels"]), sections=[verdict, *curves.sections(summary), *sections],
-                  tables={"vdb_runs": (["benchmark", "run", *RUN_COLUMNS],
-                                       [{"benchmark": b["path"], "run": r["ts"], **{k: r[k] for k in RUN_COLUMNS}}
+                  tables={"vdb_runs": (["benchmark", "run", *RUN_COLUMNS, "claimed_not_rederivable"],
+                                       [{"benchmark": b["path"], "run": r["ts"], **{k: r[k] for k in RUN_COLUMNS},
+                                         "claimed_not_rederivable": " ".join(r.get("not_rederivable") or [])}
                                         for b in summary["benchmarks"] for r in b["runs"]])})
 
 
@@ -228,7 +230,10 @@ def table_rows(path: Path) -> list[tuple[str, dict]]:
             "Queries per Sec": mean("throughput_qps"), "Query Latency (ms)": mean("p99_latency_ms"),
             "Recall Percentage": mean("recall", 100.0), "Storage IOPs": None,
             "Read B/W (GiB/s)": mean("read_bytes_per_s", 1 / (1 << 30)),
-            "verdict": vcheck.verdict(mine), "findings": len(mine), "path": runs[0].path if runs else bdir}))
+            "verdict": vcheck.verdict(mine), "findings": len(mine), "path": runs[0].path if runs else bdir,
+            "figures": CLAIMED if any(k in r.not_rederivable for r in runs for k in ("throughput_qps", "p99_latency_ms",
+                                                                                  "recall", "read_bytes_per_s"))
+            or not runs else RECOMPUTED}))
     return out
 
 

@@ -76,7 +76,7 @@ def summary(p: Path) -> dict:
 
 def test_the_columns_are_reportgens_in_order_then_ours(written):
     rows, header, doc = written
-    assert header == REPORTGEN + ["Verdict", "Findings"]
+    assert header == REPORTGEN + ["Verdict", "Findings", "Figures"]
     assert all(list(r) == header for r in doc)
     assert [r["Benchmark Type"] for r in rows] == ["training", "checkpointing", "vector_database", "kv_cache"]
     assert [r["Public ID"] for r in rows] == ["v3.0-0001", "v3.0-0002", "v3.0-0003", "v3.0-0004"]
@@ -166,7 +166,7 @@ def test_hostile_names_are_escaped(tmp_path, capsys):
     org = '=cmd|" -C calc"!A0,x'
     (tree / "closed" / "Alluxio").rename(tree / "closed" / org)
     rows, header, doc = report(tree, tmp_path / "out", capsys)
-    assert header == REPORTGEN + ["Verdict", "Findings"]
+    assert header == REPORTGEN + ["Verdict", "Findings", "Figures"]
     alluxio = [r for r in rows if r["Benchmark Type"] in ("training", "checkpointing")]
     assert len(alluxio) == 2 and all(len(r) == len(header) for r in rows)
     assert {r["Organization"] for r in alluxio} == {"'" + org}          # no formula reaches a spreadsheet

@@ -141,6 +141,7 @@ CASES: dict[str, Case] = {
     "TREE-01-unrecognisedBenchmark": Case(lambda t: (T(t).parent.parent / "foo_bench/x").mkdir(parents=True)),
     "TREE-02-inputReadable": Case(lambda t: (T(t) / "run" / RUNS[1] / "extra.json").symlink_to("/etc/hostname")),
     "TREE-03-listingComplete": Case(lambda t: _junk(T(t) / "run" / RUNS[1], 20_001)),
+    "TREE-04-codeThatRan": Case(lambda t: _ran(t, "0" * 32), lambda t: _ran(t, "c5cbafacef71748d5b2ce96f00015437")),
     # training.yaml
     "3.3.2-trainingAuRederived": Case(lambda t: _set(run_summary(t, 3), "metric.train_au_percentage", [50.0] * 5)),
     "3.1.2-trainingDatasetSize": Case(lambda t: [_set(run_summary(t, i), "num_files_train", 1000) for i in range(6)]),
@@ -225,6 +226,13 @@ CASES: dict[str, Case] = {
     "2.1.7-systemDescriptionPdf": Case(lambda t: (S(t) / f"{CSYS}.pdf").unlink()),
     "2.1.7-systemPdfPaired": Case(lambda t: (S(t) / "AIStore_Disclosure.pdf").write_bytes(b"%PDF-1.4\n")),
 }
+
+
+def _ran(t: Path, code_hash: str) -> None:
+    """Run 1's record of the code that ran (provenance.json, as suite run writes it) naming `code_hash`."""
+    (T(t) / "run" / RUNS[0] / "provenance.json").write_text(json.dumps(
+        {"schema_version": 1, "hash": code_hash, "algorithm": "md5-tree-v2", "captured_at": "2025-07-04T06:42:22Z",
+         "tool": "suite", "tool_version": "0.1.0", "git_sha": None}))
 
 
 def _rule(rule_id: str):

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from suite import cli
+from suite.harness import provenance
 from suite.published import check as v3check
 from suite.layouts import pool as v3pool
 from suite.submission import document
@@ -94,6 +95,8 @@ def test_a_suite_run_dir_of_the_v3_round_becomes_run_leaves(tmp_path):
         doc = json.loads((run / "results.json").read_text())
         doc.update(ruleset="v3.0", accelerator="b200")
         (run / "results.json").write_text(json.dumps(doc))
+        # the fixture predates the run's code record: the one a run by this code writes (harness.provenance)
+        (run / "provenance.json").write_text(json.dumps({"schema_version": 1, **provenance.for_run()}))
     assert cli.main(["submission", "add", str(sub), str(src), "--system", "box1"]) == 0
     leaves = sorted((sub / "open/ACME/results/box1/training/unet3d/run").iterdir())
     assert [p.name for p in leaves] == LEAVES

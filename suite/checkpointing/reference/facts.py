@@ -7,6 +7,7 @@ from __future__ import annotations
 from suite.layouts import pooled as v3tree
 from suite.layouts import pooled_facts
 from suite.layouts import solution
+from suite.numbers import CLAIMED, RECOMPUTED
 from suite.rules.ops import Item
 from suite.checkpointing.reference import ckptsize
 from suite.checkpointing.reference import ckpttime
@@ -75,6 +76,7 @@ def checkpointing(c: v3tree.Checkpointing, org, system, params: dict):
     out = pooled_facts.row(system, org, "checkpointing", model, c.path)
     out.update(figs)
     out["figures_claimed"] = sorted(ts for ts, a in again.items() if not a.rederivable)   # claimed, not re-derivable
+    out["figures"] = CLAIMED if out["figures_claimed"] or not again else RECOMPUTED
     out.update({"processes": procs, "client_hosts": (writes + reads)[0].summary.num_hosts if writes + reads else None,
                 "mode": "subset" if subset else "full", "code_image": pooled_facts.code_image(leaves)})
     return facts, phases, out

@@ -111,3 +111,21 @@ def _steps_au(host: layout.Host):
                                             "every rank has every epoch")]
     pairs = [metrics.epoch_from_ranks(per_epoch[e]) for e in sorted(per_epoch)]
     return [a for a, _ in pairs], [t for _, t in pairs], problems
+
+
+STEPS_EVIDENCE = "steps/rank-<r>.json"
+RANK_OUTPUTS_EVIDENCE = "<rank>_output.json"
+
+
+def evidence_epochs(host: layout.Host) -> tuple[list[float], list[float], str] | None:
+    """A host's per-epoch AU (%) and samples/s re-derived from its per-rank records (our steps/, else
+    DLIO's <rank>_output.json), and which records; None where it has none, or they are not well formed
+    (the host's figures are then its summary's claims). The one re-derivation `suite check`,
+    `metrics`, `report`, `compare` and `history` share (suite.training.aggregate)."""
+    if host.rank_steps:
+        au, tp, problems = _steps_au(host)
+        return (au, tp, STEPS_EVIDENCE) if au and not problems else None
+    if host.rank_outputs:
+        au, tp = _rank_output_epochs(host.rank_outputs, host.summary)
+        return (au, tp, RANK_OUTPUTS_EVIDENCE) if au else None
+    return None
