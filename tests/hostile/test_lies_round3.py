@@ -189,6 +189,7 @@ def test_tree_image_with_no_code_is_refused(run_cli, tmp_path, leftover):
 
 VDB = paths.DATA / "v3" / "vector_database_TTA"
 VDB_RUN = Path("closed/TTA/results/seahorse-storage/vector_database/milvus/DISKANN/run/20260724_090536")
+VDB_KIND = Path("closed/TTA/results/seahorse-storage/vector_database")   # the kind's part (the tree root: the layout's)
 VDB_CLAIMED_ONLY = {"mean_latency_ms", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms", "p999_latency_ms", "recall"}
 
 
@@ -223,7 +224,7 @@ def test_vdb_published_claimed_recall_counts_only_against_itself(vdb, run_cli, r
     0.5166 among them) is the result's own admission (vdb-recall-claimed-floor)."""
     jedit(vdb / VDB_RUN / "summary.json", lambda d: d.update(recall=recall))
     jedit(vdb / VDB_RUN / "vectordb/simple/vdb_multi_node_summary.json", lambda d: d["recall"].update(mean_recall=recall))
-    code, doc = checked(run_cli, vdb)
+    code, doc = checked(run_cli, vdb / VDB_KIND)
     assert {f["rule_id"] for f in findings(doc, "vdb-recall-floor") + findings(doc, "vdb-figures-rederived")} == set()
     assert {f["rule_id"] for f in doc["findings"]} == {"vdb-run-count", "vdb-ground-truth-recorded"} | own
 
@@ -235,7 +236,7 @@ def test_vdb_published_qps_times_ten_with_the_rank_records_left(vdb, run_cli):
     jedit(vdb / VDB_RUN / "summary.json", lambda d: d.update(throughput_qps=10 * s["throughput_qps"]))
     jedit(vdb / VDB_RUN / "vectordb/simple/vdb_multi_node_summary.json",
           lambda d: d.update(throughput_qps=10 * d["throughput_qps"]))
-    code, doc = checked(run_cli, vdb)
+    code, doc = checked(run_cli, vdb / VDB_KIND)
     hit, = findings(doc, "vdb-figures-rederived")
     assert hit["field"] == "throughput_qps" and hit["actual"] == 10 * s["throughput_qps"]
     assert hit["expected"] == pytest.approx(s["throughput_qps"]) and hit["severity"] == "error"
@@ -250,7 +251,7 @@ def test_vdb_published_wall_time_cut_to_fake_qps(vdb, run_cli):
                                                              total_time_seconds=s["total_time_seconds"] / 10))
     jedit(vdb / VDB_RUN / "vectordb/simple/vdb_multi_node_summary.json",
           lambda d: d.update(total_time_seconds=d["total_time_seconds"] / 10))
-    code, doc = checked(run_cli, vdb)
+    code, doc = checked(run_cli, vdb / VDB_KIND)
     got = {f["field"] for f in findings(doc, "vdb-figures-rederived")}
     assert {"total_time_seconds", "throughput_qps"} <= got and code == 1
 
@@ -259,7 +260,7 @@ def test_vdb_published_p99_contradicting_its_ranks_file(vdb, run_cli):
     """A claimed figure (p99) that the ranks' file records otherwise: still claimed only, but the contradiction is
     caught."""
     jedit(vdb / VDB_RUN / "summary.json", lambda d: d.update(p99_latency_ms=1.0))
-    code, doc = checked(run_cli, vdb)
+    code, doc = checked(run_cli, vdb / VDB_KIND)
     hit, = findings(doc, "vdb-figures-rederived")
     assert (hit["field"], hit["expected"], hit["actual"]) == ("p99_latency_ms", 107.3797607421875, 1.0)
     assert code == 1

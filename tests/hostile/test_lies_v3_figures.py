@@ -124,7 +124,7 @@ def test_vdb_recall_outside_0_1_or_under_the_floor(v3, capsys, recall, rules):
     """The claim made in summary.json and in the ranks' record alike, so that no record contradicts it."""
     edit(_vrun(v3) / "summary.json", lambda d: d.update(recall=recall))
     edit(_vrun(v3) / RANKS, lambda d: d["recall"].update(mean_recall=recall))
-    code, doc = check(v3 / "vector_database_TTA", capsys)
+    code, doc = check(v3 / "vector_database_TTA/closed/TTA/results/seahorse-storage/vector_database", capsys)
     assert code == 1 and doc["verdict"] == "invalid"
     got = {f["rule_id"] for f in doc["findings"]} & {"vdb-recall-range", "vdb-recall-claimed-floor"}
     assert got == rules
@@ -135,7 +135,7 @@ def test_vdb_recall_outside_0_1_or_under_the_floor(v3, capsys, recall, rules):
 def test_vdb_published_recall_under_the_rounds_floor(v3, capsys):
     """0.21 (TTA, 1M uniform vectors) is under v3.0's floor, 0.90 recall@10 (big-ann-benchmarks' convention,
     rules/v3.0/vector_database.yaml; issue 48): an error though the leaf cannot re-derive it (its own admission)."""
-    code, doc = check(v3 / "vector_database_TTA", capsys)
+    code, doc = check(v3 / "vector_database_TTA/closed/TTA/results/seahorse-storage/vector_database", capsys)
     assert code == 1 and doc["verdict"] == "invalid"
     assert rule_ids(doc) == {"vdb-run-count", "vdb-ground-truth-recorded", "vdb-recall-claimed-floor"}
     f, = found(doc, "vdb-recall-claimed-floor")
@@ -155,7 +155,7 @@ def test_vdb_qps_doubled_with_the_ranks_query_counts(v3, capsys):
     edit(_vrun(v3) / RANKS, double)
     edit(_vrun(v3) / "summary.json", lambda d: d.update(throughput_qps=2 * d["throughput_qps"],
                                                         query_count=2 * d["query_count"]))
-    code, doc = check(v3 / "vector_database_TTA", capsys)
+    code, doc = check(v3 / "vector_database_TTA/closed/TTA/results/seahorse-storage/vector_database", capsys)
     assert code == 1 and doc["verdict"] == "invalid"
     got = {f["field"]: f for f in found(doc, "vdb-figures-rederived")}
     assert got["throughput_qps"]["expected"] == pytest.approx(57619.796006935765)
@@ -165,7 +165,7 @@ def test_vdb_qps_doubled_with_the_ranks_query_counts(v3, capsys):
 
 def test_vdb_copied_run(v3, capsys):
     shutil.copytree(_vrun(v3), _vrun(v3).parent / "20260724_100000")
-    code, doc = check(v3 / "vector_database_TTA", capsys)
+    code, doc = check(v3 / "vector_database_TTA/closed/TTA/results/seahorse-storage/vector_database", capsys)
     assert code == 1
     f, = found(doc, "vdb-runs-distinct")
     assert f["severity"] == "error" and "20260724_100000" in f["path"] and f["actual"] == "those of run " + VRUN

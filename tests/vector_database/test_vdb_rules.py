@@ -234,7 +234,7 @@ def test_published_samsung_recall_under_the_floor(run_cli):
     assert (f.severity, f.effect, f.field, f.expected, f.actual) == ("error", "invalid", "recall", ">= 0.9",
                                                                      pytest.approx(0.5166))
     assert f.path.endswith("run/20260721_102834/statistics.json")
-    code, out, err = run_cli("check", SAMSUNG)
+    code, out, err = run_cli("check", SAMSUNG / "closed/SAMSUNG/results/MEMORY_AE/vector_database")
     assert code == 1 and "headline: none: recall@10 0.5166 under the floor 0.9" in out
 
 

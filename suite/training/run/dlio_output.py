@@ -106,7 +106,7 @@ def config(workload, num_files_train: int, data_folder: str, tool: str = "dlio")
         model = {"name": workload.name, **({"type": workload.model_type} if workload.model_type else {}),
                  **({"model_size": size} if size else {})}
     # DLIO 1.x/2.x's merged config has its profiler section (`profiler: none`: we run none); mlpstorage's has not
-    profiling = {"profiling": {"profiler": "none"}} if tool == "dlio" else {}
+    profiling = {"profiling": {"profiler": "none"}} if tool != "mlpstorage" else {}
     return {"workload": {
         "model": model,
         "framework": workload.framework,

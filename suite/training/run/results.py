@@ -13,6 +13,8 @@ from suite import files
 from suite.training import figures as metrics
 from suite.training.run.records import RankSteps
 
+FIRST_DLIO = "dlio-0.5"     # ruleset.yaml reference_tool: the first round's DLIO and report.py
+
 
 def say(*parts) -> None:
     print(*parts, flush=True)
@@ -178,7 +180,9 @@ def write_dlio_files(prep, run_dir: Path, times: tuple, metric: dict, epochs: li
     start, end = times
     # across hosts, DLIO's per-host lists in rank order (host_memory_GB, host_cpu_count) and rank 0's hostname
     hosts = prep.cluster.hosts if prep.cluster else None
-    model = {"model": wl.name} if prep.ruleset == "v0.5" else {}      # v0.5's DLIO put the model first
+    from suite.training import leaf
+
+    model = {"model": wl.name} if leaf.reference_tool(prep) == FIRST_DLIO else {}   # its DLIO put the model first
     files.write_json(run_dir / "summary.json", model | summary(
         start_unix_s=start, end_unix_s=end, num_accelerators=n, num_hosts=len(prep.hosts),
         hostname=hosts[0].hostname if hosts else socket.gethostname(), metric=metric,
@@ -267,8 +271,10 @@ def write_run_set(prep, results: list) -> None:
         info = {"model": prep.workload.name, "accelerator": prep.workload.accelerator,
                 metrics.NUM_ACCELERATORS: str(prep.opts.accelerators),
                 "num_files_train": len(prep.files), "num_samples_per_file": prep.workload.num_samples_per_file}
-        if prep.ruleset == "v0.5":
-            info["num_client_hosts"] = len(prep.hosts)            # v0.5's report.py: the hosts of the run
+        from suite.training import leaf
+
+        if leaf.reference_tool(prep) == FIRST_DLIO:
+            info["num_client_hosts"] = len(prep.hosts)            # its report.py: the hosts of the run
         report = metrics.storage_report(info, {f"run{r['run_index']}": (r["metric"][metrics.SAMPLES_MEAN],
                                                                        r["metric"][metrics.IO_MEAN]) for r in done})
         files.write_json(prep.results_dir / "mlperf_storage_report.json", report, schema="storage-report")
