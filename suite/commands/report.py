@@ -43,6 +43,7 @@ def run(args) -> int:
     from suite.kinds import combine, dispatch, registry
     from suite.report.outdir import report_dir
 
+    args.path = Path(os.path.abspath(args.path))      # `.` named as the directory it is (its page's subtitle)
     out = output.outside(args.out, "--out", [storage_dir(Path(args.path)), *registry.reads_around(Path(args.path))])
     found = dispatch.parts(args.path)        # every result under PATH, by its kind
     bad = 0
@@ -67,7 +68,11 @@ def run(args) -> int:
                 os.environ.pop("MPLCONFIGDIR", None)
                 shutil.rmtree(mpl_dir, ignore_errors=True)
     from suite.report.escape import terminal
+    from suite.terminal import fit
 
-    print(terminal(f"suite report: wrote {len(written)} files to {out}: {out / 'index.html'} (open it in a browser), "
-                   f"{out / 'report.md'}, " + ", ".join(p.name for p in written if p.suffix in (".csv", ".parquet"))))
+    # the directory once, then the files in it by name: no 200-column line of repeated paths
+    names = ["index.html (open it in a browser)", "report.md",
+             *(p.name for p in written if p.suffix in (".csv", ".parquet"))]
+    print(fit(terminal(f"suite report: wrote {len(written)} files to {out}/") + "\n"
+              + terminal("    " + ", ".join(names))))
     return ExitCode.FAILED if bad else ExitCode.OK
