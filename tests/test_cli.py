@@ -40,6 +40,24 @@ def test_datasize_text_names_the_rule_and_next_command(run_cli):
     assert "GiB" in out
 
 
+def test_the_checkpoint_flow_is_the_rounds_own(run_cli):
+    """Issue 47: `list workloads` and `datasize` printed v2.0's two invocations under v3.0 (one invocation
+    writes, then reads); every line within 100 columns."""
+    code, out, _ = run_cli("datasize", "--workload", "llama3-8b", "--accelerators", 8, "--host-memory", "256GiB",
+                           "--ruleset", "v3.0")
+    flat = " ".join(out.split())
+    assert code == 0 and "--ruleset v3.0 --data-dir CHECKPOINT_DIR" in flat and "--checkpoints-read 0" not in flat
+    assert "writes, then reads, in one invocation" in flat and max(map(len, out.splitlines())) <= 100
+    code, out, _ = run_cli("datasize", "--workload", "llama3-8b", "--accelerators", 8, "--host-memory", "256GiB",
+                           "--ruleset", "v2.0")
+    flat = " ".join(out.split())
+    assert code == 0 and "--ruleset v2.0 --checkpoints-read 0" in flat and "--checkpoints-write 0" in flat
+    code, out, _ = run_cli("list", "workloads")
+    flat = " ".join(out.split())
+    assert "v3.0: suite run --workload NAME --accelerators N --ruleset v3.0 --data-dir D" in flat
+    assert "v2.0: the same with --ruleset v2.0 --checkpoints-read 0" in flat and max(map(len, out.splitlines())) <= 100
+
+
 def test_datasize_json(run_cli):
     code, out, _ = run_cli("datasize", "--workload", "cosmoflow", "--accelerators", 16,
                            "--host-memory", "64GiB", "--ruleset", "v2.0", "--format", "json")
