@@ -110,7 +110,7 @@ def test_tpcxai_report_shows_the_check_verdict(run_cli, tmp_path):
     shows a bare AIUCpm headline."""
     code, _, _ = run_cli("report", write(tmp_path, "ok.yaml", jobs_doc("1.0.3")), "--out", tmp_path / "ok")
     page = (tmp_path / "ok" / "index.html").read_text()
-    assert code == 0 and 'id="compliance"' in page and "suite check: VALID" in page and "NOT VALID" not in page
+    assert code == 0 and 'id="compliance"' in page and "suite check: CLOSED" in page and "suite check: INVALID" not in page
     doc = jobs_doc("1.0.3")
     tput = [j for j in doc["jobs"] if j["phase"] == "throughput" and j.get("stream") == 1]
     for j in tput:   # every job of stream 1 at once
@@ -119,10 +119,10 @@ def test_tpcxai_report_shows_the_check_verdict(run_cli, tmp_path):
     code, _, _ = run_cli("report", write(tmp_path, "bad.yaml", doc), "--out", tmp_path / "bad")
     md = (tmp_path / "bad" / "report.md").read_text()
     assert code == 0 and "**Verdict: invalid**" in md and "tpcxai-fdr-jobs-sequential" in md
-    assert "**AIUCpm@0.5: 75.00 — NOT VALID**" in md and "AIUCpm@0.5 — NOT VALID: jobs\\[33\\]" in md
+    assert "**AIUCpm@0.5: 75.00 — INVALID NOT PUBLISHABLE**" in md and "AIUCpm@0.5 — INVALID: jobs\\[33\\]" in md
     assert "tpcxai-fdr-sf-publishable" in md
     head = md.split("## ", 2)[1]
-    assert "NOT VALID" in head
+    assert "INVALID" in head and "VALID" not in head.replace("INVALID", "")     # one vocabulary (issue 47)
 
 
 def test_report_of_a_published_fixture(run_cli, tmp_path, fixtures_dir):
