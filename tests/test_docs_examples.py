@@ -252,6 +252,8 @@ def run_block(block: list[Example], run_cli, cwd: Path, bucket_name: str | None 
             said = out + err
         want_code, texts = example.ends
         assert code == want_code, f"{example.where}: {' '.join(argv)}: exit {code}, the docs say {want_code}\n{said[-3000:]}"
+        assert too_wide(said, cwd) == [], f"{example.where}: {' '.join(argv)}: lines over {WIDTH} columns"
+        assert bad_verdicts(said) == [], f"{example.where}: {' '.join(argv)}: not the one verdict vocabulary"
         flat = " ".join(said.split())         # a quote the 100-column wrap broke over two lines still counts
         missing = [t for t in texts if " ".join(t.split()) not in flat]
         assert missing == [], f"{example.where}: {' '.join(argv)}: the docs quote {missing}, not in:\n{said[-3000:]}"
@@ -259,6 +261,35 @@ def run_block(block: list[Example], run_cli, cwd: Path, bucket_name: str | None 
             hook.after(k, argv, cwd, said)
     if hook is not None:
         hook.finish(cwd)
+
+
+WIDTH = 100                      # no output line wider (issue 47), where a wrap between words could keep it so
+USER_DIR = "/home/user/work"     # the test's working dir (/tmp/pytest-of-root/pytest-N/test_...0) as a reader's
+
+
+def too_wide(said: str, cwd: Path) -> list[str]:
+    """The output's lines over WIDTH columns, the working dir read as a reader's (USER_DIR); a line that
+    is one word (a path, after its indent) cannot wrap and is left to the reader's terminal."""
+    text = said.replace(str(cwd), USER_DIR).replace(str(cwd.parent), str(Path(USER_DIR).parent))
+    return [line for line in text.splitlines() if len(line) > WIDTH and len(line.split()) > 1]
+
+
+def bad_verdicts(said: str) -> list[str]:
+    """Verdict lines not in the one vocabulary (suite.rules.verdict), and TPCx-AI's old second words."""
+    from suite.rules.verdict import PREFIX, parse as parse_verdict
+
+    return [line for line in said.splitlines() if (line.startswith(PREFIX) and parse_verdict(line) is None)
+            or re.search(r"\bNOT VALID\b|\bVALID, NOT PUBLISHABLE\b", line)]
+
+
+def test_the_docs_say_verdicts_in_the_one_vocabulary():
+    """A verdict the docs quote is one the runs print (issue 47: docs/tpcx-ai.md said `VALID, NOT
+    PUBLISHABLE` where the run prints `OPEN NOT PUBLISHABLE (compliant)`)."""
+    from suite.rules.verdict import parse as parse_verdict
+
+    quoted = [(page.name, q) for page in PAGES for q in re.findall(r"`(verdict: [^`]+)`", page.read_text())]
+    assert quoted and [(n, q) for n, q in quoted if "|" not in q and parse_verdict(q) is None] == []
+    assert [page.name for page in PAGES if bad_verdicts(page.read_text())] == []
 
 
 def run_blocks() -> list[list[Example]]:
@@ -339,3 +370,7 @@ def test_the_extraction_and_the_checks_can_fail():
     argv = small(["run", "--workload", "unet3d", "--memory-limit", "4GiB", "..."], Path("/w"))
     assert argv.count("--memory-limit") == 1 and argv[argv.index("--memory-limit") + 1] == "4GiB" and "..." not in argv
     assert ex("suite x --y 1   # a note").command == "suite x --y 1"
+    w = Path("/tmp/pytest-of-root/pytest-1/test_x0")
+    assert too_wide(f"wrote {w}/{'r' * 80}\n    {w}/{'p' * 120}\n", w) == [f"wrote {USER_DIR}/{'r' * 80}"]
+    assert bad_verdicts("verdict: VALID (compliant)\nTPCx-AI: NOT VALID\nverdict: OPEN (compliant)\n") == \
+        ["verdict: VALID (compliant)", "TPCx-AI: NOT VALID"]

@@ -10,9 +10,10 @@ from suite.errors import ExitCode
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("report", help="an HTML page (+ Markdown, CSV, parquet) of storage or TPCx-AI results",
-                       description="Writes index.html (self-contained), report.md, plots/*.png, runs.csv and "
-                                   "runs.parquet (and use_cases.* for TPCx-AI) into --out, and nowhere else.")
+    p = sub.add_parser("report", help="an HTML page (+ Markdown, CSV, parquet) of any kind's results",
+                       description="Writes index.html (self-contained), report.md, plots/*.png and the tables "
+                                   "the result's kind keeps, each as <table>.csv and <table>.parquet, into --out, "
+                                   "and nowhere else; it lists what it wrote.")
     p.add_argument("path", type=Path, metavar="PATH", help="results directory, a `suite sweep` dir, or TPCx-AI FDR data file")
     p.add_argument("--out", type=Path, required=True, metavar="DIR",
                    help="directory to write the report into: new, empty, or an earlier report (replaced whole)")
