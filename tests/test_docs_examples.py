@@ -264,14 +264,17 @@ def run_block(block: list[Example], run_cli, cwd: Path, bucket_name: str | None 
 
 
 WIDTH = 100                      # no output line wider (issue 47), where a wrap between words could keep it so
+ERROR_LINE = re.compile(r"^suite [a-z][\w -]*: error: ")
 USER_DIR = "/home/user/work"     # the test's working dir (/tmp/pytest-of-root/pytest-N/test_...0) as a reader's
 
 
 def too_wide(said: str, cwd: Path) -> list[str]:
     """The output's lines over WIDTH columns, the working dir read as a reader's (USER_DIR); a line that
-    is one word (a path, after its indent) cannot wrap and is left to the reader's terminal."""
+    is one word (a path, after its indent) cannot wrap and is left to the reader's terminal, and a bad
+    input's error is one line by rule (STYLE.md 2: `suite X: error: ...`, exit 2)."""
     text = said.replace(str(cwd), USER_DIR).replace(str(cwd.parent), str(Path(USER_DIR).parent))
-    return [line for line in text.splitlines() if len(line) > WIDTH and len(line.split()) > 1]
+    return [line for line in text.splitlines() if len(line) > WIDTH and len(line.split()) > 1
+            and not ERROR_LINE.match(line)]
 
 
 def bad_verdicts(said: str) -> list[str]:
@@ -371,6 +374,7 @@ def test_the_extraction_and_the_checks_can_fail():
     assert argv.count("--memory-limit") == 1 and argv[argv.index("--memory-limit") + 1] == "4GiB" and "..." not in argv
     assert ex("suite x --y 1   # a note").command == "suite x --y 1"
     w = Path("/tmp/pytest-of-root/pytest-1/test_x0")
-    assert too_wide(f"wrote {w}/{'r' * 80}\n    {w}/{'p' * 120}\n", w) == [f"wrote {USER_DIR}/{'r' * 80}"]
+    assert too_wide(f"wrote {w}/{'r' * 80}\n    {w}/{'p' * 120}\nsuite x: error: {'e ' * 60}", w) == \
+        [f"wrote {USER_DIR}/{'r' * 80}"]
     assert bad_verdicts("verdict: VALID (compliant)\nTPCx-AI: NOT VALID\nverdict: OPEN (compliant)\n") == \
         ["verdict: VALID (compliant)", "TPCx-AI: NOT VALID"]
