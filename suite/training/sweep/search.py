@@ -49,7 +49,10 @@ class SweepOptions:
 
 
 def say(*parts) -> None:
-    print(*parts, flush=True)
+    """A sweep's line, wrapped at 100 columns (suite.terminal.say) like every run's."""
+    from suite import terminal
+
+    terminal.say(*parts)
 
 
 def find_max(probe, start: int, limit: int, guess=None, first: int | None = None, floor=None) -> int:
