@@ -5,7 +5,7 @@ docs", is the convention):
 - `<!-- example: run [TAG ...] -->` before a fenced block: its `suite` lines run in order in a fresh
   working directory, each at a small size (`small` below: a training workload's datagen and run get
   smaller records, 2 epochs, 1 run, a 32 MiB cache budget, open division; a checkpointing run the
-  miniature; a kv-cache run option 1, 1 trial of 4 s; `/mnt/...` and `/data...` paths go under the
+  miniature; a kv-cache run option 1, 1 trial of 4 s; a TPCx-AI run use case 1 on 1 process; `/mnt/...` and `/data...` paths go under the
   working directory); `results/<the results dir>` is the newest results dir. Each line ends as its
   `# ends: exit N, "text", ...` comment says (exit code, quoted text in the output), else exit 0; a
   `small: exit N, "text"` after it is what the line ends as at the test's small size (a full-size
@@ -50,6 +50,7 @@ RUN_SMALL = ["--division", "open", "--param", "train.epochs=2", "--param", "trai
              "--param", "checkpoint.model_size=1000000", "--runs", "1"]
 MINIATURE_SMALL = ["--memory-limit", "32MiB"]      # without --data-dir: a 32 MiB cache budget sizes the data
 DATA_SMALL = ["--memory-limit", "256MiB"]          # with --data-dir: the ranks' cgroup
+TPCX_SMALL = ["--use-cases", "1", "--processes", "1"]     # a subset: no AIUCpm, so INVALID (the page's `small:`)
 KV_SMALL = ["--option", "1", "--trials", "1", "--duration", "4", "--inter-option-delay", "0"]
 LOCAL_PATH = re.compile(r"/(?:mnt|data)(?:/|$)")   # an example's /mnt/ckpt, /data/cf: under the working dir
 
@@ -199,6 +200,8 @@ def small(argv: list[str], cwd: Path, bucket_name: str | None = None, hosts: lis
         extra = ["--miniature"]
     elif argv[0] == "run" and workload == "kv-cache":
         extra = KV_SMALL
+    elif argv[0] == "run" and workload == "tpcx-ai":
+        extra = TPCX_SMALL
     return [*argv, *given_or(extra, argv)]
 
 
