@@ -5,7 +5,8 @@ docs", is the convention):
 - `<!-- example: run [TAG ...] -->` before a fenced block: its `suite` lines run in order in a fresh
   working directory, each at a small size (`small` below: a training workload's datagen and run get
   smaller records, 2 epochs, 1 run, a 32 MiB cache budget, open division; a checkpointing run the
-  miniature; a kv-cache run option 1, 1 trial of 4 s; a TPCx-AI run use case 1 on 1 process; `/mnt/...` and `/data...` paths go under the
+  miniature; a kv-cache run option 1, 1 trial of 4 s; a TPCx-AI run use case 1 on 1 process; a sweep
+  2 epochs a run; `/mnt/...` and `/data...` paths go under the
   working directory); `results/<the results dir>` is the newest results dir. Each line ends as its
   `# ends: exit N, "text", ...` comment says (exit code, quoted text in the output), else exit 0; a
   `small: exit N, "text"` after it is what the line ends as at the test's small size (a full-size
@@ -202,6 +203,8 @@ def small(argv: list[str], cwd: Path, bucket_name: str | None = None, hosts: lis
         extra = KV_SMALL
     elif argv[0] == "run" and workload == "tpcx-ai":
         extra = TPCX_SMALL
+    elif argv[0] == "sweep":
+        extra = ["--param", "train.epochs=2"]        # each point's runs 2 epochs (the page's ends hold)
     return [*argv, *given_or(extra, argv)]
 
 
@@ -257,6 +260,8 @@ def run_block(block: list[Example], run_cli, cwd: Path, bucket_name: str | None 
         assert code == want_code, f"{example.where}: {' '.join(argv)}: exit {code}, the docs say {want_code}\n{said[-3000:]}"
         assert too_wide(said, cwd) == [], f"{example.where}: {' '.join(argv)}: lines over {WIDTH} columns"
         assert bad_verdicts(said) == [], f"{example.where}: {' '.join(argv)}: not the one verdict vocabulary"
+        stray = [line for line in said.splitlines() if STRAY.match(line)]
+        assert stray == [], f"{example.where}: {' '.join(argv)}: a host's stray output, unsaid what it is"
         flat = " ".join(said.split())         # a quote the 100-column wrap broke over two lines still counts
         missing = [t for t in texts if " ".join(t.split()) not in flat]
         assert missing == [], f"{example.where}: {' '.join(argv)}: the docs quote {missing}, not in:\n{said[-3000:]}"
@@ -267,6 +272,7 @@ def run_block(block: list[Example], run_cli, cwd: Path, bucket_name: str | None 
 
 
 WIDTH = 100                      # no output line wider (issue 47), where a wrap between words could keep it so
+STRAY = re.compile(r"^\[[\w.-]+\] [\d,. ]*$")     # issue 47: multi-host runs printed `[suite-h2] 0,0`
 ERROR_LINE = re.compile(r"^suite [a-z][\w -]*: error: ")
 USER_DIR = "/home/user/work"     # the test's working dir (/tmp/pytest-of-root/pytest-N/test_...0) as a reader's
 
