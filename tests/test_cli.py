@@ -92,3 +92,38 @@ def test_a_closed_pipe_is_not_a_traceback():
     proc = subprocess.run(f"{sys.executable} -m suite list workloads | head -1", shell=True,
                           capture_output=True, text=True, timeout=60)
     assert proc.stdout.startswith("workload") and "Traceback" not in proc.stderr
+
+
+def _subparser(parser, words):
+    """The subparser `suite WORDS...` (e.g. ["submission", "init"])."""
+    import argparse
+
+    for w in words:
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if sub is None or w not in sub.choices:
+            return parser
+        parser = sub.choices[w]
+    return parser
+
+
+def test_the_docs_list_the_rulesets_the_cli_takes():
+    """Issue 47: `--help` showed no choices and README's lists fell behind (v2.0). The parser's --ruleset
+    metavar is the rounds argtype allows (rules/*/ruleset.yaml); every `--ruleset a|b|...` list in
+    README.md and docs/ names exactly those, for its own command."""
+    import re
+    from pathlib import Path
+
+    from suite import cli
+
+    parser = cli.build_parser()
+    repo = Path(__file__).resolve().parent.parent
+    found = 0
+    for page in [repo / "README.md", *sorted((repo / "docs").glob("*.md"))]:
+        for m in re.finditer(r"suite ((?:[a-z][\w-]* ?){1,2})(?:[^`|\n]|\\\|)*?--ruleset ([\w.]+(?:\\?\|[\w.]+)+)", page.read_text()):
+            action = next(a for a in _subparser(parser, m.group(1).split())._actions if "--ruleset" in a.option_strings)
+            listed = set(m.group(2).replace("\\|", "|").split("|"))
+            assert listed == set(action.metavar.choices()), (page.name, m.group(0)[:80], sorted(listed))
+            found += 1
+    assert found >= 3
+    help_text = _subparser(parser, ["check"]).format_help()
+    assert "--ruleset auto|" in help_text and "v3.0" in help_text
