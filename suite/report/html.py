@@ -87,7 +87,7 @@ def _as_list(b) -> str:
     items = []
     for row in b.rows:
         pairs = "; ".join(f"{escape(str(h))}: {text(str(v))}" for h, v in zip(b.header[1:], row[1:])
-                          if str(v) not in ("", "–", "-"))
+                          if str(v) != "")         # "-": the table's own word (not published), kept
         lead = f"<b>{text(str(row[0]))}</b>" if row else ""
         items.append(f"<li>{lead}{' — ' + pairs if pairs else ''}</li>")
     cap = f'<p class="caption">{escape(b.caption)}</p>' if b.caption else ""
