@@ -127,7 +127,7 @@ def metrics(summary: dict) -> str:
         for r in p["ranks"]:
             lines.append(f"    rank {r['rank']:<4} {r['hostname']:<12} {_f(r['gib_s_mean'])} GiB/s "
                          f"({_f(r['gib_s_min'])}..{_f(r['gib_s_max'])})")
-    return "\n".join(terminal(line) for line in lines)
+    return fit("\n".join(terminal(line) for line in lines))       # every line within 100 columns
 
 
 def build_page(summary: dict, check):
