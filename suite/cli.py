@@ -32,7 +32,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for command in COMMANDS.values():
         command.add_parser(sub)
+    _show_choices(parser)
     return parser
+
+
+def _show_choices(parser) -> None:
+    """Every option whose `type=` knows its choices (a `metavar` on it: suite.rules.rulesets.argtype)
+    shows them in --help, from the same source the value is checked against. Set after each
+    add_argument (argparse formats a metavar as it adds it: that would read rules/ at build time)."""
+    for action in parser._actions:
+        shown = getattr(action.type, "metavar", None)
+        if shown is not None:
+            action.metavar = shown
+        for child in (getattr(action, "choices", None) or {}).values() if isinstance(action, argparse._SubParsersAction) else ():
+            _show_choices(child)
 
 
 def main(argv=None) -> int:

@@ -40,6 +40,24 @@ def test_datasize_text_names_the_rule_and_next_command(run_cli):
     assert "GiB" in out
 
 
+def test_the_checkpoint_flow_is_the_rounds_own(run_cli):
+    """Issue 47: `list workloads` and `datasize` printed v2.0's two invocations under v3.0 (one invocation
+    writes, then reads); every line within 100 columns."""
+    code, out, _ = run_cli("datasize", "--workload", "llama3-8b", "--accelerators", 8, "--host-memory", "256GiB",
+                           "--ruleset", "v3.0")
+    flat = " ".join(out.split())
+    assert code == 0 and "--ruleset v3.0 --data-dir CHECKPOINT_DIR" in flat and "--checkpoints-read 0" not in flat
+    assert "writes, then reads, in one invocation" in flat and max(map(len, out.splitlines())) <= 100
+    code, out, _ = run_cli("datasize", "--workload", "llama3-8b", "--accelerators", 8, "--host-memory", "256GiB",
+                           "--ruleset", "v2.0")
+    flat = " ".join(out.split())
+    assert code == 0 and "--ruleset v2.0 --checkpoints-read 0" in flat and "--checkpoints-write 0" in flat
+    code, out, _ = run_cli("list", "workloads")
+    flat = " ".join(out.split())
+    assert "v3.0: suite run --workload NAME --accelerators N --ruleset v3.0 --data-dir D" in flat
+    assert "v2.0: the same with --ruleset v2.0 --checkpoints-read 0" in flat and max(map(len, out.splitlines())) <= 100
+
+
 def test_datasize_json(run_cli):
     code, out, _ = run_cli("datasize", "--workload", "cosmoflow", "--accelerators", 16,
                            "--host-memory", "64GiB", "--ruleset", "v2.0", "--format", "json")
@@ -74,3 +92,38 @@ def test_a_closed_pipe_is_not_a_traceback():
     proc = subprocess.run(f"{sys.executable} -m suite list workloads | head -1", shell=True,
                           capture_output=True, text=True, timeout=60)
     assert proc.stdout.startswith("workload") and "Traceback" not in proc.stderr
+
+
+def _subparser(parser, words):
+    """The subparser `suite WORDS...` (e.g. ["submission", "init"])."""
+    import argparse
+
+    for w in words:
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if sub is None or w not in sub.choices:
+            return parser
+        parser = sub.choices[w]
+    return parser
+
+
+def test_the_docs_list_the_rulesets_the_cli_takes():
+    """Issue 47: `--help` showed no choices and README's lists fell behind (v2.0). The parser's --ruleset
+    metavar is the rounds argtype allows (rules/*/ruleset.yaml); every `--ruleset a|b|...` list in
+    README.md and docs/ names exactly those, for its own command."""
+    import re
+    from pathlib import Path
+
+    from suite import cli
+
+    parser = cli.build_parser()
+    repo = Path(__file__).resolve().parent.parent
+    found = 0
+    for page in [repo / "README.md", *sorted((repo / "docs").glob("*.md"))]:
+        for m in re.finditer(r"suite ((?:[a-z][\w-]* ?){1,2})(?:[^`|\n]|\\\|)*?--ruleset ([\w.]+(?:\\?\|[\w.]+)+)", page.read_text()):
+            action = next(a for a in _subparser(parser, m.group(1).split())._actions if "--ruleset" in a.option_strings)
+            listed = set(m.group(2).replace("\\|", "|").split("|"))
+            assert listed == set(action.metavar.choices()), (page.name, m.group(0)[:80], sorted(listed))
+            found += 1
+    assert found >= 3
+    help_text = _subparser(parser, ["check"]).format_help()
+    assert "--ruleset auto|" in help_text and "v3.0" in help_text

@@ -5,7 +5,8 @@ docs", is the convention):
 - `<!-- example: run [TAG ...] -->` before a fenced block: its `suite` lines run in order in a fresh
   working directory, each at a small size (`small` below: a training workload's datagen and run get
   smaller records, 2 epochs, 1 run, a 32 MiB cache budget, open division; a checkpointing run the
-  miniature; a kv-cache run option 1, 1 trial of 4 s; `/mnt/...` and `/data...` paths go under the
+  miniature; a kv-cache run option 1, 1 trial of 4 s; a TPCx-AI run use case 1 on 1 process; a sweep
+  2 epochs a run; `/mnt/...` and `/data...` paths go under the
   working directory); `results/<the results dir>` is the newest results dir. Each line ends as its
   `# ends: exit N, "text", ...` comment says (exit code, quoted text in the output), else exit 0; a
   `small: exit N, "text"` after it is what the line ends as at the test's small size (a full-size
@@ -50,7 +51,9 @@ RUN_SMALL = ["--division", "open", "--param", "train.epochs=2", "--param", "trai
              "--param", "checkpoint.model_size=1000000", "--runs", "1"]
 MINIATURE_SMALL = ["--memory-limit", "32MiB"]      # without --data-dir: a 32 MiB cache budget sizes the data
 DATA_SMALL = ["--memory-limit", "256MiB"]          # with --data-dir: the ranks' cgroup
+TPCX_SMALL = ["--use-cases", "1", "--processes", "1"]     # a subset: no AIUCpm, so INVALID (the page's `small:`)
 KV_SMALL = ["--option", "1", "--trials", "1", "--duration", "4", "--inter-option-delay", "0"]
+CHECKOUT = ("tools/", "submissions/")             # paths in the checkout, as a reader runs them from it
 LOCAL_PATH = re.compile(r"/(?:mnt|data)(?:/|$)")   # an example's /mnt/ckpt, /data/cf: under the working dir
 
 
@@ -177,7 +180,7 @@ def small(argv: list[str], cwd: Path, bucket_name: str | None = None, hosts: lis
     from suite.storage import workloads
 
     argv = [a for a in argv if a != "..."]
-    argv = [str(disk or cwd) + a if LOCAL_PATH.match(a) else str(REPO / a) if a.startswith("tools/") else a
+    argv = [str(disk or cwd) + a if LOCAL_PATH.match(a) else str(REPO / a) if a.startswith(CHECKOUT) else a
             for a in argv]
     if bucket_name:
         argv = [a.replace("s3://bench/", f"s3://{bucket_name}/") for a in argv]
@@ -199,6 +202,10 @@ def small(argv: list[str], cwd: Path, bucket_name: str | None = None, hosts: lis
         extra = ["--miniature"]
     elif argv[0] == "run" and workload == "kv-cache":
         extra = KV_SMALL
+    elif argv[0] == "run" and workload == "tpcx-ai":
+        extra = TPCX_SMALL
+    elif argv[0] == "sweep":
+        extra = ["--param", "train.epochs=2"]        # each point's runs 2 epochs (the page's ends hold)
     return [*argv, *given_or(extra, argv)]
 
 
@@ -252,6 +259,10 @@ def run_block(block: list[Example], run_cli, cwd: Path, bucket_name: str | None 
             said = out + err
         want_code, texts = example.ends
         assert code == want_code, f"{example.where}: {' '.join(argv)}: exit {code}, the docs say {want_code}\n{said[-3000:]}"
+        assert too_wide(said, cwd) == [], f"{example.where}: {' '.join(argv)}: lines over {WIDTH} columns"
+        assert bad_verdicts(said) == [], f"{example.where}: {' '.join(argv)}: not the one verdict vocabulary"
+        stray = [line for line in said.splitlines() if STRAY.match(line)]
+        assert stray == [], f"{example.where}: {' '.join(argv)}: a host's stray output, unsaid what it is"
         flat = " ".join(said.split())         # a quote the 100-column wrap broke over two lines still counts
         missing = [t for t in texts if " ".join(t.split()) not in flat]
         assert missing == [], f"{example.where}: {' '.join(argv)}: the docs quote {missing}, not in:\n{said[-3000:]}"
@@ -259,6 +270,39 @@ def run_block(block: list[Example], run_cli, cwd: Path, bucket_name: str | None 
             hook.after(k, argv, cwd, said)
     if hook is not None:
         hook.finish(cwd)
+
+
+WIDTH = 100                      # no output line wider (issue 47), where a wrap between words could keep it so
+STRAY = re.compile(r"^\[[\w.-]+\] [\d,. ]*$")     # issue 47: multi-host runs printed `[suite-h2] 0,0`
+ERROR_LINE = re.compile(r"^suite [a-z][\w -]*: error: ")
+USER_DIR = "/home/user/work"     # the test's working dir (/tmp/pytest-of-root/pytest-N/test_...0) as a reader's
+
+
+def too_wide(said: str, cwd: Path) -> list[str]:
+    """The output's lines over WIDTH columns, the working dir read as a reader's (USER_DIR); a line that
+    is one word (a path, after its indent) cannot wrap and is left to the reader's terminal, and a bad
+    input's error is one line by rule (STYLE.md 2: `suite X: error: ...`, exit 2)."""
+    text = said.replace(str(cwd), USER_DIR).replace(str(cwd.parent), str(Path(USER_DIR).parent))
+    return [line for line in text.splitlines() if len(line) > WIDTH and len(line.split()) > 1
+            and not ERROR_LINE.match(line)]
+
+
+def bad_verdicts(said: str) -> list[str]:
+    """Verdict lines not in the one vocabulary (suite.rules.verdict), and TPCx-AI's old second words."""
+    from suite.rules.verdict import PREFIX, parse as parse_verdict
+
+    return [line for line in said.splitlines() if (line.startswith(PREFIX) and parse_verdict(line) is None)
+            or re.search(r"\bNOT VALID\b|\bVALID, NOT PUBLISHABLE\b", line)]
+
+
+def test_the_docs_say_verdicts_in_the_one_vocabulary():
+    """A verdict the docs quote is one the runs print (issue 47: docs/tpcx-ai.md said `VALID, NOT
+    PUBLISHABLE` where the run prints `OPEN NOT PUBLISHABLE (compliant)`)."""
+    from suite.rules.verdict import parse as parse_verdict
+
+    quoted = [(page.name, q) for page in PAGES for q in re.findall(r"`(verdict: [^`]+)`", page.read_text())]
+    assert quoted and [(n, q) for n, q in quoted if "|" not in q and parse_verdict(q) is None] == []
+    assert [page.name for page in PAGES if bad_verdicts(page.read_text())] == []
 
 
 def run_blocks() -> list[list[Example]]:
@@ -270,6 +314,28 @@ def run_blocks() -> list[list[Example]]:
 
 
 RUN_BLOCKS = run_blocks()
+
+
+DURATION = re.compile(r"\b(?:about|~|in|takes?|under)\s*(?:a|an|\d+(?:\.\d+)?(?:-\d+)?)\s*(?:s|seconds?|min(?:utes?)?|h|"
+                      r"hours?)\b|\ba (?:few )?(?:minutes?|seconds?)\b|time is the network's", re.I)
+
+
+def said_duration(page: Path) -> list[bool]:
+    """Per `run` block of the page: whether the two paragraphs before it say how long it takes."""
+    text, out = page.read_text(), []
+    for m in FENCE.finditer(text):
+        marker = MARKER.search(m.group("before").rstrip("\n").rsplit("\n", 1)[-1])
+        if marker and marker.group(1) == "run":
+            before = "\n\n".join(text[max(0, m.start("body") - 1200):m.start("body")].split("\n\n")[-3:])
+            out.append(bool(DURATION.search(" ".join(before.split()))))
+    return out
+
+
+def test_every_page_runs_an_example_and_says_how_long():
+    """Issue 47: every docs page has a runnable example with its expected duration (history.md,
+    sweeps.md, tpcx-ai.md had none; compare.md's ran two 11-minute runs unsaid)."""
+    missing = [page.name for page in PAGES if not any(said_duration(page))]
+    assert missing == [], "a `run` example with its duration (\"about 40 s\", \"under a second\") on each page"
 
 
 def test_every_page_with_a_synopsis_or_a_parse_example_runs_one_too():
@@ -339,3 +405,8 @@ def test_the_extraction_and_the_checks_can_fail():
     argv = small(["run", "--workload", "unet3d", "--memory-limit", "4GiB", "..."], Path("/w"))
     assert argv.count("--memory-limit") == 1 and argv[argv.index("--memory-limit") + 1] == "4GiB" and "..." not in argv
     assert ex("suite x --y 1   # a note").command == "suite x --y 1"
+    w = Path("/tmp/pytest-of-root/pytest-1/test_x0")
+    assert too_wide(f"wrote {w}/{'r' * 80}\n    {w}/{'p' * 120}\nsuite x: error: {'e ' * 60}", w) == \
+        [f"wrote {USER_DIR}/{'r' * 80}"]
+    assert bad_verdicts("verdict: VALID (compliant)\nTPCx-AI: NOT VALID\nverdict: OPEN (compliant)\n") == \
+        ["verdict: VALID (compliant)", "TPCx-AI: NOT VALID"]

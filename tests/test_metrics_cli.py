@@ -69,10 +69,13 @@ def test_bad_format_choice(run_cli):
 DATA = Path(__file__).resolve().parent / "data"
 
 
-def test_storage_text_rounds_to_2_decimals_with_full_values(run_cli):
+def test_storage_text_rounds_to_2_decimals_json_keeps_full_values(run_cli):
     code, out, err = run_cli("metrics", DATA / "storage" / "simplyblock")
     assert code == 0 and err == ""
-    assert "samples/s  1778.69 ± 0.16  (1778.68841495969" in out
+    # rounded by meaning in text (issue 47: no raw float like 16.875482969390337); json keeps them whole
+    assert "samples/s  1778.69 ± 0.16" in out and not re.search(r"\d\.\d{5,}", out)
+    code, js, _ = run_cli("metrics", DATA / "storage" / "simplyblock", "--format", "json")
+    assert code == 0 and "1778.68841495969" in js
     assert 'MiB/s      194.50 ± 0.02' in out and 'DLIO labels it "MB/s"' in out and "114660.07 B" in out
     assert "accelerators 1, hosts 1: ip-172-31-74-102" in out
     assert re.search(r"^run3 +complete +1 +1 +99\.61 ± 0\.00 +1778\.60 ± 0\.04 +194\.49 ± 0\.00 +claimed$", out, re.M)

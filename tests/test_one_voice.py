@@ -154,3 +154,22 @@ def test_the_miniatures_and_the_open_run_say_so(voiced):
     last = text.rstrip("\n").splitlines()[-1]
     if last.startswith("verdict: OPEN"):
         assert code == ccode == 0 and last.endswith("(compliant)")
+
+
+RAW_FLOAT = re.compile(r"(?<![\w.])\d+\.\d{5,}(?![\w.])")     # 16.875482969390337: not a figure for people
+
+
+@pytest.mark.parametrize("kind", sorted(RUNS))
+def test_one_verdict_word_per_result_in_every_format(voiced, kind):
+    """Issue 47: report.md said "Verdict: invalid" twice, then "Verdict: open" for a warning; the HTML an
+    orange "open" badge. One result, one verdict: the run's, in the Markdown, the HTML badge, check's text
+    (its one verdict line) and check's JSON; figures for people rounded (no raw float)."""
+    code, text, results, _, ctext, html, md = _got(voiced, kind)
+    verdict, _, _ = parse(text.rstrip("\n").splitlines()[-1])
+    assert re.findall(r"\*\*Verdict: ([\w, -]+)\*\*", md) == [verdict], (kind, md[:2000])
+    assert re.findall(r'<span class="verdict v-([\w-]+)">', html) == [verdict], kind
+    assert [parse(line)[0] for line in ctext.splitlines() if parse(line)] == [verdict], (kind, ctext[-1000:])
+    import json
+    _, js = _suite("check", results, "--format", "json")
+    assert json.loads(js)["verdict"] == verdict, kind
+    assert RAW_FLOAT.findall(md) == [] and RAW_FLOAT.findall(ctext) == [], (kind, RAW_FLOAT.findall(md + ctext))

@@ -38,7 +38,12 @@ def datasize(args) -> int:
     from suite.checkpointing import command
 
     command.refuse_for_checkpointing(args)
+    from suite.checkpointing import run as checkpoint_run
+    from suite.checkpointing import writeread
+
     d = command.sizing(args.workload, args.accelerators, args.mode, args.client_hosts, args.host_memory)
+    d["ruleset"] = checkpoint_run.ruleset(args.ruleset)        # its round says one invocation or two
+    d["write_read"] = writeread.applies(d["ruleset"])
     print(json.dumps(d, indent=2, sort_keys=True) if args.format == "json" else checkpoint_text.datasize(d))
     return ExitCode.OK
 
@@ -96,8 +101,16 @@ def measured(path: Path) -> list:
 def listing() -> str:
     from suite.storage import workloads
 
-    return ("Checkpointing (suite run --workload NAME --accelerators N --checkpoints-read 0, then "
-            "--checkpoints-write 0): " + ", ".join(workloads.checkpoint_names()))
+    from suite.rules import rulesets
+
+    both = list(rulesets.covering("checkpointing"))
+    one = [n for n in both if rulesets.get(n).checkpoint_invocation == "write_read"]
+    two = [n for n in both if n not in one]
+    flows = ([f"{', '.join(one)}: suite run --workload NAME --accelerators N --ruleset {one[-1]} --data-dir D "
+              "(writes, then reads, in one invocation)"] if one else [])
+    flows += ([f"{', '.join(two)}: the same with --ruleset {two[-1]} --checkpoints-read 0 (the write phase), then "
+               "--checkpoints-write 0 (the read phase)"] if two else [])
+    return f"Checkpointing: {', '.join(workloads.checkpoint_names())}\n" + "\n".join(f"    {x}" for x in flows)
 
 
 def reference_judge(node, org, system, round_name: str, root, rules_too: bool = True):

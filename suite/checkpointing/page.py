@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from suite.numbers import CLAIMED, RECOMPUTED, source_label
 from suite.report.escape import terminal
+from suite.terminal import fit
 
 
 def datasize(d: dict) -> str:
@@ -26,9 +27,16 @@ def datasize(d: dict) -> str:
         lines.append(f"per host: {d['bytes_per_host']:,} bytes of each checkpoint = "
                      f"{d['checkpoint_per_host_over_memory']:.2f} x host memory (the read is measured after a cache "
                      f"drop either way)")
-    lines.append(f"next: suite run --workload {d['workload']} --accelerators {d['processes']} --mode {d['mode']} "
-                 f"--checkpoints-read 0 --data-dir CHECKPOINT_DIR")
-    return "\n".join(terminal(line) for line in lines)
+    run = f"suite run --workload {d['workload']} --accelerators {d['processes']} --mode {d['mode']}"
+    if d.get("write_read"):        # v3.0: one invocation writes, then reads (rules/<round>/ruleset.yaml)
+        lines.append(f"next ({d['ruleset']}: writes, then reads, in one invocation): {run} --ruleset {d['ruleset']} "
+                     "--data-dir CHECKPOINT_DIR")
+    else:
+        lines.append(f"next ({d.get('ruleset') or 'this round'}: two invocations): {run}"
+                     + (f" --ruleset {d['ruleset']}" if d.get("ruleset") else "") + " --checkpoints-read 0 "
+                     "--data-dir CHECKPOINT_DIR --results-dir W, then the same with --checkpoints-write 0 "
+                     "--results-dir R")
+    return fit("\n".join(terminal(line) for line in lines))
 
 
 # --------------------------------------------------------------------------- suite metrics / report
@@ -123,7 +131,7 @@ def metrics(summary: dict) -> str:
         for r in p["ranks"]:
             lines.append(f"    rank {r['rank']:<4} {r['hostname']:<12} {_f(r['gib_s_mean'])} GiB/s "
                          f"({_f(r['gib_s_min'])}..{_f(r['gib_s_max'])})")
-    return "\n".join(terminal(line) for line in lines)
+    return fit("\n".join(terminal(line) for line in lines))       # every line within 100 columns
 
 
 def build_page(summary: dict, check):

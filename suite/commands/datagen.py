@@ -94,5 +94,6 @@ def run(args) -> int:
     with Progress(num_files, enabled=rank0) as progress:
         log = datagen.generate(workload, data, num_files, args.processes, seed, progress, extra)
     if rank0:
-        print(terminal(summary(log, args.data_dir / datagen.LOG_NAME)))
+        from suite.terminal import fit
+        print(fit(terminal(summary(log, args.data_dir / datagen.LOG_NAME))))     # within 100 columns
     return ExitCode.OK

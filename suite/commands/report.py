@@ -10,9 +10,10 @@ from suite.errors import ExitCode
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("report", help="an HTML page (+ Markdown, CSV, parquet) of storage or TPCx-AI results",
-                       description="Writes index.html (self-contained), report.md, plots/*.png, runs.csv and "
-                                   "runs.parquet (and use_cases.* for TPCx-AI) into --out, and nowhere else.")
+    p = sub.add_parser("report", help="an HTML page (+ Markdown, CSV, parquet) of any kind's results",
+                       description="Writes index.html (self-contained), report.md, plots/*.png and the tables "
+                                   "the result's kind keeps, each as <table>.csv and <table>.parquet, into --out, "
+                                   "and nowhere else; it lists what it wrote.")
     p.add_argument("path", type=Path, metavar="PATH", help="results directory, a `suite sweep` dir, or TPCx-AI FDR data file")
     p.add_argument("--out", type=Path, required=True, metavar="DIR",
                    help="directory to write the report into: new, empty, or an earlier report (replaced whole)")
@@ -43,6 +44,7 @@ def run(args) -> int:
     from suite.kinds import combine, dispatch, registry
     from suite.report.outdir import report_dir
 
+    args.path = Path(os.path.abspath(args.path))      # `.` named as the directory it is (its page's subtitle)
     out = output.outside(args.out, "--out", [storage_dir(Path(args.path)), *registry.reads_around(Path(args.path))])
     found = dispatch.parts(args.path)        # every result under PATH, by its kind
     bad = 0
@@ -67,7 +69,11 @@ def run(args) -> int:
                 os.environ.pop("MPLCONFIGDIR", None)
                 shutil.rmtree(mpl_dir, ignore_errors=True)
     from suite.report.escape import terminal
+    from suite.terminal import fit
 
-    print(terminal(f"suite report: wrote {len(written)} files to {out}: {out / 'index.html'} (open it in a browser), "
-                   f"{out / 'report.md'}, " + ", ".join(p.name for p in written if p.suffix in (".csv", ".parquet"))))
+    # the directory once, then the files in it by name: no 200-column line of repeated paths
+    names = ["index.html (open it in a browser)", "report.md",
+             *(p.name for p in written if p.suffix in (".csv", ".parquet"))]
+    print(fit(terminal(f"suite report: wrote {len(written)} files to {out}/") + "\n"
+              + terminal("    " + ", ".join(names))))
     return ExitCode.FAILED if bad else ExitCode.OK

@@ -244,9 +244,15 @@ BOILERPLATE = ("This typically refers", "Please see the FAQ", "CLEANING UP", "YO
 SHOWN_WIDTH = 100
 
 
+# Hydra's per-host proxy line of bare numbers, "[suite-h2] 0,0" (its host's binding, on a multi-host
+# launch): no rank writes a line of only a host tag and numbers (issue 47: it reached the terminal unsaid)
+PROXY_NUMBERS = re.compile(rb"^\[[\w.-]+\] [\d,. ]*\r?\n?$")
+
+
 def launcher_line(raw: bytes) -> bool:
     """A line mpiexec itself wrote (not a rank's): "[mpiexec@host] Exit codes: ...", HYDRA's, banners."""
-    return raw.startswith(LAUNCHER_LINES) or b"TERMINATION" in raw or b"HYDU_" in raw or b"HYD_" in raw
+    return (raw.startswith(LAUNCHER_LINES) or b"TERMINATION" in raw or b"HYDU_" in raw or b"HYD_" in raw
+            or PROXY_NUMBERS.match(raw) is not None)
 
 
 class Quiet:

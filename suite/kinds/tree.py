@@ -220,11 +220,16 @@ def _combine(found: registry.Found, parts: list, args) -> Checked:
                          indent=2, sort_keys=True) + "\n"
         return Checked(out, summary, ExitCode.OK if compliant else ExitCode.FAILED, verdict, said)
     from suite.report.escape import terminal, terminal_lines
+    from suite.rules.verdict import parse as parse_line
 
     lines = [f"suite check {found.root}: a tree of {len(counts)} kind(s) of result", ""]
+    one = len(parts) == 1 and not found.unclassified     # one result: its verdict line is the tree's, said last
     for name, p, c in parts:
+        body = c.out.rstrip("\n").split("\n")
+        if one and parse_line(body[-1]) is not None:
+            body = body[:-1]
         lines += [terminal(f"== {name}: {rel(p)}: {c.verdict.upper() or '?'} ({'compliant' if c.code == 0 else 'not compliant'})"),
-                  c.out.rstrip("\n"), ""]
+                  "\n".join(body).rstrip("\n"), ""]
     if found.unclassified:
         lines += ["== unclassified (no benchmark kind takes these; the tree is not compliant):"]
         lines += [terminal(f"  {rel(f)}: {why}") for f, why in found.unclassified] + [""]

@@ -235,7 +235,9 @@ def metrics(path: Path, ruleset: str | None = None) -> dict:
     lf = a["leaf"]
     claimed = (lf.summary or {}).get("options") or {}
     suite = (lf.metadata or {}).get("suite") or {}
-    timelines = {f"option_{o}/trial_{t}/rank_{r}": d.get("suite_figures", {}).get("tier_occupancy", [])
+    trials = {o: len({t for (o2, t, _r) in lf.ranks if o2 == o}) for (o, _t, _r) in lf.ranks}
+    # named as the run says them ("[option 1 trial 1/1]"), never by the leaf's directories
+    timelines = {f"option {o} trial {t + 1}/{trials[o]} rank {r}": d.get("suite_figures", {}).get("tier_occupancy", [])
                  for (o, t, r), (_p2, d) in sorted(lf.ranks.items()) if isinstance(d.get("suite_figures"), dict)}
     latencies = {}
     for (o, _t, _r), (_p2, d) in sorted(lf.ranks.items()):

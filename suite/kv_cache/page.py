@@ -198,22 +198,45 @@ def export_rows(doc: dict) -> list[dict]:
 
 
 def latency_cdf(latencies: dict) -> bytes:
-    from suite.report.plots import COLORS, _figure, _png
+    from suite.report.plots import _png
+
+    return _png(latency_figure(latencies))
+
+
+LOG_SPAN = 100.0       # a log x axis only over two decades or more: within one it has no labelled tick
+
+
+def latency_figure(latencies: dict):
+    """The per-request storage latency CDF per option, its x axis labelled whatever the span: linear
+    where the latencies span less than LOG_SPAN (a log axis within a decade showed no label)."""
+    from suite.report.plots import COLORS, _figure
 
     fig, (ax,) = _figure(height_in=3.6)
+    shown = []
     for k, (o, values) in enumerate(sorted(latencies.items())):
         xs = sorted(v * 1000.0 for v in values)
         if xs:
-            ax.plot(xs, [(i + 1) / len(xs) for i in range(len(xs))], color=COLORS[k % len(COLORS)], label=NAMES.get(o, o))
-    ax.set_xscale("symlog")
+            shown += [xs[0], xs[-1]]
+            ax.plot(xs, [(i + 1) / len(xs) for i in range(len(xs))], color=COLORS[k % len(COLORS)],
+                    label=f"option {NAMES.get(o, o)}")
+    low = min((x for x in shown if x > 0), default=0.0)
+    if low > 0 and max(shown) / low >= LOG_SPAN:
+        ax.set_xscale("log")
     ax.set_xlabel("per-request storage latency (ms)")
     ax.set_ylabel("fraction of requests")
     ax.legend(fontsize=8)
-    return _png(fig)
+    return fig
 
 
 def occupancy(timelines: dict) -> bytes:
-    from suite.report.plots import COLORS, _figure, _png
+    from suite.report.plots import _png
+
+    return _png(occupancy_figure(timelines))
+
+
+def occupancy_figure(timelines: dict):
+    """GiB held per tier over each trial, named as the run names it ("option 1 trial 1/1 rank 0")."""
+    from suite.report.plots import COLORS, _figure
 
     fig, (ax,) = _figure(height_in=3.6)
     for k, (name, samples) in enumerate(sorted(timelines.items())[:12]):
@@ -225,7 +248,7 @@ def occupancy(timelines: dict) -> bytes:
     ax.set_xlabel("seconds into the trial")
     ax.set_ylabel("GiB held")
     ax.legend(fontsize=6)
-    return _png(fig)
+    return fig
 
 
 def host_section(path):

@@ -13,7 +13,8 @@ from suite.report import rounding
 from suite.report.escape import terminal
 
 UPPER = {"closed": "CLOSED", "open": "OPEN", "invalid": "INVALID"}
-RUN_PART = re.compile(r"^(?:run|iter|iteration)[-_]?\d+$|^warm[-_]?up", re.I)
+RUN_PART = re.compile(r"^(?:run|iter|iteration)[-_]?\d+$|^warm[-_]?up|^\d{8}[_T-]?\d{6}(?:[._-]\d+)?$", re.I)
+# a run's directory: run-1, iter_2, warmup, or the timestamp `suite run` names it by (20261207_075714)
 
 
 def _label(verdict: str, fix: bool) -> str:
@@ -48,8 +49,8 @@ def repeat_note(first, others) -> str:
         parts = [p for p in str(_get(f, "path")).split("/") if RUN_PART.match(p)]
         runs.append("/".join(parts) or str(_get(f, "path")))
     field = _get(first, "field")
-    actual = [rounding.value(_get(f, "actual"), field) for f in others]
-    same = all(a == rounding.value(_get(first, "actual"), field) for a in actual)
+    actual = [rounding.rounded(rounding.value(_get(f, "actual"), field)) for f in others]   # a str actual too
+    same = all(a == rounding.rounded(rounding.value(_get(first, "actual"), field)) for a in actual)
     values = "" if same else f"; got {', '.join(actual)}"
     return f"same in {len(others)} more: {', '.join(runs)}{values}"
 

@@ -42,6 +42,8 @@ th { background:#f0f2f5; font-weight:600; min-width:7ch; }
 td { min-width:6ch; }
 .nb { white-space:nowrap; }       /* a hyphenated token or a path's piece: whole, never split at "-" */
 td.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
+th.num { text-align:right; }
+ul.rows { margin:8px 0; padding-left:20px; font-size:13.5px; } ul.rows li { margin:3px 0; }      /* a numeric column's header over its figures */
 img { max-width:100%; height:auto; display:block; margin:10px 0; }
 .verdict { display:inline-block; padding:3px 12px; border-radius:12px; font-weight:650; font-size:14px;
            margin-right:10px; color:#fff; }
@@ -56,6 +58,52 @@ footer { color:var(--muted); font-size:12px; text-align:center; padding:10px; }
 def _is_num(text: str) -> bool:
     t = text.replace(",", "").replace("±", "").replace(" ", "").replace(".", "").replace("-", "").replace("+", "")
     return bool(t) and t.isdigit()
+
+
+TABLE_BUDGET_PX = 1060     # a section's inside at a 1280 px window (main 1180 less its and the section's padding)
+CHAR_PX, CELL_PAD_PX = 7.5, 21     # 13.5 px text: a character at most ~7.5 px; a cell's padding and border
+
+
+def _pieces(value: str) -> list[str]:
+    """What a cell cannot break inside: the whole of a one-token hyphenated cell or a number, else its
+    words (a long path's pieces after each "/")."""
+    if _is_num(value) or (value and not _SPACE.search(value) and "-" in value and "/" not in value):
+        return [value]
+    return [p for w in value.split() for p in (re.findall(r"[^/]*/|[^/]+$", w) if len(w) > LONG_PATH_CHARS else [w])]
+
+
+def min_width_px(b) -> float:
+    """The narrowest the table can be laid out: per column its longest unbreakable piece (header too)."""
+    total = 0.0
+    for k, h in enumerate(b.header):
+        cells = [str(h)] + [str(row[k]) for row in b.rows if k < len(row)]
+        total += max((len(p) for v in cells for p in _pieces(v)), default=0) * CHAR_PX + CELL_PAD_PX
+    return total
+
+
+def _as_list(b) -> str:
+    """A table no 1280 px page can show whole, as a list (issue 47: cut at the page's edge): per row its
+    first cell, then "header: value" pairs, as the Markdown twin does for a terminal."""
+    items = []
+    for row in b.rows:
+        pairs = "; ".join(f"{escape(str(h))}: {text(str(v))}" for h, v in zip(b.header[1:], row[1:])
+                          if str(v) != "")         # "-": the table's own word (not published), kept
+        lead = f"<b>{text(str(row[0]))}</b>" if row else ""
+        items.append(f"<li>{lead}{' — ' + pairs if pairs else ''}</li>")
+    cap = f'<p class="caption">{escape(b.caption)}</p>' if b.caption else ""
+    return f'<ul class="rows">{"".join(items)}</ul>{cap}'
+
+
+def numeric_columns(b) -> set:
+    """The columns whose every filled cell is a number: right-aligned whole, header too, so a figure
+    stands under its own header (issue 47: right-aligned cells under left-aligned headers read as the
+    next column's). A column of numbers and words stays left-aligned throughout."""
+    out = set()
+    for k in range(len(b.header)):
+        cells = [str(row[k]) for row in b.rows if k < len(row) and str(row[k]) not in ("", "–", "-")]
+        if cells and all(_is_num(v) for v in cells):
+            out.add(k)
+    return out
 
 
 LONG_PATH_CHARS = 24                 # a token with "/" longer than this may wrap after a "/"
@@ -89,12 +137,15 @@ def _block(b, ids: set) -> str:
                         f'<div class="value">{escape(str(value))}</div><div class="note">{escape(str(note))}</div></div>'
                         for label, value, note in b.items)
         return f'<div class="figures"{_first("page-headline", ids)}>{cards}</div>'
+    if isinstance(b, c.Table) and min_width_px(b) > TABLE_BUDGET_PX:
+        return _as_list(b)
     if isinstance(b, c.Table):
-        head = "".join(f"<th>{escape(str(h))}</th>" for h in b.header)
+        num = numeric_columns(b) if b.numbers_right else set()
+        head = "".join(f'<th class="num">{escape(str(h))}</th>' if k in num else f"<th>{escape(str(h))}</th>"
+                       for k, h in enumerate(b.header))
         body = "".join("<tr>" + "".join(
-            f'<td class="num">{escape(str(v))}</td>' if b.numbers_right and _is_num(str(v))
-            else _td(str(v))
-            for v in row) + "</tr>" for row in b.rows)
+            f'<td class="num">{escape(str(v))}</td>' if k in num else _td(str(v))
+            for k, v in enumerate(row)) + "</tr>" for row in b.rows)
         cap = f'<p class="caption">{escape(b.caption)}</p>' if b.caption else ""
         return f'<div class="table-wrap"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>{cap}'
     if isinstance(b, c.Image):

@@ -72,10 +72,12 @@ class Live:
     def say(self, line: str) -> None:
         with self._lock:
             self._clear()
+            from suite.terminal import fit
+
             if self.plain is not None and not self.tty:
-                self.plain(line)
+                self.plain(fit(line))
             else:
-                print(line, file=self.stream, flush=True)
+                print(fit(line), file=self.stream, flush=True)
             self.last = time.monotonic()
 
     def show(self, text: str) -> None:
@@ -84,8 +86,9 @@ class Live:
             if now - self.last < self.every_s:
                 return
             self.last = now
-            if not self.tty:
-                (self.plain or (lambda t: print(t, file=self.stream, flush=True)))(text)
+            if not self.tty:          # a log's plain line: wrapped at 100 columns like every other
+                from suite.terminal import fit
+                (self.plain or (lambda t: print(t, file=self.stream, flush=True)))(fit(text))
                 return
             width = shutil.get_terminal_size((100, 24)).columns - 1
             text = text[:width]

@@ -4,7 +4,7 @@ import textwrap
 
 from suite.rules import rulesets
 from suite.sizes import GIB
-from suite.terminal import WIDTH
+from suite.terminal import WIDTH, wrap
 
 
 GAP = 2
@@ -55,6 +55,10 @@ def workloads_table(resolved) -> str:
     return table(rows, ["workload", "accelerator", "rulesets", "format", "batch", "compute_s/step", "AU min"])
 
 
+def fit(text: str, hang: int) -> str:
+    return "\n".join(out for line in text.split("\n") for out in wrap(line, hang=hang))
+
+
 def datasize(d, next_command: str) -> str:
     memory = f"{d.host_memory_bytes / GIB:.2f} GiB ({d.host_memory_bytes} B)"
     size = rulesets.get(d.ruleset).datasize
@@ -69,7 +73,7 @@ def datasize(d, next_command: str) -> str:
         "memory": f"the {k}x host-memory rule ({d.client_hosts} x {memory} x {k} = {d.memory_rule_samples} samples; "
                   f"minimum steps need {d.steps_rule_samples})",
     }[d.dictated_by]
-    return "\n".join([
+    return fit("\n".join([        # each line within WIDTH columns, continued under its value
         f"workload      {d.workload} on {d.accelerator}, ruleset {d.ruleset}",
         f"accelerators  {d.num_accelerators} on {d.client_hosts} client host(s), host memory {memory} each",
         f"files         {d.num_files}",
@@ -78,4 +82,4 @@ def datasize(d, next_command: str) -> str:
         f"dictated by   {why}",
         f"epoch time    ~{d.epoch_time_at_full_au_s:.1f} s at 100% AU ({d.steps_per_epoch} steps per epoch)",
         f"next          {next_command}",
-    ])
+    ]), hang=14)

@@ -227,6 +227,24 @@ def submission_names(rules_root: Path | None = None) -> tuple[str, ...]:
     return tuple(n for n, r in discover(rules_root).items() if r.submission and r.submission.create)
 
 
+class Metavar:
+    """--ruleset's metavar, the rounds it takes as `--help` shows them ("auto|v0.5|v1.0|v2.0|v3.0"): the
+    same list argtype() allows, from the same rules/*/ruleset.yaml, read when help is formatted (never
+    when the parser is built: `suite --help` reads no file). Docs list what this says (tests/test_cli.py)."""
+
+    def __init__(self, *extra: str, submission: bool = False):
+        self.extra, self.submission = extra, submission
+
+    def choices(self) -> tuple[str, ...]:
+        return (*self.extra, *(submission_names() if self.submission else names()))
+
+    def __str__(self) -> str:
+        return "|".join(self.choices())
+
+    def __len__(self) -> int:
+        return len(str(self))
+
+
 def argtype(*extra: str, submission: bool = False):
     """An argparse `type=` for --ruleset: a ruleset of MLPerf Storage (`submission`: one `suite
     submission init` offers) or one of `extra` ("auto"). The rulesets are read when a value is
@@ -237,6 +255,7 @@ def argtype(*extra: str, submission: bool = False):
             raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(map(repr, allowed))})")
         return text
     parse.__name__ = "ruleset"
+    parse.metavar = Metavar(*extra, submission=submission)       # --help shows what it allows (suite.cli)
     return parse
 
 

@@ -3,7 +3,7 @@
     a = assess.of_path(path)          # a run directory, its tpcxai-result.json, or an FDR data file
     a.verdict                          # valid | open (valid, not publishable: SF < 1) | invalid
     a.findings, a.statements           # graded findings; what was re-derived and what could not be
-    a.note()                           # "" or " — NOT VALID: ..." / " — NOT PUBLISHABLE: ..."
+    a.note()                           # "" or " — INVALID: ..." / " — NOT PUBLISHABLE: ..."
 
 `suite check`, `suite metrics` and `suite report` all take their verdict from here, so a result
 whose own record or evidence says it is not valid never shows a bare AIUCpm headline.
@@ -54,7 +54,7 @@ class Assessment:
         shown = [f for f in self.findings if f.effect == ("invalid" if self.verdict == "invalid" else "open")]
         why = "; ".join(_short(f) for f in shown[:NOTE_FINDINGS])
         more = f" (+{len(shown) - NOTE_FINDINGS} more)" if len(shown) > NOTE_FINDINGS else ""
-        label = "NOT VALID" if self.verdict == "invalid" else "NOT PUBLISHABLE"
+        label = "INVALID" if self.verdict == "invalid" else "NOT PUBLISHABLE"     # the one vocabulary
         return f" — {label}: {why}{more}"
 
     @property
@@ -71,8 +71,9 @@ class Assessment:
         return Voice(verdict, division="open" if verdict == "open" else "closed", open_division=False)
 
     def label(self) -> str:
-        return {"valid": "VALID", "open": "VALID, NOT PUBLISHABLE", "invalid": "NOT VALID"}.get(self.verdict,
-                                                                                                self.verdict.upper())
+        """The verdict in the one vocabulary every kind speaks (suite.rules.verdict: 'CLOSED', 'OPEN NOT
+        PUBLISHABLE', 'INVALID NOT PUBLISHABLE'): never a second word (VALID) for the same result (issue 47)."""
+        return self.voice().tags()
 
 
 def _short(f) -> str:

@@ -39,6 +39,13 @@ def _plain(value):
     return value.item() if hasattr(value, "item") else value
 
 
+def _shown(prediction) -> str:
+    """A constant prediction for people: a float rounded (294.78, not 294.7827183479132), else as it is."""
+    from suite.report.rounding import generic
+
+    return generic(prediction) if isinstance(prediction, float) else repr(prediction)
+
+
 def say_now(text: str) -> None:
     """A progress line on stdout, flushed (a pipe would hold it back until the run ends)."""
     print(text, flush=True)
@@ -349,7 +356,7 @@ class Driver:
             const = entry.get("constant")
             versus = "" if const is None else (
                 f"; {'beats' if entry['beats_constant'] else 'does NOT beat'} the best constant "
-                f"{const['prediction']!r} ({const['value']:.4f})")
+                f"{_shown(const['prediction'])} ({const['value']:.4f})")
             self.say(f"scoring: uc{n:02d} {uc.metric} = {shown} ({th.describe()}): "
                      f"{'pass' if entry['passed'] else 'FAIL'} ({th.id}){versus}")
         self.run.quality[n] = entry

@@ -58,7 +58,7 @@ def check(path: Path, args) -> Checked:
         data = fdr.load(path)                                 # an FDR data file: its figures from its jobs
         a, doc, aiucpm = assess.of_fdr(data), data.doc, data.compute().aiucpm
     if args.format == "json":
-        out = files.dump_json({"kind": "tpcx-ai", "path": str(path), "verdict": a.verdict, "compliant": a.compliant,
+        out = files.dump_json({"kind": "tpcx-ai", "path": str(path), "verdict": a.voice().verdict, "compliant": a.compliant,
                                "publishable": a.verdict == "valid", "aiucpm": aiucpm,
                                "verdict_line": a.voice().line(),
                                "metric_name": a.metric_name(doc.get("scale_factor")),

@@ -48,7 +48,7 @@ def build(data, result, assessment=None) -> Page:
 
 def _compliance(a) -> Section:
     comp = Section("compliance", "Compliance")
-    comp.blocks.append(Verdict(a.verdict, f"suite check: {a.label()}; {len(a.findings)} finding(s)"))
+    comp.blocks.append(Text(f"suite check: {a.label()}; {len(a.findings)} finding(s)"))   # the verdict: above, once
     if a.findings:
         comp.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
                                  [[f.rule_id, f.severity, f.effect, f.path, f.message] for f in a.findings],
@@ -82,8 +82,8 @@ def _headline(data, result, title: str, assessment=None) -> Section:
     head.blocks.append(Text(f"{data.doc['kind']}, kit {data.doc['kit_version']}, {result.streams} throughput "
                             f"streams; {data.path}"))
     note = assessment.note() if assessment is not None else ""
-    if note:
-        head.blocks.append(Verdict(assessment.verdict, f"{name}{note}"))
+    if note:       # a note beside the verdict the page says once (issue 47), not a second one
+        head.blocks.append(Text(f"{name}{note}"))
     for line in assessment.notes() if assessment is not None else []:
         head.blocks.append(Text(line))
     if result.complete:

@@ -137,4 +137,6 @@ def summary(r, path) -> str:
         lines.append(f"  {naming.LOAD_DIFFERS}")
     for reason in r.reasons:
         lines.append(f"  no AIUCpm: {reason}" if not r.metric else f"  note: {reason}")
-    return "\n".join(lines)
+    from suite.terminal import wrap
+
+    return "\n".join(out for line in lines for out in wrap(line, hang=6))    # within 100 columns (issue 47)

@@ -5,6 +5,7 @@ a str out; the plots are suite.training.plots'.
 """
 
 from suite.numbers import CLAIMED, RECOMPUTED, source_label
+from suite.report import rounding
 from suite.report.content import Figures, Image, Page, Section, Table, Text, Verdict, fmt
 from suite.rules.verdict import headline
 from suite.report.text import table
@@ -49,10 +50,12 @@ def build(summary: dict, check) -> Page:
     sections = []
     verdicts = _verdicts(check)
     plotted = len(benches) <= MAX_PLOTTED_BENCHMARKS
+    voice = check.voice() if hasattr(check, "voice") else None
+    own = voice is None or len(benches) > 1      # one benchmark under the page's voice: that is its verdict
     for i, b in enumerate(benches):
         sid = f"b{i + 1}"
-        sections += [_headline(b, sid, verdicts.get(_norm(b["path"]))), _compliance(b, sid, verdicts.get(_norm(b["path"]))),
-                     _runs(b, sid, plotted)]
+        sections += [_headline(b, sid, verdicts.get(_norm(b["path"])), own),
+                     _compliance(b, sid, verdicts.get(_norm(b["path"]))), _runs(b, sid, plotted)]
         evidence = _evidence(b, sid)
         if evidence:
             sections.append(evidence)
@@ -66,9 +69,9 @@ def build(summary: dict, check) -> Page:
         t = Section("tree", "Submission tree")
         t.blocks.append(Verdict(tree[0], f"suite check, findings outside any benchmark: {len(tree[1])}"))
         t.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
-                              [[f["rule_id"], f["severity"], f["effect"], f["path"], f["message"]] for f in tree[1]]))
+                              [[f["rule_id"], f["severity"], f["effect"], f["path"], rounding.rounded(f["message"])]
+                               for f in tree[1]]))
         sections.append(t)
-    voice = check.voice() if hasattr(check, "voice") else None
     labels = voice.labels() if voice else ()
     page = Page(title=headline(title, labels), subtitle=summary["path"], sections=sections, labels=labels)
     if voice and sections:
@@ -94,8 +97,10 @@ def _spread(b: dict) -> list:
              f"samples/s over {len(runs)} runs (sample stdev / mean)" + (f"; AU CV {au:.2f} %" if au is not None else ""))]
 
 
-def _headline(b: dict, sid: str, verdict=None) -> Section:
-    """The headline numbers, under suite check's verdict (a number is never shown without it)."""
+def _headline(b: dict, sid: str, verdict=None, own: bool = True) -> Section:
+    """The headline numbers, under suite check's verdict (a number is never shown without it): the
+    benchmark's own (`own`) or, for the one benchmark of a page, the page's, said once above it.
+    A warning beside the numbers is a finding, never a second verdict."""
     hostnames = sorted({h for r in b["runs"] for h in r["hosts"]})
     who = " / ".join(x for x in (b["org"], b["system"]) if x) or (
         f"system not named (hosts {', '.join(hostnames)})" if hostnames else "system not named")
@@ -103,8 +108,9 @@ def _headline(b: dict, sid: str, verdict=None) -> Section:
     head = Section(f"{sid}-headline", f"{b['workload'] or '?'} {b['accelerator'] or '?'} — {who}")
     head.blocks.append(Text(f"{b['division'] or 'division not stated'}, ruleset {b['ruleset']}; {b['path']}"))
     v = verdict[0] if verdict else "unknown"
-    head.blocks.append(Verdict(v, f"suite check: {v.upper()}" + (f", {len(verdict[1])} finding(s)" if verdict else
-                                                                  ", no verdict found for this benchmark")))
+    if own:
+        head.blocks.append(Verdict(v, f"suite check: {v.upper()}" + (
+            f", {len(verdict[1])} finding(s)" if verdict else ", no verdict found for this benchmark")))
     if not o:
         head.blocks.append(Text("No run has usable numbers."))
         return head
@@ -129,14 +135,14 @@ def _headline(b: dict, sid: str, verdict=None) -> Section:
         head.blocks.append(Verdict("invalid", line))
     spread = [f for f in (verdict[1] if verdict else []) if f["rule_id"] == SPREAD_RULE]
     for f in spread:     # the rules' stability limit, as suite check found it: a finding beside the spread
-        head.blocks.append(Verdict("open", f"finding {f['rule_id']} ({f['severity']}): {f['message']}"))
+        head.blocks.append(Text(f"finding {f['rule_id']} ({f['severity']}): {rounding.rounded(f['message'])}"))
     c = b["claimed"]
     if c and c["samples_per_second"] is not None:
         diff = o["samples_per_second"] - c["samples_per_second"]
         agree = ("they agree" if abs(diff) <= 1e-6 * max(1.0, abs(c["samples_per_second"]))
-                 else f"difference {diff:+.6f}")
-        head.blocks.append(Text(f"mlperf_storage_report.json claims {c['samples_per_second']:,.4f} samples/s; "
-                                f"the runs' figures ({'re-derived from their per-rank records' if o.get('source') == RECOMPUTED else 'their summary.json claims'}): {o['samples_per_second']:,.4f} "
+                 else f"difference {diff:+,.2f}")
+        head.blocks.append(Text(f"mlperf_storage_report.json claims {c['samples_per_second']:,.2f} samples/s; "
+                                f"the runs' figures ({'re-derived from their per-rank records' if o.get('source') == RECOMPUTED else 'their summary.json claims'}): {o['samples_per_second']:,.2f} "
                                 f"({agree})."))
     return head
 
@@ -144,15 +150,15 @@ def _headline(b: dict, sid: str, verdict=None) -> Section:
 def _compliance(b: dict, sid: str, verdict) -> Section:
     comp = Section(f"{sid}-compliance", "Compliance")
     if verdict is None:
-        comp.blocks.append(Verdict("unknown", "suite check found no verdict for this benchmark"))
+        comp.blocks.append(Text("suite check found no verdict for this benchmark"))
     else:
         v, findings = verdict
-        comp.blocks.append(Verdict(v, f"suite check: {len(findings)} finding(s)"))
+        comp.blocks.append(Text(f"suite check: {len(findings)} finding(s)"))
         if findings:
             from suite.report.findings import group, repeat_note
             comp.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
                                      [[f["rule_id"], f["severity"], f["effect"], f["path"],
-                                       f["message"] + (f" ({repeat_note(f, more)})" if more else "")]
+                                       rounding.rounded(f["message"]) + (f" ({repeat_note(f, more)})" if more else "")]
                                       for f, more in group(findings)],
                                      "Paths are relative to the checked directory; effect says what the "
                                      "result still qualifies for when the rule fails."))
@@ -333,7 +339,7 @@ def _pm_text(mean, std, places=2) -> str:
 
 
 def text(summary: dict) -> str:
-    """Per run and overall numbers of every benchmark found, 2-decimal figures with full values beside."""
+    """Per run and overall numbers of every benchmark found, in 2-decimal figures (--format json: full values)."""
     blocks = []
     for b in summary["benchmarks"]:
         who = " / ".join(x for x in (b["org"], b["system"]) if x)
@@ -354,14 +360,11 @@ def text(summary: dict) -> str:
         else:
             rl = next((r["record_length_bytes"] for r in b["runs"] if r["record_length_bytes"]), None)
             how = f'samples/s x {rl:.10g} B / 1024^2, DLIO labels it "MB/s"' if rl else 'DLIO "MB/s"'
-            lines += [
-                f"overall over {o['num_runs']} run(s), population stdev (2 decimals; full values):",
-                f"  samples/s  {_pm_text(o['samples_per_second'], o['samples_per_second_stdev'])}"
-                f"  ({o['samples_per_second']!r} ± {o['samples_per_second_stdev']!r})",
-                f"  MiB/s      {_pm_text(o['mib_per_second'], o['mib_per_second_stdev'])}"
-                f"  ({o['mib_per_second']!r} ± {o['mib_per_second_stdev']!r}; {how})",
-                f"  AU %       {_pm_text(o['au_mean_percentage'], o['au_stdev_percentage'])}"
-                f"  ({o['au_mean_percentage']!r} ± {o['au_stdev_percentage']!r})",
+            lines += [      # rounded by meaning (issue 47); --format json keeps the full values
+                f"overall over {o['num_runs']} run(s), population stdev (2 decimals; --format json: full values):",
+                f"  samples/s  {_pm_text(o['samples_per_second'], o['samples_per_second_stdev'])}",
+                f"  MiB/s      {_pm_text(o['mib_per_second'], o['mib_per_second_stdev'])}  ({how})",
+                f"  AU %       {_pm_text(o['au_mean_percentage'], o['au_stdev_percentage'])}",
                 f"  accelerators {o['num_accelerators']}, hosts {o['num_hosts']}"
                 + (f": {', '.join(o['hostnames'])}" if o["hostnames"] else ""),
             ]
@@ -371,7 +374,7 @@ def text(summary: dict) -> str:
                 lines.append(f"  mlperf_storage_report.json claims {c['samples_per_second']:.2f} samples/s"
                              + (f", {c['mib_per_second']:.2f} MB/s" if c["mib_per_second"] is not None else "")
                              + f" over {c['num_runs']:g} runs; the runs' figures ({o.get('source') or CLAIMED}) - "
-                             f"the report's = {diff:+.4f} samples/s")
+                             f"the report's = {diff:+,.2f} samples/s")
         for p in b["problems"]:
             lines.append(f"  problem: {p}")
         blocks.append("\n".join(lines))

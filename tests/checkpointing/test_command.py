@@ -6,7 +6,8 @@ import json
 def test_datasize_text_names_bytes_files_and_the_closed_count(run_cli):
     code, out, err = run_cli("datasize", "--workload", "llama3-405b", "--accelerators", 512, "--client-hosts", 64,
                              "--host-memory", "512GiB")
-    assert code == 0, err
+    assert code == 0 and max(map(len, out.splitlines())) <= 100, err     # wrapped within 100 columns
+    out = " ".join(out.split())
     assert "5,682,508,791,808 bytes (5292.25 GiB; published 5.29 TB) in 1544 files" in out
     assert "TP 8 x PP 32 x DP 2, ZeRO 1" in out and "closed: 512" in out
 
@@ -15,6 +16,7 @@ def test_datasize_names_table_2s_1t_erratum_beside_the_computed_size(run_cli):
     code, out, err = run_cli("datasize", "--workload", "llama3-1t", "--accelerators", 1024, "--client-hosts", 128,
                              "--host-memory", "512GiB")
     assert code == 0, err
+    out = " ".join(out.split())          # wrapped within 100 columns: the words in order
     assert "(15426.59 GiB; Table 2 prints 18 TB, an erratum: the reference's own total is 15,426 GiB" in out
     code, out, _ = run_cli("datasize", "--workload", "llama3-1t", "--accelerators", 1024, "--host-memory", "512GiB",
                            "--format", "json")

@@ -3,7 +3,7 @@
 A real run (the driver, ten toy use cases, SF 0.01, two streams: tests/tpcx_ai/tpcx_toy.py) is made
 once; each case copies its tpcxai-result.json, edits it, and runs `suite check`, `suite metrics` and
 `suite report` on it. Every forgery must be refused as INVALID by check (exit 1) with the finding
-naming the field, and its AIUCpm headline in `metrics` must carry NOT VALID. FDR data-file cases
+naming the field, and its AIUCpm headline in `metrics` must carry INVALID. FDR data-file cases
 (FDR_CASES) edit a data file with per-job times instead.
 """
 
@@ -264,7 +264,7 @@ def test_forged_result_is_refused(real_run, tmp_path, run_cli, case_id, edit, ru
     assert found[0]["field"] and "expected" in found[0]["message"] and found[0]["actual"] is not None
     code, out, err = run_cli("metrics", path)
     headline = next((ln for ln in out.splitlines() if ln.startswith("AIUCpm@")), "")
-    assert "NOT VALID" in headline or "error" in err, (case_id, out, err)
+    assert "INVALID" in headline or "error" in err, (case_id, out, err)
     assert "Traceback" not in err
 
 
@@ -335,7 +335,7 @@ def test_the_report_page_shows_the_verdict_and_findings(real_run, tmp_path, run_
     code, out, err = run_cli("report", path, "--out", tmp_path / "rep")
     assert code == 0, err
     md = (tmp_path / "rep" / "report.md").read_text()
-    assert "NOT VALID" in md and "tpcxai-jobs-sequential" in md and "Verdict: invalid" in md
+    assert "INVALID" in md and "tpcxai-jobs-sequential" in md and "Verdict: invalid" in md
 
 
 # --------------------------------------------------------------------------- FDR data files
@@ -390,7 +390,7 @@ def test_forged_fdr_file_headline_says_not_valid(real_run, tmp_path, run_cli, ca
     got = json.loads(out)
     assert code == 1 and got["verdict"] == "invalid" and rule_id in {f["rule_id"] for f in got["findings"]}
     code, out, err = run_cli("metrics", path)
-    assert code == 1 and "NOT VALID" in next(ln for ln in out.splitlines() if ln.startswith("AIUCpm@"))
+    assert code == 1 and "INVALID" in next(ln for ln in out.splitlines() if ln.startswith("AIUCpm@"))
     code, out, err = run_cli("check", path, "--format", "json")   # check and metrics agree
     assert code == 1 and json.loads(out)["verdict"] == "invalid"
 
@@ -402,7 +402,7 @@ def test_an_honest_fdr_file_is_not_publishable_only(real_run, tmp_path, run_cli)
     got = json.loads(out)
     assert code == 0 and got["verdict"] == "open" and got["rederived"]
     code, out, err = run_cli("check", path)
-    assert code == 0 and "VALID, NOT PUBLISHABLE" in out and "tpcxai-fdr-sf-publishable" in out
+    assert code == 0 and "OPEN NOT PUBLISHABLE" in out and "tpcxai-fdr-sf-publishable" in out
 
 
 @pytest.mark.parametrize("prefix", ["\ufeff", ""])

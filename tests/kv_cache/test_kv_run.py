@@ -5,6 +5,7 @@ duration and trial count noted, nothing invalid), suite metrics per option; then
 rules/v3.0/kv_cache.yaml failing on a copy of that leaf with one thing broken."""
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -199,3 +200,30 @@ def test_closed_cache_and_results_on_one_file_system_name_the_cache_dir(tmp_path
     line = err.strip().splitlines()[-1]
     assert code == 2 and line.startswith(f"suite run: error: --cache-dir {tmp_path / 'c'} and --results-dir"), err
     assert "file systems: expected different ones" in line and not (tmp_path / "c").exists()
+
+
+def _labelled(ax, axis: str) -> list[str]:
+    """The tick labels an axis shows inside its view (after a draw)."""
+    lo, hi = sorted(getattr(ax, f"get_{axis}lim")())
+    ticks = getattr(ax, f"get_{axis}ticklabels")(minor=False) + getattr(ax, f"get_{axis}ticklabels")(minor=True)
+    return [t.get_text() for t in ticks if t.get_text() and lo <= getattr(t, f"get_position")()[0 if axis == "x" else 1] <= hi]
+
+
+def test_the_plots_have_labelled_axes_and_name_trials_as_the_run_does(closed_leaf):
+    """Issue 47: the latency CDF had no x tick labels (a log axis within one decade) and the occupancy
+    legend said `option_1/trial_0/rank_0` where the run says "[option 1 trial 1/1]"."""
+    _code, leaf = closed_leaf
+    from suite.kv_cache import page
+
+    doc = check.metrics(leaf)
+    for fig in (page.latency_figure(doc["latencies_s"]), page.occupancy_figure(doc["occupancy"])):
+        fig.canvas.draw()
+        ax = fig.axes[0]
+        assert ax.get_xlabel() and ax.get_ylabel()
+        assert len(_labelled(ax, "x")) >= 2 and len(_labelled(ax, "y")) >= 2, (_labelled(ax, "x"), ax.get_xlim())
+    names = sorted(doc["occupancy"])
+    assert names and all(re.fullmatch(r"option [123] trial 1/1 rank [01]", n) for n in names), names
+    one_decade = {"1": [0.0021, 0.0034, 0.0050, 0.0090]}            # 2.1..9 ms: a log axis labels no tick here
+    fig = page.latency_figure(one_decade)
+    fig.canvas.draw()
+    assert fig.axes[0].get_xscale() == "linear" and len(_labelled(fig.axes[0], "x")) >= 2

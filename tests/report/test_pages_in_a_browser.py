@@ -6,7 +6,8 @@ probe copy of the page (the page forbids scripts by its CSP; the copy drops the 
 that writes, into the DOM, the bounding boxes of the verdict (#page-verdict) and of the headline figures
 (#page-headline .figure), as suite/report/html.py marks them): --screenshot of the first screen and
 --dump-dom. The screenshot must be a real page (not blank); the boxes must lie inside the first screen;
-no word in a table is cut by a line break (a cell breaks at spaces, after "/" and after "-" only).
+no word in a table is cut by a line break (a cell breaks at spaces, after "/" and after "-" only);
+no table is wider than the page at 1280 px (issue 47: it fits, or the page shows it as a list).
 Skipped when chromium is absent.
 """
 
@@ -50,6 +51,8 @@ PROBE = r"""<script>addEventListener('load', () => {
   document.body.dataset.firstScreen = JSON.stringify({
     verdict: v && box(v), figures: h ? [...h.querySelectorAll('.figure')].map(box) : [],
     h1: box(document.querySelector('h1')), broken: broken, width: innerWidth, height: innerHeight,
+    cut: [...document.querySelectorAll('.table-wrap')].filter(w => w.scrollWidth > w.clientWidth + 1)
+         .map(w => [...w.querySelectorAll('th')].map(t => t.textContent).join('|').slice(0, 120)),
     overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth});
 });</script></body>"""
 
@@ -107,6 +110,7 @@ def test_the_first_screen_holds_the_verdict_and_the_headline_figures(kind, run_c
     assert seen["width"] == WIDTH_PX and 0 < seen["height"] <= HEIGHT_PX and seen["overflow"] <= 0, seen
     screen = seen["height"]
     assert seen["broken"] == [], (kind, "words broken across lines", seen["broken"])   # issue 38: "invali d"
+    assert seen["cut"] == [], (kind, "tables wider than the page at 1280 px (issue 47)", seen["cut"])
     v = seen["verdict"]
     assert v is not None, f"{kind}: no #page-verdict on the page"
     said = re.search(r"verdict: (CLOSED|OPEN|INVALID)", v["text"])

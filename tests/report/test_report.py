@@ -33,8 +33,9 @@ def test_storage_report_of_a_suite_run_result(run_cli, tmp_path):
     assert "20.85 samples/s" in page and "2,914.49 MiB/s" in page and "96.19 %" in page
     # suite check's verdict and findings, and what the runner itself recorded
     # 9: ours-self-verdict in both runs (issue 24: their results.json say not compliant; 7 before)
-    assert '<span class="verdict v-invalid">invalid</span>suite check: 9 finding(s)' in page
-    assert '<span class="verdict v-invalid">invalid</span>suite check: INVALID, 9 finding(s)' in page   # the headline
+    # one verdict for the one result (issue 47): the page's, above its numbers; the compliance section counts
+    assert page.count('<span class="verdict ') == 1 and "<p>suite check: 9 finding(s)</p>" in page
+    assert re.search(r'id="b1-headline".*?<span class="verdict v-invalid">invalid</span>verdict: INVALID', page, re.S)
     assert "ours-not-miniature" in page and "structure-run-count" in page
     assert "miniature: the 500-step minimum is not applied" in page
     assert "enforcement.memory_limit.applied_bytes" in page and "268435456" in page
@@ -109,7 +110,7 @@ def test_tpcxai_report_shows_the_check_verdict(run_cli, tmp_path):
     shows a bare AIUCpm headline."""
     code, _, _ = run_cli("report", write(tmp_path, "ok.yaml", jobs_doc("1.0.3")), "--out", tmp_path / "ok")
     page = (tmp_path / "ok" / "index.html").read_text()
-    assert code == 0 and 'id="compliance"' in page and "suite check: VALID" in page and "NOT VALID" not in page
+    assert code == 0 and 'id="compliance"' in page and "suite check: CLOSED" in page and "suite check: INVALID" not in page
     doc = jobs_doc("1.0.3")
     tput = [j for j in doc["jobs"] if j["phase"] == "throughput" and j.get("stream") == 1]
     for j in tput:   # every job of stream 1 at once
@@ -118,10 +119,10 @@ def test_tpcxai_report_shows_the_check_verdict(run_cli, tmp_path):
     code, _, _ = run_cli("report", write(tmp_path, "bad.yaml", doc), "--out", tmp_path / "bad")
     md = (tmp_path / "bad" / "report.md").read_text()
     assert code == 0 and "**Verdict: invalid**" in md and "tpcxai-fdr-jobs-sequential" in md
-    assert "**AIUCpm@0.5: 75.00 — NOT VALID**" in md and "AIUCpm@0.5 — NOT VALID: jobs\\[33\\]" in md
+    assert "**AIUCpm@0.5: 75.00 — INVALID NOT PUBLISHABLE**" in md and "AIUCpm@0.5 — INVALID: jobs\\[33\\]" in md
     assert "tpcxai-fdr-sf-publishable" in md
     head = md.split("## ", 2)[1]
-    assert "NOT VALID" in head
+    assert "INVALID" in head and "VALID" not in head.replace("INVALID", "")     # one vocabulary (issue 47)
 
 
 def test_report_of_a_published_fixture(run_cli, tmp_path, fixtures_dir):
@@ -220,3 +221,30 @@ def test_storage_page_renders_in_headless_chromium(run_cli, tmp_path):
 def test_tpcxai_page_renders_in_headless_chromium(run_cli, tmp_path):
     dom = rendered_dom(run_cli, DELL, tmp_path)
     assert 'data-images="2"' in dom and 'data-broken="0"' in dom and "AIUCpm@10" in dom
+
+
+def test_the_runs_own_verdict_is_said_once_and_shortly(run_cli, tmp_path):
+    """Issue 47: `ours-self-verdict` repeated a ~1,000-character reason per run; now one finding line for
+    the runs (its reasons are counted: each is its own finding, and the page's compliance table lists them)."""
+    code, out, _ = run_cli("report", RUN, "--out", tmp_path / "out")
+    md = (tmp_path / "out" / "report.md").read_text()
+    said = [item for item in md.split("\n- ") if item.startswith("**ours-self-verdict**")]
+    assert code == 0 and len(said) == 1 and len(said[0]) < 500 and "reason(s)" in said[0], said
+    assert "same in 1 more" in said[0]
+    lines = out.splitlines()
+    assert lines[0].startswith("suite report: wrote ") and all(len(x) <= 100 for x in lines), out
+
+
+def test_a_results_dir_given_as_dot_is_named_by_its_path(run_cli, tmp_path, monkeypatch):
+    """Issue 47: `suite report . --out X` named the benchmark `.`."""
+    shutil.copytree(RUN, tmp_path / "unet3d-h100")
+    monkeypatch.chdir(tmp_path / "unet3d-h100")
+    code, _, _ = run_cli("report", ".", "--out", tmp_path / "out")
+    md = (tmp_path / "out" / "report.md").read_text().splitlines()
+    assert code == 0 and md[2] == md_escape(str(tmp_path / "unet3d-h100")), md[:3]
+    assert not any(line.strip() in (".", "\\.") for line in md)
+
+
+def md_escape(text: str) -> str:
+    from suite.report.escape import markdown
+    return markdown(text)

@@ -2,6 +2,7 @@
 columns (or become a list), plot tick labels on real lines. The browser's view of the same pages is
 tests/report/test_pages_in_a_browser.py."""
 
+import re
 from types import SimpleNamespace
 
 from suite.compare.page import across_labels
@@ -70,3 +71,30 @@ def test_a_terminal_table_fits_100_columns_its_cells_wrapping_inside_their_colum
     assert wide.splitlines()[0] == "1 (storage only)" and max(len(x) for x in wide.splitlines()) <= 100, wide
     assert "figure 10 10,234.5" in " ".join(wide.split())
     assert table([["a", "b"]], ["x", "y"]) == "x  y\n-  -\na  b"     # a narrow table as it always was
+
+
+def test_a_numeric_column_is_right_aligned_whole_header_too():
+    """Issue 47: right-aligned figures under left-aligned headers read as the next column's (the
+    checkpoint and compare pages). A column of numbers is aligned whole; a mixed one is left whole."""
+    t = c.Table(["run", "status", "s/checkpoint", "GiB/s", "note"],
+                [["run-1", "complete", "1.25", "3,402.10", "12"], ["run-2", "failed", "–", "2.50", "see log"]])
+    assert html.numeric_columns(t) == {2, 3}
+    page = html._block(t, set())
+    heads = re.findall(r"<th( class=\"num\")?>", page)
+    assert [bool(h) for h in heads] == [False, False, True, True, False]
+    for row in re.findall(r"<tr>(.*?)</tr>", page.split("</thead>")[1]):
+        cells = re.findall(r"<td( class=\"num\")?[^>]*>", row)
+        assert [bool(x) for x in cells] == [False, False, True, True, False], row
+    assert 'class="num">12<' not in page           # a number in a mixed column stays with its column
+
+
+def test_a_table_no_1280_px_page_holds_is_a_list():
+    """Issue 47: the training evidence and published-tree tables were cut at 1280 px."""
+    cols = [f"column-number-{k}" for k in range(14)]
+    wide = c.Table(cols, [[f"value-{k}-{'x' * 12}" for k in range(14)]])
+    assert html.min_width_px(wide) > html.TABLE_BUDGET_PX
+    page = html._block(wide, set())
+    assert "<table>" not in page and page.startswith('<ul class="rows"><li><b>')
+    assert page.count("column-number-") == 13                     # every other header beside its value
+    narrow = c.Table(["run", "status"], [["run-1", "complete"]])
+    assert html.min_width_px(narrow) < html.TABLE_BUDGET_PX and "<table>" in html._block(narrow, set())

@@ -2,6 +2,7 @@
 rules' stability limit (replicability-within-5-percent) as a finding beside it."""
 
 import json
+import re
 import shutil
 
 from suite import stats
@@ -33,3 +34,9 @@ def test_a_spread_past_the_limit_is_a_finding(run_cli, fixtures_dir, tmp_path):
     assert code == 0, err
     md = (tmp_path / "out" / "report.md").read_text()
     assert "Run-to-run spread" in md and "finding replicability-within-5-percent (warning)" in md
+    # a warning is a finding beside the numbers, never a second verdict (issue 47: "Verdict: open" under
+    # an invalid result; an orange badge for a warning); its figure rounded, not 7.296680980520116
+    assert md.count("**Verdict: ") == 1 and "**Verdict: open**" not in md
+    assert not re.search(r"\d\.\d{5,}", md)
+    html = (tmp_path / "out" / "index.html").read_text()
+    assert html.count('<span class="verdict ') == 1 and 'class="verdict v-open"' not in html

@@ -180,3 +180,14 @@ def test_the_workload_list_fits_100_columns(run_cli):
     code, out, _ = run_cli("list", "workloads")
     assert code == 0 and "UC10" in out and "vdb-mini" in out
     assert _too_wide(out) == [], _too_wide(out)
+
+
+def test_a_proxys_line_of_bare_numbers_goes_to_the_log_not_the_terminal(tmp_path, capsys):
+    """Issue 47: multi-host runs printed a stray `[suite-h2] 0,0` (Hydra's per-host proxy), unsaid what it
+    is. A real launch whose output holds such a line: the terminal gets the ranks' lines only."""
+    passes_all = lambda stream, log: [sys.stdout.write(r.decode()) for r in iter(stream.readline, b"")]
+    argv = mpi.mpiexec_argv(1) + [sys.executable, "-c", "print('[suite-h2] 0,0'); print('rank line [1] 2,3')"]
+    rc = mpi.launch(argv, tmp_path, None, relay=passes_all)
+    out = capsys.readouterr().out
+    assert rc == 0 and "rank line [1] 2,3" in out and "[suite-h2] 0,0" not in out
+    assert "[suite-h2] 0,0" in (tmp_path / "mpiexec.log").read_text()

@@ -199,7 +199,7 @@ def test_each_fdr_rule_fails_on_its_fault(tmp_path, mutate, rule_id, field):
     a = assess.of_fdr(fdr.load(write(tmp_path, "r.json", doc)))
     found = [f for f in a.findings if f.rule_id == rule_id]
     assert found and found[0].field.startswith(field) and a.verdict in ("invalid", "open")
-    assert a.note().startswith(" — NOT VALID: " if found[0].effect == "invalid" else " — NOT PUBLISHABLE: ")
+    assert a.note().startswith(" — INVALID: " if found[0].effect == "invalid" else " — NOT PUBLISHABLE: ")
 
 
 def test_every_fact_the_rules_read_is_declared():

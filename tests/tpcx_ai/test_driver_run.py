@@ -66,7 +66,7 @@ def test_result_file_validates_and_suite_metrics_reads_it(full_run, capsys):
     assert cli.main(["metrics", str(path.parent), "--format", "json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["aiucpm"] == run.metric["aiucpm"] and out["kind"] == "tpcx-ai-run"
-    assert out["verdict"] == "invalid" and out["verdict_note"].startswith(" — NOT VALID: ")
+    assert out["verdict"] == "invalid" and out["verdict_note"].startswith(" — INVALID: ")
 
 
 def test_version_1_result_is_still_read(tmp_path):

@@ -38,7 +38,7 @@ def test_metrics_check_and_report_carry_the_qualified_name(tmp_path, capsys):
     before_the_use_cases = page[:page.index('id="use-cases"')]     # the use-case table names every UC
     for text in (outputs["metrics"], outputs["check"], before_the_use_cases):
         assert "AIUCpm-sub@0.01" in text and "UC05 TF-IDF + MLP" in text and "UC02" not in text
-    assert "suite check: NOT VALID" in page                                   # check's verdict on the page
+    assert "suite check: INVALID" in page                                   # check's verdict on the page
     jobs = page[page.index("Per-job times</h2>"):]
     jobs = jobs[:jobs.index("</table>")]
     head, body = jobs.split("</thead>")

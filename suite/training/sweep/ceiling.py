@@ -17,8 +17,11 @@ CHUNK_BYTES = 8 << 20
 
 
 def plan_files(results_dir: Path) -> list[str]:
-    """The dataset files run-1 of a `suite run` results dir read (its plan.json)."""
-    plan = files.load_json(Path(results_dir) / "run-1" / "plan.json", schema="plan", error=ResultError)
+    """The dataset files the first measured run of a `suite run` results dir read (its plan.json)."""
+    from suite.training.sweep import result
+
+    first = next(iter(result.run_dirs(results_dir)), Path(results_dir) / "run-1")
+    plan = files.load_json(first / "plan.json", schema="plan", error=ResultError)
     return [f[0] for f in plan["files"]]
 
 

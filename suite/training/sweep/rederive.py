@@ -33,7 +33,7 @@ def sweep_dir(path) -> Path:
 
 
 def runs_dir(root: Path, pt: dict) -> Path | None:
-    """The point's results dir inside the sweep dir, holding run-<k>/results.json; None otherwise
+    """The point's results dir inside the sweep dir, holding its runs' results.json; None otherwise
     (absent, absolute, leaving the sweep dir, or reached through a link)."""
     from suite import output
 
@@ -43,7 +43,9 @@ def runs_dir(root: Path, pt: dict) -> Path | None:
     d = root / rel
     if d.is_symlink() or not d.is_dir() or not output.is_inside(d, root):     # a link out is not its runs
         return None
-    return d if any(d.glob("run-*/results.json")) else None
+    from suite.training.sweep import result
+
+    return d if result.run_files(d) else None
 
 
 def _same(a, b) -> bool:

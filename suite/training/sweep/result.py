@@ -50,11 +50,31 @@ def run_numbers(doc: dict) -> dict:
     }
 
 
+def run_files(results_dir: Path) -> list[Path]:
+    """The runs' results.json of a `suite run` results dir: run-<k>/ (v1.0, v2.0) or the round's own
+    leaves, training/<workload>/run/<time>/ (v3.0)."""
+    results_dir = Path(results_dir)
+    return list(results_dir.glob("run-*/results.json")) or list(results_dir.glob("training/*/run/*/results.json"))
+
+
+def run_dirs(results_dir: Path) -> list[Path]:
+    """The measured runs' dirs in run order, the warm-up run left out."""
+    return [p for p, _ in _measured(results_dir)]
+
+
+def _measured(results_dir: Path) -> list[tuple[Path, dict]]:
+    docs = [(p.parent, files.load_json(p, schema="results", error=ResultError)) for p in run_files(results_dir)]
+    return sorted(((p, d) for p, d in docs if not d.get("warmup")), key=lambda x: x[1]["run_index"])
+
+
+def run_docs(results_dir: Path) -> list[dict]:
+    """The measured runs' results.json documents, in run order (the warm-up run left out)."""
+    return [d for _, d in _measured(results_dir)]
+
+
 def point(results_dir: Path, sweep_dir: Path) -> dict:
     """A `suite run` results dir as one point of the sweep: means over its complete runs."""
-    runs = []
-    for p in sorted(results_dir.glob("run-*/results.json"), key=lambda p: int(p.parent.name.split("-")[1])):
-        runs.append(run_numbers(files.load_json(p, schema="results", error=ResultError)))
+    runs = [run_numbers(doc) for doc in run_docs(results_dir)]
     done = [r for r in runs if r["status"] == "complete"]
     first = _mean([r["first_epoch_samples_per_second"] for r in done])
     later = _mean([r["later_epochs_samples_per_second"] for r in done])

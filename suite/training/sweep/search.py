@@ -49,7 +49,10 @@ class SweepOptions:
 
 
 def say(*parts) -> None:
-    print(*parts, flush=True)
+    """A sweep's line, wrapped at 100 columns (suite.terminal.say) like every run's."""
+    from suite import terminal
+
+    terminal.say(*parts)
 
 
 def find_max(probe, start: int, limit: int, guess=None, first: int | None = None, floor=None) -> int:
@@ -341,6 +344,17 @@ class Sweep:
         result.write(self.dir, self.doc())
 
 
+def storage_read_ceilings(doc: dict) -> list[tuple[int, float]]:
+    """(N, % of the dataset cached at its lowest) of each ceiling run that was not all in the page cache."""
+    out = []
+    for p in doc["points"]:
+        pre = (p.get("ceiling") or {}).get("preread") or {}
+        low = [f for f in (pre.get("resident_fraction"), pre.get("resident_fraction_after")) if f is not None]
+        if low and min(low) < 0.95:
+            out.append((p["accelerators"], 100 * min(low)))
+    return out
+
+
 def describe(pt: dict, threshold: float) -> str:
     def f(x, spec):
         return "-" if x is None else format(x, spec)
@@ -421,6 +435,11 @@ def summary(doc: dict, sweep_dir: Path) -> None:
                if ans["confirmed"] else "(NOT confirmed)"))
     if doc["knee"]:
         say(f"sweep: storage departs at N={doc['knee']['accelerators']}: {doc['knee']['reason']}")
+    cold = storage_read_ceilings(doc)
+    if cold:        # in the main output, not only a note mid-run: these are no ceiling (issue 47)
+        say(f"sweep: CEILING NOT MEASURED at N={', '.join(str(n) for n, _ in cold)}: only "
+            f"{min(f for _, f in cold):.0f}% of the dataset stayed in the page cache, so those ceiling runs read "
+            "from storage (a miniature's cgroup or memory pressure evicts it); their figures are storage's")
     say(f"sweep: {len(doc['points'])} point(s), {len(doc['probes'])} probe(s) in {doc['duration_s']:.0f} s; "
         f"load average {doc['host']['load_average_end'][0]:.2f}; {sweep_dir / result.SWEEP_FILE} "
         f"(suite report {sweep_dir} --out DIR draws it)")

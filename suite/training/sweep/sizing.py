@@ -21,6 +21,20 @@ def demand_mib_s(workload) -> float | None:
     return workload.batch_size * workload.record_length_bytes / workload.computation_time_s / metrics.MIB
 
 
+def ceiling_why_none(doc: dict, threshold: float) -> str:
+    """Why a sweep gives no measured ceiling: it ran none, or none met the AU threshold (the demand per
+    accelerator is read only where the ceiling kept the accelerators busy), or none has a rate."""
+    runs = [p for p in doc["points"] if p.get("ceiling")]
+    if not runs:
+        return "the sweep has no ceiling runs (suite sweep --ceiling)"
+    met = [p for p in runs if p["ceiling"].get("meets_threshold")]
+    if not met:
+        best = max((p["ceiling"].get("au_percentage") or 0.0 for p in runs), default=0.0)
+        return (f"none of its {len(runs)} ceiling run(s) met the {100 * threshold:g}% AU threshold "
+                f"(best AU {best:.2f}%): the host itself, not the storage, limits them")
+    return f"its {len(met)} ceiling run(s) at the threshold have no MiB/s"
+
+
 def ceiling_per_accelerator_mib_s(doc: dict) -> float | None:
     """Measured demand per accelerator: the ceiling's MiB/s / N, averaged over the points
     whose ceiling meets the AU threshold (None without such points)."""
@@ -97,6 +111,7 @@ def sizing(workload, accelerators: int, client_hosts: int, host_memory_bytes: in
         ceiling = ceiling_per_accelerator_mib_s(doc)
         out["ceiling_per_accelerator_mib_s"] = ceiling
         out["ceiling_total_mib_s"] = None if ceiling is None else accelerators * ceiling
+        out["ceiling_why_none"] = None if ceiling is not None else ceiling_why_none(doc, threshold)
         out["sweep"] = sweep_table(doc)
         out["params"] = list(doc["params"])
     return out

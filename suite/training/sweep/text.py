@@ -23,7 +23,8 @@ def sizing(s: dict, memory_defaulted: bool = False) -> str:
         sw = s["sweep"]
         rows += [
             ["per accelerator, measured page-cache ceiling", f"{_n(s['ceiling_per_accelerator_mib_s'])} MiB/s",
-             "from the sweep" if s["ceiling_per_accelerator_mib_s"] is not None else "the sweep has no ceiling runs"],
+             "from the sweep" if s["ceiling_per_accelerator_mib_s"] is not None
+             else s.get("ceiling_why_none") or "the sweep has no ceiling runs"],
             [f"{n} accelerators, measured ceiling", f"{_n(s['ceiling_total_mib_s'])} MiB/s", ""],
             ["the swept storage sustains", f"{_n(sw['storage_sustained_mib_s'])} MiB/s",
              f"{sw['largest_n_at_threshold'] if sw['largest_n_at_threshold'] is not None else '–'} accelerators at the threshold"],
