@@ -353,7 +353,18 @@ CASES.update({
     "ours3-code-image": ("ours3", lambda p: (ours3_builders.leaves(p)[2] / ".mlps-code-image").write_text(
         "md5-tree-v2:" + "0" * 32)),
     "ours3-one-host": ("ours3", _ours3_run(4, "results.json", lambda d: d["host"].update(hostname="elsewhere"))),
+    # v3.0 takes flux and dlrm in its open division only (rules/v3.0/ruleset.yaml open_workloads)
+    "closed-workload-in-division": ("ours3", lambda p: _as_workload(p, "dlrm")),
 })
+
+
+def _as_workload(p, name: str) -> None:
+    """Our v3.0 series claiming the closed division as another workload's (its leaves under training/<name>/)."""
+    for i, leaf in enumerate(ours3_builders.leaves(p)):
+        _ours3_run(i, "results.json", lambda d: d.update(workload=name, division="closed"))(p)
+        for conf in (leaf / "dlio_config").glob("*.yaml"):
+            conf.write_text(conf.read_text().replace("retinanet", name))
+    (p / "training" / "retinanet").rename(p / "training" / name)
 
 
 def test_every_rule_id_has_a_passing_and_a_failing_case():
