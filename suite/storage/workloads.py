@@ -206,6 +206,7 @@ class Workload:
     config: dict = field(compare=False, repr=False)  # the merged DLIO-style config
     miniature_cache_budget_bytes: int | None = None  # the miniature's page-cache budget (suite run without --data-dir)
     model_type: str | None = None          # DLIO's model.type (cnn): the reference's workload config
+    scaled_down: bool = False              # a miniature by construction (flux-mini): every run labelled MINIATURE
 
     @property
     def dlio_name(self) -> str:
@@ -270,7 +271,7 @@ def resolve(name: str, accelerator: str, params: dict[str, object] | None = None
         au_threshold=config["metric"]["au"], num_files_train=ds.get("num_files_train"),
         num_subfolders_train=ds.get("num_subfolders_train", 0), data_folder=ds.get("data_folder", f"data/{name}/"),
         config=config, miniature_cache_budget_bytes=(doc.get("miniature") or {}).get("cache_budget_bytes"),
-        model_type=doc.get("model_type"),
+        model_type=doc.get("model_type"), scaled_down=bool((doc.get("miniature") or {}).get("scaled_down")),
     )
 
 

@@ -200,8 +200,8 @@ def announce(prep: Prepared) -> None:
             f"{b.rank_base_bytes / 1024**2:.0f} MiB + {b.rank_buffers_bytes / 1024**2:.1f} MiB read buffers)")
     say(f"  results: {prep.results_dir}")
     if prep.miniature:
-        say("  MINIATURE: the embedded default (no --data-dir); every rule but the 500-step minimum applies; "
-            "not valid for submission")
+        say("  MINIATURE: " + ("a scaled-down workload" if prep.workload.scaled_down else "the embedded default "
+            "(no --data-dir)") + "; every rule but the 500-step minimum applies; not valid for submission")
 
 
 def summarise(prep: Prepared, results: list, compliant: bool, checked: str | None = None) -> None:

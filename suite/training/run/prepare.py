@@ -208,7 +208,7 @@ def prepare(opts: Options, cluster=None) -> Prepared:
     if opts.decode_delay_s:
         reasons.append(f"a debug decode delay of {opts.decode_delay_s} s of CPU per row group was applied (tests only)")
     return Prepared(opts=opts, workload=workload, params=params, ruleset=ruleset, hosts=hosts,
-                    host_memory_bytes=host_memory, memory_limit=memory_limit, miniature=miniature,
+                    host_memory_bytes=host_memory, memory_limit=memory_limit, miniature=miniature or workload.scaled_down,
                     data_dir=data_dir, data=data, results_dir=results_dir, files=files_, format=fmt, total_bytes=total,
                     required=required, required_files=required_files, reasons=reasons,
                     dataset_evidence=dataset_evidence, cluster=cluster, fs_separation=separation,

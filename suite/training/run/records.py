@@ -75,7 +75,7 @@ class RankEpoch:
     step_bytes_read: list = field(default_factory=list)
     step_requests: list = field(default_factory=list)
     step_io_s: list = field(default_factory=list)         # summed over the threads: time in storage reads
-    step_decode_s: list = field(default_factory=list)     # summed over the threads: time decoding
+    step_decode_s: list = field(default_factory=list)     # summed over the threads: CPU time decoding
     columns_read: list = field(default_factory=list)      # the column names read (the same every step)
 
     @property

@@ -16,6 +16,7 @@ from suite.rules import engine as rules
 
 import checkpoint_builders
 import ours3_builders
+import parquet_builders
 import paths
 
 DATA = paths.DATA / "check"
@@ -336,6 +337,8 @@ CASES.update({rule_id: ("ckpt3", edit) for rule_id, edit in checkpoint_builders.
 # our own v3.0 series (rules/v3.0/common.yaml ours3-*): a real `suite run --ruleset v3.0` miniature, made once
 BASES["ours3"] = (lambda tmp: ours3_builders.series(tmp / "ours3"), "auto")
 ROOTS["ours3"] = "ours3"
+BASES["parquet"] = (lambda tmp: parquet_builders.series(tmp / "pq", "flux-mini"), "auto")
+ROOTS["parquet"] = "pq"
 
 
 def _ours3_run(i: int, name: str, fn):
@@ -355,6 +358,10 @@ CASES.update({
     "ours3-one-host": ("ours3", _ours3_run(4, "results.json", lambda d: d["host"].update(hostname="elsewhere"))),
     # v3.0 takes flux and dlrm in its open division only (rules/v3.0/ruleset.yaml open_workloads)
     "closed-workload-in-division": ("ours3", lambda p: _as_workload(p, "dlrm")),
+    # a real flux-mini series (a storage of 0.1 s a file: reading dominates), one rank's decode made to dominate
+    "parquet-storage-bound": ("parquet", lambda p: edit_json(
+        parquet_builders.leaves(p, "flux-mini")[2] / "steps" / "rank-0.json",
+        lambda d: [e.update(step_decode_s=[20 * x + 0.1 for x in e["step_io_s"]]) for e in d["epochs"]])),
 })
 
 
