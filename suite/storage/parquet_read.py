@@ -12,17 +12,25 @@ file, one ranged read of the tail (FOOTER_TAIL_BYTES; a second when the footer i
 one ranged read per run of adjacent needed column chunks (flux: its five columns are adjacent, one read a
 row group; dlrm: 40 scattered chunks of 200, about 40 reads), each through the storage backend's
 `readinto_at` (POSIX preadv, S3 a ranged GET: suite.storage.backend), into a buffer the reader reuses.
-pyarrow then decodes from those bytes (a file object that serves only the fetched ranges: a read outside
-them is an error, so a test sees any stray read). The I/O and the decode are timed apart (ReadStats): the
+pyarrow then decodes from those bytes in place: the reader's buffer is an anonymous memory map the size
+of the file, the chunks read into it at their own offsets (untouched pages cost no memory; files of one
+layout touch the same pages again, so they stay mapped until RELEASE_BYTES have been read into them, then
+are given back, MADV_DONTNEED: a page faulted in afresh for every row group costs more CPU than the
+decode saves), handed to pyarrow as an in-memory file, so the decode runs
+in pyarrow's C++ without the GIL and without a copy. A read of pyarrow's outside the fetched chunks would
+see zeros and decode other values: the tests compare every decoded value with pyarrow's own reader. The I/O and the decode are timed apart (ReadStats): the
 reads in wall seconds (the storage's time), the decode in the thread's CPU seconds (its cost).
 """
 
 from __future__ import annotations
 
+import mmap
 import time
 from dataclasses import dataclass, field
 
 from suite.storage import parquet
+
+RELEASE_BYTES = 256 << 20       # bytes read into a thread's map before its pages are given back
 
 
 @dataclass
@@ -91,51 +99,15 @@ def plan(metadata, size: int, columns: tuple[str, ...]) -> FilePlan:
     return FilePlan(size, metadata, ranges, totals, counts, rows=rows)
 
 
-class _Fetched:
-    """The file object pyarrow decodes from: serves reads inside the fetched ranges only."""
-
-    closed = False
-
-    def __init__(self, size: int):
-        self._size, self.pos, self.pieces = size, 0, []
-
-    def seek(self, pos: int, whence: int = 0) -> int:
-        self.pos = pos if whence == 0 else self.pos + pos if whence == 1 else self._size + pos
-        return self.pos
-
-    def tell(self) -> int:
-        return self.pos
-
-    def size(self) -> int:
-        return self._size
-
-    def read(self, n: int = -1):
-        for start, view in self.pieces:
-            if start <= self.pos < start + len(view):
-                lo = self.pos - start
-                out = view[lo:lo + n] if n >= 0 else view[lo:]
-                self.pos += len(out)
-                return out
-        raise OSError(f"parquet: a read at byte {self.pos} outside the fetched column chunks")
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def close(self) -> None:
-        pass
-
-
 class ColumnReader:
     """Reads the `columns` of Parquet files through a storage backend; one per reader thread (it owns
-    its buffer). `decode`: a callable run on each decoded row group (benchmarks and tests: a planted
-    slow decode); None keeps pyarrow's decode alone."""
+    its buffer). `after_decode`: a callable run on each decoded row group (tests and benchmarks: a
+    planted slow decode); None keeps pyarrow's decode alone."""
 
     def __init__(self, backend, columns: tuple[str, ...], after_decode=None):
         self.backend, self.columns, self.after_decode = backend, tuple(columns), after_decode
-        self.buffer = bytearray(0)
+        self.map: mmap.mmap | None = None
+        self.unreleased = 0             # bytes read into the map since its pages were last given back
         self.plans: dict[str, FilePlan] = {}
 
     def open_plan(self, handle, name: str, stats: ReadStats) -> FilePlan:
@@ -165,6 +137,14 @@ class ColumnReader:
         self.plans[name] = found
         return found
 
+    def _file_map(self, size: int) -> mmap.mmap:
+        """The thread's anonymous map, at least `size` bytes (address space; pages only where written)."""
+        if self.map is None or len(self.map) < size:
+            if self.map is not None:
+                self.map.close()
+            self.map = mmap.mmap(-1, max(size, mmap.PAGESIZE), flags=mmap.MAP_PRIVATE)   # DONTNEED frees (not shmem)
+        return self.map
+
     def read_file(self, name: str, stats: ReadStats | None = None) -> ReadStats:
         """Every row group of `name`: its needed chunks read, then decoded; the stats of this file."""
         import pyarrow as pa
@@ -173,39 +153,51 @@ class ColumnReader:
         stats = stats if stats is not None else ReadStats()
         with self.backend.open_read(name, sequential=False) as handle:
             fp = self.open_plan(handle, name, stats)
-            source = _Fetched(fp.size)
-            pf = pq.ParquetFile(pa.PythonFile(source, mode="r"), metadata=fp.metadata, pre_buffer=False)
-            for i, spans in enumerate(fp.ranges):
-                source.pieces = self._fetch(handle, spans, fp.chunk_bytes[i], stats)
-                stats.column_chunks += fp.chunks[i]
-                t1 = time.thread_time()
-                table = pf.read_row_group(i, columns=list(self.columns), use_threads=False)
-                if self.after_decode is not None:
-                    self.after_decode(table)
-                del table
-                stats.decode_s += time.thread_time() - t1
-                stats.row_groups += 1
-                stats.rows += fp.rows[i]
+            area = self._file_map(fp.size)
+            whole = pa.py_buffer(area)
+            try:
+                pf = pq.ParquetFile(pa.BufferReader(whole.slice(0, fp.size)), metadata=fp.metadata, pre_buffer=False)
+                for i, spans in enumerate(fp.ranges):
+                    self._fetch(handle, area, spans, fp.chunk_bytes[i], stats)
+                    stats.column_chunks += fp.chunks[i]
+                    t1 = time.thread_time()
+                    table = pf.read_row_group(i, columns=list(self.columns), use_threads=False)
+                    if self.after_decode is not None:
+                        self.after_decode(table)
+                    del table
+                    stats.decode_s += time.thread_time() - t1
+                    stats.row_groups += 1
+                    stats.rows += fp.rows[i]
+                    self.unreleased += fp.chunk_bytes[i]
+                    if self.unreleased > RELEASE_BYTES:
+                        _release(area, spans)
+                        self.unreleased = 0
+            finally:
+                del pf, whole           # the map's exports, before a later resize may close it
         return stats
 
-    def _fetch(self, handle, spans, total: int, stats: ReadStats) -> list:
-        """Read `spans` into the reused buffer; [(file offset, memoryview)] for the decoder."""
+    @staticmethod
+    def _fetch(handle, area: mmap.mmap, spans, total: int, stats: ReadStats) -> None:
+        """Read `spans` into `area` at their own file offsets."""
         t0 = time.perf_counter()
-        if len(self.buffer) < total:
-            self.buffer = bytearray(total)
-        view, at, pieces = memoryview(self.buffer), 0, []
+        view = memoryview(area)
         readinto, key = handle.readinto_at, handle.key
-        for start, length in spans:
-            piece, done = view[at:at + length], 0
-            while done < length:
-                n = readinto(key, [piece[done:]], start + done)
-                stats.requests += 1
-                if n <= 0:
-                    raise OSError(f"parquet: column chunk at byte {start + done}: expected {length - done} "
-                                  f"more bytes, got the end of the file")
-                done += n
-            pieces.append((start, piece))
-            at += length
+        try:
+            for start, length in spans:
+                done = 0
+                while done < length:
+                    n = readinto(key, [view[start + done:start + length]], start + done)
+                    stats.requests += 1
+                    if n <= 0:
+                        raise OSError(f"parquet: column chunk at byte {start + done}: expected {length - done} "
+                                      f"more bytes, got the end of the file")
+                    done += n
+        finally:
+            view.release()
         stats.bytes_read += total
         stats.io_s += time.perf_counter() - t0
-        return pieces
+
+
+def _release(area: mmap.mmap, spans) -> None:
+    """Give the map's pages back (they read as zeros until written again)."""
+    area.madvise(mmap.MADV_DONTNEED)

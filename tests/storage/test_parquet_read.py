@@ -7,7 +7,7 @@ import pytest
 
 from suite.storage import datagen, parquet, workloads
 from suite.storage.backend.posix import PosixBackend
-from suite.storage.parquet_read import ColumnReader, _Fetched, plan
+from suite.storage.parquet_read import ColumnReader, plan
 
 
 @pytest.fixture(scope="module")
@@ -64,14 +64,21 @@ def test_adjacent_chunks_are_one_request(tmp_path):
     assert again.requests == 1 and again.bytes_read == first.bytes_read - reader.plans[name].footer_bytes
 
 
-def test_a_read_outside_the_fetched_chunks_fails():
-    source = _Fetched(1000)
-    source.pieces = [(100, memoryview(b"x" * 50))]
-    source.seek(120)
-    assert bytes(source.read(10)) == b"x" * 10 and source.tell() == 130
-    source.seek(160)
-    with pytest.raises(OSError, match="outside the fetched column chunks"):
-        source.read(4)
+def test_the_buffer_gives_its_pages_back_and_the_next_file_decodes_alike(dlrm, monkeypatch):
+    import pyarrow.parquet as pq
+
+    from suite.storage import parquet_read
+
+    monkeypatch.setattr(parquet_read, "RELEASE_BYTES", 0)         # given back after every row group
+    w, root, names = dlrm
+    lay = parquet.layout(w)
+    decoded = []
+    reader = ColumnReader(PosixBackend(str(root)), lay.read_columns, after_decode=decoded.append)
+    reader.read_file(names[0])
+    assert not any(reader.map[:1 << 20])                 # the chunks' pages given back: zeros again
+    reader.read_file(names[1])                            # the same map: stale bytes never decoded
+    want = pq.ParquetFile(root / names[1]).read_row_group(10, columns=list(lay.read_columns))
+    assert value_bits(decoded[-1]) == value_bits(want)
 
 
 def test_a_column_the_file_lacks_and_a_cut_file_are_errors(dlrm, tmp_path):

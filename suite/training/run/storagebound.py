@@ -39,6 +39,15 @@ def reads(ranks: list) -> dict | None:
     }
 
 
+def _ranks(run_dir: Path, n: int) -> list:
+    """The ceiling run's steps/rank-<r>.json that exist (RankSteps), in rank order."""
+    from suite import files
+    from suite.training.run.records import RankSteps
+
+    found = [run_dir / "steps" / f"rank-{r}.json" for r in range(n)]
+    return [RankSteps.from_dict(files.load_json(p, schema="steps")) for p in found if p.exists()]
+
+
 def _preread(paths: list[str]) -> tuple[int, float]:
     """Read every file once so it sits in the page cache: (bytes, seconds)."""
     buf = bytearray(8 << 20)
@@ -57,7 +66,6 @@ def ceiling(prep, plan_for, launch, say) -> dict:
     from suite import files
     from suite.storage.objectstore import is_object
     from suite.training import figures as metrics
-    from suite.training.run.results import load_ranks
 
     base = {"source": "page cache: the files pre-read, no cache drop, one run before the series"}
     if is_object(prep):
@@ -71,7 +79,7 @@ def ceiling(prep, plan_for, launch, say) -> dict:
         files.write_json(scratch / "plan.json", plan.to_dict(), schema="plan", indent=None)
         t0 = time.time()
         status, error = launch(plan, scratch)
-        ranks = load_ranks(scratch, prep.opts.accelerators)
+        ranks = _ranks(scratch, prep.opts.accelerators)
         if status != "complete" or len(ranks) != prep.opts.accelerators:
             return {**base, "au_percentage": None, "why": f"the ceiling run {status}: {error}"}
         aus = [metrics.epoch_from_ranks([r.epochs[i] for r in ranks])[0] for i in range(len(ranks[0].epochs))]
