@@ -121,3 +121,14 @@ def test_footer_parser_takes_any_bytes(body, length):
         parquet.parse_footer(tail)
     except (ValueError, OSError):
         pass
+
+
+def test_datasize_sizes_the_parquet_workloads(run_cli):
+    code, out, err = run_cli("datasize", "--workload", "dlrm", "--accelerator-type", "b200", "--accelerators", "8",
+                             "--client-hosts", "1", "--host-memory", "512GiB")
+    assert code == 0, err
+    # 5 x 512 GiB / (4,718,592 samples x 761 B) = 765.5 files: the memory rule (500 steps need 13)
+    assert "files         765" in out and "5x host-memory rule" in out
+    code, out, err = run_cli("datasize", "--workload", "flux", "--accelerator-type", "mi355", "--accelerators", "4",
+                             "--client-hosts", "1", "--host-memory", "64GiB")
+    assert code == 0 and "files         551" in out, out + err     # 5 x 64 GiB / (288 x 2,164,832 B) = 551.2
