@@ -4,6 +4,7 @@ and workload and copied for each test. flux-mini runs with a storage of a known 
 (--debug-read-delay, 0.1 s a file) so that reading, not decoding, is most of its readers' time here;
 `slow` plants a slow decode on top (--debug-decode-delay). Never compliant (debug knobs, a small dataset)."""
 
+import atexit
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,13 @@ from pathlib import Path
 from suite.storage import datagen, workloads
 
 _MADE: dict[tuple, Path] = {}
+
+
+def _scratch(prefix: str) -> Path:
+    """A temp dir removed when the test session's process ends (a dataset is tens of MB)."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, tmp, True)
+    return tmp
 FILES = {"flux-mini": 16, "dlrm-mini": 4}
 EXTRA = {"flux-mini": ("--debug-read-delay", "0.1"), "dlrm-mini": ()}
 
@@ -21,7 +29,7 @@ def data(name: str) -> Path:
     """The workload's miniature dataset, written once per session."""
     key = ("data", name)
     if key not in _MADE:
-        tmp = Path(tempfile.mkdtemp(prefix=f"parquet-{name}-"))
+        tmp = _scratch(f"parquet-{name}-")
         datagen.generate(workloads.resolve(name, "b200"), tmp / "data", FILES[name], processes=2)
         _MADE[key] = tmp / "data"
     return _MADE[key]
@@ -38,7 +46,7 @@ def series(dst: Path, name: str, slow: bool = False) -> Path:
     """A copy of the session's series of `name` at `dst` (R: run_set.json, training/<name>/run/<ts>/ x 6)."""
     key = (name, slow)
     if key not in _MADE:
-        tmp = Path(tempfile.mkdtemp(prefix=f"parquet-{name}-res-"))
+        tmp = _scratch(f"parquet-{name}-res-")
         extra = ("--debug-decode-delay", "0.2", "--runs", "1") if slow else ()
         done = run(name, tmp / "res", *extra)
         assert (tmp / "res" / "run_set.json").is_file(), done.stdout[-2000:] + done.stderr[-2000:]
