@@ -13,7 +13,7 @@ from suite.errors import SuiteError
 from suite.kinds import registry
 
 TPCXAI_ENGINES = ("local", "dask")            # tpcx-ai's --engine values (suite/tpcx_ai/engine_dask.py)
-SUITE_ENGINE_ONLY = ("debug_read_delay",)     # benchmarks' service-time knob: our reader has it, DLIO does not
+SUITE_ENGINE_ONLY = ("debug_read_delay", "debug_decode_delay")   # benchmarks' knobs: our reader has them, DLIO not
 
 
 def options(command: str = "run") -> dict[str, tuple[str, ...]]:

@@ -220,3 +220,22 @@ def test_every_published_vector_database_summary_key_is_in_ours(tmp_path):
         theirs_leaf, mine_leaf = sorted((VDB / phase).iterdir())[-1], sorted((mine / phase).iterdir())[-1]
         problems += [f"{phase}/summary.json: {m}" for m in missing(theirs_leaf / "summary.json", mine_leaf / "summary.json")]
     assert problems == []
+
+
+def test_every_published_training_leaf_key_is_in_our_parquet_leaves(tmp_path):
+    """flux-mini's v3.0 leaves (Parquet: the reads and the ceiling added) have every key of the published
+    unet3d leaves' datasize and run files, as unet3d's own do, but the parameters unet3d's workload config
+    sets and flux's staged config (mlcommons/storage flux_b200.yaml: model name only, no checkpoint
+    section, no resize) does not."""
+    import parquet_builders
+
+    mine = parquet_builders.series(tmp_path / "R", "flux-mini") / "training" / "flux-mini"
+    problems, pairs = [], [(t, m) for t, m in _pairs(TRAIN, mine, _training_leaf) if t.name != "0_output.json"]
+    assert len(pairs) >= 8, "the published leaves' files to compare"
+    for theirs, leaf_file in pairs:
+        assert leaf_file.is_file(), f"{theirs.relative_to(TRAIN)}: our leaf has no {leaf_file.name}"
+        problems += [f"{theirs.relative_to(TRAIN)}: {m}" for m in missing(theirs, leaf_file)]
+    unet3d_only = (".parameters.model.type:", ".parameters.model.model_size:", ".parameters.checkpoint",
+                   ".parameters.dataset.record_length_bytes_resize:")
+    assert [p for p in problems if not any(k in "." + p.split(": ", 1)[1] for k in unet3d_only)] == []
+    assert problems, "the comparison ran: unet3d's own parameters are absent from flux's leaves"

@@ -126,7 +126,12 @@ def _detected(runs: list) -> tuple[str, str]:
 def parse_workload_name(text: str) -> tuple[str | None, str | None]:
     """'unet3d_h100' -> ('unet3d', 'h100'); 'resnet-a100' -> ('resnet50', 'a100'); 'unet3d' -> ('unet3d', None)."""
     model = accel = None
-    for token in re.split(r"[-_/\s.@]+", str(text).lower()):
+    text = str(text).lower()
+    for name in sorted((n for n in model_aliases() if "-" in n), key=len, reverse=True):
+        if re.match(rf"{re.escape(name)}(?:$|[_/\s.@])", text):     # flux-mini_b200: flux-mini, not flux
+            model, text = model_aliases()[name], text[len(name):]
+            break
+    for token in re.split(r"[-_/\s.@]+", text):
         if token in model_aliases() and model is None:
             model = model_aliases()[token]
         elif token in accelerators() and accel is None:

@@ -11,7 +11,7 @@ def add_parser(sub) -> None:
     from suite.kinds import registry
 
     p = sub.add_parser("datagen", help="write the training dataset in the workload's format",
-                       description="Write D/train/img_<i>_of_<N>.<ext> (npz, TFRecord or hdf5) with seeded record "
+                       description="Write D/train/img_<i>_of_<N>.<ext> (npz, TFRecord, JPEG, hdf5 or Parquet) with seeded record "
                                    "sizes, in parallel (local processes or MPI ranks under mpiexec), resumably; "
                                    "D/generation_log.json records what was written.")
     workload_args(p, registry.workload_names(lambda k: k.datasize is not None or k.datagen is not None))

@@ -130,6 +130,7 @@ class Ruleset:
     chain: tuple[str, ...] = ()  # this round, then the rounds it extends, nearest first
     workloads_of: str = ""       # the round workload files list for this one: itself when it declares
                                  # `workloads:`, else the round it takes them from
+    open_workloads: tuple[str, ...] = ()   # taken in the open division only (v3.0: flux, dlrm)
 
     @property
     def folder(self) -> Path:
@@ -137,7 +138,8 @@ class Ruleset:
 
     def params(self) -> dict:
         """The rule params this round's constants give its rule files (the one source of them)."""
-        out: dict = {"known_workloads": list(self.workloads)}
+        out: dict = {"known_workloads": [*self.workloads, *self.open_workloads],
+                     "closed_workloads": list(self.workloads)}
         if self.runs:
             out.update(runs_required=self.runs.count, warmup_runs=self.runs.warmup)
         if self.submission:
@@ -346,6 +348,7 @@ def _record(name: str, doc: dict, path: Path, chain: tuple[str, ...] = (), workl
         leaves=doc.get("leaves") or "numbered", reference_tool=doc.get("reference_tool") or "dlio",
         checkpoint_invocation=doc.get("checkpoint_invocation") or "one_phase", tree_rules=doc.get("tree_rules"),
         chain=chain or (name,), workloads_of=workloads_of or name,
+        open_workloads=tuple(doc.get("open_workloads") or ()),
     )
 
 

@@ -25,7 +25,7 @@ from suite.storage.backend.s3stats import merge as merge_requests
 from suite.storage.backend.select import resolve
 from suite.storage.dataset import (  # noqa: F401 - the layout's names, used through datagen by callers
     LOG_NAME, MAX_FILES_PER_FOLDER, NAME, TEMP, DatasetScan, expected_size, extension, file_names, file_problem,
-    min_record_bytes, num_subfolders, record_lengths, train_files)
+    layout_of, min_record_bytes, num_subfolders, record_lengths, train_files)
 
 # --------------------------------------------------------------------------- scan
 
@@ -78,11 +78,12 @@ def scan(data, workload, deep: bool = False, framing: bool = True) -> DatasetSca
     n = out.expected_files = counts.most_common(1)[0][0]        # the layout most files belong to
     expected = file_names(workload, n)
     lengths, spf = record_lengths(workload, n, seed), workload.num_samples_per_file
+    lay = layout_of(workload)
     for stray in sorted(set(sizes) - set(expected)):
         out.problems.append(f"{data_dir / stray}: not part of the {n}-file {workload.format} layout")
     for i, name in enumerate(expected):
         size = sizes.get(name, -1)
-        problem = file_problem(backend, name, workload.format, lengths[i], spf, deep, framing, size=size)
+        problem = file_problem(backend, name, workload.format, lengths[i], spf, deep, framing, size=size, layout=lay)
         if problem:
             out.problems.append(f"{data_dir / name}: {problem}")
         else:
@@ -104,11 +105,17 @@ def _write_one(index: int) -> tuple[int, int, bool]:
     workload, names, lengths, seed, run_id, backend = _JOB
     name, fmt, spf = names[index], workload.format, workload.num_samples_per_file
     listed = _LISTED.get(name, -1) if _LISTED is not None else None
-    if listed != -1 and file_problem(backend, name, fmt, lengths[index], spf, size=listed) is None:
+    lay = layout_of(workload)
+    if listed != -1 and file_problem(backend, name, fmt, lengths[index], spf, size=listed, layout=lay) is None:
         return index, listed if listed is not None else backend.size(name), False
     content, record = _content(seed), lengths[index]
     try:
-        if fmt == "hdf5":
+        if fmt == "parquet":
+            from suite.storage import parquet
+            with backend.create(name, parquet.size_hint(lay, spf), temp_tag=run_id) as writer:
+                parquet.write(writer, lay, spf, content, index)
+                writer.commit()
+        elif fmt == "hdf5":
             data = formats.hdf5_bytes(formats.Sink(None, content, index), int(record[0]), spf)
             with backend.create(name, len(data), temp_tag=run_id) as writer:
                 writer.write(data)
@@ -127,7 +134,7 @@ def _write_one(index: int) -> tuple[int, int, bool]:
     except OSError as exc:
         raise SuiteError(f"{backend.root}/{name}: cannot write: {exc.strerror or exc}"
                          + (" (the file system is full)" if exc.errno == errno.ENOSPC else "")) from None
-    size = len(data) if fmt == "hdf5" else expected_size(fmt, record, spf)
+    size = len(data) if fmt == "hdf5" else expected_size(fmt, record, spf)   # parquet: None, asked below
     return index, size if size is not None else backend.size(name), True
 
 

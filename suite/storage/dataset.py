@@ -65,8 +65,18 @@ def record_lengths(workload, num_files: int, seed: int):
     return np.broadcast_to(lengths, (num_files, spf)) if workload.format == "tfrecord" else lengths
 
 
+def layout_of(workload):
+    """The Parquet table layout of a parquet workload (suite.storage.parquet.layout), else None."""
+    if workload.format != "parquet":
+        return None
+    from suite.storage import parquet
+
+    return parquet.layout(workload)
+
+
 def expected_size(fmt: str, lengths, samples: int) -> int | None:
-    """Bytes of a complete file with these record lengths (None for hdf5: h5py decides)."""
+    """Bytes of a complete file with these record lengths (None for hdf5 and parquet: h5py and pyarrow
+    decide; the check reads the file's own structure instead)."""
     from suite.storage import formats
 
     if fmt == "tfrecord":
@@ -81,12 +91,13 @@ def expected_size(fmt: str, lengths, samples: int) -> int | None:
 
 
 def file_problem(backend, name: str, fmt: str, lengths, samples: int, deep: bool = False,
-                 framing: bool = True, size: int | None = None) -> str | None:
+                 framing: bool = True, size: int | None = None, layout=None) -> str | None:
     """None when `name` is a complete file for these lengths, else why it is not.
 
     Always the size (`size`: from a listing; None: asked of the backend, -1: missing); with
     `framing` every TFRecord header (hdf5: opens it; jpeg: SOI and EOI); with `deep` every CRC
-    (jpeg: Pillow decodes it)."""
+    (jpeg: Pillow decodes it). parquet: its footer against `layout` (suite.storage.parquet.Layout);
+    deep: pyarrow reads every row group."""
     from suite.storage import formats
 
     if size is None:
@@ -103,6 +114,9 @@ def file_problem(backend, name: str, fmt: str, lengths, samples: int, deep: bool
         return formats.check_tfrecord(backend, name, lengths, deep)
     if fmt == "hdf5":
         return formats.check_hdf5(backend, name, int(lengths[0]), samples)
+    if fmt == "parquet":
+        from suite.storage import parquet
+        return parquet.check(backend, name, layout, samples, deep)
     if fmt == "jpeg" and (framing or deep):
         return formats.check_jpeg(backend, name, deep)
     return None

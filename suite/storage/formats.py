@@ -18,6 +18,7 @@ file's bytes do not depend on how many processes or ranks wrote it.
   what an image of that size costs); each file is SOI, the base's APP0, COM segments of fresh seeded random
   bytes up to the exact length (a decoder skips comments; they make every file distinct), then the
   rest of the base. Pillow, and so DLIO's PIL reader, opens it.
+- parquet (flux, dlrm): suite.storage.parquet (pyarrow, the workload's columns and row groups).
 - hdf5 (open division): h5py, datasets "records" (samples, d1, d2) uint8 and "labels", built in
   memory (hdf5_bytes) and written whole.
 """
@@ -29,7 +30,7 @@ from functools import lru_cache
 
 import numpy as np
 
-EXTENSIONS = {"npz": "npz", "tfrecord": "tfrecord", "hdf5": "hdf5", "jpeg": "jpeg"}
+EXTENSIONS = {"npz": "npz", "tfrecord": "tfrecord", "hdf5": "hdf5", "jpeg": "jpeg", "parquet": "parquet"}
 POOL_BYTES = 64 * 1024 * 1024       # random words shared by all records of a process
 PIECE_BYTES = 1024 * 1024           # largest slice taken from the pool at once (cache-sized)
 BATCH_BYTES = 1024 * 1024           # bytes queued before one writev (fio's --bs=1M)

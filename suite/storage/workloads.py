@@ -206,6 +206,7 @@ class Workload:
     config: dict = field(compare=False, repr=False)  # the merged DLIO-style config
     miniature_cache_budget_bytes: int | None = None  # the miniature's page-cache budget (suite run without --data-dir)
     model_type: str | None = None          # DLIO's model.type (cnn): the reference's workload config
+    scaled_down: bool = False              # a miniature by construction (flux-mini): every run labelled MINIATURE
 
     @property
     def dlio_name(self) -> str:
@@ -249,6 +250,8 @@ def resolve(name: str, accelerator: str, params: dict[str, object] | None = None
     if file_bytes > MAX_FILE_BYTES:  # a file is written and read in memory-bounded pieces, but not this
         raise WorkloadError(f"{path} (with --param): dataset.num_samples_per_file x record_length: expected files "
                             f"up to {MAX_FILE_BYTES >> 30} GiB, got {file_bytes / (1 << 30):.3g} GiB")
+    if ds["format"] == "parquet" and (problem := _parquet_problem(name, accelerator, config)):
+        raise WorkloadError(f"{path}: {problem}")
     if "computation_time" not in config["train"]:
         raise WorkloadError(f"{path}: accelerators.{accelerator}.train.computation_time: expected a number, got none")
     ds, rd, tr, ck = config["dataset"], config["reader"], config["train"], config["checkpoint"]
@@ -268,8 +271,20 @@ def resolve(name: str, accelerator: str, params: dict[str, object] | None = None
         au_threshold=config["metric"]["au"], num_files_train=ds.get("num_files_train"),
         num_subfolders_train=ds.get("num_subfolders_train", 0), data_folder=ds.get("data_folder", f"data/{name}/"),
         config=config, miniature_cache_budget_bytes=(doc.get("miniature") or {}).get("cache_budget_bytes"),
-        model_type=doc.get("model_type"),
+        model_type=doc.get("model_type"), scaled_down=bool((doc.get("miniature") or {}).get("scaled_down")),
     )
+
+
+def _parquet_problem(name: str, accelerator: str, config: dict) -> str | None:
+    """Why a parquet dataset's columns do not make its records (suite.storage.parquet.mismatch)."""
+    from types import SimpleNamespace
+
+    from suite.storage import parquet
+
+    ds = config["dataset"]
+    probe = SimpleNamespace(config=config, num_samples_per_file=ds["num_samples_per_file"],
+                            record_length_bytes=ds["record_length"])
+    return parquet.mismatch(probe)
 
 
 def _checkpoints(block: dict) -> bool:

@@ -98,7 +98,7 @@ def _empty_row(run) -> dict:
             row["compliant"] = compliance.get("compliant")
         # what `suite run` recorded about the host and the rules it enforced
         row["evidence"] = {k: results[k] for k in ("host", "enforcement", "versions", "compliance", "miniature",
-                                                   "object_storage") if k in results}
+                                                   "object_storage", "reads", "ceiling") if k in results}
     return row
 
 

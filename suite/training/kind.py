@@ -37,6 +37,7 @@ def add_run_arguments(p) -> None:
     p.add_argument("--no-cache-drop", action="store_true",
                    help="open division only: do not drop the page cache (measures from memory; non-compliant)")
     p.add_argument("--debug-read-delay", type=non_negative_float, default=0.0, help=argparse.SUPPRESS)
+    p.add_argument("--debug-decode-delay", type=non_negative_float, default=0.0, help=argparse.SUPPRESS)
 
 
 def run(args) -> int:
@@ -52,7 +53,8 @@ def run(args) -> int:
         division=args.division, ruleset=args.ruleset, params=args.param or [],
         hosts=args.hosts.split(",") if args.hosts else None, hostfile=args.hostfile,
         allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop,
-        read_delay_s=args.debug_read_delay, launcher=args.launcher, engine=args.engine), judge=judge)
+        read_delay_s=args.debug_read_delay, decode_delay_s=args.debug_decode_delay, launcher=args.launcher,
+        engine=args.engine), judge=judge)
 
 
 def judge(results_dir) -> tuple:
@@ -196,5 +198,5 @@ KIND = Kind(
     report_page=report_page,
     datasize=datasize,
     sweeps=True,
-    options=Options(add_run=add_run_arguments, run=(*STORAGE_RUN_OPTIONS, "param", "launcher", "accelerator_type", "debug_read_delay"), datasize=("accelerator_type",)),
+    options=Options(add_run=add_run_arguments, run=(*STORAGE_RUN_OPTIONS, "param", "launcher", "accelerator_type", "debug_read_delay", "debug_decode_delay"), datasize=("accelerator_type",)),
     workloads=Workloads(listing=listing, schema=workloads.SCHEMAS[workloads.TRAINING]))

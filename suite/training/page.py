@@ -62,6 +62,9 @@ def build(summary: dict, check) -> Page:
         objects = _object_storage(b, sid)
         if objects:
             sections.append(objects)
+        bound = _storage_bound(b, sid)
+        if bound:
+            sections.append(bound)
     if len(benches) > 1:
         sections.insert(0, _overview(benches, verdicts))
     tree = verdicts.get("(tree)")
@@ -255,6 +258,30 @@ def _object_storage(b: dict, sid: str) -> Section | None:
     sec.blocks.append(Table(["recorded by suite run"] + [name for name, _ in runs], rows,
                             "From each run's results.json object_storage: the ranks' requests summed; the "
                             "launcher's one listing at prepare.", numbers_right=False))
+    return sec
+
+
+def _storage_bound(b: dict, sid: str) -> Section | None:
+    """Parquet runs: is the AU the storage's? Per run the readers' decode share (step_decode_s over
+    step_io_s + step_decode_s), bytes, requests and columns read, beside the AU the same run reaches
+    from the page cache (the ceiling measured before the series: suite.training.run.storagebound)."""
+    runs = [(r["name"], r["evidence"]) for r in b["runs"]
+            if isinstance((r.get("evidence") or {}).get("reads"), dict)]
+    if not runs:
+        return None
+    sec = Section(f"{sid}-storage-bound", "Storage-bound? Decode share and the page-cache ceiling")
+    rows = [["decode share of the readers' time %", *[fmt(e["reads"]["decode_share_percent"]) for _, e in runs]],
+            ["I/O s (threads summed)", *[fmt(e["reads"]["io_s"]) for _, e in runs]],
+            ["decode s (threads summed)", *[fmt(e["reads"]["decode_s"]) for _, e in runs]],
+            ["bytes read", *[fmt(e["reads"]["bytes_read"]) for _, e in runs]],
+            ["requests", *[fmt(e["reads"]["requests"]) for _, e in runs]],
+            ["columns read", *[str(len(e["reads"]["columns_read"])) for _, e in runs]],
+            ["ceiling AU % (page cache)", *[fmt(_dig(e, ("ceiling", "au_percentage"))) if _dig(e, ("ceiling",
+                                            "au_percentage")) is not None else "–" for _, e in runs]]]
+    sec.blocks.append(Table(["recorded by suite run"] + [name for name, _ in runs], rows,
+                            "From each run's results.json reads and ceiling. Above half the readers' time in "
+                            "decoding, the AU is the CPU's, not the storage's (suite check: parquet-storage-bound); "
+                            "the ceiling is the same run with its files in the page cache.", numbers_right=False))
     return sec
 
 

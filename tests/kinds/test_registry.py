@@ -77,7 +77,8 @@ def test_an_option_the_kind_does_not_declare_is_refused(toy, run_cli):
     tmp_path, calls = toy
     code, out, err = run_cli("run", "--workload", "toy-bench", "--accelerators", 2, "--runs", 3)
     assert code == 2 and len(err.strip().splitlines()) == 1 and calls == []
-    assert "--runs: expected only with a training workload (bert, cosmoflow, resnet50, retinanet, unet3d) or a " \
+    assert "--runs: expected only with a training workload (bert, cosmoflow, dlrm, dlrm-mini, flux, flux-mini, resnet50, " \
+           "retinanet, unet3d) or a " \
            "checkpointing workload (llama3-*) or a vector_database workload (vdb-10m, vdb-1m, vdb-mini), got 3 with toy-bench" in err
     code, out, err = run_cli("run", "--workload", "unet3d", "--accelerators", 1, "--toy-knob", 1,
                              "--results-dir", tmp_path / "r")

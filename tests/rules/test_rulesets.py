@@ -137,7 +137,17 @@ def test_every_workload_names_known_rulesets_of_the_rounds_that_cover_it():
     for name in workloads.names():
         for accel in workloads.accelerators(name):
             for rs in workloads.resolve(name, accel).rulesets:
-                assert rs in rulesets.names() and name in rulesets.get(rs).workloads, (name, accel, rs)
+                r = rulesets.get(rs) if rs in rulesets.names() else None
+                assert r and name in (*r.workloads, *r.open_workloads), (name, accel, rs)
+
+
+def test_open_workloads_are_known_but_not_closed():
+    r = rulesets.get("v3.0")
+    assert r.open_workloads[:2] == ("flux", "dlrm") and not set(r.open_workloads) & set(r.workloads)
+    params = r.params()
+    assert {"flux", "dlrm", "unet3d"} <= set(params["known_workloads"])
+    assert "flux" not in params["closed_workloads"] and "retinanet" in params["closed_workloads"]
+    assert rulesets.get("v2.0").open_workloads == ()
 
 
 def test_the_run_count_is_written_only_in_the_rounds(tmp_path):

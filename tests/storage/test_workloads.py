@@ -56,7 +56,7 @@ def test_unknown_key_names_file_and_key(tmp_path, monkeypatch):
 
 
 def test_unknown_workload_and_accelerator_list_the_valid_ones():
-    with pytest.raises(WorkloadError, match="bert, cosmoflow, resnet50, retinanet, unet3d"):
+    with pytest.raises(WorkloadError, match="bert, cosmoflow, dlrm, dlrm-mini, flux, flux-mini, resnet50, retinanet, unet3d"):
         workloads.load("nope")
     with pytest.raises(WorkloadError, match="a100, h100"):
         workloads.resolve("resnet50", "v100")

@@ -234,6 +234,10 @@ def attach_host(b: layout.Benchmark, host: layout.Host, scope: Scope, root: Path
     facts["steps.timeline"] = ev.timeline(host)
     facts["steps.compute_time"] = ev.compute_time(host, ev.computation_time_s(b, host)) if host.rank_steps else []
     facts["steps.samples"] = ev.samples(host, ev.batch_size(b, host)) if host.rank_steps else []
+    split = ev.decode_share(host) if host.rank_steps else None      # Parquet: is the AU the storage's?
+    facts["steps.decode_share_percent"] = None if split is None else round(split[0], 2)
+    if split is not None:
+        scope.sources["steps.decode_share_percent"] = split[1]
     # calibrated on published DLIO trees; ours have steps, the stronger evidence (a sum of the ranks'
     # rates over a short multi-host epoch is not bounded by the epoch's rounded duration)
     published = not host.rank_steps and host.results is None       # not ours (nor ours on the DLIO engine)

@@ -177,3 +177,27 @@ def compute_time(host: layout.Host, expected: float | None) -> list[Item]:
                 out.append(Item(shown, base / f"rank-{rank}.json", f"epochs[{i}].step_compute_s", want,
                                 expected_given=True))
     return out
+
+
+def decode_share(host: layout.Host) -> tuple[float, str] | None:
+    """Parquet runs: the reader threads' decode seconds as a percentage of their I/O + decode seconds,
+    re-derived from every rank's steps (step_io_s, step_decode_s), and the file that says most of it;
+    None where the steps record no reads (other formats, DLIO trees)."""
+    io_s = decode_s = 0.0
+    worst, worst_share = None, -1.0
+    base = host.files.get("rank_steps", host.path / "steps")
+    for rank, doc in sorted((host.rank_steps or {}).items()):
+        mine_io = mine_dec = 0.0
+        for ep in doc.get("epochs") if isinstance(doc.get("epochs"), list) else []:
+            if not isinstance(ep, dict):
+                continue
+            io, dec = finite_list(ep.get("step_io_s")), finite_list(ep.get("step_decode_s"))
+            if io and dec and len(io) == len(dec):
+                mine_io, mine_dec = mine_io + math.fsum(io), mine_dec + math.fsum(dec)
+        if mine_io + mine_dec > 0 and mine_dec / (mine_io + mine_dec) > worst_share:
+            worst, worst_share = str(base / f"rank-{rank}.json"), mine_dec / (mine_io + mine_dec)
+        io_s, decode_s = io_s + mine_io, decode_s + mine_dec
+    if io_s + decode_s <= 0:
+        return None
+    return 100.0 * decode_s / (io_s + decode_s), worst
+

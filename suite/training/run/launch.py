@@ -10,6 +10,7 @@ written in dlio_output / results (records), the math is suite.training.figures.
 """
 
 import time
+from dataclasses import replace as dataclasses_replace
 from pathlib import Path
 
 from suite import files
@@ -89,6 +90,8 @@ class Training:
         self.prep.results_dir = results_dir
         announce(self.prep)
         leaf.write_steps(self.prep)
+        if self.prep.workload.format == "parquet" and self.opts.engine == "suite":
+            measure_ceiling(self.prep)
 
     def run_once(self, k: int, drop) -> dict:
         return self.runner(self.prep, k, self.prep.runs, drop)
@@ -197,8 +200,8 @@ def announce(prep: Prepared) -> None:
             f"{b.rank_base_bytes / 1024**2:.0f} MiB + {b.rank_buffers_bytes / 1024**2:.1f} MiB read buffers)")
     say(f"  results: {prep.results_dir}")
     if prep.miniature:
-        say("  MINIATURE: the embedded default (no --data-dir); every rule but the 500-step minimum applies; "
-            "not valid for submission")
+        say("  MINIATURE: " + ("a scaled-down workload" if prep.workload.scaled_down else "the embedded default "
+            "(no --data-dir)") + "; every rule but the 500-step minimum applies; not valid for submission")
 
 
 def summarise(prep: Prepared, results: list, compliant: bool, checked: str | None = None) -> None:
@@ -237,6 +240,15 @@ def run_cgroup(prep: Prepared, k: int, run_dir: Path):
     return enforced.memory_cgroup(prep.memory_limit, k)
 
 
+def _parquet_columns(wl) -> list[str] | None:
+    """The columns a Parquet workload reads (suite.storage.parquet.layout), else None."""
+    if wl.format != "parquet":
+        return None
+    from suite.storage import parquet
+
+    return list(parquet.layout(wl).read_columns)
+
+
 def _rank_storage_type(prep: Prepared) -> str:
     """What the ranks' backend is: object storage for s3:// data, else the workload's."""
     from suite.storage.objectstore import is_object
@@ -245,8 +257,6 @@ def _rank_storage_type(prep: Prepared) -> str:
 
 
 def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
-    from suite.training.run.accelerator import ComputeModel
-
     wl, opts = prep.workload, prep.opts
     from suite.training import leaf
 
@@ -255,22 +265,8 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
         run_dir = run_dir / prep.cluster.hosts[0].hostname
     (run_dir / "steps").mkdir(parents=True, exist_ok=True)
     n = opts.accelerators
-    model = ComputeModel(wl.computation_time_s, wl.batch_size, n)
-    steps = model.steps_per_epoch(len(prep.files) * wl.num_samples_per_file, wl.total_training_steps)
-    ckpt_dir = None
-    if wl.checkpoint_model_size_bytes:
-        folder = Path(wl.config.get("checkpoint", {}).get("checkpoint_folder", "checkpoints"))
-        ckpt_dir = str(folder if folder.is_absolute() else (prep.results_dir / folder).resolve())
-    plan = RunPlan(
-        run_dir=str(run_dir), workload=wl.name, accelerator=wl.accelerator, num_accelerators=n,
-        epochs=wl.epochs, steps_per_epoch=steps, batch_size=wl.batch_size,
-        computation_time_s=wl.computation_time_s, samples_per_file=wl.num_samples_per_file,
-        record_length_bytes=wl.record_length_bytes, format=wl.format, read_threads=wl.read_threads,
-        prefetch_size=wl.prefetch_size, transfer_size_bytes=wl.transfer_size_bytes, odirect=wl.odirect,
-        seed=wl.seed + 1000 * (k - 1), file_shuffle=wl.file_shuffle != "off", sample_shuffle=wl.sample_shuffle != "off",
-        files=[list(f) for f in prep.files], checkpoint_bytes=wl.checkpoint_model_size_bytes or 0,
-        checkpoint_dir=ckpt_dir, delay_per_file_s=prep.opts.read_delay_s,
-        storage_type=_rank_storage_type(prep), stop_when_clear=prep.opts.stop_when_clear)
+    plan = run_plan(prep, k, run_dir)
+    steps = plan.steps_per_epoch
     plan_path = run_dir / "plan.json"
     plan.check_files()
     files.write_json(plan_path, plan.to_dict(), schema="plan", indent=None)
@@ -297,6 +293,49 @@ def run_once(prep: Prepared, k: int, runs: int, drop) -> dict:
     from suite.training.run.results import collect
 
     return collect(prep, k, run_dir, start, time.time(), status, error, drop, evidence)
+
+
+def run_plan(prep: Prepared, k: int, run_dir: Path) -> RunPlan:
+    """What run k hands every rank (its seed is the workload's + 1000 x (k - 1))."""
+    from suite.training.run.accelerator import ComputeModel
+
+    wl, n = prep.workload, prep.opts.accelerators
+    model = ComputeModel(wl.computation_time_s, wl.batch_size, n)
+    steps = model.steps_per_epoch(len(prep.files) * wl.num_samples_per_file, wl.total_training_steps)
+    ckpt_dir = None
+    if wl.checkpoint_model_size_bytes:
+        folder = Path(wl.config.get("checkpoint", {}).get("checkpoint_folder", "checkpoints"))
+        ckpt_dir = str(folder if folder.is_absolute() else (prep.results_dir / folder).resolve())
+    return RunPlan(
+        run_dir=str(run_dir), workload=wl.name, accelerator=wl.accelerator, num_accelerators=n,
+        epochs=wl.epochs, steps_per_epoch=steps, batch_size=wl.batch_size,
+        computation_time_s=wl.computation_time_s, samples_per_file=wl.num_samples_per_file,
+        record_length_bytes=wl.record_length_bytes, format=wl.format, read_threads=wl.read_threads,
+        prefetch_size=wl.prefetch_size, transfer_size_bytes=wl.transfer_size_bytes, odirect=wl.odirect,
+        seed=wl.seed + 1000 * (k - 1), file_shuffle=wl.file_shuffle != "off", sample_shuffle=wl.sample_shuffle != "off",
+        files=[list(f) for f in prep.files], checkpoint_bytes=wl.checkpoint_model_size_bytes or 0,
+        checkpoint_dir=ckpt_dir, delay_per_file_s=prep.opts.read_delay_s,
+        storage_type=_rank_storage_type(prep), stop_when_clear=prep.opts.stop_when_clear,
+        parquet_columns=_parquet_columns(wl), decode_delay_s=prep.opts.decode_delay_s)
+
+
+def measure_ceiling(prep: Prepared) -> None:
+    """Parquet: the page-cache ceiling before the series (suite.training.run.storagebound), on prep."""
+    from suite.training.run import storagebound
+
+    def launch_ranks(plan: RunPlan, run_dir: Path) -> tuple[str, str | None]:
+        argv = mpi.python_module("suite.training.run.rank", run_dir / "plan.json")
+        rc = mpi.launch(mpiexec_argv(prep) + argv, run_dir, None)
+        return ("complete", None) if rc == 0 else ("failed", f"mpiexec exit {rc}")
+
+    def plan(run_dir: Path) -> RunPlan:        # run 1's plan, without the checkpoint or a sweep's early stop
+        return dataclasses_replace(run_plan(prep, 1, run_dir), checkpoint_bytes=0, stop_when_clear=None)
+
+    prep.ceiling = storagebound.ceiling(prep, plan, launch_ranks, say)
+    c = prep.ceiling
+    if c.get("au_percentage") is not None:
+        say(f"ceiling: AU {c['au_percentage']:.2f}% from the page cache, decode "
+            f"{c.get('decode_share_percent') or 0:.0f}% of the reader's time")
 
 
 def mpiexec_argv(prep: Prepared) -> list[str]:

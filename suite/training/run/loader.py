@@ -8,6 +8,8 @@ a cost that does not grow per sample: the size must match what was planned (a fi
 truncated mid-run is caught), npz files must carry the zip signatures, JPEG files SOI and EOI, and TFRecord
 files are walked record by record through their length framing (8-byte length, 4-byte
 CRC, data, 4-byte CRC) so a file with the wrong record count or a torn record fails.
+Parquet files are the exception: a thread reads only the needed column chunks and decodes them as the
+reference's reader does (suite.storage.parquet_read), timing the I/O and the decode apart.
 """
 
 import bisect
@@ -51,6 +53,8 @@ class ReaderConfig:
     batch_size: int = 1
     delay_per_file_s: float = 0.0    # benchmarks only (a storage path with a known delay)
     max_file_bytes: int = 0          # the largest file the rank reads (0: unknown): caps each buffer
+    parquet_columns: tuple = ()      # format parquet: the columns read (suite.storage.parquet_read)
+    decode_delay_s: float = 0.0      # tests only: CPU burnt per Parquet row group decoded
 
     @property
     def chunk_bytes(self) -> int:
@@ -63,6 +67,10 @@ class ReaderConfig:
         if self.odirect:
             size = max(ALIGN, (size + ALIGN - 1) // ALIGN * ALIGN)
         return size
+
+    @property
+    def columnar(self) -> bool:
+        return self.format == "parquet"
 
     @property
     def buffers_bytes(self) -> int:
@@ -122,7 +130,15 @@ class Reader:
         self.config = config
         self.backend = backend
         threads = max(1, config.read_threads)
-        if config.odirect:
+        self.columnar: dict[int, object] = {}   # format parquet: each thread's ColumnReader, by its buffer
+        if config.columnar:
+            from suite.storage.parquet_read import ColumnReader
+
+            burn = _burner(config.decode_delay_s) if config.decode_delay_s > 0 else None
+            self.buffers = [bytearray(0) for _ in range(threads)]
+            self.columnar = {id(b): ColumnReader(self.backend, tuple(config.parquet_columns), burn)
+                             for b in self.buffers}
+        elif config.odirect:
             self.buffers = [mmap.mmap(-1, config.chunk_bytes) for _ in range(threads)]
         else:
             self.buffers = [bytearray(config.chunk_bytes) for _ in range(threads)]
@@ -130,6 +146,26 @@ class Reader:
 
     def epoch(self, files: list[FileSpec], samples_needed: int) -> "Epoch":
         return Epoch(self, files, samples_needed)
+
+    def read_columns(self, spec: FileSpec, buffer, clock: list | None = None):
+        """Format parquet: the file's needed column chunks, read and decoded; its ReadStats (a benchmark's
+        delay_per_file_s, a storage of a known service time, counts as I/O)."""
+        from suite.storage.parquet_read import ReadStats
+
+        stats, called = ReadStats(), time.perf_counter()
+        try:
+            self.columnar[id(buffer)].read_file(spec.path, stats)
+        except FileNotFoundError:
+            raise LoaderError(f"{spec.path}: cannot open: no such file") from None
+        except (OSError, ValueError) as exc:
+            raise LoaderError(f"{spec.path}: {str(exc).splitlines()[0][:200]}") from None
+        if stats.rows != spec.samples:
+            raise LoaderError(f"{spec.path}: parquet rows: expected {spec.samples}, got {stats.rows}")
+        if self.config.delay_per_file_s > 0:
+            paced = time.perf_counter()
+            _pace(called, clock if clock is not None else [0.0], self.config.delay_per_file_s)
+            stats.io_s += time.perf_counter() - paced
+        return stats
 
     def read_file(self, spec: FileSpec, buffer, clock: list | None = None) -> int:
         """Read every byte of `spec` through `buffer`; check it; return the bytes read.
@@ -199,6 +235,15 @@ class Reader:
         return size
 
 
+def _burner(delay_s: float):
+    """A planted slow decode (tests): burn `delay_s` of CPU after each row group decoded."""
+    def burn(_table) -> None:
+        end = time.thread_time() + delay_s
+        while time.thread_time() < end:
+            pass
+    return burn
+
+
 def _pace(called: float, clock: list, delay_s: float) -> None:
     """Benchmarks' read delay: the file completes delay_s after max(called, the storage's free time)."""
     done = max(called, clock[0]) + delay_s
@@ -246,6 +291,9 @@ class Epoch:
         self.stopping = False
         self.bytes_read = 0
         self.files_read = 0
+        self.requests = 0           # format parquet: storage requests, and the threads' time in I/O and decode
+        self.io_s = 0.0
+        self.decode_s = 0.0
         self.threads = [threading.Thread(target=self._work, args=(buf,), daemon=True, name=f"reader-{k}")
                         for k, buf in enumerate(reader.buffers)]
         for t in self.threads:
@@ -267,14 +315,23 @@ class Epoch:
                         self.next_file += 1
                         break
                     cond.wait()
+            stats = None
             try:
-                n = self.reader.read_file(self.files[j], buffer, clock)
+                if self.reader.columnar:
+                    stats = self.reader.read_columns(self.files[j], buffer, clock)
+                    n = stats.bytes_read
+                else:
+                    n = self.reader.read_file(self.files[j], buffer, clock)
             except BaseException as exc:  # noqa: BLE001 - handed to the consumer
                 with cond:
                     self.error = self.error or exc
                     cond.notify_all()
                 return
             with cond:
+                if stats is not None:
+                    self.requests += stats.requests
+                    self.io_s += stats.io_s
+                    self.decode_s += stats.decode_s
                 self.bytes_read += n
                 self.files_read += 1
                 self.done[j] = True
@@ -296,6 +353,11 @@ class Epoch:
             self.consumed = i + 1
             self.consumed_file = bisect.bisect_right(self.first_sample, self.consumed * self.batch) - 1
             self.cond.notify_all()
+
+    def counters(self) -> tuple[int, int, float, float]:
+        """(bytes read, requests, I/O s, decode s) so far: a step records the difference."""
+        with self.cond:
+            return self.bytes_read, self.requests, self.io_s, self.decode_s
 
     def close(self) -> None:
         with self.cond:

@@ -39,6 +39,7 @@ class Options:
     allow_no_cache_drop: bool = False
     no_cache_drop: bool = False        # open division only: measure from the page cache
     read_delay_s: float = 0.0          # benchmarks only; makes the run non-compliant
+    decode_delay_s: float = 0.0        # tests and benchmarks only: CPU burnt per Parquet row group decoded
     stop_when_clear: dict | None = None  # suite sweep's probes: stop once AU vs the threshold is clear (RunPlan)
     launcher: str | None = None        # --launcher: how to reach the hosts (ssh when None; suite.harness.hosts)
     engine: str = "suite"              # suite (our ranks) or dlio (the reference code: storage/run/dlio.py)
@@ -99,6 +100,7 @@ class Prepared:
     commands: dict = field(default_factory=dict)   # run k -> the argv it executed (mpiexec and the ranks)
     data: object = None             # the data location and its backend (select.DataLocation), resolved once
     memory_budget: object = None    # the miniature's cgroup in parts (suite.training.run.budget.MemoryBudget)
+    ceiling: dict | None = None     # Parquet: the page-cache ceiling measured before the series (storagebound)
 
 
 def results_name(workload, n: int) -> str:
@@ -203,8 +205,10 @@ def prepare(opts: Options, cluster=None) -> Prepared:
         reasons.append(what)
     if opts.read_delay_s:
         reasons.append(f"a debug read delay of {opts.read_delay_s} s per file was applied (benchmarks only)")
+    if opts.decode_delay_s:
+        reasons.append(f"a debug decode delay of {opts.decode_delay_s} s of CPU per row group was applied (tests only)")
     return Prepared(opts=opts, workload=workload, params=params, ruleset=ruleset, hosts=hosts,
-                    host_memory_bytes=host_memory, memory_limit=memory_limit, miniature=miniature,
+                    host_memory_bytes=host_memory, memory_limit=memory_limit, miniature=miniature or workload.scaled_down,
                     data_dir=data_dir, data=data, results_dir=results_dir, files=files_, format=fmt, total_bytes=total,
                     required=required, required_files=required_files, reasons=reasons,
                     dataset_evidence=dataset_evidence, cluster=cluster, fs_separation=separation,

@@ -141,7 +141,8 @@ def _run(comm, plan: RunPlan, host: str, out) -> RankSteps:
         read_threads=plan.read_threads, prefetch_size=plan.prefetch_size,
         transfer_size_bytes=plan.transfer_size_bytes, odirect=plan.odirect, format=plan.format,
         samples_per_file=plan.samples_per_file, batch_size=plan.batch_size,
-        delay_per_file_s=plan.delay_per_file_s, max_file_bytes=max((int(s) for _, s in plan.files), default=0)),
+        delay_per_file_s=plan.delay_per_file_s, max_file_bytes=max((int(s) for _, s in plan.files), default=0),
+        parquet_columns=tuple(plan.parquet_columns or ()), decode_delay_s=plan.decode_delay_s),
         backend_for(plan.storage_type, ""))
     barrier(comm)
     run_start = comm.bcast(time.time() if rank == 0 else None, root=0)
@@ -195,10 +196,14 @@ def _epoch(comm, plan: RunPlan, reader, model, epoch: int, run_start: float, out
     ep = reader.epoch(shard, need)
     starts, ends, comps, slept = e.step_start_s, e.step_end_s, e.step_compute_s, e.step_sleep_s
     clock = model.clock()
+    columnar = plan.format == "parquet"
+    last = ep.counters() if columnar else None
     try:
         for i in range(plan.steps_per_epoch):
             t0 = now()
             ep.wait_batch(i)
+            if columnar:
+                last = _step_reads(e, ep.counters(), last)
             s = clock.compute()
             barrier(comm)
             starts.append(t0 - run_start)
@@ -209,6 +214,8 @@ def _epoch(comm, plan: RunPlan, reader, model, epoch: int, run_start: float, out
         ep.close()
     e.end_s = now() - run_start
     e.samples, e.bytes_read, e.files_read = need, ep.bytes_read, ep.files_read
+    if columnar:
+        e.columns_read = list(plan.parquet_columns or ())
     if rank == 0:
         from suite.training import figures as metrics
         au = metrics.epoch_au_from_steps(starts, ends, comps)
@@ -217,6 +224,16 @@ def _epoch(comm, plan: RunPlan, reader, model, epoch: int, run_start: float, out
             f"rank 0 AU {au:.2f}%, ~{tp:.2f} samples/s, "
             f"{ep.bytes_read / 1024**2 / max(e.end_s - e.start_s, 1e-9):.1f} MiB/s read")
     return e
+
+
+def _step_reads(e: RankEpoch, now: tuple, last: tuple) -> tuple:
+    """A Parquet step's record: what the reader threads did since the step before (bytes, requests,
+    I/O and decode seconds summed over the threads)."""
+    e.step_bytes_read.append(now[0] - last[0])
+    e.step_requests.append(now[1] - last[1])
+    e.step_io_s.append(max(0.0, now[2] - last[2]))
+    e.step_decode_s.append(max(0.0, now[3] - last[3]))
+    return now
 
 
 if __name__ == "__main__":

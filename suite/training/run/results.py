@@ -48,6 +48,9 @@ def collect(prep, k: int, run_dir: Path, start: float, end: float, status: str, 
             reasons.append(f"placement: {misplaced}")
     doc = results_doc(prep, k, (start, end), status, error, epochs, metric, checkpoint, reasons,
                       {**enforcement, **fs_separation(prep, run_dir)})
+    if prep.workload.format == "parquet":       # is its AU the storage's? (suite.training.run.storagebound)
+        from suite.training.run import storagebound
+        doc["reads"], doc["ceiling"] = storagebound.reads(ranks), getattr(prep, "ceiling", None)
     from suite.storage import objectstore
     if objectstore.is_object(prep):
         doc["object_storage"] = objectstore.evidence(prep, run_dir, drop)
@@ -266,6 +269,8 @@ def write_run_set(prep, results: list) -> None:
         "complete": len(done) == prep.runs - getattr(prep, "warmup_runs", 0),
         "overall": overall,
     }
+    if getattr(prep, "ceiling", None) is not None:
+        doc["ceiling"] = prep.ceiling
     files.write_json(prep.results_dir / "run_set.json", doc, schema="run-set")
     if done:
         info = {"model": prep.workload.name, "accelerator": prep.workload.accelerator,

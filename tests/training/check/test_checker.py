@@ -15,6 +15,7 @@ from suite.rules import engine as rules
 
 import checkpoint_builders
 import ours3_builders
+import parquet_builders
 import paths
 
 DATA = paths.DATA / "check"
@@ -335,6 +336,8 @@ CASES.update({rule_id: ("ckpt3", edit) for rule_id, edit in checkpoint_builders.
 # our own v3.0 series (rules/v3.0/common.yaml's evidence rules): a real `suite run --ruleset v3.0` miniature, made once
 BASES["ours3"] = (lambda tmp: ours3_builders.series(tmp / "ours3"), "auto")
 ROOTS["ours3"] = "ours3"
+BASES["parquet"] = (lambda tmp: parquet_builders.series(tmp / "pq", "flux-mini"), "auto")
+ROOTS["parquet"] = "pq"
 
 
 def _ours3_run(i: int, name: str, fn):
@@ -348,7 +351,22 @@ CASES.update({
                                                            lambda d: d.update(separate=True, same_filesystem=False))),
     "2.1.6-codeImageMatchesProvenance": ("ours3", lambda p: (ours3_builders.leaves(p)[2] / ".mlps-code-image").write_text(
         "md5-tree-v2:" + "0" * 32)),
+    # v3.0 takes flux and dlrm in its open division only (rules/v3.0/ruleset.yaml open_workloads)
+    "closed-workload-in-division": ("ours3", lambda p: _as_workload(p, "dlrm")),
+    # a real flux-mini series (a storage of 0.1 s a file: reading dominates), one rank's decode made to dominate
+    "parquet-storage-bound": ("parquet", lambda p: edit_json(
+        parquet_builders.leaves(p, "flux-mini")[2] / "steps" / "rank-0.json",
+        lambda d: [e.update(step_decode_s=[20 * x + 0.1 for x in e["step_io_s"]]) for e in d["epochs"]])),
 })
+
+
+def _as_workload(p, name: str) -> None:
+    """Our v3.0 series claiming the closed division as another workload's (its leaves under training/<name>/)."""
+    for i, leaf in enumerate(ours3_builders.leaves(p)):
+        _ours3_run(i, "results.json", lambda d: d.update(workload=name, division="closed"))(p)
+        for conf in (leaf / "dlio_config").glob("*.yaml"):
+            conf.write_text(conf.read_text().replace("retinanet", name))
+    (p / "training" / "retinanet").rename(p / "training" / name)
 
 
 def test_every_rule_id_has_a_passing_and_a_failing_case():
