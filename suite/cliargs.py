@@ -53,6 +53,7 @@ def unit_notes(args, flags=("--host-memory", "--memory-limit")) -> None:
     the unit suite took it in and the other's spelling (suite.sizes.gib_hint). Its meaning is unchanged."""
     import sys
     from suite.sizes import gib_hint
+    from suite.terminal import wrap
 
     argv = [str(a) for a in getattr(args, "argv", None) or []]
     for k, word in enumerate(argv):
@@ -60,7 +61,7 @@ def unit_notes(args, flags=("--host-memory", "--memory-limit")) -> None:
         if flag in flags:
             note = gib_hint(value if eq else (argv[k + 1] if k + 1 < len(argv) else ""))
             if note:
-                print(f"suite {args.command}: note: {flag} {note}", file=sys.stderr)
+                print("\n".join(wrap(f"suite {args.command}: note: {flag} {note}")), file=sys.stderr)
 
 
 def record_defaults(parser) -> None:

@@ -205,7 +205,7 @@ def small(argv: list[str], cwd: Path, bucket_name: str | None = None, hosts: lis
     elif argv[0] == "run" and workload == "tpcx-ai":
         extra = TPCX_SMALL
     elif argv[0] == "sweep":
-        extra = ["--param", "train.epochs=2"]        # each point's runs 2 epochs (the page's ends hold)
+        extra = ["--division", "open", "--param", "train.epochs=2"]   # each point's runs 2 epochs (an open run)
     return [*argv, *given_or(extra, argv)]
 
 
@@ -263,7 +263,8 @@ def run_block(block: list[Example], run_cli, cwd: Path, bucket_name: str | None 
         assert bad_verdicts(said) == [], f"{example.where}: {' '.join(argv)}: not the one verdict vocabulary"
         stray = [line for line in said.splitlines() if STRAY.match(line)]
         assert stray == [], f"{example.where}: {' '.join(argv)}: a host's stray output, unsaid what it is"
-        flat = " ".join(said.split())         # a quote the 100-column wrap broke over two lines still counts
+        flat = " ".join(said.replace(" \\\n", " ").split())   # a quote the 100-column wrap broke over two lines
+                                                            # (a command continued with a backslash) still counts
         missing = [t for t in texts if " ".join(t.split()) not in flat]
         assert missing == [], f"{example.where}: {' '.join(argv)}: the docs quote {missing}, not in:\n{said[-3000:]}"
         if hook is not None:

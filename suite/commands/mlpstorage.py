@@ -69,13 +69,13 @@ def _not_mapped_key(name: str) -> str:
 def run(args) -> int:
     if args.form in table.NOT_MAPPED:
         raise SuiteError(f"mlpstorage {args.form}: not mapped: {table.NOT_MAPPED[args.form]}")
-    from suite.report.escape import terminal    # a path's control characters, made visible
+    from suite.report.escape import terminal, terminal_lines    # control characters made visible; wrapped
 
     steps, notes, after = translate(args)
     for note in notes:
-        print(terminal(f"{PROG}: note: {note}"), file=sys.stderr)
+        print(terminal_lines(f"{PROG}: note: {note}"), file=sys.stderr)
     for argv in steps:
-        print(terminal(f"{PROG}: equivalent: {shlex.join(['suite', *argv])}"), flush=True)
+        print(_command_lines(terminal(f"{PROG}: equivalent: {shlex.join(['suite', *argv])}")), flush=True)
     if args.what_if:
         return ExitCode.OK
     code = ExitCode.OK
@@ -86,7 +86,7 @@ def run(args) -> int:
         if code not in (ExitCode.OK, ExitCode.FAILED):
             return code
     if after and code == ExitCode.OK:
-        print(terminal(after))
+        print(_command_lines(terminal(after)))
     return code
 
 
@@ -306,3 +306,11 @@ def _reportgen(args, notes) -> tuple[list[str], str]:
     root = Path(args.results_dir or table.DEFAULT_RESULTS_DIR)
     out = args.output_dir or str(root.parent / f"{root.name}-report")
     return ["report", str(root), "--out", out], ""
+
+
+def _command_lines(line: str) -> str:
+    """A long command line within the terminal's width, continued with backslashes (it still pastes)."""
+    from suite.terminal import WIDTH, wrap
+
+    parts = wrap(line, width=WIDTH - 2)
+    return " \\\n".join(parts)

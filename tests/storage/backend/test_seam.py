@@ -36,6 +36,11 @@ ATTRIBUTES = {"O_DIRECT", "POSIX_FADV_SEQUENTIAL", "POSIX_FADV_DONTNEED"}
 ALLOWED = {  # (module under suite/storage, call): why it is not dataset or checkpoint access
     ("training/run/loader.py", "mmap.mmap"):
         "anonymous page-aligned buffers for O_DIRECT reads (mmap(-1, n)): memory, not a file",
+    ("storage/parquet_read.py", "mmap.mmap"):
+        "the Parquet reader's anonymous map its column chunks are read into (mmap(-1, n)): memory, not a file",
+    ("training/run/storagebound.py", "open"):
+        "the page-cache ceiling's pre-read of a local dataset (object storage has no client page cache: refused "
+        "before it) to fill the cache, not to measure it",
     ("training/run/rank.py", "open"): "rank 0's dlio.log in the results directory",
     ("training/run/results.py", "open"): "dlio.log in the results directory",
     ("training/run/dlio.py", "open"): "DLIO's stdout log in the results directory",
