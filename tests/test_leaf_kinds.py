@@ -205,6 +205,8 @@ def _same(theirs: Path, mine: Path) -> list[str]:
 def test_every_compared_kind_holds_the_published_keys_and_types(which):
     theirs = {k: v for k, v in published().items() if COVERED.get(k) == COMPARE
               and (k[0] == which if which in ("v0.5", "v1.0") else (k[0], k[1]) == ("v3.0", which))}
+    if which in ("v0.5", "v1.0") and not (SHARED / "fixtures").is_dir():
+        pytest.skip("../shared/fixtures (the published v0.5 and v1.0 leaves) is not here")
     assert theirs, f"no published {which} leaf files to compare"
     mine = ours(which)
     problems = []
