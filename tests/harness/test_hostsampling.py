@@ -157,7 +157,8 @@ def test_many_hosts_keep_fewer_points_each_so_the_file_stays_loadable():
         assert len(json.dumps(doc)) < hostmetrics.MAX_FILE_BYTES, hosts
     out = subprocess.Popen([sys.executable, "-m", "suite.harness.hostsampling", "--interval-s", "0.01",
                             "--max-points", "4"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    time.sleep(0.5)                       # ~50 points taken, thinned to at most 4
+    assert out.stdout.readline().decode().strip() == hostsampling.READY   # sampling (a busy machine is slow to start)
+    time.sleep(1.0)                       # ~100 points taken, thinned to at most 4
     series, _ = out.communicate(b"", timeout=60)
     doc = json.loads(series.decode().splitlines()[-1])
     assert len(doc["samples"]) <= 3 and doc["interval_s"] > 0.01
