@@ -4,8 +4,8 @@ schema_version 2 (suite/schemas/tpcxai-result.schema.json), kind tpcx-ai-run: ph
 with start/end, every job (phase, use case, stream, start/end, status, error), per-use-case times
 and quality against thresholds, per-stream start/end and order, SF, streams, seed, library
 versions, host facts, SHA-256 of the use-case code and definition files, the code that ran
-(`code_image`: the md5-tree-v2 pointer of suite.harness.provenance, whose .mlps-code-image and
-provenance.json the run writes beside this file), and AIUCpm@SF with its
+(`code_image`, set by `suite run`: the md5-tree-v2 pointer of suite.harness.provenance, whose
+.mlps-code-image and provenance.json it writes beside this file), and AIUCpm@SF with its
 components (kit 1.0.3 mode; the 1.0.2 load and throughput figures beside them) or the reasons
 there is none. schema_version 1 is the FDR data-file form (suite/tpcx_ai/fdr.py) that earlier runs
 wrote; `read` accepts both, and `fdr_doc` turns a version-2 result into that form, which is how
@@ -20,7 +20,6 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import ResultError, expected_got
-from suite.harness import provenance
 from suite.tpcx_ai import figures as metric
 from suite.tpcx_ai import naming
 
@@ -161,7 +160,6 @@ def to_doc(run) -> dict:
         "metric_name": naming.metric_name(opts.scale_factor, naming.records(run.use_cases)),
         "libraries": library_versions(), "host": host_facts(),
         "code": code_hashes(opts.registry, sorted(run.use_cases)),
-        "code_image": provenance.pointer(provenance.for_run()),     # the code that ran (cached at the run's start)
         "engine": run.engine,
     }
 
