@@ -169,7 +169,10 @@ def _passes(logs, z, sides, tests: int, level: float, min_effect: float) -> bool
       outlier or two cannot make a step);
     - the t of the step in `z` (its logs, or their normal scores) passes Student's critical value at
       1 - (1 - level) / (2 tests), the t of the least-squares fit of the step under AR(1) noise at the
-      lag-1 autocorrelation `_rho` gives (`_gls_t`; 0: the pooled two-sample t)."""
+      lag-1 autocorrelation `_rho` gives (`_gls_t`; 0: the pooled two-sample t). On normal scores rho is
+      the larger of theirs and the winsorised logs', and where it is above 0 the fit is of the winsorised
+      logs: ranks keep no magnitude, so a clear step's t of ranks sits at its ceiling, which any rho
+      would take under the critical value."""
     med = [_median([x for a, b in runs for x in logs[a:b]]) for runs in sides]
     if abs(med[1] - med[0]) < math.log1p(min_effect):
         return False
