@@ -10,11 +10,12 @@ drift under the least step reported). Each value is 400 x (1 + spread x z), z th
 scale (floored at 5 % of 400: a throughput is positive).
 
     python benchmarks/changepoint_false_alarms.py [--series 3000] [--power-series 300]
-        [--lengths 10 30 100] [--spreads 0.01 0.05] [--steps 0.05 0.2] [--shapes gaussian ar1-0.9 ...]
+        [--lengths 10 30 100] [--spreads 0.01 0.05] [--steps 0.05 0.1 0.2] [--shapes gaussian ar1-0.9 ...]
 
 A false alarm is any change point in a no-change series; a detection is a change point within 2 entries
 of the step. The rate's upper 95 % bound (Clopper-Pearson, one-sided) is printed beside it: 0 in 3,000
-series bounds the rate under 1 in 1,000.
+series bounds the rate under 1 in 1,000. The targets (docs/history.md): independent noise of any shape
+flagged about 1 in 1,000, AR(1) noise at most 2 in 100.
 """
 
 from __future__ import annotations
@@ -123,25 +124,27 @@ def main(argv=None) -> int:
     p.add_argument("--power-series", type=int, default=300, help="series with a step per shape, length, spread, step")
     p.add_argument("--lengths", type=int, nargs="+", default=[10, 30, 100])
     p.add_argument("--spreads", type=float, nargs="+", default=[0.01, 0.05])
-    p.add_argument("--steps", type=float, nargs="+", default=[0.05, 0.2])
+    p.add_argument("--steps", type=float, nargs="+", default=[0.05, 0.1, 0.2])
     p.add_argument("--shapes", nargs="+", choices=ALL_SHAPES, default=ALL_SHAPES)
     p.add_argument("--seed", type=int, default=46)
     a = p.parse_args(argv)
     t0 = time.perf_counter()
     print(f"{'shape':<16} {'n':>4} {'spread':>6}  {'false alarms':>14} {'rate':>7} {'<=95%':>7}  "
           + "  ".join(f"{'found ' + format(s, '.0%') + ' step':>15}" for s in a.steps))
-    worst = 0.0
+    worst = {"independent": 0.0, "AR(1)": 0.0}
     for shape in a.shapes:
         for n in a.lengths:
             for spread in a.spreads:
                 fa = measure(shape, n, spread, a.series, None, a.seed)
-                worst = max(worst, fa / a.series)
+                which = "AR(1)" if shape.startswith("ar1") else "independent"
+                worst[which] = max(worst[which], fa / a.series)
                 found = [measure(shape, n, spread, a.power_series, s, a.seed) for s in a.steps]
                 print(f"{shape:<16} {n:>4} {spread:>6.0%}  {fa:>6}/{a.series:<7} {fa / a.series:>7.4f} "
                       f"{upper95(fa, a.series):>7.4f}  "
                       + "  ".join(f"{k:>6}/{a.power_series:<4} {k / a.power_series:>4.0%}" for k in found),
                       flush=True)
-    print(f"worst false-alarm rate {worst:.4f} (the docs state at most 0.001); {time.perf_counter() - t0:.0f} s")
+    print(f"worst false-alarm rate: independent noise {worst['independent']:.4f} (docs/history.md: about 0.001), "
+          f"AR(1) {worst['AR(1)']:.4f} (at most 0.02); {time.perf_counter() - t0:.0f} s")
     return 0
 
 

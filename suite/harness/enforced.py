@@ -182,9 +182,7 @@ def record_provenance(series: Series, k: int) -> None:
     where = _where(series, k)
     if where is None:
         return
-    provenance.write_pointer(where)
-    files.write_json(Path(where) / provenance.RECORD_FILE, {"schema_version": 1, **series.provenance},
-                     schema="code-image")
+    provenance.record(where, series.provenance)
 
 
 def _finish(series: Series, results: list[dict], ended_by: BaseException | None) -> None:

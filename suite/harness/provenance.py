@@ -5,6 +5,8 @@ the tool's name and version, the git commit when there is one, and when it was c
     provenance.code_files(root)              # [(relative POSIX path, Path)]: exactly what is hashed
     provenance.pointer(image)                # "md5-tree-v2:<32 hex>" (a leaf's .mlps-code-image line)
     provenance.for_run()                     # the image of the code running now (cached per process)
+    provenance.record(run_dir, image)        # a run's .mlps-code-image and provenance.json, written
+    provenance.recorded(run_dir)             # (the pointer line, the provenance.json doc): None where absent
 
 md5-tree-v2 itself: suite.codetree (the walker the v3.0 code pool and its checker use too).
 
@@ -88,3 +90,39 @@ def write_pointer(leaf_dir) -> dict:
     image = for_run()
     files.write_atomic(Path(leaf_dir) / POINTER_FILE, pointer(image) + "\n")
     return image
+
+
+def record(run_dir, image: dict | None = None) -> dict:
+    """A run's code image (`image`, else the code running now) in `run_dir`: `.mlps-code-image` (one line)
+    and provenance.json (schema code-image), each written atomically."""
+    from suite import files
+
+    image = image or for_run()
+    files.write_atomic(Path(run_dir) / POINTER_FILE, pointer(image) + "\n")
+    files.write_json(Path(run_dir) / RECORD_FILE, {"schema_version": 1, **image}, schema="code-image")
+    return image
+
+
+POINTER_BYTES = 200      # a pointer line is 45 bytes: anything much longer is not one
+
+
+def recorded(run_dir) -> tuple[str | None, dict | None]:
+    """(the `.mlps-code-image` line, the provenance.json document) of a run directory, each None where the
+    file is absent (a link is not followed: absent). A pointer file past POINTER_BYTES, or a record that is
+    not valid JSON of schema code-image, is a ResultError naming it."""
+    from suite import files
+    from suite.errors import ResultError, expected_got
+
+    run_dir = Path(run_dir)
+    line = None
+    p = run_dir / POINTER_FILE
+    if p.is_file() and not p.is_symlink():
+        if p.stat().st_size > POINTER_BYTES:
+            raise ResultError(expected_got(p, "(line 1)", f"one md5-tree-v2 pointer line (<= {POINTER_BYTES} bytes)",
+                                           f"{p.stat().st_size} bytes"))
+        line = p.read_text(errors="replace").strip()
+    r = run_dir / RECORD_FILE
+    doc = None
+    if r.is_file() and not r.is_symlink():
+        doc = files.load_json(r, error=ResultError, schema="code-image", root=run_dir)
+    return line, doc

@@ -11,7 +11,9 @@ A series is one value per entry (the geometric mean of its runs), oldest first. 
      candidates): half the segment's false-alarm budget, the other half the stretch's of step 3. From
      RANK_MIN entries on the t is of the normal scores of the ranks, distribution-free on independent
      values (heavy tails, skew, outliers); below it, of the logs (no rank test reaches 1 in 1,000 on so
-     few). Where the residuals are clearly autocorrelated the variance allows for AR(1) (`_t_ar`).
+     few). The t is that of the step in a least-squares fit of level + step + AR(1) noise (`_gls_t`) at
+     the residuals' lag-1 autocorrelation, bias-corrected and widened (`_rho`): 0 on independent noise
+     most of the time (the pooled t), and a slow wander of autocorrelated runs is not taken for a step.
 3. Both sides are searched again (binary segmentation), so a series with two steps gets two.
    Where no single split passes, a stretch at another level that came back (a slowdown later
    fixed: one split sees two sides of about the same mean) is looked for as a pair of change
@@ -20,7 +22,7 @@ Each change point is reported with the Welch interval of after/before (suite.sta
 the one `suite compare` uses) at the stated level, on the entries between it and its neighbouring
 change points: what `suite compare` would say of those two groups. docs/history.md gives the false-alarm
 rate measured per noise shape (benchmarks/changepoint_false_alarms.py): independent noise of any shape
-held near 1 in 1,000, autocorrelated noise not.
+held near 1 in 1,000, AR(1) noise (phi 0.5, 0.9) at 1 % or under.
 
 The scan keeps sums of the winsorised logs and of their squares as prefix sums, so one scan of a segment
 is linear after a sort (10,000 entries: well under a second).
@@ -41,6 +43,7 @@ REPORT_LEVEL = 0.95     # the level of the interval shown with each change point
 RANK_MIN = 20           # a segment this long is tested on the normal scores of its ranks (distribution-free)
 WINSOR_C = 3.0          # the scan's logs held within the segment's median +- this many robust spreads
 RHO_MAX = 0.95          # the largest lag-1 autocorrelation the test allows for
+RHO_WIDEN = 4.0         # the residuals' lag-1 autocorrelation is widened by 1 + this / sqrt(run length)
 
 
 @dataclass(frozen=True)
@@ -164,56 +167,75 @@ def _passes(logs, z, sides, tests: int, level: float, min_effect: float) -> bool
     """Whether two groups of a segment differ, each group a list of runs [a, b) of consecutive entries:
     - the difference of the groups' median logs is at least log(1 + min_effect) (a median, so that an
       outlier or two cannot make a step);
-    - the pooled t of `z` passes Student's critical value at 1 - (1 - level) / (2 tests). Where the
-      residuals are clearly autocorrelated (`_rho`), each group mean's variance is inflated as for AR(1)
-      and the degrees of freedom shrink as a variance's do ((1 - rho^2) / (1 + rho^2)); the t is then
-      of the winsorised logs, not of normal scores: ranks keep no magnitude, and a few effectively
-      independent values a side cannot show a step by their order alone."""
+    - the t of the step in `z` (its logs, or their normal scores) passes Student's critical value at
+      1 - (1 - level) / (2 tests), the t of the least-squares fit of the step under AR(1) noise at the
+      lag-1 autocorrelation `_rho` gives (`_gls_t`; 0: the pooled two-sample t). On normal scores rho is
+      the larger of theirs and the winsorised logs', and where it is above 0 the fit is of the winsorised
+      logs: ranks keep no magnitude, so a clear step's t of ranks sits at its ceiling, which any rho
+      would take under the critical value."""
     med = [_median([x for a, b in runs for x in logs[a:b]]) for runs in sides]
     if abs(med[1] - med[0]) < math.log1p(min_effect):
         return False
-    t, rho = _t_ar(z, sides)
-    if rho > 0.0 and z is not logs:
-        t, rho2 = _t_ar(_winsorised(logs), sides)
-        if rho2 < rho:
-            t, rho = _t_ar(_winsorised(logs), sides, rho)
-    df = max(1.0, (len(z) - 2) * (1.0 - rho * rho) / (1.0 + rho * rho))
-    return t > stats.t_quantile(1.0 - (1.0 - level) / (2 * tests), df)
+    rho = _rho(z, sides)
+    if z is not logs:
+        w = _winsorised(logs)
+        rho = max(rho, _rho(w, sides))
+        if rho > 0.0:
+            z = w
+    t = _gls_t(z, sides[1], rho)
+    return t > stats.t_quantile(1.0 - (1.0 - level) / (2 * tests), max(1, len(z) - 3))
 
 
-def _t_ar(z, sides, rho: float | None = None) -> tuple[float, float]:
-    """The pooled t of `z` between the two groups, each group mean's variance inflated for AR(1) at `rho`
-    (by default the residuals' own, `_rho`), and that rho."""
-    means, resid = [], []
+def _rho(z, sides) -> float:
+    """The lag-1 autocorrelation the test allows for: r, that of the residuals (each run of consecutive
+    entries less its group's mean), corrected for its downward bias in runs of mean length m
+    ((1 + 3 r) / m, Marriott and Pope), then widened by the factor 1 + RHO_WIDEN / sqrt(m), within
+    [0, RHO_MAX]. Widened because r is of the residuals of the best of many splits, which absorbs part of
+    a slow wander: AR(1) phi 0.9 in 30 entries gives r 0.5 at the median and under 0.3 one time in ten,
+    and the fewer entries, the less r says. The factor (2 at 30 entries, 1.6 at 100) was chosen on
+    simulated series (benchmarks/changepoint_false_alarms.py): at 30 entries phi 0.9 is flagged in about
+    1 % of series, while independent noise's r (about -1 / m) leaves rho 0 or small, so a real step's
+    test is about the pooled t."""
+    resid = []
     for runs in sides:
         flat = [x for a, b in runs for x in z[a:b]]
-        means.append(math.fsum(flat) / len(flat))
-        resid += [[x - means[-1] for x in z[a:b]] for a, b in runs]
+        mean = math.fsum(flat) / len(flat)
+        resid += [[x - mean for x in z[a:b]] for a, b in runs]
     ss = math.fsum(e * e for p in resid for e in p)
     if ss == 0.0:
-        return (math.inf if means[1] != means[0] else 0.0), 0.0
-    rho = _rho(resid, ss, len(z)) if rho is None else rho
-    pooled = ss / (len(z) - 2)
-    var = sum(pooled * sum((b - a) * _inflation(rho, b - a) for a, b in runs) / sum(b - a for a, b in runs) ** 2
-              for runs in sides)
-    return abs(means[1] - means[0]) / math.sqrt(var), rho
-
-
-def _rho(resid, ss: float, n: int) -> float:
-    """The lag-1 autocorrelation of the residuals where it is clearly there (above 3 / sqrt(n), three times
-    its spread on independent values: independent series are not penalised for chance), corrected for
-    its downward bias in short runs ((1 + 3 rho) / m, m the mean run length: Marriott and Pope); else 0."""
-    r = math.fsum(a * b for p in resid for a, b in zip(p, p[1:])) / ss
-    if r <= 3.0 / math.sqrt(n):
         return 0.0
-    return min(RHO_MAX, r + (1.0 + 3.0 * r) / (n / len(resid)))
+    r = math.fsum(a * b for p in resid for a, b in zip(p, p[1:])) / ss
+    m = len(z) / len(resid)
+    return min(RHO_MAX, max(0.0, (1.0 + RHO_WIDEN / math.sqrt(m)) * (r + (1.0 + 3.0 * r) / m)))
 
 
-def _inflation(rho: float, m: int) -> float:
-    """Var(mean of m AR(1) values) x m / Var(one value): 1 for independent values."""
-    if rho <= 0.0 or m < 2:
-        return 1.0
-    return (1 + rho) / (1 - rho) - 2 * rho * (1 - rho ** m) / (m * (1 - rho) ** 2)
+def _gls_t(z, runs, rho: float) -> float:
+    """The t of the step (1 on `runs`, 0 elsewhere) in the least-squares fit of `z` = level + step + AR(1)
+    noise at `rho` (Prais-Winsten: each value less rho times the one before, the first scaled by
+    sqrt(1 - rho^2), so that the noise is independent). At rho 0 the pooled two-sample t. Under AR(1)
+    the step is seen in its jump, which the noise's innovations hardly make, and in the level after it,
+    weighted by 1 - rho: a slow wander is not taken for a step."""
+    n = len(z)
+    mean = math.fsum(z) / n
+    y = [x - mean for x in z]
+    s = [0.0] * n
+    for a, b in runs:
+        s[a:b] = [1.0] * (b - a)
+    w = math.sqrt(1.0 - rho * rho)
+    rows = [(w, w * s[0], w * y[0])] + [(1.0 - rho, s[i] - rho * s[i - 1], y[i] - rho * y[i - 1])
+                                         for i in range(1, n)]
+    cc, cs, ss = (math.fsum(r[0] * r[0] for r in rows), math.fsum(r[0] * r[1] for r in rows),
+                  math.fsum(r[1] * r[1] for r in rows))
+    cy, sy, yy = (math.fsum(r[0] * r[2] for r in rows), math.fsum(r[1] * r[2] for r in rows),
+                  math.fsum(r[2] * r[2] for r in rows))
+    det = cc * ss - cs * cs
+    if det <= 0.0:
+        return 0.0
+    level, step = (ss * cy - cs * sy) / det, (cc * sy - cs * cy) / det
+    rss = max(0.0, yy - level * cy - step * sy)
+    if rss <= 1e-24 * max(yy, 1e-300):
+        return math.inf if abs(step) > 0.0 else 0.0
+    return abs(step) / math.sqrt(rss / (n - 2) * cc / det)
 
 
 def _scores(xs: list[float]) -> list[float]:

@@ -24,11 +24,15 @@ rules/facts.yaml). Every failure is a suite.rules.findings.Finding (effect inval
   tpcxai-sizes-match-sf      generation and load rows agree, and match the generator's sizing at the SF
   tpcxai-beats-constant      each scored model beats the best constant predictor on the scoring split
   tpcxai-result-valid        the result's own verdict (valid, recorded failed thresholds) is kept
+  tpcxai-code-that-ran       the record of the code that ran (provenance.json) is the code the run's
+                             .mlps-code-image and its result's code_image name (a run from before runs
+                             recorded their code, with none of the three, is not held to it)
   tpcxai-sf-publishable      SF >= 1 (effect open: an SF < 1 result is a test, not publishable)
 The re-derivations are suite/tpcx_ai/rederive.py's; `assess` adds what was re-derived (statements).
 """
 
 import math
+from pathlib import Path
 
 from suite.check import hostcpu, hostrun
 from suite.errors import SuiteError
@@ -197,8 +201,6 @@ def assess(path) -> tuple[str, list[Finding], dict, list]:
     The verdict is "valid" with no finding, "open" with only open findings (SF < 1: valid, not
     publishable), else "invalid" (every other TPCx-AI rule is a measurement rule).
     """
-    from pathlib import Path
-
     from suite.tpcx_ai import leaf as result
 
     path = Path(path)
@@ -215,9 +217,36 @@ def assess(path) -> tuple[str, list[Finding], dict, list]:
     items, statements = evidence.quality_problems(where.parent, doc)  # quality re-scored from its output
     r.problems["figures.problems"] += items
     r.statements += statements
+    r.problems["code_image.problems"] = code_problems(where.parent, doc)
     findings = check(doc, path=str(where), rederived=r)
     findings += hostcpu.findings([sampled(doc, where)], None)     # the run's host_metrics.json
     return grade(findings), findings, doc, r.statements
+
+
+def code_problems(run_dir, doc: dict) -> list[Item]:
+    """The code that ran (provenance.json, suite.harness.provenance) against the code the run's
+    .mlps-code-image and its result's code_image name: each disagreement, or a record missing where the
+    others name code. None of the three: a run from before TPCx-AI runs recorded their code."""
+    from suite.harness import provenance
+
+    try:
+        line, rec = provenance.recorded(run_dir)
+    except SuiteError as exc:
+        return [_p(provenance.RECORD_FILE, "a readable record of the code that ran", str(exc)[:200])]
+    stated = doc.get("code_image")
+    ran = provenance.pointer(rec) if rec is not None else None
+    pointer_path = Path(run_dir) / provenance.POINTER_FILE
+    if ran is None:
+        named = [n for n in (stated, line) if n]
+        return [Item("none", Path(run_dir) / provenance.RECORD_FILE, "(file)", "the record of the code that ran "
+                     f"({named[0]}, as the run names it)", expected_given=True)] if named else []
+    out = []
+    if line != ran:
+        out.append(Item(line[:80] if line else "absent", pointer_path, "(line 1)", f"{ran} (provenance.json)",
+                        expected_given=True))
+    if stated != ran:
+        out.append(_p("code_image", f"{ran} (provenance.json)", stated if stated else "absent"))
+    return out
 
 
 def sampled(doc: dict, where) -> hostrun.Run:
@@ -241,8 +270,6 @@ def _finite(v) -> bool:
 
 
 def is_result(path) -> bool:
-    from pathlib import Path
-
     from suite.tpcx_ai import leaf as result
 
     path = Path(path)

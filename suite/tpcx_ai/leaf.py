@@ -3,7 +3,9 @@
 schema_version 2 (suite/schemas/tpcxai-result.schema.json), kind tpcx-ai-run: phases in order
 with start/end, every job (phase, use case, stream, start/end, status, error), per-use-case times
 and quality against thresholds, per-stream start/end and order, SF, streams, seed, library
-versions, host facts, SHA-256 of the use-case code and definition files, and AIUCpm@SF with its
+versions, host facts, SHA-256 of the use-case code and definition files, the code that ran
+(`code_image`, set by `suite run`: the md5-tree-v2 pointer of suite.harness.provenance, whose
+.mlps-code-image and provenance.json it writes beside this file), and AIUCpm@SF with its
 components (kit 1.0.3 mode; the 1.0.2 load and throughput figures beside them) or the reasons
 there is none. schema_version 1 is the FDR data-file form (suite/tpcx_ai/fdr.py) that earlier runs
 wrote; `read` accepts both, and `fdr_doc` turns a version-2 result into that form, which is how

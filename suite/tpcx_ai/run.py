@@ -59,6 +59,9 @@ def run(args, registry=None, launcher: str = "exec") -> int:
     from suite.tpcx_ai import leaf as result
 
     _validate(args)
+    from suite.harness import provenance
+
+    image = provenance.for_run()         # the code that runs, hashed before it runs
     with output.interruptible():         # SIGTERM from the claim on (reaching a dask cluster too): the claim is
         # given up or the result written marked incomplete, never left to block the dir
         results_dir = resultsdir.claim(args.results_dir, f"tpcx-ai-sf{args.scale_factor:g}")
@@ -83,7 +86,10 @@ def run(args, registry=None, launcher: str = "exec") -> int:
             raise
         try:
             r = d.execute() if r is None else r
-            path = result.write(results_dir, result.to_doc(r))
+            provenance.record(results_dir, image)     # .mlps-code-image and provenance.json, then the result
+            doc = result.to_doc(r)
+            doc["code_image"] = provenance.pointer(image)     # the code that ran, named by the result too
+            path = result.write(results_dir, doc)
         finally:
             resultsdir.release(results_dir)
     print(summary(r, path))

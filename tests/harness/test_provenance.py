@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from suite.harness import enforced, provenance
 from suite.harness.enforced import Series
@@ -99,3 +100,29 @@ def test_the_harness_writes_each_runs_pointer_and_record(tmp_path):
         run = tmp_path / "R" / f"run-{k}"
         assert (run / ".mlps-code-image").read_text() == f"md5-tree-v2:{image['hash']}\n"
         assert json.loads((run / "provenance.json").read_text())["hash"] == image["hash"]
+
+
+def test_record_then_recorded_gives_back_the_pointer_and_the_record(tmp_path):
+    image = provenance.record(tmp_path)
+    line, doc = provenance.recorded(tmp_path)
+    assert line == provenance.pointer(image) and doc == {"schema_version": 1, **image}
+    assert provenance.recorded(tmp_path / "none") == (None, None)
+
+
+@settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pointer=st.binary(max_size=300), record=st.one_of(st.binary(max_size=300), st.builds(
+    lambda d: json.dumps(d).encode(), st.dictionaries(st.sampled_from(["hash", "algorithm", "tool", "x"]),
+                                                      st.one_of(st.text(max_size=40), st.integers(), st.none())))))
+def test_recorded_reads_any_bytes_as_a_pointer_and_a_record_or_one_result_error(tmp_path, pointer, record):
+    """The loader of a run's code record (issue 46, class 9): whatever the two files hold, it returns them or
+    raises ResultError naming the file, never another exception."""
+    from suite.errors import ResultError
+
+    (tmp_path / provenance.POINTER_FILE).write_bytes(pointer)
+    (tmp_path / provenance.RECORD_FILE).write_bytes(record)
+    try:
+        line, doc = provenance.recorded(tmp_path)
+    except ResultError as exc:
+        assert str(tmp_path) in str(exc)
+    else:
+        assert isinstance(line, str) and isinstance(doc, dict) and re.fullmatch(r"[0-9a-f]{32}", doc["hash"])

@@ -99,12 +99,25 @@ def test_independent_noise_of_any_shape_is_flagged_within_the_documented_rate(sh
     assert BENCH.measure(shape, n, 0.05, count, None, SEED) <= math.ceil(bound * count)
 
 
-@pytest.mark.parametrize("shape, n, bound", [("ar1-0.5", 30, 0.08), ("ar1-0.9", 30, 0.55), ("ar1-0.9", 100, 0.05)])
-def test_autocorrelated_noise_is_flagged_at_most_at_the_documented_rate(shape, n, bound):
-    """AR(1) noise at 5 % spread is not held to 1 in 1,000 (docs/history.md gives the measured rates); at
-    this machine's 1 % it is flagged at most 0.2 % of the time."""
-    assert BENCH.measure(shape, n, 0.05, 200, None, SEED) <= bound * 200
+@pytest.mark.parametrize("shape, n, count, bound", [("ar1-0.9", 30, 200, 0.02), ("ar1-0.5", 30, 200, 0.02),
+                                                     ("ar1-0.9", 100, 60, 0.02), ("ar1-0.9", 10, 200, 0.02)])
+def test_autocorrelated_noise_is_flagged_within_the_documented_rate(shape, n, count, bound):
+    """AR(1) noise at 5 % spread, the slow wander a test on the mean alone takes for a step (the detector of
+    issue 46's first round flagged phi 0.9 in 48 % of series of 30 entries): at most 2 % of seeded series
+    flagged (docs/history.md gives the measured rates); at this machine's 1 % spread at most 1 in 100."""
+    assert BENCH.measure(shape, n, 0.05, count, None, SEED) <= bound * count
     assert BENCH.measure(shape, n, 0.01, 100, None, SEED) <= 1
+
+
+@pytest.mark.parametrize("shape, n, step, count, least", [("gaussian", 100, 0.1, 60, 0.75),
+                                                          ("gaussian", 30, 0.2, 60, 0.85),
+                                                          ("ar1-0.9", 30, 0.2, 60, 0.85),
+                                                          ("ar1-0.5", 100, 0.2, 40, 0.7)])
+def test_a_step_at_a_5_percent_spread_is_still_found(shape, n, step, count, least):
+    """The price of allowing for autocorrelation is paid in power at 5 % spread, and it is bounded: a 10 %
+    slowdown in 100 Gaussian entries, a 20 % one in 30 (also under AR(1) phi 0.9: its jump is many times
+    the noise's innovations), found at the step (within 2 entries) in most seeded series."""
+    assert BENCH.measure(shape, n, 0.05, count, step, SEED) >= least * count
 
 
 @pytest.mark.parametrize("shape", INDEPENDENT + ["ar1-0.5", "ar1-0.9"])

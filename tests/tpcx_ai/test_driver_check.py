@@ -155,10 +155,11 @@ def test_an_sf_below_1_is_an_open_finding_not_publishable():
 
 def test_every_tpcx_ai_rule_id_has_a_passing_and_a_failing_case():
     """STYLE 16 for rules/tpcx-ai/: the good document passes every rule, FAULTS and QUALITY fail each
-    (and the test above the open rule tpcxai-sf-publishable)."""
+    (and the tests above the open rule tpcxai-sf-publishable, below tpcxai-code-that-ran: it reads the
+    run directory)."""
     from suite.rules import engine as rules
 
-    covered = {r for _, r, _ in FAULTS + QUALITY + FDR_FAULTS} | {"tpcxai-sf-publishable"}
+    covered = {r for _, r, _ in FAULTS + QUALITY + FDR_FAULTS} | {"tpcxai-sf-publishable", "tpcxai-code-that-ran"}
     assert covered == set(rules.all_rule_ids("tpcx-ai"))
 
 
@@ -233,3 +234,40 @@ def test_best_constant_finds_the_constants_that_pass_the_kits_thresholds():
     wer, _ = quality.best_constant("word_error_rate", np.array(["a b", "a c", "a"]))
     assert wer < 1.0  # the most common word beats the empty transcript
     assert quality.beats("median_absolute_error", 0.9, 1.0) and not quality.beats("accuracy_score", 0.3, 0.3)
+
+
+def _code_findings(run_dir, doc):
+    """check's findings of tpcxai-code-that-ran on `doc` in `run_dir` (assess's path, less the evidence)."""
+    from suite.tpcx_ai import rederive
+
+    r = rederive.rederive(doc)
+    r.problems["code_image.problems"] = check.code_problems(run_dir, doc)
+    return [f for f in check.check(doc, path=str(run_dir / "tpcxai-result.json"), rederived=r)
+            if f.rule_id == "tpcxai-code-that-ran"]
+
+
+def test_the_code_that_ran_passes_as_recorded_and_fails_each_way_it_can_differ(tmp_path):
+    """The run's provenance.json, its .mlps-code-image and the result's code_image name one code; a record
+    of other code, a pointer edited, the result's name changed, or the record deleted, is each a finding."""
+    import json
+
+    from suite.harness import provenance
+
+    doc = good_doc()
+    image = provenance.record(tmp_path)
+    doc["code_image"] = provenance.pointer(image)
+    assert _code_findings(tmp_path, doc) == []
+    assert _code_findings(tmp_path / "none", good_doc()) == []      # a run from before runs recorded code
+    other = "md5-tree-v2:" + "0" * 32
+    (tmp_path / provenance.RECORD_FILE).write_text(json.dumps({"schema_version": 1, **image, "hash": "0" * 32}))
+    (found,) = [f for f in _code_findings(tmp_path, doc) if f.field == "(line 1)"]
+    assert found.expected == f"{other} (provenance.json)" and found.actual == provenance.pointer(image)
+    assert found.effect == "invalid" and found.path.endswith(".mlps-code-image")
+    provenance.record(tmp_path, image)
+    (tmp_path / provenance.POINTER_FILE).write_text(other + "\n")
+    assert [f.actual for f in _code_findings(tmp_path, doc)] == [other]
+    provenance.record(tmp_path, image)
+    assert [f.field for f in _code_findings(tmp_path, {**doc, "code_image": other})] == ["code_image"]
+    (tmp_path / provenance.RECORD_FILE).unlink()
+    (found,) = _code_findings(tmp_path, doc)
+    assert found.actual == "none" and found.path.endswith("provenance.json")
