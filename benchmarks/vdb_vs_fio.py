@@ -7,12 +7,14 @@ limit is the file system's 4 KiB random-read rate at the same queue depth. Each 
     suite run --workload vdb-mini --index diskann --runs 1 --clients C [--beam-width W]   (cache dropped first)
 and takes from its summary.json the QPS, the recall and the 4-KiB reads per query its I/O cgroup counted
 (io.read_ops_per_query), i.e. the query phase's storage read rate; and
-    fio --rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=C*W --filename=<the index file>
-on the same file (the same file system): the ratio is the query phase's reads/s over fio's IOPS (both
+    fio --rw=randread --bs=4k --direct=1 --ioengine=libaio --numjobs=C --iodepth=W --filename=<the index file>
+on the same file (the same file system), in the query phase's shape: C processes (--numjobs) of W reads in
+flight each (so that on a shared CPU fio's processes get the share the clients get), and, for the record, as
+one process of C*W (the figure before 2026-12-07). The ratio is the query phase's reads/s over fio's IOPS (both
 4 KiB: bytes/s in the same proportion). C*W is the most reads the query phase can have in flight; what it
 keeps in flight on average is measured at the device (Little's law on /sys/dev/block/<dev>/stat: the reads'
 queue milliseconds over the wall time; device-wide, so other sessions' reads count too), fio's on the same
-meter beside it, and fio is run a second time at that depth, rounded up (the second ratio). Also printed,
+meter beside it, and fio is run a third time, one process at that depth rounded up (the third ratio). Also printed,
 from the clients' own counters (worker.py): CPU per query (user, sys) and per read against fio's, and the
 mean number of clients on a CPU, waiting for one, and asleep (waiting for their reads).
 
@@ -24,6 +26,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -41,16 +44,19 @@ def read_ticks(dev: str) -> tuple:
     return int(f[0]), int(f[3])
 
 
-def fio(path: Path, depth: int, seconds: int, dev: str) -> dict:
-    (n0, t0), w0 = read_ticks(dev), time.perf_counter()
+def fio(path: Path, depth: int, seconds: int, dev: str, jobs: int = 1) -> dict:
+    """fio's 4 KiB O_DIRECT random reads of `path`: `jobs` processes of `depth` reads in flight each; its IOPS, the
+    reads it kept in flight at the device (Little's law), and its CPU per read (its processes' rusage)."""
+    (_, t0), w0, ru0 = read_ticks(dev), time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(["fio", "--name=vdb", f"--filename={path}", "--rw=randread", "--bs=4k", "--direct=1",
-                          "--ioengine=libaio", f"--iodepth={depth}", "--readonly", f"--runtime={seconds}",
-                          "--time_based", "--output-format=json"], capture_output=True, text=True, check=True)
-    (n1, t1), w1 = read_ticks(dev), time.perf_counter()
-    job = json.loads(out.stdout[out.stdout.index("{"):])["jobs"][0]
-    iops = job["read"]["iops"]
-    return {"iops": iops, "depth": depth, "dev_inflight": (t1 - t0) / 1000 / (w1 - w0),
-            "cpu_us_per_read": (job["usr_cpu"] + job["sys_cpu"]) / 100 / iops * 1e6 if iops else None}
+                          "--ioengine=libaio", f"--iodepth={depth}", f"--numjobs={jobs}", "--group_reporting",
+                          "--readonly", f"--runtime={seconds}", "--time_based", "--output-format=json"],
+                         capture_output=True, text=True, check=True)
+    (_, t1), w1, ru1 = read_ticks(dev), time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    iops = json.loads(out.stdout[out.stdout.index("{"):])["jobs"][0]["read"]["iops"]
+    cpu_s = ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime
+    return {"iops": iops, "depth": depth, "jobs": jobs, "dev_inflight": (t1 - t0) / 1000 / (w1 - w0),
+            "cpu_us_per_read": cpu_s / (iops * seconds) * 1e6 if iops else math.nan}
 
 
 def query_run(a, data: Path, results: Path) -> dict:
@@ -86,16 +92,19 @@ def pair(a, k: int, data: Path) -> dict:
     """Pair k: the query run and fio at C x W, in the order k's parity says; fio again at the measured depth."""
     results = a.workdir / f"R{k}"
     first_fio = k % 2 == 1
-    f_nominal = None
+    f_same = f_one = None
     if first_fio:
         probe = query_probe(a, data)
-        f_nominal = fio(probe["index"], a.clients * probe["beam"], a.fio_seconds, probe["dev"])
+        f_same = fio(probe["index"], probe["beam"], a.fio_seconds, probe["dev"], jobs=a.clients)
+        f_one = fio(probe["index"], a.clients * probe["beam"], a.fio_seconds, probe["dev"])
     q = query_run(a, data, results)
     index = Path(q["index_dir"]) / "ann_disk.index"
-    if f_nominal is None:
-        f_nominal = fio(index, q["in_flight_max"], a.fio_seconds, q["dev"])
+    if f_same is None:
+        f_same = fio(index, q["beam"], a.fio_seconds, q["dev"], jobs=a.clients)
+        f_one = fio(index, q["in_flight_max"], a.fio_seconds, q["dev"])
     f_matched = fio(index, max(1, math.ceil(q["dev_inflight"] - 0.05)), a.fio_seconds, q["dev"])
-    return {"q": q, "fio": f_nominal, "fio_matched": f_matched, "load": os.getloadavg()[0], "fio_first": first_fio}
+    return {"q": q, "fio": f_same, "fio_one": f_one, "fio_matched": f_matched, "load": os.getloadavg()[0],
+            "fio_first": first_fio}
 
 
 def query_probe(a, data: Path) -> dict:
@@ -110,26 +119,28 @@ def query_probe(a, data: Path) -> dict:
 
 def report(pairs: list) -> None:
     for i, p in enumerate(pairs):
-        q, f, m = p["q"], p["fio"], p["fio_matched"]
+        q, f, o, m = p["q"], p["fio"], p["fio_one"], p["fio_matched"]
         print(f"pair {i + 1} (load {p['load']:.1f}, {'fio' if p['fio_first'] else 'query'} first): "
               f"{q['reads_s']:,.0f} reads/s ({q['qps']:.0f} QPS x {q['reads_per_query']:.1f}, recall@10 {q['recall']:.3f}) "
-              f"vs fio iodepth {f['depth']} {f['iops']:,.0f} IOPS = {q['reads_s'] / f['iops']:.2f}"
-              + f"; fio at the depth it keeps, {m['depth']}: {m['iops']:,.0f} = {q['reads_s'] / m['iops']:.2f}")
+              f"vs fio {f['jobs']} jobs x iodepth {f['depth']} {f['iops']:,.0f} IOPS = {q['reads_s'] / f['iops']:.2f}; "
+              f"1 job x iodepth {o['depth']} {o['iops']:,.0f} = {q['reads_s'] / o['iops']:.2f}"
+              + f"; 1 job at the depth it keeps, {m['depth']}: {m['iops']:,.0f} = {q['reads_s'] / m['iops']:.2f}")
         print(f"    clients (mean of {q['in_flight_max'] // q['beam']}): {q['on_cpu']:.2f} on a CPU, {q['runqueue']:.2f} "
               f"waiting for one, {q['asleep']:.2f} asleep in io_getevents; "
               f"CPU per query {q['user_us_q']:,.0f} us user + {q['sys_us_q']:,.0f} us sys = "
               f"{(q['user_us_q'] + q['sys_us_q']) / q['reads_per_query']:.1f} us per read (fio {f['cpu_us_per_read']:.1f}); "
               f"reads in flight at the device (Little) {q['dev_inflight']:.2f}, fio's {f['dev_inflight']:.2f}")
-    nominal = sorted(p["q"]["reads_s"] / p["fio"]["iops"] for p in pairs)
-    q0 = pairs[0]["q"]
-    print(f"query phase: {statistics.median(p['q']['reads_s'] for p in pairs):,.0f} reads/s of "
-          f"{q0['mean_io_bytes']:,.0f} B (median of {len(pairs)}); fio randread 4k direct libaio iodepth "
-          f"{pairs[0]['fio']['depth']}: {statistics.median(p['fio']['iops'] for p in pairs):,.0f} IOPS")
-    print(f"ratio query-phase reads / fio at C x W = {statistics.median(nominal):.2f} "
-          f"(range {nominal[0]:.2f}-{nominal[-1]:.2f}); load average {min(p['load'] for p in pairs):.1f}-"
-          f"{max(p['load'] for p in pairs):.1f} on {os.cpu_count()} CPUs")
-    matched = sorted(p["q"]["reads_s"] / p["fio_matched"]["iops"] for p in pairs)
-    print(f"ratio at the depth the query phase keeps at the device = {statistics.median(matched):.2f} (range {matched[0]:.2f}-{matched[-1]:.2f})")
+    q0, loads = pairs[0]["q"], [p["load"] for p in pairs]
+    print(f"query phase: {statistics.median(p['q']['reads_s'] for p in pairs):,.0f} reads/s of {q0['mean_io_bytes']:,.0f} B "
+          f"(median of {len(pairs)} pairs; {q0['in_flight_max'] // q0['beam']} client processes x beam {q0['beam']}); "
+          f"load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs")
+    for key, what in (("fio", "fio with the query phase's shape ({jobs} processes x iodepth {depth})"),
+                      ("fio_one", "fio 1 process x iodepth {depth}"),
+                      ("fio_matched", "fio 1 process at the depth the query phase keeps at the device")):
+        r = sorted(p["q"]["reads_s"] / p[key]["iops"] for p in pairs)
+        f = pairs[0][key]
+        print(f"ratio query-phase reads / {what.format(**f)}: {statistics.median(r):.2f} (range {r[0]:.2f}-{r[-1]:.2f}; "
+              f"fio {statistics.median(p[key]['iops'] for p in pairs):,.0f} IOPS)")
 
 
 def main() -> int:
