@@ -16,7 +16,9 @@ keeps in flight on average is measured at the device (Little's law on /sys/dev/b
 queue milliseconds over the wall time; device-wide, so other sessions' reads count too), fio's on the same
 meter beside it, and fio is run a third time, one process at that depth rounded up (the third ratio). Also printed,
 from the clients' own counters (worker.py): CPU per query (user, sys) and per read against fio's, and the
-mean number of clients on a CPU, waiting for one, and asleep (waiting for their reads).
+mean number of clients on a CPU, waiting for one, and asleep (waiting for their reads); and each ratio per CPU
+second (fio's CPU per read over the query phase's: the ratio both would reach if each were CPU-bound on
+the same cores, which the shared VM's load does not move much).
 
     python benchmarks/vdb_vs_fio.py [--workdir /tmp/suite-vdb-bench] [--pairs 3] [--clients 4] [--beam-width W]
                                     [--fio-seconds 5]
@@ -56,7 +58,7 @@ def fio(path: Path, depth: int, seconds: int, dev: str, jobs: int = 1) -> dict:
     iops = json.loads(out.stdout[out.stdout.index("{"):])["jobs"][0]["read"]["iops"]
     cpu_s = ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime
     return {"iops": iops, "depth": depth, "jobs": jobs, "dev_inflight": (t1 - t0) / 1000 / (w1 - w0),
-            "cpu_us_per_read": cpu_s / (iops * seconds) * 1e6 if iops else math.nan}
+            "cpu_us_per_read": cpu_s / (iops * seconds) * 1e6 if iops else math.nan, "cores": cpu_s / (w1 - w0)}
 
 
 def query_run(a, data: Path, results: Path) -> dict:
@@ -85,7 +87,8 @@ def query_run(a, data: Path, results: Path) -> dict:
             "dev_inflight": (int(after[3]) - int(before[3])) / 1000 / dt,
             "user_us_q": cpu.get("user_s", math.nan) / queries * 1e6, "sys_us_q": cpu.get("sys_s", math.nan) / queries * 1e6,
             "on_cpu": cpu.get("run_s", math.nan) / wall, "runqueue": cpu.get("runqueue_s", math.nan) / wall,
-            "asleep": cpu.get("asleep_s", math.nan) / wall, "in_flight_max": a.clients * beam}
+            "asleep": cpu.get("asleep_s", math.nan) / wall, "in_flight_max": a.clients * beam,
+            "cores": (cpu.get("user_s", math.nan) + cpu.get("sys_s", math.nan)) / wall}
 
 
 def pair(a, k: int, data: Path) -> dict:
@@ -117,6 +120,11 @@ def query_probe(a, data: Path) -> dict:
     return {"index": meta / "ann_disk.index", "dev": f"{os.major(dev)}:{os.minor(dev)}", "beam": beam}
 
 
+def q_cpu(q: dict) -> float:
+    """The query phase's CPU microseconds per 4-KiB read (its client processes' user + sys)."""
+    return (q["user_us_q"] + q["sys_us_q"]) / q["reads_per_query"]
+
+
 def report(pairs: list) -> None:
     for i, p in enumerate(pairs):
         q, f, o, m = p["q"], p["fio"], p["fio_one"], p["fio_matched"]
@@ -128,7 +136,8 @@ def report(pairs: list) -> None:
         print(f"    clients (mean of {q['in_flight_max'] // q['beam']}): {q['on_cpu']:.2f} on a CPU, {q['runqueue']:.2f} "
               f"waiting for one, {q['asleep']:.2f} asleep in io_getevents; "
               f"CPU per query {q['user_us_q']:,.0f} us user + {q['sys_us_q']:,.0f} us sys = "
-              f"{(q['user_us_q'] + q['sys_us_q']) / q['reads_per_query']:.1f} us per read (fio {f['cpu_us_per_read']:.1f}); "
+              f"{q_cpu(q):.1f} us per read (fio {f['cpu_us_per_read']:.1f} / {o['cpu_us_per_read']:.1f}); "
+              f"cores used {q['cores']:.2f} (fio {f['cores']:.2f} / {o['cores']:.2f}); "
               f"reads in flight at the device (Little) {q['dev_inflight']:.2f}, fio's {f['dev_inflight']:.2f}")
     q0, loads = pairs[0]["q"], [p["load"] for p in pairs]
     print(f"query phase: {statistics.median(p['q']['reads_s'] for p in pairs):,.0f} reads/s of {q0['mean_io_bytes']:,.0f} B "
@@ -139,8 +148,10 @@ def report(pairs: list) -> None:
                       ("fio_matched", "fio 1 process at the depth the query phase keeps at the device")):
         r = sorted(p["q"]["reads_s"] / p[key]["iops"] for p in pairs)
         f = pairs[0][key]
+        per_cpu = sorted(p[key]["cpu_us_per_read"] / q_cpu(p["q"]) for p in pairs)
         print(f"ratio query-phase reads / {what.format(**f)}: {statistics.median(r):.2f} (range {r[0]:.2f}-{r[-1]:.2f}; "
-              f"fio {statistics.median(p[key]['iops'] for p in pairs):,.0f} IOPS)")
+              f"fio {statistics.median(p[key]['iops'] for p in pairs):,.0f} IOPS); per CPU second "
+              f"{statistics.median(per_cpu):.2f} ({per_cpu[0]:.2f}-{per_cpu[-1]:.2f})")
 
 
 def main() -> int:
