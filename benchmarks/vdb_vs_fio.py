@@ -92,7 +92,8 @@ def query_run(a, data: Path, results: Path) -> dict:
 
 
 def pair(a, k: int, data: Path) -> dict:
-    """Pair k: the query run and fio at C x W, in the order k's parity says; fio again at the measured depth."""
+    """Pair k: the query run and fio (C processes x W; one process x C*W), in the order k's parity says; then fio
+    once more, one process at the depth the query phase kept at the device."""
     results = a.workdir / f"R{k}"
     first_fio = k % 2 == 1
     f_same = f_one = None
