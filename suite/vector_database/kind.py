@@ -13,7 +13,7 @@ from suite.errors import ExitCode, SuiteError
 from suite.benchmark import Checked, Kind, Options, Workloads
 
 RUN_OPTIONS = ("runs", "division", "allow_no_cache_drop", "no_cache_drop", "index", "uri", "clients",
-               "query_duration", "query_count", "sweep", "dram_ratios")
+               "query_duration", "query_count", "sweep", "dram_ratios", "beam_width")
 
 
 def add_run_arguments(p) -> None:
@@ -25,6 +25,9 @@ def add_run_arguments(p) -> None:
                                                "(default: the embedded Milvus 2.3.5 started by the run)")
     p.add_argument("--clients", type=positive_int, default=None,
                    help="vector_database: concurrent query clients (default: the workload's run.clients)")
+    p.add_argument("--beam-width", type=positive_int, default=None,
+                   help="vector_database --index diskann: DiskANN's beam width, the reads a query has in flight per "
+                        "hop (default: the workload's search.beam_width)")
     p.add_argument("--query-duration", type=non_negative_float, default=None, metavar="SECONDS",
                    help="vector_database: a timed query phase of this many seconds (default: the workload's)")
     p.add_argument("--query-count", type=positive_int, default=None,
@@ -48,11 +51,14 @@ def run(args) -> int:
     engine = {"suite": None}.get(args.engine, args.engine)
     if engine == "dlio":
         raise SuiteError(f"--engine dlio: expected diskann or milvus for {args.workload}, got dlio")
-    overrides = {k: getattr(args, k) for k in ("clients", "query_duration", "query_count", "uri") if getattr(args, k)}
+    if getattr(args, "beam_width", None) and args.index != "diskann":
+        raise SuiteError(f"--beam-width: expected only with --index diskann, got --index {args.index}")
+    overrides = {k: getattr(args, k) for k in ("clients", "query_duration", "query_count", "uri", "beam_width")
+                 if getattr(args, k, None)}
     opts = vrun.Options(
         workload=args.workload, index=args.index.upper(), engine=engine, data_dir=args.data_dir,
         results_dir=args.results_dir, runs=args.runs, clients=args.clients, duration_s=args.query_duration,
-        query_count=args.query_count, uri=args.uri, division=args.division,
+        query_count=args.query_count, uri=args.uri, beam_width=getattr(args, "beam_width", None), division=args.division,
         allow_no_cache_drop=args.allow_no_cache_drop, no_cache_drop=args.no_cache_drop, overrides=overrides)
     if getattr(args, "sweep", False) or getattr(args, "dram_ratios", None):
         return _ladder(args, opts)

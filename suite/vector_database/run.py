@@ -46,6 +46,7 @@ class Options:
     duration_s: float | None = None
     query_count: int | None = None
     uri: str | None = None
+    beam_width: int | None = None    # DiskANN's beam width, else the workload's search.beam_width
     division: str = "closed"
     allow_no_cache_drop: bool = False
     no_cache_drop: bool = False
@@ -67,7 +68,7 @@ class VdbRun:
         self.build: dict = {}
         self.leaves: dict[int, Path] = {}         # run k's leaf (its host_metrics.json goes there)
         self.search = {"k": self.w.k, "search_list": opts.search_list or self.w.search_list,
-                       "beam_width": self.w.beam_width, "ef": opts.ef or self.w.ef}
+                       "beam_width": opts.beam_width or self.w.beam_width, "ef": opts.ef or self.w.ef}
         self.dram: dict | None = None
 
     # ---------------------------------------------------------------- prepare: refusals, nothing written

@@ -164,6 +164,27 @@ def diskann_search(plan: dict, contexts: int):
 PROTO = "@@suite "      # the client's protocol lines on its stdout (the engine's own prints pass by)
 
 
+def cpu_state() -> dict:
+    """This process's CPU seconds (user, sys: all its threads) and its main thread's time on a CPU and waiting
+    on the run queue (/proc/thread-self/schedstat, ns); a pass's wall time less these two is time asleep (I/O)."""
+    t = os.times()
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            run_ns, queue_ns = (int(x) for x in f.read().split()[:2])
+    except (OSError, ValueError):
+        run_ns = queue_ns = -1
+    return {"user_s": t.user, "sys_s": t.system, "run_s": run_ns / 1e9, "runqueue_s": queue_ns / 1e9,
+            "t_s": time.perf_counter()}
+
+
+def cpu_delta(a: dict, b: dict) -> dict:
+    """One client's pass: CPU user/sys seconds, seconds on a CPU, on the run queue, and asleep (waiting for its reads)."""
+    out = {k: b[k] - a[k] for k in ("user_s", "sys_s", "run_s", "runqueue_s")}
+    if a["run_s"] < 0:
+        return {"user_s": out["user_s"], "sys_s": out["sys_s"]}
+    return {**out, "asleep_s": max(0.0, (b["t_s"] - a["t_s"]) - out["run_s"] - out["runqueue_s"])}
+
+
 def _say(*words) -> None:
     sys.stdout.write("\n" + PROTO + " ".join(str(w) for w in words) + "\n")
     sys.stdout.flush()
@@ -199,7 +220,7 @@ def client_main(plan_path: str, i: int, nproc: int) -> int:
         deadline = start + float(load["duration_s"]) if load["mode"] == "timed" else None
         while time.perf_counter() < start:
             time.sleep(0.0005)
-        rb, recs, errors = proc_io().get("read_bytes", 0), [], []
+        rb, recs, errors, cpu0 = proc_io().get("read_bytes", 0), [], [], cpu_state()
         n = i
         while (total is None or n < total) and (deadline is None or time.perf_counter() < deadline):
             t0 = time.perf_counter()
@@ -213,7 +234,8 @@ def client_main(plan_path: str, i: int, nproc: int) -> int:
         np.savez(os.path.join(plan["out_dir"], f"client-{i}-{name}.npz"), n=np.array([r[0] for r in recs], dtype=np.int64),
                  q=np.array([r[1] for r in recs], dtype=np.int64), lat=np.array([r[2] for r in recs], dtype=np.float64),
                  ids=np.array([r[3] for r in recs], dtype=np.int64).reshape(len(recs), k))
-        _say("done", proc_io().get("read_bytes", 0) - rb, time.perf_counter(), len(errors))
+        cpu = cpu_delta(cpu0, cpu_state())
+        _say("done", proc_io().get("read_bytes", 0) - rb, time.perf_counter(), len(errors), json.dumps(cpu).replace(" ", ""))
         if errors:
             sys.stderr.write(errors[0] + "\n")
     return 0
@@ -248,7 +270,8 @@ def client_processes(plan: dict) -> tuple:
             loops[name] = _merged(plan, name, nproc, start, max(float(d[2]) for d in done), sum(int(d[3]) for d in done))
             io[name] = {"before": {**before, "proc": {"read_bytes": 0}},
                         "after": {**after, "proc": {"read_bytes": sum(int(d[1]) for d in done)}},
-                        "wall_s": loops[name]["wall_s"], "issued": int(len(loops[name]["latencies_ms"]))}
+                        "wall_s": loops[name]["wall_s"], "issued": int(len(loops[name]["latencies_ms"])),
+                        "clients_cpu": _summed([json.loads(d[4]) for d in done if len(d) > 4])}
     finally:
         for p in procs:
             try:
@@ -257,6 +280,12 @@ def client_processes(plan: dict) -> tuple:
                 pass
             p.wait()
     return loops["cold"], io
+
+
+def _summed(parts: list) -> dict:
+    """The client processes' CPU figures of one pass, summed (seconds; over the wall time: mean clients in that state)."""
+    keys = set.intersection(*(set(p) for p in parts)) if parts else set()
+    return {"processes": len(parts), **{k: sum(p[k] for p in parts) for k in sorted(keys)}}
 
 
 def _merged(plan: dict, name: str, nproc: int, start: float, end: float, failed: int) -> dict:

@@ -68,3 +68,28 @@ def test_milvus_embedded_diskann_is_refused(tiny, run_cli, tmp_path):
     code, out, err = run_cli("run", "--workload", name, "--index", "diskann", "--engine", "milvus", "--data-dir", data,
                              "--results-dir", tmp_path / "R")
     assert code == 2 and "bad_function_call" in err and len(err.strip().splitlines()) == 1
+
+
+def test_diskann_beam_width_and_the_clients_cpu_figures(tiny, run_cli, tmp_path):
+    """--beam-width reaches the engine and the leaf; each client process says where its pass's time went
+    (on a CPU, waiting for one, asleep for its reads), which benchmarks/vdb_vs_fio.py prints."""
+    engine_or_skip("diskann")
+    name, data = tiny
+    r = tmp_path / "R"
+    code, out, err = run_cli("run", "--workload", name, "--index", "diskann", "--data-dir", data, "--results-dir", r,
+                             "--runs", "1", "--clients", "3", "--beam-width", "4", "--allow-no-cache-drop")
+    assert code == 1 and "(vdb-run-count)" in out, out + err
+    (s,) = _runs(r)
+    doc = json.loads(s.read_text())
+    assert doc["search"]["beam_width"] == 4 and doc["recall"] >= 0.9
+    plan = json.loads((s.parent / "vectordb/engine/plan.json").read_text())
+    assert plan["search"]["beam_width"] == 4
+    cold = json.loads((s.parent / "vectordb/engine/result.json").read_text())["io_phases"]["cold"]
+    cpu = cold["clients_cpu"]
+    assert cpu["processes"] == 3 and cpu["user_s"] + cpu["sys_s"] > 0 and cpu["run_s"] > 0
+    accounted = cpu["run_s"] + cpu["runqueue_s"] + cpu["asleep_s"]   # each client's pass, whole: 3 x the wall time
+    assert 0.8 * 3 * cold["wall_s"] <= accounted <= 1.2 * 3 * cold["wall_s"] + 0.05, (cpu, cold["wall_s"])
+    code, out, err = run_cli("run", "--workload", name, "--index", "hnsw", "--data-dir", data, "--results-dir",
+                             tmp_path / "R2", "--beam-width", "4", "--allow-no-cache-drop")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--beam-width" in err
+    assert not (tmp_path / "R2").exists()
