@@ -314,10 +314,10 @@ def leaf_same_filesystem(path: Path) -> bool | None:
 
 
 def leaf_summary(path: Path) -> list:
-    """A v3.0 leaf's summary.json figures against its per-rank records (suite.storage.dlio_ckpt: the
+    """A v3.0 leaf's summary.json figures against its per-rank records (suite.checkpointing.dlio_ckpt: the
     same re-derivation the published-tree check makes, so the leaf's verdict does not depend on where it sits)."""
     from suite.harness import leafstamp
-    from suite.storage import dlio_ckpt
+    from suite.checkpointing import dlio_ckpt
 
     if not leafstamp.is_stamp(path.name) or not (path / "summary.json").is_file():
         return []

@@ -50,7 +50,7 @@ ALLOWED = {  # (module under suite/storage, call): why it is not dataset or chec
     ("checkpointing/leaf.py", "iterdir"): "the v3.0 timestamp leaves of checkpointing/<model>/ in the results directory",
     ("checkpointing/size.py", "iterdir"):
         "the <rank>_per_epoch_stats.json files of a checkpointing leaf, checked against the model's layout (results)",
-    ("storage/dlio_ckpt.py", "iterdir"):
+    ("checkpointing/dlio_ckpt.py", "iterdir"):
         "the <rank>_per_epoch_stats.json files of a checkpointing leaf (results, not checkpoint data)",
     ("checkpointing/leaf.py", "glob"): "the ranks' error files of run-1/errors/ in the results directory",
 }
