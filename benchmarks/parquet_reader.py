@@ -32,7 +32,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from suite.storage import datagen, parquet, workloads  # noqa: E402
+from suite.storage import datagen, parquet  # noqa: E402
+from suite.training import workloads
 from suite.storage.backend.posix import PosixBackend  # noqa: E402
 from suite.storage.parquet_read import ColumnReader  # noqa: E402
 

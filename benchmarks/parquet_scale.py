@@ -24,7 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from suite.storage import datagen, workloads  # noqa: E402
+from suite.storage import datagen  # noqa: E402
+from suite.training import workloads
 
 
 def measure(data: Path, out: Path, n: int, spf: int, files: int) -> dict:

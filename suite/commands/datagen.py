@@ -67,7 +67,8 @@ def run(args) -> int:
     if kind.datagen is not None:                # a kind with its own data (vector_database: vectors + ground truth)
         return kind.datagen(args)
     from suite.report.progress import Progress, summary
-    from suite.storage import datagen, workloads
+    from suite.storage import datagen
+    from suite.training import workloads
 
     params = workloads.parse_params(args.param)
     workload = workloads.resolve(args.workload, args.accelerator_type, params)

@@ -21,7 +21,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     unit_notes(args)
     from suite.training.sweep import text as sweep_text
-    from suite.storage import workloads
+    from suite.training import workloads
     from suite.training.run.dlio_output import mem_total_bytes
     from suite.training.sweep import result
     from suite.training.sweep import sizing

@@ -10,7 +10,7 @@ from pathlib import Path
 from suite.errors import ExitCode, SuiteError
 from suite.benchmark import Checked, Kind, Options, Workloads
 from suite.harness.storagerun import STORAGE_FILES, STORAGE_RUN_OPTIONS, refuse_storage_nodes, storage_dir
-from suite.storage import workloads
+from suite.storage.workloads import SCHEMAS, TRAINING
 
 
 def add_run_arguments(p) -> None:
@@ -79,8 +79,8 @@ def datasize(args) -> int:
     import json
 
     from suite.report import text
-    from suite.storage import workloads
     from suite.training import datasize as sizing
+    from suite.training import workloads
 
     workload = workloads.resolve(args.workload, args.accelerator_type)
     result = sizing.compute(workload, args.accelerators, args.client_hosts, args.host_memory, args.ruleset)
@@ -167,7 +167,7 @@ def report_page(path: Path, args):
 
 def listing() -> str:
     from suite.report import text
-    from suite.storage import workloads
+    from suite.training import workloads
 
     return text.workloads_table([workloads.resolve(n, a) for n in workloads.names() for a in workloads.accelerators(n)])
 
@@ -199,4 +199,4 @@ KIND = Kind(
     datasize=datasize,
     sweeps=True,
     options=Options(add_run=add_run_arguments, run=(*STORAGE_RUN_OPTIONS, "param", "launcher", "accelerator_type", "debug_read_delay", "debug_decode_delay"), datasize=("accelerator_type",)),
-    workloads=Workloads(listing=listing, schema=workloads.SCHEMAS[workloads.TRAINING]))
+    workloads=Workloads(listing=listing, schema=SCHEMAS[TRAINING]))

@@ -5,7 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from suite.storage import datagen, parquet, workloads
+from suite.storage import datagen, parquet
+from suite.training import workloads
 from suite.storage.backend.posix import PosixBackend
 from suite.storage.parquet_read import ColumnReader, plan
 

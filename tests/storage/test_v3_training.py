@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from PIL import Image
 
 from suite.errors import SuiteError
-from suite.storage import datagen, formats, workloads
+from suite.storage import datagen, formats
+from suite.training import workloads
 from suite.training import datasize
 from suite.storage.backend.posix import PosixBackend
 from suite.storage.dataset import file_problem

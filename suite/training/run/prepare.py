@@ -110,7 +110,7 @@ def results_name(workload, n: int) -> str:
 
 def check_inputs(opts: Options) -> None:
     """The cheap refusals (workload, --param, division, hosts, results dir), before anything touches the host."""
-    from suite.storage import workloads
+    from suite.training import workloads
     from suite.training import datasize
     from suite.storage.backend.select import check_storage_type, storage_type_of
 
@@ -265,7 +265,7 @@ def _separation(opts: Options, workload, ruleset: str, data: DataLocation, resul
 
 def _resolve(opts: Options):
     """(workload, params, ruleset, reasons so far) from the options; refuses what no run may do."""
-    from suite.storage import workloads
+    from suite.training import workloads
     from suite.training import datasize
     from suite.storage.backend.select import check_storage_type, storage_type_of
 

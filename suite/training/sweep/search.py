@@ -130,7 +130,7 @@ class Sweep:
     """One sweep dir and its sweep.json, filled point by point."""
 
     def __init__(self, opts: SweepOptions):
-        from suite.storage import workloads
+        from suite.training import workloads
 
         self.opts = opts
         self.workload = workloads.resolve(opts.workload, opts.accelerator_type, workloads.parse_params(opts.params))
