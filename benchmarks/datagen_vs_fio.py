@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from suite import sizes
-from suite.storage import datagen  # noqa: E402
+from suite.training.data import datagen  # noqa: E402
 from suite.training import workloads
 
 

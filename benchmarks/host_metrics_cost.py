@@ -58,7 +58,7 @@ def main() -> int:
     ap.add_argument("--pairs", type=int, default=7)
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
-    from suite.storage import datagen
+    from suite.training.data import datagen
     from suite.training import workloads
 
     work = Path(args.workdir)

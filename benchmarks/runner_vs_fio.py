@@ -66,7 +66,7 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5, help="fio + runner pairs per setting")
     ap.add_argument("--keep", action="store_true", help="keep the generated files")
     args = ap.parse_args()
-    from suite.storage import datagen
+    from suite.training.data import datagen
     from suite.training import workloads
 
     work = Path(args.workdir)

@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from suite.storage import datagen
+from suite.training.data import datagen
 from suite.training import workloads
 
 _MADE: dict[str, Path] = {}

@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from suite.storage import datagen
+from suite.training.data import datagen
 from suite.training import workloads
 
 _MADE: dict[tuple, Path] = {}

@@ -67,7 +67,7 @@ def run(args) -> int:
     if kind.datagen is not None:                # a kind with its own data (vector_database: vectors + ground truth)
         return kind.datagen(args)
     from suite.report.progress import Progress, summary
-    from suite.storage import datagen
+    from suite.training.data import datagen
     from suite.training import workloads
 
     params = workloads.parse_params(args.param)

@@ -183,10 +183,10 @@ def resolve(name: str, accelerator: str, params: dict[str, object] | None = None
 
 
 def _parquet_problem(name: str, accelerator: str, config: dict) -> str | None:
-    """Why a parquet dataset's columns do not make its records (suite.storage.parquet.mismatch)."""
+    """Why a parquet dataset's columns do not make its records (suite.training.data.parquet.mismatch)."""
     from types import SimpleNamespace
 
-    from suite.storage import parquet
+    from suite.training.data import parquet
 
     ds = config["dataset"]
     probe = SimpleNamespace(config=config, num_samples_per_file=ds["num_samples_per_file"],

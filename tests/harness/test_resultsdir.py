@@ -148,7 +148,7 @@ def test_a_v3_runs_fs_separation_names_the_results_dir_it_wrote(tmp_path):
     import subprocess
     import sys
 
-    from suite.storage import datagen
+    from suite.training.data import datagen
     from suite.training import workloads
     from tests.ours3_builders import FAST
 

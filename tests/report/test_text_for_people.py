@@ -13,7 +13,7 @@ import pytest
 from suite.harness import mpi
 from suite.report import rounding
 from suite.rules.verdict import parse
-from suite.storage import datagen
+from suite.training.data import datagen
 from suite.training import workloads
 from suite.terminal import WIDTH, fit, headed, wrap
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from suite.storage import datagen
+from suite.training.data import datagen
 from suite.training import workloads
 
 from suite.training import figures as metrics

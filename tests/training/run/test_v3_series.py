@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from suite import files
-from suite.storage import datagen
+from suite.training.data import datagen
 from suite.training import workloads
 
 def leaves(res, model="retinanet") -> list:

@@ -10,7 +10,7 @@ import struct
 import numpy as np
 import pytest
 
-from suite.storage import datagen, dlio_data, formats
+from suite.training.data import datagen, dlio_data, formats
 from suite.training import workloads
 from suite.storage.backend.posix import PosixBackend
 

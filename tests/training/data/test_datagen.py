@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import REPO, mpiexec
-from suite.storage import datagen, formats
+from suite.training.data import datagen, formats
 from suite.training import workloads
 from suite.training import datasize
 from suite import files

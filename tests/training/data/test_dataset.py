@@ -1,6 +1,6 @@
 """The dataset layout and the check of one file, read through the POSIX backend."""
 
-from suite.storage import dataset, formats
+from suite.training.data import dataset, formats
 from suite.training import workloads
 from suite.storage.backend.posix import PosixBackend
 
