@@ -25,7 +25,7 @@ def param_types() -> dict[str, str]:
     """Every `section.key` a --param may set, with its JSON-schema type."""
     import json
 
-    schema = json.loads((files.SCHEMA_DIR / "workload.schema.json").read_text())
+    schema = json.loads(files.schema_path("workload").read_text())
     out = {}
     for section, spec in schema["$defs"].items():
         for key, prop in spec["properties"].items():

@@ -451,7 +451,7 @@ def _totals(comm, done: dict, error) -> dict:
 
 def _log(workload, seed: int, num_files: int, totals: dict, duration: float, processes: int, ranks: int,
          mpi: bool, started, extra) -> dict:
-    """generation_log.json (suite/schemas/generation_log.schema.json)."""
+    """generation_log.json (suite/training/schemas/generation_log.schema.json)."""
     from suite import __version__
 
     log = {
