@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
-from suite.benchmark import Checked, Kind, Options, Workloads
+from suite.benchmark import Checked, Kind, Options, Sweeps, Workloads
 from suite.harness.storagerun import STORAGE_FILES, STORAGE_RUN_OPTIONS, refuse_storage_nodes, storage_dir
 from suite.storage.workloads import SCHEMAS, TRAINING
 
@@ -172,6 +172,24 @@ def listing() -> str:
     return text.workloads_table([workloads.resolve(n, a) for n in workloads.names() for a in workloads.accelerators(n)])
 
 
+def datagen(args) -> int:
+    from suite.training.data import command
+
+    return command.datagen(args)
+
+
+def sweep(args) -> int:
+    from suite.training.sweep import command
+
+    return command.sweep(args)
+
+
+def sizing(args) -> int:
+    from suite.training.sweep import command
+
+    return command.sizing(args)
+
+
 def measured(path: Path):
     from suite.training import compared as training_figures
 
@@ -197,6 +215,7 @@ KIND = Kind(
     metrics=metrics,
     report_page=report_page,
     datasize=datasize,
-    sweeps=True,
+    datagen=datagen,
+    sweeps=Sweeps(run=sweep, sizing=sizing),
     options=Options(add_run=add_run_arguments, run=(*STORAGE_RUN_OPTIONS, "param", "launcher", "accelerator_type", "debug_read_delay", "debug_decode_delay"), datasize=("accelerator_type",)),
     workloads=Workloads(listing=listing, schema=SCHEMAS[TRAINING]))
