@@ -19,13 +19,13 @@ SHORT_NAMES = {"unet": "unet3d", "resnet": "resnet50"}     # short model names s
 @lru_cache(maxsize=1)
 def accelerators() -> frozenset[str]:
     """Every accelerator a training workload file defines (a new round's b200, mi355 come with its files)."""
-    return frozenset(a for name in workloads.names() for a in workloads.accelerator_types(workloads.paths()[name]))
+    return frozenset(a for name in workloads.names("training") for a in workloads.accelerator_types(workloads.paths()[name]))
 
 
 @lru_cache(maxsize=1)
 def model_aliases() -> dict[str, str]:
     """A model name as a tree spells it -> the training workload's name (from the workload files)."""
-    return {**{name: name for name in workloads.names()}, **SHORT_NAMES}
+    return {**{name: name for name in workloads.names("training")}, **SHORT_NAMES}
 
 
 def ruleset_in_name() -> re.Pattern:

@@ -193,13 +193,13 @@ def written_by(doc: dict, writes: list[Phase]) -> "Phase | None":
 
 
 def benchmark_scope(ph: Phase, set_items: list | None = None) -> Scope:
-    from suite.storage import workloads
+    from suite.checkpointing import workloads
     from suite.checkpointing.run import closed_processes
 
     rs = ph.run_set
     docs = [d for _, d in ph.runs]
     name = rs["workload"]
-    wdoc = workloads.load(name) if name in workloads.checkpoint_names() else None
+    wdoc = workloads.load(name) if name in workloads.names() else None
     par = docs[0]["parallelism"] if docs else None
     per_host = [n for d in docs for n in (d.get("processes_per_host") or {}).values()]
     counts = {d["num_checkpoints_write"] or d["num_checkpoints_read"] for d in docs}

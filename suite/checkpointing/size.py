@@ -30,10 +30,10 @@ NOTE = "the {w} layout's bytes ({how}; suite.checkpointing.model), in GiB (DLIO'
 
 def layout(run_set: dict) -> "model.Checkpoint | None":
     """The checkpoint the run set's workload, processes, mode and miniature flag lay out (None: unknown)."""
-    from suite.storage import workloads
+    from suite.checkpointing import workloads
 
     try:
-        if run_set["workload"] not in workloads.checkpoint_names():
+        if run_set["workload"] not in workloads.names():
             return None
         return model.from_workload(workloads.load(run_set["workload"]), run_set["processes"], run_set["mode"],
                                    run_set["miniature"] is True)

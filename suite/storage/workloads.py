@@ -2,9 +2,9 @@
 
 Every workload file names its benchmark kind (`benchmark:` training, checkpointing, tpcx-ai, ...;
 suite.kinds.registry maps it to the kind); paths() lists them all, from workloads/ and from the
-folders a registered kind adds, and names() those of one kind. load() reads and validates a storage
-workload file (training or checkpointing) against its kind's schema. What a training workload
-means (the typed `Workload`, resolved for an accelerator) is suite.training.workloads.
+folders a registered kind adds, and names() those of one kind. load() reads a workload file and
+validates it against the schema its kind names; what a workload means is its kind's
+(suite.training.workloads resolves a training one for an accelerator, suite.checkpointing.workloads).
 """
 
 import copy
@@ -15,8 +15,6 @@ from pathlib import Path
 from suite import files
 from suite.errors import WorkloadError
 
-TRAINING, CHECKPOINTING = "training", "checkpointing"
-SCHEMAS = {TRAINING: "workload", CHECKPOINTING: "checkpoint-workload"}   # the storage benchmarks' workload files
 _extra_dirs: list[Path] = []     # workload files a registered benchmark kind brings (suite.kinds.registry)
 
 
@@ -81,33 +79,27 @@ def _accelerator_types(path: str, mtime_ns: int) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def names(benchmark: str = TRAINING) -> list[str]:
-    """The workloads of one benchmark kind (default: training, the storage workloads datagen writes for)."""
+def names(benchmark: str) -> list[str]:
+    """The workloads of one benchmark kind (the files whose `benchmark:` names it)."""
     return sorted(name for name, path in paths().items() if benchmark_of(path) == benchmark)
 
 
-def checkpoint_names() -> list[str]:
-    """The checkpointing workloads (`benchmark: checkpointing`: suite.checkpointing)."""
-    return names(CHECKPOINTING)
-
-
-def load(name: str) -> dict:
-    """The validated workload file `name` (no accelerator applied): a training workload, or with
-    `benchmark: checkpointing` a checkpointing one (checkpoint-workload schema)."""
-    storage = names() + checkpoint_names()
-    if name not in storage:
-        raise WorkloadError(f"workload {name!r}: expected one of {', '.join(storage)}")
+def load(name: str, schema: str, benchmark: str) -> dict:
+    """The workload file `name` of kind `benchmark`, validated against `schema` (its kind's:
+    suite.training.workloads, suite.checkpointing.workloads); no accelerator applied."""
+    mine = names(benchmark)
+    if name not in mine:
+        raise WorkloadError(f"workload {name!r}: expected one of {', '.join(mine)}")
     path = paths()[name]
-    return copy.deepcopy(_load(str(path), path.stat().st_mtime_ns, name))
+    return copy.deepcopy(_load(str(path), path.stat().st_mtime_ns, name, schema))
 
 
 @lru_cache(maxsize=32)
-def _load(path: str, mtime_ns: int, name: str) -> dict:
-    """The parsed and validated file, once per modification (a report resolves per benchmark)."""
-    benchmark = _benchmark(path, mtime_ns)
-    doc = files.load_yaml(Path(path), schema=SCHEMAS[benchmark], error=WorkloadError)
-    if doc["name"] != name:
-        raise WorkloadError(f"{path}: name: expected {name!r}, got {doc['name']!r}")
+def _load(path: str, mtime_ns: int, name: str, schema: str | None) -> dict:
+    """The parsed (and, with a schema, validated) file, once per modification."""
+    doc = files.load_yaml(Path(path), schema=schema, error=WorkloadError)
+    if not isinstance(doc, dict) or doc.get("name") != name:
+        raise WorkloadError(f"{path}: name: expected {name!r}, got {doc.get('name') if isinstance(doc, dict) else doc!r}")
     return doc
 
 
@@ -117,9 +109,10 @@ def setting(name: str | None, accelerator: str | None, section: str, key: str):
     accelerator we do not ship, or a key it does not set."""
     if not (name and accelerator and name in paths()):
         return None
+    path = paths()[name]
     try:
-        doc = load(name)
-    except WorkloadError:
+        doc = _load(str(path), path.stat().st_mtime_ns, name, None)   # its kind's load() validates it
+    except (WorkloadError, OSError):
         return None
     block = (doc.get("accelerators") or {}).get(accelerator)
     if not isinstance(block, dict):

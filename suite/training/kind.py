@@ -9,8 +9,8 @@ from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
 from suite.benchmark import Checked, Kind, Options, Sweeps, Workloads
+from suite.training.workloads import SCHEMA
 from suite.harness.storagerun import STORAGE_FILES, STORAGE_RUN_OPTIONS, refuse_storage_nodes, storage_dir
-from suite.storage.workloads import SCHEMAS, TRAINING
 
 
 def add_run_arguments(p) -> None:
@@ -218,4 +218,4 @@ KIND = Kind(
     datagen=datagen,
     sweeps=Sweeps(run=sweep, sizing=sizing),
     options=Options(add_run=add_run_arguments, run=(*STORAGE_RUN_OPTIONS, "param", "launcher", "accelerator_type", "debug_read_delay", "debug_decode_delay"), datasize=("accelerator_type",)),
-    workloads=Workloads(listing=listing, schema=SCHEMAS[TRAINING]))
+    workloads=Workloads(listing=listing, schema=SCHEMA))

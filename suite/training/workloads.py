@@ -13,7 +13,11 @@ from functools import lru_cache
 
 from suite import files
 from suite.errors import WorkloadError
-from suite.storage.workloads import TRAINING, load, paths, setting
+from suite.storage import workloads as catalogue
+from suite.storage.workloads import paths, setting
+
+TRAINING = "training"     # a training workload file's `benchmark:`
+SCHEMA = "workload"       # its schema (suite/training/schemas/workload.schema.json)
 
 SECTIONS = ("dataset", "reader", "train", "checkpoint", "storage", "metric")
 
@@ -25,7 +29,7 @@ def param_types() -> dict[str, str]:
     """Every `section.key` a --param may set, with its JSON-schema type."""
     import json
 
-    schema = json.loads(files.schema_path("workload").read_text())
+    schema = json.loads(files.schema_path(SCHEMA).read_text())
     out = {}
     for section, spec in schema["$defs"].items():
         for key, prop in spec["properties"].items():
@@ -116,9 +120,17 @@ class Workload:
 
 def names() -> list[str]:
     """The training workloads (`benchmark: training`)."""
-    from suite.storage.workloads import names as of_kind
+    return catalogue.names(TRAINING)
 
-    return of_kind(TRAINING)
+
+def load(name: str) -> dict:
+    """The validated training workload file `name` (no accelerator applied); another kind's file is
+    refused naming its kind."""
+    path = paths().get(name)
+    if path is not None and (kind := catalogue.benchmark_of(path)) != TRAINING:
+        raise WorkloadError(f"{path}: benchmark: expected a training workload here, got {kind} "
+                            f"(suite run --workload {name} runs it)")
+    return catalogue.load(name, SCHEMA, TRAINING)
 
 
 def accelerators(name: str) -> list[str]:
@@ -137,9 +149,6 @@ def with_later_rounds(listed) -> tuple[str, ...]:
 def resolve(name: str, accelerator: str, params: dict[str, object] | None = None) -> Workload:
     doc = load(name)
     path = paths()[name]
-    if doc["benchmark"] != TRAINING:
-        raise WorkloadError(f"{path}: benchmark: expected a training workload here, got checkpointing "
-                            f"(suite run --workload {name} --accelerators N writes and reads its checkpoints)")
     accels = doc["accelerators"]
     if accelerator not in accels:
         raise WorkloadError(f"{path}: accelerators: expected one of {', '.join(sorted(accels))}, got {accelerator!r}")
@@ -151,7 +160,7 @@ def resolve(name: str, accelerator: str, params: dict[str, object] | None = None
         config[section][key] = value
     probe = {"schema_version": 1, "name": name, "benchmark": TRAINING, "framework": doc["framework"],
              "accelerators": {accelerator: {"rulesets": accels[accelerator]["rulesets"], "train": {}}}, **config}
-    files.validate(probe, "workload", f"{path} (with --param)", WorkloadError)
+    files.validate(probe, SCHEMA, f"{path} (with --param)", WorkloadError)
     ds = config["dataset"]
     file_bytes = ds["num_samples_per_file"] * (ds["record_length"] + 4 * ds.get("record_length_stdev", 0))
     if file_bytes > MAX_FILE_BYTES:  # a file is written and read in memory-bounded pieces, but not this

@@ -51,14 +51,14 @@ def test_unknown_key_names_file_and_key(tmp_path, monkeypatch):
         .replace("  batch_size: 1\n", "  batch_size: 1\n  batch_sizes: 2\n"))
     monkeypatch.setattr(catalogue, "workload_dir", lambda: tmp_path)
     with pytest.raises(WorkloadError) as err:
-        catalogue.load("odd")
+        workloads.load("odd")
     msg = str(err.value)
     assert "odd.yaml" in msg and "batch_sizes" in msg and "reader" in msg and "\n" not in msg
 
 
 def test_unknown_workload_and_accelerator_list_the_valid_ones():
     with pytest.raises(WorkloadError, match="bert, cosmoflow, dlrm, dlrm-mini, flux, flux-mini, resnet50, retinanet, unet3d"):
-        catalogue.load("nope")
+        workloads.load("nope")
     with pytest.raises(WorkloadError, match="a100, h100"):
         workloads.resolve("resnet50", "v100")
 
