@@ -98,8 +98,9 @@ def load(name: str, schema: str, benchmark: str) -> dict:
 def _load(path: str, mtime_ns: int, name: str, schema: str | None) -> dict:
     """The parsed (and, with a schema, validated) file, once per modification."""
     doc = files.load_yaml(Path(path), schema=schema, error=WorkloadError)
-    if not isinstance(doc, dict) or doc.get("name") != name:
-        raise WorkloadError(f"{path}: name: expected {name!r}, got {doc.get('name') if isinstance(doc, dict) else doc!r}")
+    got = doc.get("name") if isinstance(doc, dict) else doc
+    if got != name:
+        raise WorkloadError(f"{path}: name: expected {name!r}, got {got!r}")
     return doc
 
 
@@ -114,10 +115,13 @@ def setting(name: str | None, accelerator: str | None, section: str, key: str):
         doc = _load(str(path), path.stat().st_mtime_ns, name, None)   # its kind's load() validates it
     except (WorkloadError, OSError):
         return None
-    block = (doc.get("accelerators") or {}).get(accelerator)
+    accelerators = doc.get("accelerators")
+    block = accelerators.get(accelerator) if isinstance(accelerators, dict) else None
     if not isinstance(block, dict):
         return None
-    return {**(doc.get(section) or {}), **(block.get(section) or {})}.get(key)
+    base, over = doc.get(section), block.get(section)
+    merged = {**(base if isinstance(base, dict) else {}), **(over if isinstance(over, dict) else {})}
+    return merged.get(key)
 
 
 def record_size(lengths) -> str | None:
