@@ -130,8 +130,9 @@ class Kind:
 
     recognises: kinds are asked newest first (suite.kinds.registry.for_result); training, the first
     built in, takes any directory no other kind claims. datasize set: `suite datasize` offers its
-    workloads; datagen set: `suite datagen`; sweeps set: `suite sweep` and `suite sizing`. A new benchmark: a module here with its KIND, listed in registry.py
-    (or registered), its workload files with `benchmark: <name>`, its rule files.
+    workloads; datagen set: `suite datagen`; sweeps set: `suite sweep` and `suite sizing`. A new
+    benchmark: a module here with its KIND, listed in registry.py (or registered), its workload files
+    with `benchmark: <name>`, its rule files.
     """
 
     name: str

@@ -19,7 +19,8 @@ SHORT_NAMES = {"unet": "unet3d", "resnet": "resnet50"}     # short model names s
 @lru_cache(maxsize=1)
 def accelerators() -> frozenset[str]:
     """Every accelerator a training workload file defines (a new round's b200, mi355 come with its files)."""
-    return frozenset(a for name in workloads.names("training") for a in workloads.accelerator_types(workloads.paths()[name]))
+    found = workloads.paths()
+    return frozenset(a for name in workloads.names("training") for a in workloads.accelerator_types(found[name]))
 
 
 @lru_cache(maxsize=1)

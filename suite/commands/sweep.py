@@ -13,7 +13,8 @@ def add_parser(sub) -> None:
                                    "configured) into one sweep dir with sweep.json; --find-max searches for the "
                                    "largest N at the AU threshold (from the bracket the dataset sets, galloping, then "
                                    "bisection; --full-probes: doubling from --start) and confirms it with "
-                                   "the ruleset's runs.count runs; --ceiling adds a page-cache run per N (open division). "
+                                   "the ruleset's runs.count runs; --ceiling adds a page-cache run per N (open "
+                                   "division). "
                                    "`suite report SWEEP_DIR` draws it.")
     workload_args(p, registry.workload_names(lambda k: k.sweeps is not None))
     p.add_argument("--accelerators", type=accelerator_list, metavar="N,N,...", help="the counts to run, e.g. 1,2,4,8")
