@@ -65,7 +65,8 @@ def _sleep_au(run_dir: Path) -> float:
 
 
 def _cases(args) -> int:
-    from suite.storage import datagen, workloads
+    from suite.training.data import datagen
+    from suite.training import workloads
     from suite.training.run.accelerator import expected_au_percentage
 
     work = Path(args.workdir)

@@ -26,7 +26,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from suite import sizes
-from suite.storage import datagen, workloads  # noqa: E402
+from suite.training.data import datagen  # noqa: E402
+from suite.training import workloads
 
 
 def plan(workload, size_bytes: int) -> tuple[int, int]:

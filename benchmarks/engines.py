@@ -37,7 +37,7 @@ def loadavg() -> str:
 
 
 def params(name: str, scale: int, scale_compute: bool = True) -> list[str]:
-    from suite.storage import workloads
+    from suite.training import workloads
 
     w = workloads.resolve(name, "h100")
     if name != "unet3d" or scale == 1:
@@ -99,7 +99,7 @@ def main(argv=None) -> int:
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args(argv)
     from runner_vs_fio import fio_mib_s, warm
-    from suite.storage import workloads
+    from suite.training import workloads
 
     args.workdir.mkdir(parents=True, exist_ok=True)
     rows = []

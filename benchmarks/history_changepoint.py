@@ -51,7 +51,8 @@ def series(work: Path, data: Path, name: str, runs: int, planted_from: int | Non
 
 
 def main() -> int:
-    from suite.storage import datagen, workloads
+    from suite.training.data import datagen
+    from suite.training import workloads
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workdir", default="/tmp/suite-bench-changepoint")

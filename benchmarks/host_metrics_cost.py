@@ -58,7 +58,8 @@ def main() -> int:
     ap.add_argument("--pairs", type=int, default=7)
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
-    from suite.storage import datagen, workloads
+    from suite.training.data import datagen
+    from suite.training import workloads
 
     work = Path(args.workdir)
     print(f"host: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start")

@@ -106,7 +106,7 @@ def reading(steps_json: Path) -> dict | None:
 
 def demand_mb_s(doc: dict) -> tuple[float, int, dict]:
     """(batch x mean record bytes / computation_time in MB/s per accelerator, read_threads, the terms)."""
-    from suite.storage import workloads
+    from suite.training import workloads
 
     wl = workloads.resolve(doc["workload"], doc["accelerator"], doc.get("params") or {})
     ds = doc["dataset"]

@@ -63,7 +63,8 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--files", type=int, default=128, help="4 MiB unet3d files (all read every epoch)")
     args = ap.parse_args()
-    from suite.storage import datagen, workloads
+    from suite.training.data import datagen
+    from suite.training import workloads
 
     work = Path(args.workdir)
     data = work / "data"

@@ -5,7 +5,7 @@
                                         [--passes 4] [--dir /dev/shm/x] [--files N]
 
 Both read the workload's `read: true` columns of every file, with T Python threads taking files from
-one list: ours is suite.storage.parquet_read.ColumnReader.read_file (the footer, ranged reads of the
+one list: ours is suite.training.data.parquet_read.ColumnReader.read_file (the footer, ranged reads of the
 needed column chunks, pyarrow's read_row_group of them); the plain loop is
 `pyarrow.parquet.read_table(path, columns=..., use_threads=False)` per file (pyarrow's own file
 reader, its own I/O). The files are written once by `suite datagen` and read once before timing (in
@@ -32,9 +32,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from suite.storage import datagen, parquet, workloads  # noqa: E402
+from suite.training.data import datagen, parquet  # noqa: E402
+from suite.training import workloads
 from suite.storage.backend.posix import PosixBackend  # noqa: E402
-from suite.storage.parquet_read import ColumnReader  # noqa: E402
+from suite.training.data.parquet_read import ColumnReader  # noqa: E402
 
 
 def threaded(paths: list, threads: int, work) -> tuple[float, float]:

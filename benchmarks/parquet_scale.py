@@ -4,7 +4,7 @@
     python benchmarks/parquet_scale.py [--ns 1 2 3 4] [--files 24] [--dir DIR] [--samples-per-file 48]
 
 flux on b200 (batch 48, 1.35 s a step, read_threads 8, the five float32 list columns all read and
-decoded by suite.storage.parquet_read as DLIO's ParquetReader decodes them) with its files cut to
+decoded by suite.training.data.parquet_read as DLIO's ParquetReader decodes them) with its files cut to
 --samples-per-file samples (default 48: one b200 batch, 104 MB a file and a row group; flux's own 288
 would hold 8 threads x 2 x 623 MB per rank in memory, which a 24 GB host cannot give several ranks).
 The dataset is written once by `suite datagen`, read once into the page cache, then for each N one
@@ -24,7 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from suite.storage import datagen, workloads  # noqa: E402
+from suite.training.data import datagen  # noqa: E402
+from suite.training import workloads
 
 
 def measure(data: Path, out: Path, n: int, spf: int, files: int) -> dict:

@@ -66,7 +66,8 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5, help="fio + runner pairs per setting")
     ap.add_argument("--keep", action="store_true", help="keep the generated files")
     args = ap.parse_args()
-    from suite.storage import datagen, workloads
+    from suite.training.data import datagen
+    from suite.training import workloads
 
     work = Path(args.workdir)
     print(f"host: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start")

@@ -103,6 +103,16 @@ class Workloads:
 
 
 @dataclass(frozen=True)
+class Sweeps:
+    """`suite sweep` and `suite sizing` for a kind whose workloads sweep the accelerator count: run(args)
+    the sweep (its options checked by suite/commands/sweep.py), sizing(args) the bandwidth and dataset
+    for N accelerators; each -> exit code."""
+
+    run: Callable[[object], int]
+    sizing: Callable[[object], int]
+
+
+@dataclass(frozen=True)
 class Submission:
     """`suite submission` for a kind that makes a submission tree: make(args, ruleset, the other kinds'
     check of a leaf it does not know: suite.kinds.tree.handover) -> lines said; the layout it makes
@@ -115,13 +125,14 @@ class Submission:
 @dataclass(frozen=True)
 class Kind:
     """One benchmark kind: what it is, in at most 20 fields (a facet of several fields is a record of its
-    own: Options, Workloads, Submission). The callables import their implementation when
+    own: Options, Workloads, Sweeps, Submission). The callables import their implementation when
     called, so building the command line stays instant.
 
     recognises: kinds are asked newest first (suite.kinds.registry.for_result); training, the first
-    built in, takes any directory no other kind claims. datasize set: `suite datasize` and `suite
-    datagen` offer its workloads. A new benchmark: a module here with its KIND, listed in registry.py
-    (or registered), its workload files with `benchmark: <name>`, its rule files.
+    built in, takes any directory no other kind claims. datasize set: `suite datasize` offers its
+    workloads; datagen set: `suite datagen`; sweeps set: `suite sweep` and `suite sizing`. A new
+    benchmark: a module here with its KIND, listed in registry.py (or registered), its workload files
+    with `benchmark: <name>`, its rule files.
     """
 
     name: str
@@ -134,8 +145,8 @@ class Kind:
     options: Options = Options()                     # its run / datasize options
     workloads: Workloads = Workloads()               # its workload files
     datasize: Callable[[object], int] | None = None  # suite datasize (args); None: the kind sizes no dataset
-    datagen: Callable[[object], int] | None = None   # suite datagen (args) for a kind with its own data (vector_database)
-    sweeps: bool = False                             # suite sweep and suite sizing offer its workloads
+    datagen: Callable[[object], int] | None = None   # suite datagen (args); None: its data is written by suite run
+    sweeps: Sweeps | None = None                     # suite sweep and suite sizing of its workloads
     result_files: tuple[str, ...] = ()               # names that mark a directory as one of its results
     takes: str = "tree"                              # what its check takes: "tree" (every result of it under PATH
                                                      # at once), "result" (one result per call), "around" (the

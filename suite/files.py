@@ -1,7 +1,8 @@
 """Reading and writing the suite's data files safely.
 
 - every load is size-limited, decoded as UTF-8 and, when a schema is named,
-  validated against suite/schemas/<name>.schema.json;
+  validated against <name>.schema.json: the shared ones in suite/schemas/, each kind's own in
+  suite/<kind>/schemas/ (schema_path; a name is one file wherever it sits);
 - every JSON write (write_json) is validated against its schema first; every write goes to a
   temporary file in the same directory, is fsync'd and renamed into place, so a reader never
   sees half a file;
@@ -145,11 +146,29 @@ def check_node_budget(doc, path, error=SuiteError, limit: int = MAX_NODES) -> No
             stack.extend(node)
 
 
+def schema_path(name: str) -> Path:
+    """The file of schema `name`: suite/schemas/<name>.schema.json (shared by several kinds and the
+    layers) or suite/<kind>/schemas/<name>.schema.json (one kind's); the shared path where none is."""
+    return _schema_files().get(name, SCHEMA_DIR / f"{name}.schema.json")
+
+
+@lru_cache(maxsize=1)
+def _schema_files() -> dict[str, Path]:
+    """name -> file, every schema of the package; one name in two folders is a packaging bug."""
+    out: dict[str, Path] = {}
+    for path in sorted([*SCHEMA_DIR.glob("*.schema.json"), *SCHEMA_DIR.parent.glob("*/schemas/*.schema.json")]):
+        name = path.name.removesuffix(".schema.json")
+        if name in out:
+            raise ValueError(f"schema {name}: expected one file, got {out[name]} and {path}")
+        out[name] = path
+    return out
+
+
 @lru_cache(maxsize=None)
 def _validator(schema: str):
     import jsonschema
 
-    with open(SCHEMA_DIR / f"{schema}.schema.json", encoding="utf-8") as f:
+    with open(schema_path(schema), encoding="utf-8") as f:
         doc = json.load(f)
     cls = jsonschema.validators.validator_for(doc)
     cls.check_schema(doc)
@@ -285,7 +304,7 @@ def dump_json(doc, indent: int | None = 4) -> str:
 
 
 def write_json(path: Path, doc, schema: str, indent: int | None = 4) -> None:
-    """The one way a JSON document is written: validated against suite/schemas/<schema>.schema.json,
+    """The one way a JSON document is written: validated against its schema (schema_path),
     then written atomically (sorted keys). A document that breaks its own schema is refused."""
     problems = schema_errors(doc, schema)
     if problems:  # our own output breaking our schema is a bug, not user error

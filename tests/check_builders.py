@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from suite.storage import workloads
+from suite.training import workloads
 
 from suite.training import figures as metrics
 

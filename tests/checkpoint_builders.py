@@ -6,7 +6,7 @@ import uuid
 from pathlib import Path
 
 from suite import files
-from suite.storage import workloads
+from suite.checkpointing import workloads
 from suite.checkpointing import model
 from suite.checkpointing import results
 

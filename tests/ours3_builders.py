@@ -8,7 +8,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from suite.storage import datagen, workloads
+from suite.training.data import datagen
+from suite.training import workloads
 
 _MADE: dict[str, Path] = {}
 FAST = ["--param", "train.epochs=1", "--param", "train.computation_time=0.001", "--param", "reader.read_threads=2"]

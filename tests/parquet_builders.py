@@ -11,7 +11,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from suite.storage import datagen, workloads
+from suite.training.data import datagen
+from suite.training import workloads
 
 _MADE: dict[tuple, Path] = {}
 

@@ -177,7 +177,7 @@ def small(argv: list[str], cwd: Path, bucket_name: str | None = None, hosts: lis
     too, a checkpointing run the miniature, a kv-cache run KV_SMALL (an option the example gives stays
     as given); `...` dropped; /mnt, /data paths under `disk` (default: `cwd`), tools/ the checkout's; s3://bench/ the test's bucket, suite-h1/2
     the test's own namespace hosts."""
-    from suite.storage import workloads
+    from suite.training import workloads
 
     argv = [a for a in argv if a != "..."]
     argv = [str(disk or cwd) + a if LOCAL_PATH.match(a) else str(REPO / a) if a.startswith(CHECKOUT) else a

@@ -224,3 +224,31 @@ def test_a_locked_tree_refuses_a_second_holder(tmp_path):
     with output.locked(tmp_path, "again"):
         pass
     assert os.listdir(tmp_path) == []                      # nothing written to take it
+
+
+def test_a_schema_is_found_in_the_shared_folder_or_its_kinds(tmp_path, monkeypatch):
+    """Shared schemas sit in suite/schemas/, a kind's own in suite/<kind>/schemas/: each name is one
+    file, found wherever it sits; a name in two folders is refused."""
+    shipped = files._schema_files()
+    assert shipped["check-result"].parent == files.SCHEMA_DIR
+    assert shipped["checkpoint-summary"].parent.parent.name == "checkpointing"
+    assert shipped["workload"].parent.parent.name == "training"
+    assert files.schema_errors({"schema_version": 1}, "workload")      # loaded from the kind's folder
+    package = tmp_path / "suite"
+    for folder in ("schemas", "kindx/schemas", "kindy/schemas"):
+        (package / folder).mkdir(parents=True)
+    (package / "schemas" / "a.schema.json").write_text("{}")
+    (package / "kindx" / "schemas" / "b.schema.json").write_text("{}")
+    monkeypatch.setattr(files, "SCHEMA_DIR", package / "schemas")
+    files._schema_files.cache_clear()
+    try:
+        assert files.schema_path("b") == package / "kindx" / "schemas" / "b.schema.json"
+        assert files.schema_path("a") == package / "schemas" / "a.schema.json"
+        assert not files.schema_path("nope").exists()
+        (package / "kindy" / "schemas" / "b.schema.json").write_text("{}")
+        files._schema_files.cache_clear()
+        with pytest.raises(ValueError, match="schema b: expected one file"):
+            files.schema_path("b")
+    finally:
+        monkeypatch.undo()
+        files._schema_files.cache_clear()

@@ -52,8 +52,11 @@ def test_wheel_carries_the_data_files(wheel_venv):
     wheel, _ = wheel_venv
     names = zipfile.ZipFile(wheel).namelist()
     for needed in ("suite/data/workloads/unet3d.yaml", "suite/data/rules/v1.0/common.yaml",
-                   "suite/schemas/workload.schema.json"):
+                   "suite/training/schemas/workload.schema.json"):
         assert needed in names
+    schemas = sorted(p.relative_to(paths.REPO).as_posix() for p in (paths.REPO / "suite").rglob("*.schema.json"))
+    assert len(schemas) > 40 and "suite/schemas/check-result.schema.json" in schemas   # shared and each kind's own
+    assert [s for s in schemas if s not in names] == []
     assert not [n for n in names if n.startswith(("tests/", "benchmarks/"))]
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from suite import cli
-from suite.storage import datagen, workloads
+from suite.training.data import datagen
+from suite.training import workloads
 from tests.ours3_builders import FAST, series
 from tests.reference_tool import mlpstorage, reportgen
 

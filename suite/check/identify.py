@@ -19,13 +19,14 @@ SHORT_NAMES = {"unet": "unet3d", "resnet": "resnet50"}     # short model names s
 @lru_cache(maxsize=1)
 def accelerators() -> frozenset[str]:
     """Every accelerator a training workload file defines (a new round's b200, mi355 come with its files)."""
-    return frozenset(a for name in workloads.names() for a in workloads.accelerators(name))
+    found = workloads.paths()
+    return frozenset(a for name in workloads.names("training") for a in workloads.accelerator_types(found[name]))
 
 
 @lru_cache(maxsize=1)
 def model_aliases() -> dict[str, str]:
     """A model name as a tree spells it -> the training workload's name (from the workload files)."""
-    return {**{name: name for name in workloads.names()}, **SHORT_NAMES}
+    return {**{name: name for name in workloads.names("training")}, **SHORT_NAMES}
 
 
 def ruleset_in_name() -> re.Pattern:
@@ -193,9 +194,11 @@ def _accel_from_compute(model: str, conf: dict) -> str | None:
 def _compute_times(model: str) -> tuple[tuple[str, float], ...]:
     from suite.storage import workloads
     try:
-        return tuple((a, workloads.resolve(model, a).computation_time_s) for a in workloads.accelerators(model))
+        found = [(a, workloads.setting(model, a, "train", "computation_time"))
+                 for a in workloads.accelerator_types(workloads.paths()[model])]
     except Exception:  # unknown model: no accelerator from compute time
         return ()
+    return tuple((a, float(s)) for a, s in found if isinstance(s, (int, float)))
 
 
 def from_names(parts: tuple[str, ...]) -> tuple[str | None, str | None]:

@@ -193,13 +193,13 @@ def written_by(doc: dict, writes: list[Phase]) -> "Phase | None":
 
 
 def benchmark_scope(ph: Phase, set_items: list | None = None) -> Scope:
-    from suite.storage import workloads
+    from suite.checkpointing import workloads
     from suite.checkpointing.run import closed_processes
 
     rs = ph.run_set
     docs = [d for _, d in ph.runs]
     name = rs["workload"]
-    wdoc = workloads.load(name) if name in workloads.checkpoint_names() else None
+    wdoc = workloads.load(name) if name in workloads.names() else None
     par = docs[0]["parallelism"] if docs else None
     per_host = [n for d in docs for n in (d.get("processes_per_host") or {}).values()]
     counts = {d["num_checkpoints_write"] or d["num_checkpoints_read"] for d in docs}
@@ -314,10 +314,10 @@ def leaf_same_filesystem(path: Path) -> bool | None:
 
 
 def leaf_summary(path: Path) -> list:
-    """A v3.0 leaf's summary.json figures against its per-rank records (suite.storage.dlio_ckpt: the
+    """A v3.0 leaf's summary.json figures against its per-rank records (suite.checkpointing.dlio_ckpt: the
     same re-derivation the published-tree check makes, so the leaf's verdict does not depend on where it sits)."""
     from suite.harness import leafstamp
-    from suite.storage import dlio_ckpt
+    from suite.checkpointing import dlio_ckpt
 
     if not leafstamp.is_stamp(path.name) or not (path / "summary.json").is_file():
         return []

@@ -17,9 +17,9 @@ def count(text: str) -> int:
 
 
 def add_run_arguments(p) -> None:
-    from suite.storage import workloads
+    from suite.checkpointing import workloads
 
-    g = p.add_argument_group(f"checkpointing (--workload {'|'.join(workloads.names(workloads.CHECKPOINTING))})")
+    g = p.add_argument_group(f"checkpointing (--workload {'|'.join(workloads.names())})")
     g.add_argument("--mode", choices=["default", "subset"], default="default",
                    help="default: global storage, the whole checkpoint; subset: node-local, this host's "
                         "fraction (llama3-8b only)")
@@ -91,7 +91,7 @@ def sizing(workload: str, processes: int, mode: str, hosts: int, host_memory: in
     """Bytes and files one checkpoint needs (and the folder for the reference's 10), per host too."""
     if mode == "subset" and hosts > 1:
         raise SuiteError(f"--mode subset: expected one client host (node-local storage), got --client-hosts {hosts}")
-    from suite.storage import workloads
+    from suite.checkpointing import workloads
     from suite.checkpointing import model
     from suite.checkpointing import run as checkpoint_run
 

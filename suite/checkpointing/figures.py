@@ -60,11 +60,11 @@ def _compare(d: Derived, path: Path, field: str, claimed, derived, src: str, abs
 
 def rank_bytes(doc: dict) -> tuple[int, ...] | None:
     """Each rank's bytes per checkpoint in the layout results.json names (None: unknown workload)."""
-    from suite.storage import workloads
+    from suite.checkpointing import workloads
     from suite.checkpointing import model
 
     try:
-        if doc["workload"] not in workloads.checkpoint_names():
+        if doc["workload"] not in workloads.names():
             return None
         ck = model.from_workload(workloads.load(doc["workload"]), doc["processes"], doc["mode"], doc["miniature"])
         return ck.rank_bytes

@@ -10,7 +10,7 @@ from pathlib import Path
 from suite.errors import ExitCode, SuiteError
 from suite.benchmark import Checked, Kind, Options, Workloads
 from suite.harness.storagerun import STORAGE_RUN_OPTIONS, refuse_storage_nodes, storage_dir
-from suite.storage import workloads
+from suite.checkpointing import workloads
 
 
 def add_run_arguments(p) -> None:
@@ -99,7 +99,7 @@ def measured(path: Path) -> list:
 
 
 def listing() -> str:
-    from suite.storage import workloads
+    from suite.checkpointing import workloads
 
     from suite.rules import rulesets
 
@@ -110,7 +110,7 @@ def listing() -> str:
               "(writes, then reads, in one invocation)"] if one else [])
     flows += ([f"{', '.join(two)}: the same with --ruleset {two[-1]} --checkpoints-read 0 (the write phase), then "
                "--checkpoints-write 0 (the read phase)"] if two else [])
-    return f"Checkpointing: {', '.join(workloads.checkpoint_names())}\n" + "\n".join(f"    {x}" for x in flows)
+    return f"Checkpointing: {', '.join(workloads.names())}\n" + "\n".join(f"    {x}" for x in flows)
 
 
 def reference_judge(node, org, system, round_name: str, root, rules_too: bool = True):
@@ -134,4 +134,4 @@ KIND = Kind(
     measured=measured,
     runs_on="processes",
     options=Options(add_run=add_run_arguments, add_datasize=add_datasize_arguments, run=(*STORAGE_RUN_OPTIONS, "launcher", "mode", "checkpoints_write", "checkpoints_read", "miniature"), datasize=("mode",)),
-    workloads=Workloads(listing=listing, schema=workloads.SCHEMAS[workloads.CHECKPOINTING], shown="llama3-*"))
+    workloads=Workloads(listing=listing, schema=workloads.SCHEMA, shown="llama3-*"))

@@ -101,7 +101,7 @@ def _model(doc: dict) -> dict:
     from dataclasses import asdict
 
     from suite.checkpointing import model
-    from suite.storage import workloads
+    from suite.checkpointing import workloads
 
     t = asdict(model.from_workload(workloads.load(doc["workload"]), doc["processes"], doc["mode"],
                                    bool(doc["miniature"])).model)

@@ -103,7 +103,7 @@ def phase_counts(opts: Options, doc: dict) -> tuple[str, int]:
 
 def prepare(opts: Options) -> Prepared:
     """Every refusal that needs no cache drop, and the plan of the invocation."""
-    from suite.storage import workloads
+    from suite.checkpointing import workloads
     from suite.checkpointing import model
 
     doc = workloads.load(opts.workload)

@@ -30,10 +30,10 @@ NOTE = "the {w} layout's bytes ({how}; suite.checkpointing.model), in GiB (DLIO'
 
 def layout(run_set: dict) -> "model.Checkpoint | None":
     """The checkpoint the run set's workload, processes, mode and miniature flag lay out (None: unknown)."""
-    from suite.storage import workloads
+    from suite.checkpointing import workloads
 
     try:
-        if run_set["workload"] not in workloads.checkpoint_names():
+        if run_set["workload"] not in workloads.names():
             return None
         return model.from_workload(workloads.load(run_set["workload"]), run_set["processes"], run_set["mode"],
                                    run_set["miniature"] is True)
@@ -48,7 +48,7 @@ def _off(got, want: float) -> bool:
 
 def leaf_items(leaf: Path, run_set: dict) -> list[Item]:
     """summary.json's checkpoint_size_GB and every <r>_per_epoch_stats.json record against the layout."""
-    from suite.storage.dlio_ckpt import EPOCH_FILE, MAX_RANK_FILES
+    from suite.checkpointing.dlio_ckpt import EPOCH_FILE, MAX_RANK_FILES
 
     ck = layout(run_set)
     if ck is None:
@@ -72,7 +72,7 @@ def leaf_items(leaf: Path, run_set: dict) -> list[Item]:
 
 def _records(p: Path, rank: int, want: float, ck: "model.Checkpoint") -> list[Item]:
     """One rank's per-checkpoint records: throughput (GiB/s) x duration (s) is the rank's bytes."""
-    from suite.storage.dlio_ckpt import CKPT_KEY, checkpoint_bytes
+    from suite.checkpointing.dlio_ckpt import CKPT_KEY, checkpoint_bytes
 
     doc = files.load_json(p, error=ResultError, root=p.parent)
     return [Item(got, p, f"1.{key}.throughput x duration", expected=want, expected_given=True,

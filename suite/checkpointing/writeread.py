@@ -138,7 +138,7 @@ def _handoff(prep) -> "handoff_mod.Handoff":
 def run(opts, made: list | None = None) -> int:
     """The v3.0 invocation: its phases, each into a new leaf (appended to `made`); the exit code (1:
     the read broke 4.7.1)."""
-    from suite.storage import workloads
+    from suite.checkpointing import workloads
 
     doc = workloads.load(opts.workload)
     w, r = counts(opts, doc)

@@ -197,7 +197,7 @@ def _training_datasize(args, notes) -> tuple[list[str], str]:
     argv = ["datasize", "--workload", args.model, "--accelerator-type", args.accelerator_type,
             "--accelerators", str(args.max_accelerators), "--client-hosts", str(hosts),
             "--host-memory", _memory(args), "--ruleset", table.ruleset()]
-    from suite.storage import workloads
+    from suite.training import workloads
     from suite.training import datasize
 
     files = datasize.compute(workloads.resolve(args.model, args.accelerator_type), args.max_accelerators, hosts,

@@ -13,9 +13,10 @@ def add_parser(sub) -> None:
                                    "configured) into one sweep dir with sweep.json; --find-max searches for the "
                                    "largest N at the AU threshold (from the bracket the dataset sets, galloping, then "
                                    "bisection; --full-probes: doubling from --start) and confirms it with "
-                                   "5 runs; --ceiling adds a page-cache run per N (open division). "
+                                   "the ruleset's runs.count runs; --ceiling adds a page-cache run per N (open "
+                                   "division). "
                                    "`suite report SWEEP_DIR` draws it.")
-    workload_args(p, registry.workload_names(lambda k: k.sweeps))
+    workload_args(p, registry.workload_names(lambda k: k.sweeps is not None))
     p.add_argument("--accelerators", type=accelerator_list, metavar="N,N,...", help="the counts to run, e.g. 1,2,4,8")
     p.add_argument("--find-max", action="store_true", help="search for the largest N with AU >= the threshold")
     p.add_argument("--start", type=positive_int, default=1,
@@ -42,7 +43,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from suite.training.sweep import search
+    from suite.kinds import registry
 
     if bool(args.accelerators) == bool(args.find_max):
         raise SuiteError("--accelerators/--find-max: expected one of them (a list of N, or a search for the "
@@ -55,12 +56,7 @@ def run(args) -> int:
     counted = rulesets.run_count(args.ruleset)
     if args.runs not in (1, counted):
         raise SuiteError(f"--runs: expected 1 or {counted} (the ruleset's runs.count), got {args.runs}")
-    return search.run(search.SweepOptions(
-        workload=args.workload, accelerator_type=args.accelerator_type, accelerators=args.accelerators,
-        find_max=args.find_max, ceiling=args.ceiling, data_dir=args.data_dir, results_dir=args.results_dir,
-        runs=args.runs, start=args.start, max_accelerators=args.max_accelerators, memory_limit=args.memory_limit,
-        division=args.division, ruleset=args.ruleset, params=args.param or [],
-        allow_no_cache_drop=args.allow_no_cache_drop, sequential=not args.full_probes, level=args.level))
+    return registry.for_workload(args.workload).sweeps.run(args)     # training: suite.training.sweep.command
 
 
 def _level(text: str) -> float:

@@ -105,8 +105,8 @@ def _record(meta, t) -> str | None:
     from suite.storage import workloads
 
     name = meta.model if meta and meta.model else t.model
-    size, _from = workloads.record_length(None, name, meta.accelerator if meta else None)
-    return workloads.record_size([size])
+    length = workloads.setting(name, meta.accelerator if meta else None, "dataset", "record_length")
+    return workloads.record_size([length])
 
 
 def _dataset(files_n: set, runs, t) -> str | None:

@@ -240,8 +240,9 @@ def _check_value(value, where: str, op: str, params: dict | None = None):
             if params is None:
                 return          # checked again once the layers' params are known
             value = params.get(value["param"])
-        if not isinstance(value, str) or not (files.SCHEMA_DIR / f"{value}.schema.json").is_file():
-            raise RuleError(f"{where}: value: expected a schema name in suite/schemas, got {value!r}")
+        if not isinstance(value, str) or not files.schema_path(value).is_file():
+            raise RuleError(f"{where}: value: expected a schema name (suite/schemas, suite/<kind>/schemas), "
+                            f"got {value!r}")
 
 
 def _load_file(rel: str, chain: tuple[str, ...], seen: dict[str, dict]) -> list[tuple[str, dict]]:

@@ -141,7 +141,7 @@ class Ruleset:
         out: dict = {"known_workloads": [*self.workloads, *self.open_workloads],
                      "closed_workloads": list(self.workloads)}
         if self.runs:
-            out.update(runs_required=self.runs.count, warmup_runs=self.runs.warmup)
+            out.update(runs_required=self.runs.count, warmup_runs=self.runs.warmup, runs_series=self.runs.series)
         if self.submission:
             out["system_schema"] = self.submission.system_schema
         return out if self.benchmark == MLPERF else {}

@@ -1,4 +1,4 @@
-"""TPCx-AI result figures from a data file: YAML, JSON or CSV (schema suite/schemas/fdr.schema.json).
+"""TPCx-AI result figures from a data file: YAML, JSON or CSV (schema suite/tpcx_ai/schemas/fdr.schema.json).
 
 A data file carries what AIUCpm@SF and $/AIUCpm@SF are computed from: the scale factor, the
 load time, 10 training times, 2 x 10 serving times, the throughput-test elapsed time, the

@@ -1,6 +1,6 @@
 """tpcxai-result.json: what a run measured, schema-checked on write and on read.
 
-schema_version 2 (suite/schemas/tpcxai-result.schema.json), kind tpcx-ai-run: phases in order
+schema_version 2 (suite/tpcx_ai/schemas/tpcxai-result.schema.json), kind tpcx-ai-run: phases in order
 with start/end, every job (phase, use case, stream, start/end, status, error), per-use-case times
 and quality against thresholds, per-stream start/end and order, SF, streams, seed, library
 versions, host facts, SHA-256 of the use-case code and definition files, the code that ran

@@ -1,11 +1,11 @@
 """Use cases as data: workloads/tpcx-ai/ucNN.yaml, thresholds and stream orders in rules/tpcx-ai/.
 
-A use-case file (schema suite/schemas/tpcxai-usecase.schema.json) names the tables the stages
+A use-case file (schema suite/tpcx_ai/schemas/tpcxai-usecase.schema.json) names the tables the stages
 read, the key columns joining predictions to truth, the algorithm (ours and the kit's, and where
 they differ), the params given to train/serve, and the quality metric with its direction. The
 threshold for that metric lives in rules/tpcx-ai/thresholds.yaml (ids tpcxai-ucNN-quality); the
 throughput-test orders in rules/tpcx-ai/streams.yaml. Both are rule files whose `params` carry
-the data (schema suite/schemas/tpcxai-thresholds.schema.json).
+the data (schema suite/tpcx_ai/schemas/tpcxai-thresholds.schema.json).
 """
 
 import math

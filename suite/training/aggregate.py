@@ -15,7 +15,7 @@ present, is kept beside them (`claimed`) so the two can be compared, never used 
 import math
 
 from suite.numbers import CLAIMED, RECOMPUTED, claim_differs, to_float
-from suite.storage import workloads
+from suite.training import workloads
 from suite.training import figures as metrics
 from suite.errors import ResultError
 

@@ -8,9 +8,9 @@ import argparse
 from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
-from suite.benchmark import Checked, Kind, Options, Workloads
+from suite.benchmark import Checked, Kind, Options, Sweeps, Workloads
+from suite.training.workloads import SCHEMA
 from suite.harness.storagerun import STORAGE_FILES, STORAGE_RUN_OPTIONS, refuse_storage_nodes, storage_dir
-from suite.storage import workloads
 
 
 def add_run_arguments(p) -> None:
@@ -79,8 +79,8 @@ def datasize(args) -> int:
     import json
 
     from suite.report import text
-    from suite.storage import workloads
     from suite.training import datasize as sizing
+    from suite.training import workloads
 
     workload = workloads.resolve(args.workload, args.accelerator_type)
     result = sizing.compute(workload, args.accelerators, args.client_hosts, args.host_memory, args.ruleset)
@@ -167,9 +167,27 @@ def report_page(path: Path, args):
 
 def listing() -> str:
     from suite.report import text
-    from suite.storage import workloads
+    from suite.training import workloads
 
     return text.workloads_table([workloads.resolve(n, a) for n in workloads.names() for a in workloads.accelerators(n)])
+
+
+def datagen(args) -> int:
+    from suite.training.data import command
+
+    return command.datagen(args)
+
+
+def sweep(args) -> int:
+    from suite.training.sweep import command
+
+    return command.sweep(args)
+
+
+def sizing(args) -> int:
+    from suite.training.sweep import command
+
+    return command.sizing(args)
 
 
 def measured(path: Path):
@@ -197,6 +215,7 @@ KIND = Kind(
     metrics=metrics,
     report_page=report_page,
     datasize=datasize,
-    sweeps=True,
+    datagen=datagen,
+    sweeps=Sweeps(run=sweep, sizing=sizing),
     options=Options(add_run=add_run_arguments, run=(*STORAGE_RUN_OPTIONS, "param", "launcher", "accelerator_type", "debug_read_delay", "debug_decode_delay"), datasize=("accelerator_type",)),
-    workloads=Workloads(listing=listing, schema=workloads.SCHEMAS[workloads.TRAINING]))
+    workloads=Workloads(listing=listing, schema=SCHEMA))

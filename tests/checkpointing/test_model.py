@@ -3,7 +3,8 @@
 import pytest
 
 from suite.errors import WorkloadError
-from suite.storage import workloads
+from suite.checkpointing import workloads
+from suite.training import workloads as training_workloads
 from suite.checkpointing import model
 
 GIB = 1 << 30
@@ -126,10 +127,10 @@ def test_the_miniature_keeps_the_layout_and_is_small():
 
 
 def test_checkpoint_workloads_are_not_training_workloads():
-    assert workloads.checkpoint_names() == ["llama3-1t", "llama3-405b", "llama3-70b", "llama3-8b"]
-    assert not set(workloads.checkpoint_names()) & set(workloads.names())
+    assert workloads.names() == ["llama3-1t", "llama3-405b", "llama3-70b", "llama3-8b"]
+    assert not set(workloads.names()) & set(training_workloads.names())
     with pytest.raises(WorkloadError, match="llama3-8b.yaml: benchmark: expected a training workload"):
-        workloads.resolve("llama3-8b", "h100")
+        training_workloads.resolve("llama3-8b", "h100")
 
 
 from hypothesis import given, settings, strategies as st  # noqa: E402

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from suite import files
-from suite.storage import workloads
+from suite.checkpointing import workloads
 from suite.checkpointing import model
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: a real cache drop and memory cgroup")

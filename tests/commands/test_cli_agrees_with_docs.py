@@ -26,7 +26,7 @@ def test_the_s3_extra_hint_is_the_one_the_docs_give():
 
 def test_accelerator_type_help_lists_every_type_the_workload_files_define(run_cli):
     defined = {t for name, path in workloads.paths().items() if workloads.benchmark_of(path) == "training"
-               for t in workloads.load(name)["accelerators"]}
+               for t in workloads.load(name, "workload", "training")["accelerators"]}
     assert {"b200", "mi355", "h100", "a100", "v100"} <= defined
     for command in ("run", "datagen", "datasize"):
         code, out, err = run_cli(command, "--help")
@@ -37,8 +37,10 @@ def test_accelerator_type_help_lists_every_type_the_workload_files_define(run_cl
 
 def test_the_help_reads_accelerators_as_the_schema_checked_load_does():
     for name, path in workloads.paths().items():
-        if workloads.benchmark_of(path) in ("training", "checkpointing"):
-            assert workloads.accelerator_types(path) == sorted(workloads.load(name).get("accelerators") or []), name
+        kind = workloads.benchmark_of(path)
+        if kind in ("training", "checkpointing"):
+            schema = {"training": "workload", "checkpointing": "checkpoint-workload"}[kind]
+            assert workloads.accelerator_types(path) == sorted(workloads.load(name, schema, kind).get("accelerators") or []), name
 
 
 def test_datagen_without_data_dir_writes_the_vector_dataset_where_run_reads_it(run_cli, tmp_path, monkeypatch):

@@ -16,7 +16,8 @@ TINY = ["dataset.num_samples_per_file=20", "dataset.record_length=1000", "datase
 
 
 def main():
-    from suite.storage import datagen, workloads
+    from suite.training.data import datagen
+    from suite.training import workloads
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

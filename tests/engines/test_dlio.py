@@ -15,7 +15,7 @@ import pytest
 
 from suite import cli
 from suite.engines import registry
-from suite.storage import formats
+from suite.training.data import formats
 from suite.storage.backend.posix import PosixBackend
 
 ENGINE = registry.DLIO

@@ -148,7 +148,8 @@ def test_a_v3_runs_fs_separation_names_the_results_dir_it_wrote(tmp_path):
     import subprocess
     import sys
 
-    from suite.storage import datagen, workloads
+    from suite.training.data import datagen
+    from suite.training import workloads
     from tests.ours3_builders import FAST
 
     datagen.generate(workloads.resolve("retinanet", "b200"), tmp_path / "data", 24, processes=1)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from suite import sizes
 from suite.errors import SuiteError
-from suite.storage import workloads
+from suite.training import workloads
 from suite.tpcx_ai import fdr
 from suite.tpcx_ai import figures as metric
 

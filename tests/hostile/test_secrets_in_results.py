@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from suite.storage import datagen, workloads
+from suite.training.data import datagen
+from suite.training import workloads
 from tests.ours3_builders import FAST
 
 SECRET = "Sup3rSecretPw"

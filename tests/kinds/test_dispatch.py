@@ -28,7 +28,8 @@ def _suite(*argv) -> int:
 def runs(tmp_path_factory):
     """{kind: the results dir `suite run` wrote} for training (v3.0), kv_cache and vector_database, made
     once; checkpointing (v3.0) and TPCx-AI from the committed real `suite run` results."""
-    from suite.storage import datagen, workloads
+    from suite.training.data import datagen
+    from suite.training import workloads
 
     base = tmp_path_factory.mktemp("runs")
     out = {}

@@ -93,7 +93,7 @@ def test_the_kind_comes_from_the_workload_file_not_the_name(toy):
     assert registry.for_workload("tpcx-ai").name == "tpcx-ai" and registry.for_workload("bert").name == "training"
     (tmp_path / "workloads" / "llama3-odd.yaml").write_text("schema_version: 1\nname: llama3-odd\nbenchmark: toy\n")
     assert registry.for_workload("llama3-odd").name == "toy"       # a prefix says nothing
-    assert "llama3-odd" not in workloads.checkpoint_names() and "tpcx-ai" not in workloads.names()
+    assert "llama3-odd" not in workloads.names("checkpointing") and "tpcx-ai" not in workloads.names("training")
 
 
 def test_unknown_benchmark_duplicate_name_and_a_second_registration_are_refused(toy):

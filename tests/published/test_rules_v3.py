@@ -330,7 +330,7 @@ def test_the_rounds_checkpoint_sizes_are_the_model_layouts():
     """rules/v3.0/tree/checkpointing.yaml checkpoint_size_bytes (what the published check holds a leaf's size to)
     is suite.checkpointing.model's layout of each model at its closed process count, byte for byte."""
     from suite.checkpointing import model
-    from suite.storage import workloads
+    from suite.checkpointing import workloads
 
     params = v3check.held_to().params
     sizes, closed = params["checkpoint_size_bytes"], params["checkpoint_closed_processes"]

@@ -71,7 +71,7 @@ def test_sizing_from_the_workload_alone(run_cli):
     assert code == 0, err
     per = 400 * 114660.07 / 0.224 / 2**20          # batch x record / compute, in MiB/s
     assert f"{per:,.1f} MiB/s" in out and f"{8 * per:,.1f} MiB/s" in out and f"{8 * per * 0.9:,.1f} MiB/s" in out
-    from suite.storage import workloads
+    from suite.training import workloads
     from suite.training import datasize
     ds = datasize.compute(workloads.resolve("resnet50", "h100"), 8, 1, 64 * 2**30)
     assert f"{ds.num_files:,} files" in out and "--host-memory" in out

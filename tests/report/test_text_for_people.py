@@ -13,7 +13,8 @@ import pytest
 from suite.harness import mpi
 from suite.report import rounding
 from suite.rules.verdict import parse
-from suite.storage import datagen, workloads
+from suite.training.data import datagen
+from suite.training import workloads
 from suite.terminal import WIDTH, fit, headed, wrap
 
 # a tiny unet3d dataset (30 files of ~0.2 MB): a real run in seconds, findings with floats in them

@@ -6,7 +6,7 @@ import yaml
 
 from suite import files
 from suite.rules import engine as rules
-from suite.storage import workloads
+from suite.training import workloads
 from suite.errors import RuleError
 from suite.rules.engine import Item, Scope
 

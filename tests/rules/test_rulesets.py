@@ -13,7 +13,7 @@ from suite import files
 from suite.errors import RuleError, SuiteError
 from suite.rules import engine as rules
 from suite.rules import rulesets
-from suite.storage import workloads
+from suite.training import workloads
 from suite.training import datasize
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from suite.storage import datagen, workloads
+from suite.training.data import datagen
+from suite.training import workloads
 from suite.storage.backend import select
 from suite.storage.backend.select import DataLocation, ObjectLocation, RESOLVED, resolve
 

@@ -76,7 +76,7 @@ def _recorded(leaf: Path, want: float, note: str) -> list[Item]:
         doc = files.load_json(p, error=ResultError, root=leaf)
     except ResultError as exc:
         return [Item(str(exc)[:200], p, "1", expected="rank 0's per-checkpoint records", expected_given=True)]
-    from suite.storage.dlio_ckpt import checkpoint_bytes
+    from suite.checkpointing.dlio_ckpt import checkpoint_bytes
 
     return [Item(got, p, f"1.{key}.throughput x duration", expected=want, expected_given=True, note=note)
             for key, got in checkpoint_bytes(doc, lambda k: k.startswith(CKPT_PREFIXES)) if _off(got, want)]

@@ -96,11 +96,11 @@ def _ckpt_ties(leaves: list, phases: dict, metrics: dict, size_gib, params: dict
 
 
 def _rederived(leaf: v3tree.Leaf):
-    """The leaf's DLIO metric from its <r>_per_epoch_stats.json (suite.storage.dlio_ckpt, as the
+    """The leaf's DLIO metric from its <r>_per_epoch_stats.json (suite.checkpointing.dlio_ckpt, as the
     checkpointing kind reads its own leaves); a leaf without them keeps its claimed figures."""
     from suite.errors import ResultError
     from suite.rules.ops import Item
-    from suite.storage import dlio_ckpt
+    from suite.checkpointing import dlio_ckpt
 
     try:
         return dlio_ckpt.rederive(leaf.path)

@@ -27,7 +27,7 @@ from suite.rules import findings, rulesets
 from suite.rules import engine as rules
 from suite.rules.findings import Finding
 from suite.rules.verdict import Voice
-from suite.storage import workloads
+from suite.training import workloads
 
 __all__ = ["BenchmarkResult", "CheckResult", "check", "rule_set"]
 

@@ -49,7 +49,7 @@ from suite.errors import SuiteError
 from suite.numbers import as_int, finite_list, is_number, nonfinite
 from suite.rules import engine as rules
 from suite.rules.engine import Item, Scope
-from suite.storage import workloads
+from suite.training import workloads
 from suite.training import datasize
 from suite.training import figures as metrics
 

@@ -9,7 +9,7 @@ import math
 from suite.check import layout
 from suite.numbers import as_int, finite_list
 from suite.rules.engine import Item
-from suite.storage import workloads
+from suite.training import workloads
 from suite.training import figures as metrics
 
 

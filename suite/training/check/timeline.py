@@ -12,7 +12,7 @@ import math
 from suite.check import identify, layout
 from suite.numbers import finite_list, is_number
 from suite.rules.engine import Item
-from suite.storage import workloads
+from suite.training import workloads
 from suite.training import figures as metrics
 
 TIME_EPS_S = 1e-6        # timestamps are floats written as JSON: equal times may differ by rounding

@@ -119,7 +119,7 @@ def dataset_short(summary, params: dict | None, round_name: str) -> list:
 def closed_values(meta, params: dict | None) -> list:
     """[Item] per closed dlio_config value the run changed against workloads/<model>.yaml for its
     accelerator; an Item when the reference or the config cannot be read."""
-    from suite.storage import workloads
+    from suite.training import workloads
 
     if meta is None or params is None:
         return [Item("no metadata", None, "parameters", "the run's dlio_config, to compare with the closed values")]

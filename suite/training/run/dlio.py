@@ -47,7 +47,7 @@ def runner(opts):
 
 
 def _dlio_name(opts) -> str:
-    from suite.storage import workloads
+    from suite.training import workloads
 
     return workloads.resolve(opts.workload, opts.accelerator_type).dlio_name
 
@@ -184,6 +184,6 @@ def datagen(args, workload, num_files: int) -> int:
 
 
 def workloads_params(args) -> dict:
-    from suite.storage import workloads
+    from suite.training import workloads
 
     return workloads.parse_params(args.param)

@@ -241,10 +241,10 @@ def run_cgroup(prep: Prepared, k: int, run_dir: Path):
 
 
 def _parquet_columns(wl) -> list[str] | None:
-    """The columns a Parquet workload reads (suite.storage.parquet.layout), else None."""
+    """The columns a Parquet workload reads (suite.training.data.parquet.layout), else None."""
     if wl.format != "parquet":
         return None
-    from suite.storage import parquet
+    from suite.training.data import parquet
 
     return list(parquet.layout(wl).read_columns)
 

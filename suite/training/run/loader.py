@@ -9,7 +9,7 @@ truncated mid-run is caught), npz files must carry the zip signatures, JPEG file
 files are walked record by record through their length framing (8-byte length, 4-byte
 CRC, data, 4-byte CRC) so a file with the wrong record count or a torn record fails.
 Parquet files are the exception: a thread reads only the needed column chunks and decodes them as the
-reference's reader does (suite.storage.parquet_read), timing the I/O and the decode apart.
+reference's reader does (suite.training.data.parquet_read), timing the I/O and the decode apart.
 """
 
 import bisect
@@ -53,7 +53,7 @@ class ReaderConfig:
     batch_size: int = 1
     delay_per_file_s: float = 0.0    # benchmarks only (a storage path with a known delay)
     max_file_bytes: int = 0          # the largest file the rank reads (0: unknown): caps each buffer
-    parquet_columns: tuple = ()      # format parquet: the columns read (suite.storage.parquet_read)
+    parquet_columns: tuple = ()      # format parquet: the columns read (suite.training.data.parquet_read)
     decode_delay_s: float = 0.0      # tests only: CPU burnt per Parquet row group decoded
 
     @property
@@ -132,7 +132,7 @@ class Reader:
         threads = max(1, config.read_threads)
         self.columnar: dict[int, object] = {}   # format parquet: each thread's ColumnReader, by its buffer
         if config.columnar:
-            from suite.storage.parquet_read import ColumnReader
+            from suite.training.data.parquet_read import ColumnReader
 
             burn = _burner(config.decode_delay_s) if config.decode_delay_s > 0 else None
             self.buffers = [bytearray(0) for _ in range(threads)]
@@ -150,7 +150,7 @@ class Reader:
     def read_columns(self, spec: FileSpec, buffer, clock: list | None = None):
         """Format parquet: the file's needed column chunks, read and decoded; its ReadStats (a benchmark's
         delay_per_file_s, a storage of a known service time, counts as I/O)."""
-        from suite.storage.parquet_read import ReadStats
+        from suite.training.data.parquet_read import ReadStats
 
         stats, called = ReadStats(), time.perf_counter()
         try:

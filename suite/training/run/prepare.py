@@ -1,5 +1,5 @@
 """`suite run`, before anything runs: the options, the closed-division refusals, the dataset
-(sized by suite.training.datasize, checked by suite.storage.datagen.scan, generated for the miniature).
+(sized by suite.training.datasize, checked by suite.training.data.datagen.scan, generated for the miniature).
 
 Everything here is refused (exit 2) before a cache drop, a cgroup or a rank exists.
 """
@@ -110,7 +110,7 @@ def results_name(workload, n: int) -> str:
 
 def check_inputs(opts: Options) -> None:
     """The cheap refusals (workload, --param, division, hosts, results dir), before anything touches the host."""
-    from suite.storage import workloads
+    from suite.training import workloads
     from suite.training import datasize
     from suite.storage.backend.select import check_storage_type, storage_type_of
 
@@ -265,7 +265,7 @@ def _separation(opts: Options, workload, ruleset: str, data: DataLocation, resul
 
 def _resolve(opts: Options):
     """(workload, params, ruleset, reasons so far) from the options; refuses what no run may do."""
-    from suite.storage import workloads
+    from suite.training import workloads
     from suite.training import datasize
     from suite.storage.backend.select import check_storage_type, storage_type_of
 
@@ -374,7 +374,7 @@ def _listing_stamp(data_dir: Path) -> tuple | None:
     """The dataset's listing stamp (suite.storage.backend.posix.listing_stamp: its files' names, sizes,
     times and inodes, and the generation log's); None when unreadable or not a local directory."""
     from suite.storage.backend.posix import listing_stamp
-    from suite.storage.datagen import LOG_NAME
+    from suite.training.data.datagen import LOG_NAME
 
     return listing_stamp(data_dir, "train", LOG_NAME)
 
@@ -383,7 +383,7 @@ def scan_dataset(data: DataLocation, workload) -> tuple[list, str, int, dict]:
     """The training files, checked against the workload: [(name a rank's backend reads, size)],
     format, bytes, evidence (with the storage's: suite.storage.backend's evidence()). `data`: the
     command's DataLocation (an s3:// one: the S3 backend), scanned through its backend."""
-    from suite.storage import datagen
+    from suite.training.data import datagen
 
     data = resolve(data, workload)
     data_dir, backend = data.root, data.backend
@@ -409,7 +409,7 @@ def scan_dataset(data: DataLocation, workload) -> tuple[list, str, int, dict]:
 def ensure_miniature_data(workload, data: DataLocation, num_files: int, memory_limit: int | None = None) -> dict | None:
     """The miniature's dataset, generated on first use. Before writing gigabytes, the memory
     cgroup the runs need is checked (enforce.preflight): a host without one fails in a second."""
-    from suite.storage import datagen
+    from suite.training.data import datagen
 
     data_dir = data.root
     if data_dir.is_dir():

@@ -39,7 +39,7 @@ class RunPlan:
     storage_type: str = "local_fs"  # the rank's storage backend: backend_for(storage_type, "") reads `files`
     stop_when_clear: dict | None = None  # suite sweep's probes: {threshold_percentage, level, min_epochs}: stop
     #                                      once the epochs' AU is clearly above or below (suite.stats.sequential_verdict)
-    parquet_columns: list | None = None  # format parquet: the columns read (suite.storage.parquet_read)
+    parquet_columns: list | None = None  # format parquet: the columns read (suite.training.data.parquet_read)
     decode_delay_s: float = 0.0          # tests only: CPU burnt per row group decoded (a planted slow decode)
 
     def to_dict(self) -> dict:
@@ -71,7 +71,7 @@ class RankEpoch:
     files_read: int = 0
     start_s: float = 0.0
     end_s: float = 0.0
-    # format parquet (suite.storage.parquet_read), per step: what the reader threads did since the last step
+    # format parquet (suite.training.data.parquet_read), per step: what the reader threads did since the last step
     step_bytes_read: list = field(default_factory=list)
     step_requests: list = field(default_factory=list)
     step_io_s: list = field(default_factory=list)         # summed over the threads: time in storage reads

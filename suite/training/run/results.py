@@ -144,7 +144,7 @@ def compliance_reasons(prep, status: str, error, drop, metric, memory_evidence) 
 
 def results_doc(prep, k: int, times: tuple, status: str, error, epochs: list, metric, checkpoint,
                 reasons: list, enforcement: dict) -> dict:
-    """results.json (suite/schemas/results.schema.json)."""
+    """results.json (suite/training/schemas/results.schema.json)."""
     from suite import __version__
     from suite.harness import hostfacts
     from suite.training.run.dlio_output import timestamp

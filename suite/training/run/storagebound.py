@@ -2,7 +2,7 @@
 
 Every Parquet step records what the rank's reader threads did since the step before: bytes, requests,
 wall seconds in storage reads (step_io_s) and CPU seconds decoding (step_decode_s) (suite.training.run.rank,
-suite.storage.parquet_read). A run's `reads` (results.json) sums them over ranks and steps; its decode
+suite.training.data.parquet_read). A run's `reads` (results.json) sums them over ranks and steps; its decode
 share is decode / (I/O + decode). Where decoding takes most of the reader's time, a slower or faster
 storage barely moves AU: the figure is the CPU's, not the storage's (mlcommons/storage #323, #330, #364).
 

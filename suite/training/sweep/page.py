@@ -198,7 +198,8 @@ def _probes(doc: dict) -> Section:
     s.blocks.append(Table(["#", "phase", "N", "AU", "meets threshold", "results"], rows,
                           "The bracket (the largest N whose epochs keep a step after the first) and galloping "
                           "from it, or doubling (--full-probes), then bisection; the answer is run "
-                          "again with 5 runs (what the rules need) and stepped down while those miss."))
+                          "again with the round's runs.count runs (what the rules need) and stepped down "
+                          "while those miss."))
     return s
 
 

@@ -6,7 +6,7 @@ keeps what it measured.
 
 --find-max: doubling from --start while every run of a probe meets the AU threshold, then
 bisection between the last N that met it and the first that did not; each probe is recorded; the
-answer is run again with 5 runs (what the rules need for a submission) and stepped down by one
+answer is run again with the round's runs.count runs (what the rules need for a submission) and stepped down by one
 when those do not all meet the threshold.
 """
 
@@ -130,7 +130,7 @@ class Sweep:
     """One sweep dir and its sweep.json, filled point by point."""
 
     def __init__(self, opts: SweepOptions):
-        from suite.storage import workloads
+        from suite.training import workloads
 
         self.opts = opts
         self.workload = workloads.resolve(opts.workload, opts.accelerator_type, workloads.parse_params(opts.params))
@@ -297,7 +297,7 @@ class Sweep:
         return s["meets_threshold"]
 
     def confirm(self, best: int) -> None:
-        """5 runs at the answer; one step down (at most CONFIRM_ATTEMPTS times) while they miss."""
+        """The round's runs.count runs at the answer; one step down (at most CONFIRM_ATTEMPTS times) while they miss."""
         n = best
         for _ in range(CONFIRM_ATTEMPTS):
             if n < 1:

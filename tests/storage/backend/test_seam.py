@@ -15,9 +15,10 @@ import suite
 SUITE = Path(suite.__file__).resolve().parent
 STORAGE = SUITE / "storage"
 BACKEND = STORAGE / "backend"
-# The modules that move dataset and checkpoint bytes: the storage layer, the training runner and the
-# checkpointing kind's run modules (its check, figures and page read results, not the data).
-SCANNED = [*STORAGE.rglob("*.py"), *(SUITE / "training" / "run").rglob("*.py"), SUITE / "training" / "leaf.py",
+# The modules that move dataset and checkpoint bytes: the storage layer, the training dataset and runner
+# and the checkpointing kind's run modules (its check, figures and page read results, not the data).
+SCANNED = [*STORAGE.rglob("*.py"), *(SUITE / "training" / "data").rglob("*.py"),
+           *(SUITE / "training" / "run").rglob("*.py"), SUITE / "training" / "leaf.py",
            SUITE / "harness" / "leafstamp.py",        # the leaf names every kind's writers pick
            *(p for p in (SUITE / "checkpointing").glob("*.py") if p.name not in ("check.py", "figures.py", "page.py"))]
 
@@ -36,7 +37,7 @@ ATTRIBUTES = {"O_DIRECT", "POSIX_FADV_SEQUENTIAL", "POSIX_FADV_DONTNEED"}
 ALLOWED = {  # (module under suite/storage, call): why it is not dataset or checkpoint access
     ("training/run/loader.py", "mmap.mmap"):
         "anonymous page-aligned buffers for O_DIRECT reads (mmap(-1, n)): memory, not a file",
-    ("storage/parquet_read.py", "mmap.mmap"):
+    ("training/data/parquet_read.py", "mmap.mmap"):
         "the Parquet reader's anonymous map its column chunks are read into (mmap(-1, n)): memory, not a file",
     ("training/run/storagebound.py", "open"):
         "the page-cache ceiling's pre-read of a local dataset (object storage has no client page cache: refused "
@@ -50,7 +51,7 @@ ALLOWED = {  # (module under suite/storage, call): why it is not dataset or chec
     ("checkpointing/leaf.py", "iterdir"): "the v3.0 timestamp leaves of checkpointing/<model>/ in the results directory",
     ("checkpointing/size.py", "iterdir"):
         "the <rank>_per_epoch_stats.json files of a checkpointing leaf, checked against the model's layout (results)",
-    ("storage/dlio_ckpt.py", "iterdir"):
+    ("checkpointing/dlio_ckpt.py", "iterdir"):
         "the <rank>_per_epoch_stats.json files of a checkpointing leaf (results, not checkpoint data)",
     ("checkpointing/leaf.py", "glob"): "the ranks' error files of run-1/errors/ in the results directory",
 }

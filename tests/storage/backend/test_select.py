@@ -6,7 +6,7 @@ import pytest
 
 from suite import cli
 from suite.errors import SuiteError
-from suite.storage import workloads
+from suite.training import workloads
 from suite.storage.backend.posix import PosixBackend
 from suite.storage.backend.s3 import S3Backend
 from suite.storage.backend.select import backend_for, check_storage_type, resolve, storage_type_of

@@ -187,9 +187,10 @@ def test_parquet_on_s3_ranged_gets_of_the_needed_chunks_only(bucket, s3_server, 
     backend: ranged GETs of its 40 columns' chunks (within 10 % of their sizes), decoded as pyarrow's own."""
     import pyarrow.parquet as pq
 
-    from suite.storage import parquet, workloads
+    from suite.training.data import parquet
+    from suite.training import workloads
     from suite.storage.backend.select import resolve
-    from suite.storage.parquet_read import ColumnReader
+    from suite.training.data.parquet_read import ColumnReader
 
     code, out, err = run_cli("datagen", "--workload", "dlrm-mini", "--accelerator-type", "b200",
                              "--data-dir", f"s3://{bucket}/dm", "--files", "1")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from suite import files
-from suite.storage import workloads
+from suite.training import workloads
 from suite.training import datasize
 from suite.training.run import budget
 from suite.training.run.prepare import miniature_files

@@ -4,7 +4,7 @@ MemTotal: two 512 GiB hosts would otherwise ask 5 TiB of 'miniature' (docs/multi
 
 from suite.harness.hosts import Cluster, Host
 from suite.sizes import GIB
-from suite.storage import workloads
+from suite.training import workloads
 from suite.training import datasize
 from suite.training.run import prepare
 

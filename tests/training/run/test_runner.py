@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from suite.storage import datagen, workloads
+from suite.training.data import datagen
+from suite.training import workloads
 
 from suite.training import figures as metrics
 from suite import files

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from suite.errors import SuiteError
-from suite.storage import workloads
+from suite.training import workloads
 from suite.training.run import prepare
 from tests.training.run.test_runner import make_data
 

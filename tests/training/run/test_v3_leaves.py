@@ -10,7 +10,8 @@ from pathlib import Path
 import paths
 from suite import files
 from suite.check import layout
-from suite.storage import datagen, workloads
+from suite.training.data import datagen
+from suite.training import workloads
 from suite.training.run.prepare import miniature_data_dir
 from tests.training.run.test_v3_series import open_retinanet_run
 

@@ -9,7 +9,8 @@ import subprocess
 import pytest
 
 from suite import files
-from suite.storage import datagen, workloads
+from suite.training.data import datagen
+from suite.training import workloads
 
 def leaves(res, model="retinanet") -> list:
     """The run leaves of a v3.0 series, R/training/<model>/run/<YYYYMMDD_HHMMSS>/, in run order."""

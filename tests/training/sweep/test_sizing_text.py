@@ -4,7 +4,7 @@ ceiling runs" where its ceiling runs only missed the AU threshold)."""
 import copy
 
 import paths
-from suite.storage import workloads
+from suite.training import workloads
 from suite.training.sweep import result, sizing, text
 
 SWEEP = paths.DATA / "sweep" / "resnet50-h100-tiny"      # a real find-max --ceiling sweep (tests/data/make_sweep.py)

@@ -1,6 +1,6 @@
 """`suite datagen`: write a workload's training data in its real format, fast, resumably.
 
-Layout and record lengths: suite.storage.dataset (DLIO's layout; one seeded draw of the record
+Layout and record lengths: suite.training.data.dataset (DLIO's layout; one seeded draw of the record
 lengths, so a file's expected size is known without reading it, and the same command writes the
 same bytes). Every file goes through the workload's storage backend (suite.storage.backend): written
 to a hidden temp name and renamed when complete (the backend's commit); a rerun keeps complete files
@@ -18,12 +18,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from suite.errors import SuiteError
-from suite.storage import dlio_data
+from suite.training.data import dlio_data
 from suite.storage.backend import meta
 from suite.storage.backend.s3stats import REQUESTS
 from suite.storage.backend.s3stats import merge as merge_requests
 from suite.storage.backend.select import resolve
-from suite.storage.dataset import (  # noqa: F401 - the layout's names, used through datagen by callers
+from suite.training.data.dataset import (  # noqa: F401 - the layout's names, used through datagen by callers
     LOG_NAME, MAX_FILES_PER_FOLDER, NAME, TEMP, DatasetScan, expected_size, extension, file_names, file_problem,
     layout_of, min_record_bytes, num_subfolders, record_lengths, train_files)
 
@@ -100,7 +100,7 @@ _REQUESTS: list = []  # the object-storage requests of the worker processes (sui
 
 def _write_one(index: int) -> tuple[int, int, bool]:
     """Write file `index` unless it is complete; (index, bytes, written)."""
-    from suite.storage import formats
+    from suite.training.data import formats
 
     workload, names, lengths, seed, run_id, backend = _JOB
     name, fmt, spf = names[index], workload.format, workload.num_samples_per_file
@@ -111,7 +111,7 @@ def _write_one(index: int) -> tuple[int, int, bool]:
     content, record = _content(seed), lengths[index]
     try:
         if fmt == "parquet":
-            from suite.storage import parquet
+            from suite.training.data import parquet
             with backend.create(name, parquet.size_hint(lay, spf), temp_tag=run_id) as writer:
                 parquet.write(writer, lay, spf, content, index)
                 writer.commit()
@@ -147,7 +147,7 @@ _CONTENT = {}
 
 
 def _content(seed):
-    from suite.storage import formats
+    from suite.training.data import formats
 
     if seed not in _CONTENT:
         _CONTENT[seed] = formats.Content(seed)
@@ -187,8 +187,8 @@ def _run(indices, processes: int, on_file) -> list[str]:
     import multiprocessing
 
     _content(_JOB[3])            # build the pool once; the workers share it copy-on-write
-    if _JOB[0].format == "jpeg":  # and the JPEG bases (suite.storage.formats.jpeg_base)
-        from suite.storage import formats
+    if _JOB[0].format == "jpeg":  # and the JPEG bases (suite.training.data.formats.jpeg_base)
+        from suite.training.data import formats
         formats.warm_jpeg(_JOB[2][indices])
     pool = multiprocessing.get_context("fork").Pool(min(processes, len(indices)), initializer=_worker_init)
     try:
@@ -451,7 +451,7 @@ def _totals(comm, done: dict, error) -> dict:
 
 def _log(workload, seed: int, num_files: int, totals: dict, duration: float, processes: int, ranks: int,
          mpi: bool, started, extra) -> dict:
-    """generation_log.json (suite/schemas/generation_log.schema.json)."""
+    """generation_log.json (suite/training/schemas/generation_log.schema.json)."""
     from suite import __version__
 
     log = {

@@ -17,7 +17,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from suite.storage.dataset import LOG_NAME, NAME, extension, file_problem, record_lengths
+from suite.training.data.dataset import LOG_NAME, NAME, extension, file_problem, record_lengths
 
 SIZE_FACTOR = 2.0                  # mean bytes per sample within [record_length / 2, record_length * 2]
 
@@ -52,7 +52,7 @@ def npz_facts(backend, name: str) -> FileFacts | str:
 
 def tfrecord_facts(backend, name: str, max_records: int = 10_000_000) -> FileFacts | str:
     """Walk the framing (12 bytes read per record): record count and payload bytes."""
-    from suite.storage.formats import crc32c, masked_crc
+    from suite.training.data.formats import crc32c, masked_crc
 
     count, payload, offset = 0, 0, 0
     with backend.open_read(name, sequential=False) as f:
@@ -72,7 +72,7 @@ def tfrecord_facts(backend, name: str, max_records: int = 10_000_000) -> FileFac
 
 
 def hdf5_facts(backend, name: str) -> FileFacts | str:
-    from suite.storage.formats import hdf5_shape
+    from suite.training.data.formats import hdf5_shape
 
     try:
         shape = hdf5_shape(backend, name)

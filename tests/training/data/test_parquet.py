@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from suite.errors import WorkloadError
-from suite.storage import datagen, parquet, workloads
+from suite.training.data import datagen, parquet
+from suite.training import workloads
 from suite.storage.backend.posix import PosixBackend
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from suite.storage import formats
+from suite.training.data import formats
 from suite.storage.backend.posix import PosixBackend
 
 # --------------------------------------------------------------------------- independent readers

@@ -5,9 +5,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from suite.storage import datagen, parquet, workloads
+from suite.training.data import datagen, parquet
+from suite.training import workloads
 from suite.storage.backend.posix import PosixBackend
-from suite.storage.parquet_read import ColumnReader, plan
+from suite.training.data.parquet_read import ColumnReader, plan
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +68,7 @@ def test_adjacent_chunks_are_one_request(tmp_path):
 def test_the_buffer_gives_its_pages_back_and_the_next_file_decodes_alike(dlrm, monkeypatch):
     import pyarrow.parquet as pq
 
-    from suite.storage import parquet_read
+    from suite.training.data import parquet_read
 
     monkeypatch.setattr(parquet_read, "RELEASE_BYTES", 0)         # given back after every row group
     w, root, names = dlrm

@@ -2,12 +2,13 @@ import pytest
 
 from suite import files
 from suite.kinds import registry
-from suite.storage import workloads
+from suite.storage import workloads as catalogue
+from suite.training import workloads
 from suite.errors import WorkloadError
 
 
 def test_every_workload_file_validates_against_its_schema():
-    paths = sorted(workloads.workload_dir().glob("*.yaml"))
+    paths = sorted(catalogue.workload_dir().glob("*.yaml"))
     assert {p.stem for p in paths} >= {"unet3d", "resnet50", "cosmoflow", "bert"}
     for path in paths:
         doc = files.load_yaml(path)
@@ -46,9 +47,9 @@ def test_record_lengths_and_checkpoint():
 
 def test_unknown_key_names_file_and_key(tmp_path, monkeypatch):
     (tmp_path / "odd.yaml").write_text(
-        (workloads.workload_dir() / "cosmoflow.yaml").read_text().replace("name: cosmoflow", "name: odd")
+        (catalogue.workload_dir() / "cosmoflow.yaml").read_text().replace("name: cosmoflow", "name: odd")
         .replace("  batch_size: 1\n", "  batch_size: 1\n  batch_sizes: 2\n"))
-    monkeypatch.setattr(workloads, "workload_dir", lambda: tmp_path)
+    monkeypatch.setattr(catalogue, "workload_dir", lambda: tmp_path)
     with pytest.raises(WorkloadError) as err:
         workloads.load("odd")
     msg = str(err.value)

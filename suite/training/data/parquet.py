@@ -8,7 +8,7 @@ rows per row group; no compression. Every column is written, only the `read: tru
 
 Writing: pyarrow's ParquetWriter, one write per row group, PLAIN encoding (no dictionary, no statistics,
 no compression), straight into the storage backend's writer (suite.storage.backend: POSIX or S3) through a
-small file adapter. The values are the process's seeded random pool (suite.storage.formats.Content)
+small file adapter. The values are the process's seeded random pool (suite.training.data.formats.Content)
 XOR-ed per piece with a seeded key, so a file's bytes depend only on (seed, file index) and the pyarrow
 version; producing them costs a memory pass, well below a disk's write time. The size is pyarrow's
 (no closed form): the check reads the footer instead (rows, row groups, column names and types).

@@ -19,7 +19,7 @@ TEMP = re.compile(r"^\.img_.*\.tmp$")
 
 
 def extension(workload) -> str:
-    from suite.storage.formats import EXTENSIONS
+    from suite.training.data.formats import EXTENSIONS
 
     return EXTENSIONS[workload.format]
 
@@ -66,10 +66,10 @@ def record_lengths(workload, num_files: int, seed: int):
 
 
 def layout_of(workload):
-    """The Parquet table layout of a parquet workload (suite.storage.parquet.layout), else None."""
+    """The Parquet table layout of a parquet workload (suite.training.data.parquet.layout), else None."""
     if workload.format != "parquet":
         return None
-    from suite.storage import parquet
+    from suite.training.data import parquet
 
     return parquet.layout(workload)
 
@@ -77,7 +77,7 @@ def layout_of(workload):
 def expected_size(fmt: str, lengths, samples: int) -> int | None:
     """Bytes of a complete file with these record lengths (None for hdf5 and parquet: h5py and pyarrow
     decide; the check reads the file's own structure instead)."""
-    from suite.storage import formats
+    from suite.training.data import formats
 
     if fmt == "tfrecord":
         if lengths.min() == lengths.max():
@@ -96,9 +96,9 @@ def file_problem(backend, name: str, fmt: str, lengths, samples: int, deep: bool
 
     Always the size (`size`: from a listing; None: asked of the backend, -1: missing); with
     `framing` every TFRecord header (hdf5: opens it; jpeg: SOI and EOI); with `deep` every CRC
-    (jpeg: Pillow decodes it). parquet: its footer against `layout` (suite.storage.parquet.Layout);
+    (jpeg: Pillow decodes it). parquet: its footer against `layout` (suite.training.data.parquet.Layout);
     deep: pyarrow reads every row group."""
-    from suite.storage import formats
+    from suite.training.data import formats
 
     if size is None:
         try:
@@ -115,7 +115,7 @@ def file_problem(backend, name: str, fmt: str, lengths, samples: int, deep: bool
     if fmt == "hdf5":
         return formats.check_hdf5(backend, name, int(lengths[0]), samples)
     if fmt == "parquet":
-        from suite.storage import parquet
+        from suite.training.data import parquet
         return parquet.check(backend, name, layout, samples, deep)
     if fmt == "jpeg" and (framing or deep):
         return formats.check_jpeg(backend, name, deep)

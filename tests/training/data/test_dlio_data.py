@@ -10,7 +10,8 @@ import struct
 import numpy as np
 import pytest
 
-from suite.storage import datagen, dlio_data, formats, workloads
+from suite.training.data import datagen, dlio_data, formats
+from suite.training import workloads
 from suite.storage.backend.posix import PosixBackend
 
 UNET = {"dataset.record_length": 20000, "dataset.record_length_stdev": 2000}

@@ -18,7 +18,7 @@ file's bytes do not depend on how many processes or ranks wrote it.
   what an image of that size costs); each file is SOI, the base's APP0, COM segments of fresh seeded random
   bytes up to the exact length (a decoder skips comments; they make every file distinct), then the
   rest of the base. Pillow, and so DLIO's PIL reader, opens it.
-- parquet (flux, dlrm): suite.storage.parquet (pyarrow, the workload's columns and row groups).
+- parquet (flux, dlrm): suite.training.data.parquet (pyarrow, the workload's columns and row groups).
 - hdf5 (open division): h5py, datasets "records" (samples, d1, d2) uint8 and "labels", built in
   memory (hdf5_bytes) and written whole.
 """

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from tests.conftest import REPO, mpiexec
-from suite.storage import datagen, formats, workloads
+from suite.training.data import datagen, formats
+from suite.training import workloads
 from suite.training import datasize
 from suite import files
 from test_formats import parse_example, read_tfrecords

@@ -28,7 +28,7 @@ import mmap
 import time
 from dataclasses import dataclass, field
 
-from suite.storage import parquet
+from suite.training.data import parquet
 
 RELEASE_BYTES = 256 << 20       # bytes read into a thread's map before its pages are given back
 

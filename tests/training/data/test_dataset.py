@@ -1,6 +1,7 @@
 """The dataset layout and the check of one file, read through the POSIX backend."""
 
-from suite.storage import dataset, formats, workloads
+from suite.training.data import dataset, formats
+from suite.training import workloads
 from suite.storage.backend.posix import PosixBackend
 
 UNET = {"dataset.record_length": 20000, "dataset.record_length_stdev": 2000}

@@ -9,10 +9,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from PIL import Image
 
 from suite.errors import SuiteError
-from suite.storage import datagen, formats, workloads
+from suite.training.data import datagen, formats
+from suite.training import workloads
 from suite.training import datasize
 from suite.storage.backend.posix import PosixBackend
-from suite.storage.dataset import file_problem
+from suite.training.data.dataset import file_problem
 
 
 def _jpeg(tmp_path, record, index=0, seed=7):

@@ -1,6 +1,6 @@
 import pytest
 
-from suite.storage import workloads
+from suite.training import workloads
 
 from suite.training import datasize
 from suite.errors import SuiteError
