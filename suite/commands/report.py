@@ -23,13 +23,14 @@ def add_parser(sub) -> None:
 
 
 def _whole_tree_args(kind, args):
-    """A whole-tree kind (a published v3.0 tree) hands the folders it does not check to the kinds that
-    recognise them, as `suite check` does, and asks them for their results tables' rows."""
+    """A layout (a published v3.0 tree) hands the folders it does not check to the kinds that claim
+    them, as `suite check` does, and asks them for their results tables' rows."""
     import argparse
 
-    if not kind.whole_tree:
+    from suite.kinds import registry, tree
+
+    if not registry.is_layout(kind):
         return args
-    from suite.kinds import tree
 
     plain = argparse.Namespace(**{"format": "json", "ruleset": "auto", **vars(args)})
     return argparse.Namespace(**{**vars(plain), "for_result": tree.handover(kind, plain), "for_rows": tree.table_rows})

@@ -7,9 +7,9 @@ PATH holds several results, or another kind's results below it (a `suite run` re
 published v3.0 tree, an organisation of one): suite.kinds.registry.results_under finds them, and each
 is one part: a result directory of a kind whose check takes one result at a time (kv_cache, TPCx-AI),
 else the highest directory above that kind's results holding no other kind's results (R/training,
-R/checkpointing). A whole-tree kind (published v3.0 trees) keeps PATH and the kinds it does not read
-itself (kv_cache, vector_database folders) get their own parts. The commands combine the parts
-(suite.kinds.combine).
+R/checkpointing). A layout (a published v3.0 tree) keeps PATH and the kinds it does not read itself
+(kv_cache, vector_database folders) get their own parts. The commands combine the parts
+(suite.kinds.combine). `suite check` starts from the same owner (suite.kinds.tree).
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ from pathlib import Path
 
 from suite.benchmark import Kind
 from suite.kinds import registry
+from suite.layouts.layout import Layout
 
 
 @dataclass(frozen=True)
 class Part:
-    kind: Kind
-    path: Path                     # what the kind's callable is given
+    kind: Kind | Layout            # its owner: a kind, or a layout (it hands its nodes to their kinds)
+    path: Path                     # what the owner's callable is given
 
 
 @dataclass
@@ -44,20 +45,21 @@ class Parts:
 def parts(path: Path) -> Parts:
     """Every result under `path` as the parts its kinds are called on (see the module's docstring)."""
     path = Path(path)
-    kind = registry.for_result(path)              # the existing refusal for a path that is not there
+    kind = registry.for_result(path)              # the most specific claim; a path that is not there refused
     if not path.is_dir() or path.is_symlink():
         return Parts(path, [Part(kind, path)], single=True)
     found = registry.results_under(path)
-    if kind.whole_tree:                           # it reads PATH itself; the kinds it does not read, apart
-        names = [k for k in found.kinds() if k != registry.KINDS[0].name and not registry.get(k).whole_tree]
+    if registry.is_layout(kind):                  # it reads PATH itself; the kinds it does not read, apart
+        names = [k for k in found.kinds() if not registry.is_layout(registry.owner(k))
+                 and not registry.catch_all(registry.owner(k), found.root)]
         if not names:
             return Parts(path, [Part(kind, path)], single=True)
-        return Parts(found.root, [Part(kind, path)] + [Part(registry.get(n), d) for n in names
+        return Parts(found.root, [Part(kind, path)] + [Part(registry.owner(n), d) for n in names
                                                         for d in _tops(found, n)])
     sole = taker(kind, found)
     if sole is not None:
         return Parts(path, [Part(sole, path)], single=True)
-    return Parts(found.root, [Part(registry.get(n), d) for n in found.kinds() for d in _tops(found, n)],
+    return Parts(found.root, [Part(registry.owner(n), d) for n in found.kinds() for d in _tops(found, n)],
                  found.unclassified)
 
 
@@ -69,7 +71,7 @@ def taker(kind: Kind, found: registry.Found) -> Kind | None:
         return kind
     kinds = found.kinds()
     if len(kinds) == 1 and not found.unclassified:
-        other = registry.get(kinds[0])
+        other = registry.owner(kinds[0])
         if other.checks_trees and single(other, found):
             return other
     return None
@@ -79,8 +81,8 @@ def single(kind: Kind, found: registry.Found) -> bool:
     """PATH (found.root) is one result of `kind` (or a run inside one), or holds one kind's results
     only, which that kind takes at once, and nothing unclassified."""
     root = found.root
-    if kind is not registry.KINDS[0] and (root in found.by_kind[kind.name]
-                                          or set(kind.result_files) & {p.name for p in _entries(root.parent)}):
+    if not registry.catch_all(kind, root) and (root in found.by_kind[kind.name]
+                                          or set(getattr(kind, "result_files", ())) & {p.name for p in _entries(root.parent)}):
         return True
     kinds = found.kinds()
     if found.unclassified:
@@ -102,7 +104,7 @@ def _tops(found: registry.Found, name: str) -> list[Path]:
     one result at a time, else the highest directories above them holding no other kind's results
     (and no file no kind takes)."""
     mine = found.by_kind[name]
-    kind = registry.get(name)
+    kind = registry.owner(name)
     if not kind.checks_trees:
         return list(mine)
     foreign = [d for k, dirs in found.by_kind.items() if k != name for d in dirs]

@@ -27,11 +27,10 @@ _RANK = {"": 2, "valid": 0, "closed": 0, "open": 1, "invalid": 2}   # a kind tha
 
 def check(path: Path, args) -> Checked:
     path = Path(path)
-    kind = registry.for_result(path)           # the existing refusal for a path that is not there
-    kind = next((k for k in registry.KINDS if _tree_level(k, path)), kind)
+    kind = registry.for_result(path)           # the one owner (suite.kinds.dispatch starts from it too)
     if kind.defers_check is not None and kind.defers_check(path, args):
-        return registry.KINDS[0].check(path, args)   # e.g. a v3.0 tree held to another round: the storage checker's
-    if kind.whole_tree:                        # a published v3.0 tree: the kind walks it and hands over the rest
+        return _catch_all(path).check(path, args)   # e.g. a v3.0 tree held to another round: the storage checker's
+    if registry.is_layout(kind):               # a published v3.0 tree: the layout walks it and hands over the rest
         whole = kind.check(path, argparse.Namespace(**{**vars(args), "for_result": handover(kind, args)}))
         beside = _beside(path, args) if path.is_dir() and not path.is_symlink() else []
         if not beside:
@@ -52,18 +51,10 @@ def check(path: Path, args) -> Checked:
 WHOLE_TREE_DIRS = ("closed", "open")     # what a published tree's own walk reads (with its code pools)
 
 
-def _tree_level(kind: Kind, path: Path) -> bool:
-    """PATH is a published tree, a division or an organisation of one: the layout's, whatever kinds' results
-    lie below (its system descriptions and code pool are checked even where one kind's results are all
-    there is); a system, benchmark or leaf inside it is its kind's, as anywhere."""
-    if not kind.whole_tree or kind.check_reads is None or not path.is_dir() or not kind.recognises(path):
-        return False
-    root = Path(os.path.realpath(kind.check_reads(path)[0]))
-    try:
-        rel = Path(os.path.realpath(path)).relative_to(root).parts
-    except ValueError:
-        return False
-    return not rel or (rel[0] in WHOLE_TREE_DIRS and len(rel) <= 2)
+def _catch_all(path: Path) -> Kind:
+    """The kind that takes any directory (training): what a deferred check is handed to."""
+    d = path if path.is_dir() else path.parent
+    return next(k for k in registry.KINDS if registry.catch_all(k, d))
 
 
 def _beside(path: Path, args) -> list:
@@ -86,16 +77,15 @@ def _beside(path: Path, args) -> list:
     for top, kinds in sorted(tops.items()):
         if len(kinds) == 1:
             name = next(iter(kinds))
-            out.append((name, top, _part(registry.get(name), top, args)))
+            out.append((name, top, _part(registry.owner(name), top, args)))
         else:
-            out += [(name, d, _part(registry.get(name), d, args)) for name, dirs in kinds.items() for d in dirs]
+            out += [(name, d, _part(registry.owner(name), d, args)) for name, dirs in kinds.items() for d in dirs]
     return out
 
 
-def handover(whole: Kind, args):
-    """What a whole-tree kind calls for a folder it does not check itself: the kind that recognises
-    it checks it ({kind, verdict, compliant, summary}); None when only the catch-all or a whole-tree
-    kind would take it."""
+def handover(whole, args):
+    """What a layout calls for a folder it does not check itself: the kind that claims it checks it
+    ({kind, verdict, compliant, summary}); None when only the catch-all or a layout would take it."""
     from suite.errors import ResultError
 
     def take(d: Path, own: str | None = None):
@@ -104,7 +94,7 @@ def handover(whole: Kind, args):
             kind = _registered(own) if own else registry.for_result(d)
         except ResultError:
             return None
-        if kind is None or (not own and kind is registry.KINDS[0]) or kind.whole_tree:
+        if kind is None or registry.is_layout(kind) or (not own and registry.catch_all(kind, d)):
             return None
         c = _part(kind, d, argparse.Namespace(**{**vars(args), "ruleset": "auto", "format": "json"}))
         return {"kind": kind.name, "verdict": c.verdict, "compliant": c.code == ExitCode.OK, "summary": c.summary,
@@ -146,18 +136,20 @@ def table_rows(d: Path) -> list:
 
     try:
         kind = registry.for_result(d)
-        return kind.table_rows(d) if kind.table_rows is not None and not kind.whole_tree else []
+        rows = None if registry.is_layout(kind) else kind.table_rows
+        return rows(d) if rows is not None else []
     except SuiteError:
         return []
 
 
 def _mixed(found: registry.Found, args) -> Checked:
     parts: list[tuple[str, Path, Checked]] = []
-    others = [d for name, dirs in found.by_kind.items() if name != registry.KINDS[0].name for d in dirs]
+    catch_alls = {k.name for k in registry.KINDS if registry.catch_all(k, found.root)}
+    others = [d for name, dirs in found.by_kind.items() if name not in catch_alls for d in dirs]
     foreign = _foreign(found)
     for name in found.kinds():
-        kind = registry.get(name)
-        if kind is registry.KINDS[0]:
+        kind = registry.owner(name)
+        if name in catch_alls:
             if not [d for d in found.by_kind[name] if not any(f == d or f in d.parents for f in foreign)]:
                 continue
             sub = argparse.Namespace(**{**vars(args), "exclude_dirs": tuple(others) + tuple(sorted(foreign))})
@@ -187,7 +179,7 @@ def _part(kind: Kind, path: Path, args) -> Checked:
 def _foreign(found: registry.Found) -> list[Path]:
     """What the catch-all kind must not take: an unclassified file's directory, or only the file where
     other results sit below that directory."""
-    catch_all = found.by_kind[registry.KINDS[0].name]
+    catch_all = [d for k in registry.KINDS if registry.catch_all(k, found.root) for d in found.by_kind[k.name]]
     out = []
     for f, _ in found.unclassified:
         below = [d for d in catch_all if f.parent in d.parents]

@@ -87,13 +87,14 @@ def _init_default() -> str:
 
 
 def _layout_kind(layout):
-    """The benchmark kind that makes and packages a round's submission layout (ruleset.yaml's
-    submission.layout: pooled is the published kind's), through the registry; None for the layout
+    """The layout plugin (or kind) that makes and packages a round's submission layout (ruleset.yaml's
+    submission.layout: pooled is suite.published.layout's), through the registry; None for the layout
     suite.submission makes itself."""
     from suite.kinds import registry
 
     name = "pooled" if layout.pooled else "benchmark_dirs"
-    return next((k for k in registry.KINDS if k.submission is not None and k.submission.layout == name), None)
+    return next((k for k in [*registry.LAYOUTS, *registry.KINDS]
+                 if k.submission is not None and k.submission.layout == name), None)
 
 
 def _handover(owner, args):

@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
-from suite.benchmark import Checked, Kind, Options, Workloads
+from suite.benchmark import Checked, Claim, Kind, Options, Workloads
 from suite.harness.storagerun import STORAGE_FILES, STORAGE_RUN_OPTIONS, refuse_storage_nodes, storage_dir
 from suite.storage import workloads
 
@@ -172,6 +172,15 @@ def listing() -> str:
     return text.workloads_table([workloads.resolve(n, a) for n in workloads.names() for a in workloads.accelerators(n)])
 
 
+def recognises(path: Path) -> int:
+    """The catch-all: any directory no other kind claims more specifically, and a storage run's own
+    files (TPCx-AI takes any other file)."""
+    from suite.harness.storagerun import SWEEP_FILE
+
+    path = Path(path)
+    return Claim.ANY if path.is_dir() or path.name in (*STORAGE_FILES, SWEEP_FILE) else Claim.NONE
+
+
 def measured(path: Path):
     from suite.training import compared as training_figures
 
@@ -191,7 +200,7 @@ KIND = Kind(
     measured=measured,
     runs_on="accelerators",
     run=run,
-    recognises=lambda path: True,
+    recognises=recognises,
     result_files=STORAGE_FILES,
     check=check_storage,
     metrics=metrics,
