@@ -178,7 +178,9 @@ class Found:
     unclassified: list[tuple[Path, str]] = field(default_factory=list)   # (file, why)
 
     def kinds(self) -> list[str]:
-        return [k for k, dirs in self.by_kind.items() if dirs]
+        """The owners with results here, in the order their results sit (the first result's path, then
+        the name): never the order of registration."""
+        return sorted((k for k, dirs in self.by_kind.items() if dirs), key=lambda k: (str(min(self.by_kind[k])), k))
 
 
 def results_under(path: Path) -> Found:
@@ -193,7 +195,7 @@ def results_under(path: Path) -> Found:
     from suite.check.walker import _Walker
 
     root = Path(os.path.realpath(path))
-    found = Found(root, {o.name: [] for o in [*KINDS, *LAYOUTS]})
+    found = Found(root, {o.name: [] for o in sorted([*KINDS, *LAYOUTS], key=lambda o: o.name)})
     if not root.is_dir():
         return found
     walker = _Walker(root)
