@@ -1,11 +1,11 @@
-"""`suite check` over whatever PATH holds (issue 24, class 4): every result below it is found
-(suite.kinds.registry.results_under asks each kind about each directory it meets), checked by its
-kind and counted; the verdict is the worst of all; what no kind could take is listed and keeps the
-check from compliance.
+"""`suite check` over whatever PATH holds (issue 24, class 4): the parts of the one partitioner
+(suite.kinds.dispatch.parts with the check's arguments), each checked by its owner and counted; the
+verdict is the worst of all; what no kind could take is listed and keeps the check from compliance.
 
 A PATH that is one result, or holds one kind's results only (a training submission tree, a
-checkpointing write+read pair), is checked by that kind as before. A mixed tree is checked part by
-part: the kinds whose check takes a tree (training, checkpointing) once over PATH, training with the
+checkpointing write+read pair), is checked by that kind as before; a layout's tree by the layout, which
+hands each folder it does not read to the kind that claims it (`handover`). A mixed tree is checked part
+by part: the kinds whose check takes a tree (training, checkpointing) once over PATH, training with the
 other kinds' directories left out; the others (TPCx-AI) once per result directory.
 """
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,61 +25,28 @@ _RANK = {"": 2, "valid": 0, "closed": 0, "open": 1, "invalid": 2}   # a kind tha
 
 
 def check(path: Path, args) -> Checked:
-    path = Path(path)
-    kind = registry.for_result(path)           # the one owner (suite.kinds.dispatch starts from it too)
-    if kind.defers_check is not None and kind.defers_check(path, args):
-        return _catch_all(path).check(path, args)   # e.g. a v3.0 tree held to another round: the storage checker's
-    if registry.is_layout(kind):               # a published v3.0 tree: the layout walks it and hands over the rest
-        whole = kind.check(path, argparse.Namespace(**{**vars(args), "for_result": handover(kind, args)}))
-        beside = _beside(path, args) if path.is_dir() and not path.is_symlink() else []
-        if not beside:
+    """PATH's check: the parts the one partitioner gives (suite.kinds.dispatch.parts), each checked by
+    its owner; one part is its owner's check as it is, several are combined (the worst verdict)."""
+    split = dispatch.parts(Path(path), args)
+    first = split.parts[0]
+    if registry.is_layout(first.kind):         # a published v3.0 tree: the layout walks it and hands over the rest
+        handed = argparse.Namespace(**{**vars(args), "for_result": handover(first.kind, args)})
+        whole = first.kind.check(first.path, handed)
+        if split.single:
             return whole
-        found = registry.Found(Path(os.path.realpath(path)), {kind.name: [path]})
-        for name, d, _ in beside:
-            found.by_kind.setdefault(name, []).append(d)
-        return _combine(found, [(kind.name, path, whole)] + beside, args)
-    if path.is_dir() and not path.is_symlink():
-        found = registry.results_under(path)
-        sole = dispatch.taker(kind, found)
-        if sole is None:
-            return _mixed(found, args)
-        kind = sole
-    return kind.check(path, args)
+        checked = [(first.kind.name, first.path, whole)]
+        return _combine(split.found, checked + [(p.kind.name, p.path, _part(p.kind, p.path, args))
+                                                for p in split.parts[1:]], args)
+    if split.single:
+        return first.kind.check(first.path, args)
+    return _combine(split.found, [(p.kind.name, p.path, _part(p.kind, p.path, _excluding(args, p.exclude)))
+                                  for p in split.parts], args)
 
 
-WHOLE_TREE_DIRS = ("closed", "open")     # what a published tree's own walk reads (with its code pools)
-
-
-def _catch_all(path: Path) -> Kind:
-    """The kind that takes any directory (training): what a deferred check is handed to."""
-    d = path if path.is_dir() else path.parent
-    return next(k for k in registry.KINDS if registry.catch_all(k, d))
-
-
-def _beside(path: Path, args) -> list:
-    """Results under PATH that a whole-tree kind's walk does not read (outside closed/ and open/, not in
-    a code image), each checked by the kind that found it there (a top-level folder holding one kind's
-    results as one part; else each result), so that a result beside a published tree counts in the
-    verdict (the worst of all parts) and is never silently left out."""
-    root = Path(os.path.realpath(path))
-    if any(p in WHOLE_TREE_DIRS for p in root.parts) or not any((root / d).is_dir() for d in WHOLE_TREE_DIRS):
-        return []                        # inside a division, or a result read out of its tree: all the kind's
-    found = registry.results_under(root)
-    tops: dict[Path, dict[str, list]] = {}
-    for name, dirs in found.by_kind.items():
-        for d in dirs:
-            rel = d.relative_to(root).parts if d != root else ()
-            if not rel or rel[0] in WHOLE_TREE_DIRS or any(p.startswith("code-") for p in rel):
-                continue
-            tops.setdefault(root / rel[0], {}).setdefault(name, []).append(d)
-    out = []
-    for top, kinds in sorted(tops.items()):
-        if len(kinds) == 1:
-            name = next(iter(kinds))
-            out.append((name, top, _part(registry.owner(name), top, args)))
-        else:
-            out += [(name, d, _part(registry.owner(name), d, args)) for name, dirs in kinds.items() for d in dirs]
-    return out
+def _excluding(args, exclude):
+    if exclude is None:
+        return args
+    return argparse.Namespace(**{**vars(args), "exclude_dirs": exclude})
 
 
 def handover(whole, args):
@@ -142,25 +108,6 @@ def table_rows(d: Path) -> list:
         return []
 
 
-def _mixed(found: registry.Found, args) -> Checked:
-    parts: list[tuple[str, Path, Checked]] = []
-    catch_alls = {k.name for k in registry.KINDS if registry.catch_all(k, found.root)}
-    others = [d for name, dirs in found.by_kind.items() if name not in catch_alls for d in dirs]
-    foreign = _foreign(found)
-    for name in found.kinds():
-        kind = registry.owner(name)
-        if name in catch_alls:
-            if not [d for d in found.by_kind[name] if not any(f == d or f in d.parents for f in foreign)]:
-                continue
-            sub = argparse.Namespace(**{**vars(args), "exclude_dirs": tuple(others) + tuple(sorted(foreign))})
-            parts.append((name, found.root, _part(kind, found.root, sub)))
-        elif kind.checks_trees:
-            parts.append((name, found.root, _part(kind, found.root, args)))
-        else:
-            parts += [(name, d, _part(kind, d, args)) for d in found.by_kind[name]]
-    return _combine(found, parts, args)
-
-
 def _part(kind: Kind, path: Path, args) -> Checked:
     """One part of a mixed tree checked by its kind; a part that cannot be used (bad input: a broken
     file) is an invalid result of the tree, said in one line, and the others are still checked."""
@@ -174,17 +121,6 @@ def _part(kind: Kind, path: Path, args) -> Checked:
         text = f"unusable: {exc}"
         out = json.dumps({"error": str(exc), "verdict": "invalid"}) if args.format == "json" else text + "\n"
         return Checked(out, text, ExitCode.FAILED, "invalid")
-
-
-def _foreign(found: registry.Found) -> list[Path]:
-    """What the catch-all kind must not take: an unclassified file's directory, or only the file where
-    other results sit below that directory."""
-    catch_all = [d for k in registry.KINDS if registry.catch_all(k, found.root) for d in found.by_kind[k.name]]
-    out = []
-    for f, _ in found.unclassified:
-        below = [d for d in catch_all if f.parent in d.parents]
-        out.append(f if below or f.parent == found.root else f.parent)
-    return out
 
 
 def _combine(found: registry.Found, parts: list, args) -> Checked:

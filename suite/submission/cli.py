@@ -126,8 +126,8 @@ def _change(args) -> list[str]:
 
 
 def _check_tree(root: Path, args):
-    """`suite check` on a tree by the kind the registry names for it (the one dispatch)."""
-    from suite.kinds import registry
+    """`suite check` on a tree through the one partitioner (suite.kinds.dispatch, as `suite check`)."""
+    from suite.kinds import tree
 
-    return registry.for_result(root).check(root, args)
+    return tree.check(root, args)
 
