@@ -56,8 +56,9 @@ KINDS: list[Kind] = [_load(m) for m in KIND_MODULES]
 
 
 def register(kind: Kind) -> None:
-    """Add a kind (its workloads.dir files become workloads too). Its name must be new."""
-    if any(k.name == kind.name for k in KINDS):
+    """Add a kind (its workloads.dir files become workloads too). Its name must be new (no kind or
+    layout has it)."""
+    if any(k.name == kind.name for k in [*KINDS, *LAYOUTS]):
         raise ValueError(f"benchmark kind {kind.name!r} is registered already")
     KINDS.append(kind)
     if kind.workloads.dir is not None:
@@ -74,6 +75,17 @@ def unregister(name: str) -> None:
     pooled.KIND_FOLDERS.discard(kind.name)
     if kind.workloads.dir is not None:
         workloads.remove_dir(kind.workloads.dir)
+
+
+def register_layout(layout: Layout) -> None:
+    """Add a layout plugin (a test's, a private one). Its name must be new."""
+    if any(x.name == layout.name for x in [*KINDS, *LAYOUTS]):
+        raise ValueError(f"layout {layout.name!r} is registered already")
+    LAYOUTS.append(layout)
+
+
+def unregister_layout(name: str) -> None:
+    LAYOUTS.remove(owner(name))
 
 
 def get(name: str) -> Kind:

@@ -120,3 +120,35 @@ def test_two_equal_claims_are_a_one_line_error_exit_2(tmp_path, run_cli, first):
     finally:
         registry.unregister("rival")
     assert registry.for_result(leaf).name == "kv_cache"
+
+
+def test_a_layout_registered_from_outside_is_asked_too(tmp_path, run_cli):
+    """A throwaway layout claiming its own tree (a marker file at its top) owns it, whatever kinds'
+    results lie below; its check is what `suite check` says of the tree."""
+    from suite.layouts.layout import Layout
+
+    def claims(path):
+        path = Path(path)
+        return Claim.TREE if path.is_dir() and (path / "toy-layout.marker").is_file() else Claim.NONE
+
+    def check(path, args):
+        assert callable(args.for_result)              # the layout hands what it does not read to its kind
+        handed = args.for_result(Path(path) / "leaf")
+        return Checked(f"toy layout: leaf {handed['kind']} {handed['verdict']}\n", "verdict: OPEN",
+                       ExitCode.FAILED, "open")
+
+    root = tmp_path / "toy"
+    shutil.copytree(KV / KV_LEAF, root / "leaf")
+    (root / "toy-layout.marker").write_text("")
+    registry.register_layout(Layout(name="toy-layout", claims=claims, check=check,
+                                    metrics=lambda path, form: 0, report_page=lambda path, args: None))
+    try:
+        with pytest.raises(ValueError):
+            registry.register_layout(registry.owner("toy-layout"))
+        assert registry.for_result(root).name == "toy-layout"
+        assert registry.for_result(root / "leaf").name == "kv_cache"
+        code, out, err = run_cli("check", root)
+        assert code == ExitCode.FAILED and out.startswith("toy layout: leaf kv_cache invalid"), (out, err)
+    finally:
+        registry.unregister_layout("toy-layout")
+    assert registry.for_result(root).name != "toy-layout"
