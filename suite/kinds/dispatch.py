@@ -9,7 +9,9 @@ published v3.0 tree, an organisation of one): suite.kinds.registry.results_under
 is one part: a result directory of a kind whose check takes one result at a time (kv_cache, TPCx-AI),
 else the highest directory above that kind's results holding no other kind's results (R/training,
 R/checkpointing). A layout (a published v3.0 tree) keeps PATH and the kinds it does not read itself
-(kv_cache, vector_database folders) get their own parts. The commands combine the parts
+(kv_cache, vector_database folders) get their own parts; a layout's tree holding no node the layout
+reads, that a kind claims as a whole (a vector-DB-only tree), is that kind's for its figures (its check
+is still the layout's: its systems and code pool). The commands combine the parts
 (suite.kinds.combine).
 
 `suite check` (`parts(path, args)`) parts a mixed tree by what each check takes: the catch-all kind once
@@ -24,7 +26,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.benchmark import Kind
+from suite.benchmark import Claim, Kind
 from suite.kinds import registry
 from suite.layouts.layout import Layout
 
@@ -61,6 +63,9 @@ def parts(path: Path, args=None) -> Parts:
     if not path.is_dir() or path.is_symlink():
         return Parts(path, [Part(kind, path)], single=True)
     found = registry.results_under(path)
+    if registry.is_layout(kind) and not found.by_kind.get(kind.name):
+        other = registry.owner_of(path, registry.KINDS, Claim.WITHIN)
+        kind = other if other is not None else kind   # no node of the layout's: the figures are that kind's
     if registry.is_layout(kind):                  # it reads PATH itself; the kinds it does not read, apart
         names = [k for k in found.kinds() if not registry.is_layout(registry.owner(k))
                  and not registry.catch_all(registry.owner(k), found.root)]
