@@ -10,6 +10,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+class Claim:
+    """How specific a claim on a path is (a kind's `recognises`, a layout's `claims`): the most specific
+    wins, whatever the order of registration (suite.kinds.registry.owner_of); two equal claims are a
+    one-line error. NONE: not its; ANY: a catch-all (any directory, any file no other claims); WITHIN: it
+    lies inside one of its own (a layout's tree); OWN: its own result files, or a folder named for it;
+    TREE: a layout's tree, a division or an organisation of one (the layout's whatever lies below)."""
+
+    NONE, ANY, WITHIN, OWN, TREE = 0, 1, 2, 3, 4
+
+
+def strength(answer) -> int:
+    """A `recognises` answer as a Claim: True is OWN, False or None is NONE."""
+    if answer is True:
+        return Claim.OWN
+    return int(answer or 0)
+
+
 @dataclass(frozen=True)
 class Checked:
     """What `suite check` shows for a result: the report (text or JSON), the one line said when the
@@ -128,16 +145,16 @@ class Kind:
     own: Options, Workloads, Sweeps, Submission). The callables import their implementation when
     called, so building the command line stays instant.
 
-    recognises: kinds are asked newest first (suite.kinds.registry.for_result); training, the first
-    built in, takes any directory no other kind claims. datasize set: `suite datasize` offers its
-    workloads; datagen set: `suite datagen`; sweeps set: `suite sweep` and `suite sizing`. A new
-    benchmark: a module here with its KIND, listed in registry.py (or registered), its workload files
-    with `benchmark: <name>`, its rule files.
+    recognises: every kind and layout is asked (suite.kinds.registry.owner_of); the most specific claim
+    wins (a Claim; True is Claim.OWN), two equal ones are a one-line error; training claims any directory
+    at Claim.ANY (the catch-all). datasize set: `suite datasize` offers its workloads; datagen set:
+    `suite datagen`; sweeps set: `suite sweep` and `suite sizing`. A new benchmark: a module here with its
+    KIND, listed in registry.py (or registered), its workload files with `benchmark: <name>`, its rule files.
     """
 
     name: str
     run: Callable[[object], int]                     # suite run (args) -> exit code
-    recognises: Callable[[Path], bool]               # is this file or directory one of its results?
+    recognises: Callable[[Path], int]                # is this file or directory one of its results? (a Claim)
     check: Callable[[Path, object], Checked]         # suite check (path, args)
     metrics: Callable[[Path, str], int]              # suite metrics (path, "text" | "json"): prints (its JSON's
                                                      # benchmarks: suite.kinds.combine's docstring)
@@ -149,9 +166,7 @@ class Kind:
     sweeps: Sweeps | None = None                     # suite sweep and suite sizing of its workloads
     result_files: tuple[str, ...] = ()               # names that mark a directory as one of its results
     takes: str = "tree"                              # what its check takes: "tree" (every result of it under PATH
-                                                     # at once), "result" (one result per call), "around" (the
-                                                     # tree around PATH, read itself; the other kinds' folders
-                                                     # handed to `args.for_result`: published v3.0 trees)
+                                                     # at once) or "result" (one result per call)
     check_reads: Callable[[Path], list[Path]] | None = None   # what its check of PATH reads beyond PATH (the tree
                                                      # around a leaf): suite check --output is refused inside any
     measured: Callable[[Path], list[Measured]] | None = None   # suite compare: every result under a path, its figures
@@ -173,7 +188,3 @@ class Kind:
     @property
     def checks_trees(self) -> bool:
         return self.takes != "result"
-
-    @property
-    def whole_tree(self) -> bool:
-        return self.takes == "around"

@@ -11,6 +11,7 @@ import paths
 
 SUITE = paths.REPO / "suite"
 KINDS = sorted(p.name for p in SUITE.iterdir() if (p / "kind.py").is_file())     # a kind: a folder with kind.py
+LAYOUT_PLUGINS = ["published"]     # a layout plugin: a folder with layout.py whose LAYOUT the registry lists
 LAYERS = ("harness", "storage", "check", "report", "rules", "enforce", "engines", "compare", "submission", "layouts")
 ABOVE = ("kinds", "commands", "history")   # above the kinds: the registry (the one dispatch), the commands, history
 TOP_ABOVE = ("cli.py",)                # suite/*.py above the kinds; every other suite/*.py is a layer module
@@ -20,11 +21,7 @@ MAX_LINES = 500
 ROLES = {"kind": ("kind.py",), "leaf": ("leaf.py",), "figures": ("figures.py",), "check": ("check.py", "check"),
          "page": ("page.py",), "run": ("run.py", "run")}
 # Roles a kind does not have, and why (no empty shim stands in for them).
-EXCEPTIONS = {
-    ("published", "run"): "it checks published v3.0 trees and runs nothing (its Kind.run refuses)",
-    ("published", "leaf"): "a layout still registered as a kind: its leaves are read by suite.layouts.leaf_files",
-    ("published", "figures"): "a layout still registered as a kind: each node's figures are its kind's (reference_judge)",
-}
+EXCEPTIONS: dict = {}
 
 
 def imported(path: Path) -> set[str]:
@@ -72,14 +69,34 @@ def test_the_scan_sees_imports_inside_functions_and_relative_ones(tmp_path, monk
 def test_the_kinds_are_the_folders_with_a_kind_py_and_the_registry_holds_each():
     from suite.kinds import registry
 
-    assert len(KINDS) >= 6 and {"training", "checkpointing", "tpcx_ai", "published"} <= set(KINDS)
+    assert len(KINDS) >= 5 and {"training", "checkpointing", "tpcx_ai", "kv_cache", "vector_database"} <= set(KINDS)
     built_in = {kind.run.__module__ for kind in registry.KINDS}
     assert built_in == {f"suite.{k}.kind" for k in KINDS}
 
 
-def test_every_folder_of_suite_is_a_kind_a_layer_or_above_them():
+def test_the_layouts_are_the_folders_with_a_layout_py_and_no_kind_is_one():
+    """A layout plugin (the v3.0 pooled tree: suite/published/layout.py) is registered as a layout
+    (registry.LAYOUTS), never as a kind (issue 44: `mlperf-v3-tree` is a layout)."""
+    from suite.kinds import registry
+
+    assert all((SUITE / x / "layout.py").is_file() for x in LAYOUT_PLUGINS) and not set(LAYOUT_PLUGINS) & set(KINDS)
+    assert {layout.claims.__module__ for layout in registry.LAYOUTS} == {f"suite.{x}.layout" for x in LAYOUT_PLUGINS}
+    assert "mlperf-v3-tree" in {x.name for x in registry.LAYOUTS}
+    assert "mlperf-v3-tree" not in {k.name for k in registry.KINDS}
+
+
+def test_no_layout_plugin_imports_a_kind_and_no_kind_imports_one():
+    """A layout hands its nodes to the kinds through the registry (reference_judge, handover)."""
+    found = [x for lay in LAYOUT_PLUGINS for path in sorted((SUITE / lay).rglob("*.py"))
+             for x in _reached(path, set(KINDS))]
+    found += [x for kind in KINDS for path in sorted((SUITE / kind).rglob("*.py"))
+              for x in _reached(path, set(LAYOUT_PLUGINS))]
+    assert found == []
+
+
+def test_every_folder_of_suite_is_a_kind_a_layout_a_layer_or_above_them():
     packages = {p.name for p in SUITE.iterdir() if (p / "__init__.py").is_file()}
-    assert packages - set(KINDS) - set(LAYERS) - set(ABOVE) == set()
+    assert packages - set(KINDS) - set(LAYOUT_PLUGINS) - set(LAYERS) - set(ABOVE) == set()
 
 
 def test_no_kind_imports_another():

@@ -69,7 +69,7 @@ def gather(paths, left_out: list | None = None) -> list:
         if not readable:
             from suite.kinds import registry
 
-            names = ", ".join(k.name for k in registry.KINDS if k.measured is not None)
+            names = ", ".join(k.name for k in [*registry.KINDS, *registry.LAYOUTS] if k.measured is not None)
             raise ResultError(f"{path}: kind: expected a benchmark kind whose figures suite compare reads "
                               f"({names}), got {found.parts[0].kind.name}")
         if left_out is not None:

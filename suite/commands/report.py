@@ -22,14 +22,15 @@ def add_parser(sub) -> None:
                    help="a sweep's sizing table: accelerators per storage node for K storage nodes (default 1)")
 
 
-def _whole_tree_args(kind, args):
-    """A whole-tree kind (a published v3.0 tree) hands the folders it does not check to the kinds that
-    recognise them, as `suite check` does, and asks them for their results tables' rows."""
+def _layout_args(kind, args):
+    """A layout (a published v3.0 tree) hands the folders it does not check to the kinds that claim
+    them, as `suite check` does, and asks them for their results tables' rows."""
     import argparse
 
-    if not kind.whole_tree:
+    from suite.kinds import registry, tree
+
+    if not registry.is_layout(kind):
         return args
-    from suite.kinds import tree
 
     plain = argparse.Namespace(**{"format": "json", "ruleset": "auto", **vars(args)})
     return argparse.Namespace(**{**vars(plain), "for_result": tree.handover(kind, plain), "for_rows": tree.table_rows})
@@ -59,9 +60,9 @@ def run(args) -> int:
 
             if found.single:
                 kind = found.parts[0].kind
-                page = kind.report_page(args.path, _whole_tree_args(kind, args))
+                page = kind.report_page(args.path, _layout_args(kind, args))
             else:
-                page, bad = combine.page(found, args, _whole_tree_args)
+                page, bad = combine.page(found, args, _layout_args)
             stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
             written = export.write_report(page, tmp, f"suite {__version__} report, {stamp}")
         finally:

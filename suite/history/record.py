@@ -94,7 +94,7 @@ def entries_for(path: Path, base: dict, judge=None) -> list[Entry]:
     the kind reads none or the result holds no numbers (a failed run). `base`: the fields the caller
     knows (source, status, verdict, command ...); `judge(part path)`: each part's verdict (an import's)."""
     from suite.errors import SuiteError
-    from suite.kinds import dispatch
+    from suite.kinds import dispatch, registry
 
     path = Path(path)
     out: list[Entry] = []
@@ -109,12 +109,12 @@ def entries_for(path: Path, base: dict, judge=None) -> list[Entry]:
             except (SuiteError, OSError, ValueError, RecursionError):
                 measured = []       # a run that failed before writing numbers: recorded without figures
         if not measured:
-            if not (part.kind.whole_tree and len(parts) > 1):     # a tree kind's part whose leaves others read
+            if not (registry.is_layout(part.kind) and len(parts) > 1):   # a layout's part whose leaves others read
                 out.append(_entry(part.path, part.kind.name, {}, {}, (), None, base))
             continue
         others = [m.path for m in measured] + [p.path for p in parts if p is not part]
         for m in measured:
-            covers = {} if part.kind.whole_tree else scope(m.path, part.path, others)
+            covers = {} if registry.is_layout(part.kind) else scope(m.path, part.path, others)
             out.append(_entry(m.path, m.kind, redact.mapping(m.system), m.identity, _figures(m), m.when,
                               {**base, "hash_scope": covers}, m.label))
     return out

@@ -1,7 +1,11 @@
-"""The benchmark kinds: the built-in ones, and any registered (a new benchmark, a test's throwaway).
+"""The benchmark kinds and the layouts: the built-in ones, and any registered (a new benchmark, a test's
+throwaway).
 
-A workload's kind is its file's `benchmark:` key; a result's kind is the first kind, newest first,
-that recognises it (training, the first built in, takes what no other does).
+A workload's kind is its file's `benchmark:` key. A result's owner is the layout or kind whose claim on
+it is the most specific (suite.benchmark.Claim; `owner_of`), whatever the order they were registered in:
+a layout's tree, division or organisation is the layout's; a kind's own result files are that kind's;
+inside a layout's tree what no kind claims is the layout's; training claims any directory (the
+catch-all). Two equal claims are a one-line error, exit 2.
 """
 
 from __future__ import annotations
@@ -13,21 +17,29 @@ from functools import lru_cache
 from pathlib import Path
 
 from suite import files
-from suite.benchmark import Kind
+from suite.benchmark import Claim, Kind, strength
 from suite.errors import ResultError, WorkloadError, expected_got
 from suite.layouts import pooled
+from suite.layouts.layout import Layout
 from suite.storage import workloads
 
-# The kinds, one module a line, oldest first: training, the catch-all, first; a result is offered to the
-# newest first. A new kind is its folder suite/<kind>/ (kind.py's KIND) and one line here.
+# The kinds, one module a line (the order decides nothing: claims do). A new kind is its folder
+# suite/<kind>/ (kind.py's KIND) and one line here.
 KIND_MODULES = (
     "suite.training.kind",
     "suite.checkpointing.kind",
     "suite.tpcx_ai.kind",
-    "suite.published.kind",
     "suite.vector_database.kind",
     "suite.kv_cache.kind",
 )
+
+# The layouts, one module a line (its LAYOUT: suite.layouts.layout.Layout). The v0.5-v2.0 benchmark dirs
+# and our own results dirs are still read by the kinds' own walks (training's checker, results_under).
+LAYOUT_MODULES = (
+    "suite.published.layout",
+)
+
+LAYOUTS: list[Layout] = [importlib.import_module(m).LAYOUT for m in LAYOUT_MODULES]
 
 
 def _load(module: str) -> Kind:
@@ -36,8 +48,7 @@ def _load(module: str) -> Kind:
         workloads.add_dir(kind.workloads.dir)
     if kind.reference_judge is not None:            # the layouts hand it its nodes of reference leaves
         pooled.JUDGES[kind.name] = kind.reference_judge
-    if not kind.whole_tree:                         # a folder named for it marks a pooled tree
-        pooled.KIND_FOLDERS.add(kind.name)
+    pooled.KIND_FOLDERS.add(kind.name)              # a folder named for it marks a pooled tree
     return kind
 
 
@@ -45,16 +56,16 @@ KINDS: list[Kind] = [_load(m) for m in KIND_MODULES]
 
 
 def register(kind: Kind) -> None:
-    """Add a kind (its workloads.dir files become workloads too). Its name must be new."""
-    if any(k.name == kind.name for k in KINDS):
+    """Add a kind (its workloads.dir files become workloads too). Its name must be new (no kind or
+    layout has it)."""
+    if any(k.name == kind.name for k in [*KINDS, *LAYOUTS]):
         raise ValueError(f"benchmark kind {kind.name!r} is registered already")
     KINDS.append(kind)
     if kind.workloads.dir is not None:
         workloads.add_dir(kind.workloads.dir)
     if kind.reference_judge is not None:
         pooled.JUDGES[kind.name] = kind.reference_judge
-    if not kind.whole_tree:
-        pooled.KIND_FOLDERS.add(kind.name)
+    pooled.KIND_FOLDERS.add(kind.name)
 
 
 def unregister(name: str) -> None:
@@ -64,6 +75,17 @@ def unregister(name: str) -> None:
     pooled.KIND_FOLDERS.discard(kind.name)
     if kind.workloads.dir is not None:
         workloads.remove_dir(kind.workloads.dir)
+
+
+def register_layout(layout: Layout) -> None:
+    """Add a layout plugin (a test's, a private one). Its name must be new."""
+    if any(x.name == layout.name for x in [*KINDS, *LAYOUTS]):
+        raise ValueError(f"layout {layout.name!r} is registered already")
+    LAYOUTS.append(layout)
+
+
+def unregister_layout(name: str) -> None:
+    LAYOUTS.remove(owner(name))
 
 
 def get(name: str) -> Kind:
@@ -97,16 +119,51 @@ def _validated(path: str, mtime_ns: int, schema: str, name: str) -> None:
         raise WorkloadError(f"{path}: name: expected {name!r}, got {doc['name']!r}")
 
 
-def for_result(path: Path) -> Kind:
-    """The kind whose results `path` (a file or directory) holds; a path holding several kinds' results
-    is parted by suite.kinds.dispatch (metrics, report, compare) and suite.kinds.tree (check)."""
+def owner(name: str) -> Kind | Layout:
+    """The kind or layout named `name` (a part's owner)."""
+    found = next((x for x in LAYOUTS if x.name == name), None)
+    return found if found is not None else get(name)
+
+
+def is_layout(owner) -> bool:
+    return isinstance(owner, Layout)
+
+
+def claim(owner, path: Path) -> int:
+    """How specifically `owner` (a kind or a layout) claims `path` (suite.benchmark.Claim)."""
+    return strength(owner.recognises(path))
+
+
+def catch_all(kind, path: Path) -> bool:
+    """`kind` takes `path` only as what no other claims (training for any directory)."""
+    return not is_layout(kind) and claim(kind, path) == Claim.ANY
+
+
+def owner_of(path: Path, among=None, least: int = Claim.ANY):
+    """The layout or kind whose claim on `path` is the most specific (at least `least`), among the
+    layouts and kinds (or `among`); None where none claims it. Two equal best claims: a one-line error,
+    exit 2; the order of registration decides nothing."""
+    claims = [(claim(o, path), o) for o in (among if among is not None else [*LAYOUTS, *KINDS])]
+    best = max((c for c, _ in claims), default=Claim.NONE)
+    if best < least:
+        return None
+    tied = sorted(o.name for c, o in claims if c == best)
+    if len(tied) > 1:
+        raise ResultError(expected_got(path, "(claim)", "one layout or kind claiming it most specifically",
+                                       f"{' and '.join(tied)} claim it alike"))
+    return next(o for c, o in claims if c == best)
+
+
+def for_result(path: Path) -> Kind | Layout:
+    """The kind or layout whose results `path` (a file or directory) holds (`owner_of`); a path holding
+    several kinds' results is parted by suite.kinds.dispatch (check, metrics, report, compare, history)."""
     path = Path(path)
     if not path.exists():
         raise ResultError(expected_got(path, "path", "an existing file or directory", "nothing there"))
-    for kind in reversed(KINDS):
-        if kind.recognises(path):
-            return kind
-    raise ResultError(expected_got(path, "path", "the results of a benchmark kind", "none recognised"))
+    found = owner_of(path)
+    if found is None:
+        raise ResultError(expected_got(path, "path", "the results of a benchmark kind", "none recognised"))
+    return found
 
 
 def workload_names(which=lambda kind: True) -> list[str]:
@@ -133,20 +190,24 @@ class Found:
     unclassified: list[tuple[Path, str]] = field(default_factory=list)   # (file, why)
 
     def kinds(self) -> list[str]:
-        return [k for k, dirs in self.by_kind.items() if dirs]
+        """The owners with results here, in the order their results sit (the first result's path, then
+        the name): never the order of registration."""
+        return sorted((k for k, dirs in self.by_kind.items() if dirs), key=lambda k: (str(min(self.by_kind[k])), k))
 
 
 def results_under(path: Path) -> Found:
     """Every result under `path`, by kind: a tree walk (suite.check.walker: links not followed, code
-    dirs skipped, bounded) that asks each kind, newest first, whether a directory it meets holds one of
-    its results (its `result_files`); below a claimed directory nothing is asked again. A directory with
-    run output (the catch-all's files) is first offered to the other kinds' `recognises` (a published
-    vector_database leaf has no file of its own); training, the catch-all, takes what none claims. A file naming a kind (its
-    `kind` key) that no kind claimed is unclassified."""
+    dirs skipped, bounded) that asks each kind whether a directory it meets holds one of its results
+    (its `result_files`); below a claimed directory nothing is asked again. Where several kinds' files
+    are there, the most specific claim takes it (`owner_of`). A directory with run output only (the
+    catch-all's files) is first offered to the layouts' and the other kinds' claims (a published
+    vector_database leaf has no file of its own; a leaf inside a pooled tree is the layout's); training,
+    the catch-all, takes what none claims. A file naming a kind (its `kind` key) that no kind claimed is
+    unclassified."""
     from suite.check.walker import _Walker
 
     root = Path(os.path.realpath(path))
-    found = Found(root, {k.name: [] for k in KINDS})
+    found = Found(root, {o.name: [] for o in sorted([*KINDS, *LAYOUTS], key=lambda o: o.name)})
     if not root.is_dir():
         return found
     walker = _Walker(root)
@@ -156,18 +217,24 @@ def results_under(path: Path) -> Found:
         if any(c == d or c in d.parents for c in claimed):
             continue
         names = set(walker.dirs[d]) | set(walker.subdirs.get(d, ()))
-        kind = next((k for k in reversed(KINDS) if k.result_files and _marks(names, k.result_files)), None)
-        if kind is None:
+        marking = [k for k in KINDS if k.result_files and _marks(names, k.result_files)]
+        own = [k for k in marking if not catch_all(k, d)]
+        if own:
+            kind = own[0] if len(own) == 1 else owner_of(d, own, Claim.NONE)
+            if "results.json" in names:
+                _one_claim(d, kind)
+        elif marking:                              # run output: another's leaf by its own claim first
+            other = owner_of(d, [o for o in [*LAYOUTS, *KINDS] if o not in marking], Claim.WITHIN)
+            if other is None:
+                found.by_kind[marking[0].name].append(d)
+                continue
+            kind = other
+        else:
             continue
-        if kind is KINDS[0]:                       # run output: another kind's leaf by its own test first
-            kind = next((k for k in reversed(KINDS[1:]) if k.recognises(d)), kind)
-        elif "results.json" in names:
-            _one_claim(d, kind)
         found.by_kind[kind.name].append(d)
-        if kind is not KINDS[0]:
-            claimed.append(d)
-    catch_all = found.by_kind[KINDS[0].name]
-    catch_all[:] = [d for d in catch_all if not any(c == d or c in d.parents for c in claimed)]
+        claimed.append(d)
+    for name, dirs in found.by_kind.items():          # the catch-all's: none inside a claimed directory
+        dirs[:] = [d for d in dirs if not any(c != d and c in d.parents for c in claimed)]
     for d, names in walker.dirs.items():
         if not any(c == d or c in d.parents for c in claimed):
             found.unclassified += [(d / n, why) for n in names if (why := _foreign(d / n))]
@@ -213,7 +280,8 @@ def _foreign(p: Path) -> str:
     named = doc.get("kind") if isinstance(doc, dict) else None
     if not isinstance(named, str):
         return ""
-    kind = next((k for k in KINDS[1:] if named == k.name or named.startswith(k.name + "-")), None)
+    kind = next((k for k in KINDS if (named == k.name or named.startswith(k.name + "-"))
+                 and not catch_all(k, p.parent)), None)
     if kind is None:
         return ""
     return (f"kind: {named!r}, but no {kind.name} result directory around it (expected "

@@ -1,11 +1,11 @@
-"""`suite check` over whatever PATH holds (issue 24, class 4): every result below it is found
-(suite.kinds.registry.results_under asks each kind about each directory it meets), checked by its
-kind and counted; the verdict is the worst of all; what no kind could take is listed and keeps the
-check from compliance.
+"""`suite check` over whatever PATH holds (issue 24, class 4): the parts of the one partitioner
+(suite.kinds.dispatch.parts with the check's arguments), each checked by its owner and counted; the
+verdict is the worst of all; what no kind could take is listed and keeps the check from compliance.
 
 A PATH that is one result, or holds one kind's results only (a training submission tree, a
-checkpointing write+read pair), is checked by that kind as before. A mixed tree is checked part by
-part: the kinds whose check takes a tree (training, checkpointing) once over PATH, training with the
+checkpointing write+read pair), is checked by that kind as before; a layout's tree by the layout, which
+hands each folder it does not read to the kind that claims it (`handover`). A mixed tree is checked part
+by part: the kinds whose check takes a tree (training, checkpointing) once over PATH, training with the
 other kinds' directories left out; the others (TPCx-AI) once per result directory.
 """
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,76 +25,33 @@ _RANK = {"": 2, "valid": 0, "closed": 0, "open": 1, "invalid": 2}   # a kind tha
 
 
 def check(path: Path, args) -> Checked:
-    path = Path(path)
-    kind = registry.for_result(path)           # the existing refusal for a path that is not there
-    kind = next((k for k in registry.KINDS if _tree_level(k, path)), kind)
-    if kind.defers_check is not None and kind.defers_check(path, args):
-        return registry.KINDS[0].check(path, args)   # e.g. a v3.0 tree held to another round: the storage checker's
-    if kind.whole_tree:                        # a published v3.0 tree: the kind walks it and hands over the rest
-        whole = kind.check(path, argparse.Namespace(**{**vars(args), "for_result": handover(kind, args)}))
-        beside = _beside(path, args) if path.is_dir() and not path.is_symlink() else []
-        if not beside:
+    """PATH's check: the parts the one partitioner gives (suite.kinds.dispatch.parts), each checked by
+    its owner; one part is its owner's check as it is, several are combined (the worst verdict)."""
+    split = dispatch.parts(Path(path), args)
+    first = split.parts[0]
+    if registry.is_layout(first.kind):         # a published v3.0 tree: the layout walks it and hands over the rest
+        handed = argparse.Namespace(**{**vars(args), "for_result": handover(first.kind, args)})
+        whole = first.kind.check(first.path, handed)
+        if split.single:
             return whole
-        found = registry.Found(Path(os.path.realpath(path)), {kind.name: [path]})
-        for name, d, _ in beside:
-            found.by_kind.setdefault(name, []).append(d)
-        return _combine(found, [(kind.name, path, whole)] + beside, args)
-    if path.is_dir() and not path.is_symlink():
-        found = registry.results_under(path)
-        sole = dispatch.taker(kind, found)
-        if sole is None:
-            return _mixed(found, args)
-        kind = sole
-    return kind.check(path, args)
+        checked = [(first.kind.name, first.path, whole)]
+        return _combine(split.found, checked + [(p.kind.name, p.path, _part(p.kind, p.path, args))
+                                                for p in split.parts[1:]], args)
+    if split.single:
+        return first.kind.check(first.path, args)
+    return _combine(split.found, [(p.kind.name, p.path, _part(p.kind, p.path, _excluding(args, p.exclude)))
+                                  for p in split.parts], args)
 
 
-WHOLE_TREE_DIRS = ("closed", "open")     # what a published tree's own walk reads (with its code pools)
+def _excluding(args, exclude):
+    if exclude is None:
+        return args
+    return argparse.Namespace(**{**vars(args), "exclude_dirs": exclude})
 
 
-def _tree_level(kind: Kind, path: Path) -> bool:
-    """PATH is a published tree, a division or an organisation of one: the layout's, whatever kinds' results
-    lie below (its system descriptions and code pool are checked even where one kind's results are all
-    there is); a system, benchmark or leaf inside it is its kind's, as anywhere."""
-    if not kind.whole_tree or kind.check_reads is None or not path.is_dir() or not kind.recognises(path):
-        return False
-    root = Path(os.path.realpath(kind.check_reads(path)[0]))
-    try:
-        rel = Path(os.path.realpath(path)).relative_to(root).parts
-    except ValueError:
-        return False
-    return not rel or (rel[0] in WHOLE_TREE_DIRS and len(rel) <= 2)
-
-
-def _beside(path: Path, args) -> list:
-    """Results under PATH that a whole-tree kind's walk does not read (outside closed/ and open/, not in
-    a code image), each checked by the kind that found it there (a top-level folder holding one kind's
-    results as one part; else each result), so that a result beside a published tree counts in the
-    verdict (the worst of all parts) and is never silently left out."""
-    root = Path(os.path.realpath(path))
-    if any(p in WHOLE_TREE_DIRS for p in root.parts) or not any((root / d).is_dir() for d in WHOLE_TREE_DIRS):
-        return []                        # inside a division, or a result read out of its tree: all the kind's
-    found = registry.results_under(root)
-    tops: dict[Path, dict[str, list]] = {}
-    for name, dirs in found.by_kind.items():
-        for d in dirs:
-            rel = d.relative_to(root).parts if d != root else ()
-            if not rel or rel[0] in WHOLE_TREE_DIRS or any(p.startswith("code-") for p in rel):
-                continue
-            tops.setdefault(root / rel[0], {}).setdefault(name, []).append(d)
-    out = []
-    for top, kinds in sorted(tops.items()):
-        if len(kinds) == 1:
-            name = next(iter(kinds))
-            out.append((name, top, _part(registry.get(name), top, args)))
-        else:
-            out += [(name, d, _part(registry.get(name), d, args)) for name, dirs in kinds.items() for d in dirs]
-    return out
-
-
-def handover(whole: Kind, args):
-    """What a whole-tree kind calls for a folder it does not check itself: the kind that recognises
-    it checks it ({kind, verdict, compliant, summary}); None when only the catch-all or a whole-tree
-    kind would take it."""
+def handover(whole, args):
+    """What a layout calls for a folder it does not check itself: the kind that claims it checks it
+    ({kind, verdict, compliant, summary}); None when only the catch-all or a layout would take it."""
     from suite.errors import ResultError
 
     def take(d: Path, own: str | None = None):
@@ -104,7 +60,7 @@ def handover(whole: Kind, args):
             kind = _registered(own) if own else registry.for_result(d)
         except ResultError:
             return None
-        if kind is None or (not own and kind is registry.KINDS[0]) or kind.whole_tree:
+        if kind is None or registry.is_layout(kind) or (not own and registry.catch_all(kind, d)):
             return None
         c = _part(kind, d, argparse.Namespace(**{**vars(args), "ruleset": "auto", "format": "json"}))
         return {"kind": kind.name, "verdict": c.verdict, "compliant": c.code == ExitCode.OK, "summary": c.summary,
@@ -146,27 +102,10 @@ def table_rows(d: Path) -> list:
 
     try:
         kind = registry.for_result(d)
-        return kind.table_rows(d) if kind.table_rows is not None and not kind.whole_tree else []
+        rows = None if registry.is_layout(kind) else kind.table_rows
+        return rows(d) if rows is not None else []
     except SuiteError:
         return []
-
-
-def _mixed(found: registry.Found, args) -> Checked:
-    parts: list[tuple[str, Path, Checked]] = []
-    others = [d for name, dirs in found.by_kind.items() if name != registry.KINDS[0].name for d in dirs]
-    foreign = _foreign(found)
-    for name in found.kinds():
-        kind = registry.get(name)
-        if kind is registry.KINDS[0]:
-            if not [d for d in found.by_kind[name] if not any(f == d or f in d.parents for f in foreign)]:
-                continue
-            sub = argparse.Namespace(**{**vars(args), "exclude_dirs": tuple(others) + tuple(sorted(foreign))})
-            parts.append((name, found.root, _part(kind, found.root, sub)))
-        elif kind.checks_trees:
-            parts.append((name, found.root, _part(kind, found.root, args)))
-        else:
-            parts += [(name, d, _part(kind, d, args)) for d in found.by_kind[name]]
-    return _combine(found, parts, args)
 
 
 def _part(kind: Kind, path: Path, args) -> Checked:
@@ -182,17 +121,6 @@ def _part(kind: Kind, path: Path, args) -> Checked:
         text = f"unusable: {exc}"
         out = json.dumps({"error": str(exc), "verdict": "invalid"}) if args.format == "json" else text + "\n"
         return Checked(out, text, ExitCode.FAILED, "invalid")
-
-
-def _foreign(found: registry.Found) -> list[Path]:
-    """What the catch-all kind must not take: an unclassified file's directory, or only the file where
-    other results sit below that directory."""
-    catch_all = found.by_kind[registry.KINDS[0].name]
-    out = []
-    for f, _ in found.unclassified:
-        below = [d for d in catch_all if f.parent in d.parents]
-        out.append(f if below or f.parent == found.root else f.parent)
-    return out
 
 
 def _combine(found: registry.Found, parts: list, args) -> Checked:

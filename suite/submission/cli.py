@@ -87,13 +87,14 @@ def _init_default() -> str:
 
 
 def _layout_kind(layout):
-    """The benchmark kind that makes and packages a round's submission layout (ruleset.yaml's
-    submission.layout: pooled is the published kind's), through the registry; None for the layout
+    """The layout plugin (or kind) that makes and packages a round's submission layout (ruleset.yaml's
+    submission.layout: pooled is suite.published.layout's), through the registry; None for the layout
     suite.submission makes itself."""
     from suite.kinds import registry
 
     name = "pooled" if layout.pooled else "benchmark_dirs"
-    return next((k for k in registry.KINDS if k.submission is not None and k.submission.layout == name), None)
+    return next((k for k in [*registry.LAYOUTS, *registry.KINDS]
+                 if k.submission is not None and k.submission.layout == name), None)
 
 
 def _handover(owner, args):
@@ -125,8 +126,8 @@ def _change(args) -> list[str]:
 
 
 def _check_tree(root: Path, args):
-    """`suite check` on a tree by the kind the registry names for it (the one dispatch)."""
-    from suite.kinds import registry
+    """`suite check` on a tree through the one partitioner (suite.kinds.dispatch, as `suite check`)."""
+    from suite.kinds import tree
 
-    return registry.for_result(root).check(root, args)
+    return tree.check(root, args)
 

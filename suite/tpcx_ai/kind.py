@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
-from suite.benchmark import Checked, Kind, Options, Workloads
+from suite.benchmark import Checked, Claim, Kind, Options, Workloads
 
 
 def add_run_arguments(p) -> None:
@@ -24,15 +24,15 @@ def run(args) -> int:
     return command.run(args)
 
 
-def recognises(path: Path) -> bool:
-    """A run directory with tpcxai-result.json, or a file no storage kind names (an FDR data file:
-    fdr.load refuses what is not one)."""
+def recognises(path: Path) -> int:
+    """A run directory with tpcxai-result.json (its own), or a file no storage kind names (an FDR data
+    file: fdr.load refuses what is not one): a catch-all for files."""
     from suite.harness.storagerun import STORAGE_FILES, SWEEP_FILE
     from suite.tpcx_ai import fdr
 
     if path.is_dir():
-        return (path / fdr.RUN_FILE).is_file()
-    return path.name not in (*STORAGE_FILES, SWEEP_FILE)
+        return Claim.OWN if (path / fdr.RUN_FILE).is_file() else Claim.NONE
+    return Claim.ANY if path.name not in (*STORAGE_FILES, SWEEP_FILE) else Claim.NONE
 
 
 def check(path: Path, args) -> Checked:

@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 
 from suite.errors import ExitCode, SuiteError
-from suite.benchmark import Checked, Kind, Options, Sweeps, Workloads
+from suite.benchmark import Checked, Claim, Kind, Options, Sweeps, Workloads
 from suite.training.workloads import SCHEMA
 from suite.harness.storagerun import STORAGE_FILES, STORAGE_RUN_OPTIONS, refuse_storage_nodes, storage_dir
 
@@ -209,7 +209,7 @@ KIND = Kind(
     measured=measured,
     runs_on="accelerators",
     run=run,
-    recognises=lambda path: True,
+    recognises=recognises,
     result_files=STORAGE_FILES,
     check=check_storage,
     metrics=metrics,

@@ -31,7 +31,7 @@ PAGES = {                                    # kind -> a committed result of tha
     "kv_cache": KV_LEAF,
     "vector_database": paths.DATA / "v3" / "vector_database_TTA",
     "tpcx-ai": paths.DATA / "tpcxai-sf0.01",
-    "mlperf-v3-tree": paths.DATA / "v3" / "tree",    # suite/published: a published v3.0 tree
+    "mlperf-v3-tree": paths.DATA / "v3" / "tree",    # suite/published: the pooled layout's page of a v3.0 tree
 }
 PROBE = r"""<script>addEventListener('load', () => {
   const box = e => { const r = e.getBoundingClientRect();
@@ -95,7 +95,7 @@ def assert_not_blank(shot: Path):
 
 
 def test_every_kind_has_a_page_here():
-    assert {k.name for k in registry.KINDS} == set(PAGES)
+    assert {k.name for k in [*registry.KINDS, *registry.LAYOUTS]} == set(PAGES)      # and every layout
 
 
 @pytest.mark.timeout(240)

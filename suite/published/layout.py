@@ -1,32 +1,49 @@
-"""Published MLPerf Storage v3.0 trees (mlcommons/storage_results_v3.0's layout: `closed|open/<Org>/
-results/<system>/<benchmark>/...`, `<Org>/systems/`, the code pool `<Org>/code-<hash8>/`): checked by
-suite.published.check (rules/<round>/<tree_rules>/), figures by suite.layouts.solution, shown by
-suite.published.page. A results kind: it runs nothing. PATH may be the tree, an organisation, a
-system, a benchmark or one leaf; kv_cache and vector_database folders go to the kinds that recognise
-them (`whole_tree`: suite.kinds.tree hands their check over).
+"""The v3.0 pooled layout as a layout plugin (suite.layouts.layout.Layout; registered in
+suite.kinds.registry.LAYOUT_MODULES, never as a kind): published MLPerf Storage v3.0 trees
+(mlcommons/storage_results_v3.0's layout: `closed|open/<Org>/results/<system>/<benchmark>/...`,
+`<Org>/systems/`, the code pool `<Org>/code-<hash8>/`) and the trees `suite submission` makes in it.
+Its own rules (rules/<round>/<tree_rules>/) are checked by suite.published.check, the figures by
+suite.layouts.solution, shown by suite.published.page. PATH may be the tree, an organisation, a system,
+a benchmark or one leaf; every benchmark node goes to its kind (training and checkpointing nodes to
+their `reference_judge`, kv_cache and vector_database folders to the kind that claims them:
+suite.kinds.tree.handover).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from suite.errors import ExitCode, SuiteError
-from suite.benchmark import Checked, Kind, Submission
+from suite.errors import ExitCode
+from suite.benchmark import Checked, Claim, Submission
+from suite.layouts.layout import Layout
 
 NAME = "mlperf-v3-tree"
+TREE_DIRS = ("closed", "open")     # what the tree's own walk reads (with its code pools)
 
 
-def run(args) -> int:
-    raise SuiteError(f"benchmark: {NAME} checks published trees; it runs nothing")
+def claims(path: Path) -> int:
+    """TREE for the tree, a division or an organisation of one (the layout's whatever kinds lie below:
+    its system descriptions and code pool are checked even where one kind's results are all there is);
+    WITHIN for a system, benchmark or leaf in it, or reference leaves outside any tree (a kind's own
+    claim outranks it: a kv_cache or vector_database folder is its kind's, as anywhere)."""
+    import os
 
-
-def recognises(path: Path) -> bool:
     from suite.layouts import pooled as v3tree
 
     p = Path(path)
     if p.is_dir() and ((p / "results.json").is_file() or (p / "run_set.json").is_file()):
-        return False                          # our own run's results: its kind's
-    return v3tree.looks_v3(p)
+        return Claim.NONE                     # our own run's results: its kind's
+    if not v3tree.looks_v3(p):
+        return Claim.NONE
+    if p.is_dir():
+        root = Path(os.path.realpath(v3tree.read_root(p)))
+        try:
+            rel = Path(os.path.realpath(p)).relative_to(root).parts
+        except ValueError:
+            rel = None
+        if rel is not None and (not rel or (rel[0] in TREE_DIRS and len(rel) <= 2)):
+            return Claim.TREE
+    return Claim.WITHIN
 
 
 def _result(path: Path, args=None):
@@ -103,14 +120,12 @@ def submission(args, ruleset: str, delegate=None) -> list[str]:
                              delegate=delegate)
 
 
-KIND = Kind(
+LAYOUT = Layout(
     name=NAME,
-    run=run,
-    recognises=recognises,
+    claims=claims,
     check=check,
     metrics=metrics,
     report_page=report_page,
-    takes="around",
     defers_check=defers_check,
     measured=measured,
     check_reads=check_reads,
