@@ -190,6 +190,15 @@ def sizing(args) -> int:
     return command.sizing(args)
 
 
+def recognises(path: Path) -> int:
+    """The catch-all: any directory no other kind claims more specifically, and a storage run's own
+    files (TPCx-AI takes any other file)."""
+    from suite.harness.storagerun import SWEEP_FILE
+
+    path = Path(path)
+    return Claim.ANY if path.is_dir() or path.name in (*STORAGE_FILES, SWEEP_FILE) else Claim.NONE
+
+
 def measured(path: Path):
     from suite.training import compared as training_figures
 
