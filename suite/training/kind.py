@@ -19,8 +19,8 @@ def add_run_arguments(p) -> None:
     from suite.rules import rulesets
     p.add_argument("--accelerators", type=positive_int, help="simulated accelerators (MPI ranks; storage workloads)")
     p.add_argument("--runs", type=positive_int, default=None, help="measured runs into run-1..run-N (default: the ruleset's "
-                   f"runs.count; where its runs.warmup_in_series, warm-up runs come first, from run-1, left out of the "
-                   f"figures)")
+                   "runs.count; where its runs.warmup_in_series, warm-up runs come first, from run-1, left out of the "
+                   "figures)")
     p.add_argument("--memory-limit", type=size, default=None,
                    help='run the ranks in a memory cgroup of this size ("4GiB"); the dataset-size rule uses it')
     p.add_argument("--division", choices=["closed", "open"], default="closed")
