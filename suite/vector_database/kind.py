@@ -115,15 +115,19 @@ def recognises(path: Path) -> bool:
 
 def _only_vdb_below(path: Path, depth: int = 12) -> bool:
     """One walk (links not followed, bounded depth): a vector_database/ directory below `path` and no
-    training, checkpointing or kv_cache one (a mixed tree is the tree check's: suite/kinds/tree.py)."""
+    other registered kind's folder (a mixed tree is the tree check's: suite/kinds/tree.py). The names come
+    from the registry (suite.layouts.pooled.KIND_FOLDERS): this kind names no other."""
     import os
 
+    from suite.layouts.pooled import KIND_FOLDERS
+
+    others = KIND_FOLDERS - {KIND.name}
     base, seen = len(path.parts), False
     for root, dirs, _ in os.walk(path, followlinks=False):
         if len(Path(root).parts) - base >= depth:
             dirs[:] = []
         for d in dirs:
-            if d in ("training", "checkpointing", "kv_cache"):
+            if d in others:
                 return False
             seen = seen or d == "vector_database"
     return seen
