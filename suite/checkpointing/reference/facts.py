@@ -15,8 +15,6 @@ from suite.checkpointing.reference import ckpttime
 GIB = 1 << 30
 
 
-
-
 def _structure(leaves: list, phases: dict) -> list:
     got = [phases[x.ts] for x in leaves]
     out = []
@@ -53,10 +51,11 @@ def checkpointing(c: v3tree.Checkpointing, org, system, params: dict):
              "checkpoint.subset_allowed": model == "llama3-8b" and procs == 8,
              "checkpoint.summary_mismatches": [i for a in again.values() for i in a.items]}
     closed = (params.get("checkpoint_closed_processes") or {}).get(model)
-    facts["checkpoint.size_mismatches"] = ckptsize.items(writes + reads, model, procs, subset, params)
+    config = (meta.params or {}).get("model") if meta is not None else None     # the model the leaf records
+    facts["checkpoint.size_mismatches"] = ckptsize.items(writes + reads, model, procs, subset, params, config)
     facts.update(_ckpt_ties(leaves, phases, {ts: a.metric or next(x.summary.metric for x in writes + reads if x.ts == ts)
                                              for ts, a in again.items()},
-                            ckptsize.expected_gib(model, procs, subset, params), params))
+                            ckptsize.expected_gib(model, procs, subset, params, config), params))
     facts.update(_ckpt_shape(c, model, phases, procs, params))
     if procs is not None:
         facts["checkpoint.num_processes"] = procs
