@@ -143,10 +143,12 @@ def _dlio_config(d: Path, doc: dict, overrides: dict) -> None:
 
 
 def overrides_of(doc: dict) -> dict:
-    """The checkpoint parameters the invocation set (as the published metadata's override_parameters)."""
-    return {"checkpoint.num_checkpoints_read": doc["num_checkpoints_read"],
-            "checkpoint.num_checkpoints_write": doc["num_checkpoints_write"],
-            "checkpoint.checkpoint_folder": doc["checkpoint_dir"]}
+    """The checkpoint parameters the invocation set (as the published metadata's override_parameters; subset
+    mode as mlpstorage records it, checkpoint.mode, which the checkpointing judge reads for 4.3.5 and 4.3.3)."""
+    out = {"checkpoint.num_checkpoints_read": doc["num_checkpoints_read"],
+           "checkpoint.num_checkpoints_write": doc["num_checkpoints_write"],
+           "checkpoint.checkpoint_folder": doc["checkpoint_dir"]}
+    return {**out, "checkpoint.mode": "subset"} if doc.get("mode") == "subset" else out
 
 
 # --------------------------------------------------------------------------- reading (ours and published)
