@@ -71,7 +71,7 @@ def _leaf(root: Path, i: int) -> Path:
 
 def test_ckpt_genuine_miniature_size_is_the_layouts(ours, run_cli):
     code, doc = checked(run_cli, ours)
-    assert findings(doc, "checkpoint-leaf-size-layout") == []
+    assert findings(doc, "4.3.3-checkpointSizeMatchesModel") == []
     summary = json.loads((_leaf(ours, 0) / "summary.json").read_text())
     assert summary["metric"]["checkpoint_size_GB"] * GIB == MINI_BYTES
 
@@ -81,7 +81,7 @@ def test_ckpt_size_and_bandwidth_times_ten_in_summary(ours, run_cli):
     re-derivation, which takes the size as given, agrees): the layout's size catches it."""
     jedit(_leaf(ours, 0) / "summary.json", lambda d: _times_ten(d["metric"]))
     code, doc = checked(run_cli, ours)
-    hit, = findings(doc, "checkpoint-leaf-size-layout")
+    hit, = findings(doc, "4.3.3-checkpointSizeMatchesModel")
     assert hit["field"] == "metric.checkpoint_size_GB" and hit["severity"] == "error"
     assert hit["expected"] == pytest.approx(MINI_BYTES / GIB) and hit["actual"] == pytest.approx(10 * MINI_BYTES / GIB)
     assert hit["path"].endswith("summary.json")
@@ -92,7 +92,7 @@ def test_ckpt_size_in_decimal_gb_is_not_gib(ours, run_cli):
     """GB vs GiB never confused: the same bytes written as decimal GB (7.4 % more) is a mismatch."""
     jedit(_leaf(ours, 1) / "summary.json", lambda d: d["metric"].update(checkpoint_size_GB=MINI_BYTES / 1e9))
     code, doc = checked(run_cli, ours)
-    hit, = findings(doc, "checkpoint-leaf-size-layout")
+    hit, = findings(doc, "4.3.3-checkpointSizeMatchesModel")
     assert hit["actual"] == MINI_BYTES / 1e9 and hit["expected"] == pytest.approx(MINI_BYTES / GIB)
     assert code == 1
 
@@ -105,7 +105,7 @@ def test_ckpt_recorded_bytes_per_rank_forged(ours, run_cli):
                 c["throughput"] *= 2
     jedit(_leaf(ours, 0) / "3_per_epoch_stats.json", double)
     code, doc = checked(run_cli, ours)
-    hits = findings(doc, "checkpoint-leaf-size-layout")
+    hits = findings(doc, "4.3.3-checkpointSizeMatchesModel")
     assert len(hits) == 10 and all(h["path"].endswith("3_per_epoch_stats.json") for h in hits)
     assert hits[0]["expected"] == pytest.approx(MINI_BYTES / 8 / GIB)
     assert hits[0]["actual"] == pytest.approx(2 * MINI_BYTES / 8 / GIB)

@@ -98,8 +98,7 @@ CHECKPOINTING = {
     "4.4.2 checkpoints and results on different file systems": ("4.4.2-checkpointFilesystemCheck",
                                                                  {"checkpoint-leaf-filesystem"}),
     "4.7.1 the read within 30 s of the write": ("4.7.1-checkpointCacheFlushValidation", {"checkpoint-read-window"}),
-    "4.7.1 a write of 10 then a read of 10 (or one combined)": ("4.7.1-checkpointInvocationStructure",
-                                                                 {"checkpoint-write-and-read", "checkpoint-count"}),
+    "4.7.1 closed: a write of 10 then a read of 10, or one combined": ("4.7.1-checkpointInvocationStructure", set()),
     "4.3.2 every checkpoint fsync'd": ("4.3.2-checkpointFsyncVerification", {"checkpoint-fsync"}),
     "4.6.2 at least 4 processes per host": ("4.6.2-checkpointClosedAcceleratorsPerHost", {"checkpoint-processes-per-host"}),
     "4.6.4 processes a multiple of TP x PP": ("4.6.4-checkpointOpenSubmissionScaling", {"checkpoint-processes-multiple"}),
@@ -120,6 +119,9 @@ CHECKPOINTING_EVIDENCE = {
     "checkpoint-cache-clear-3x": "the clear the handoff records performed when 4.3.1 asks for it",
     "checkpoint-cache-clear-consistent": "the clear's record against its own measurements",
 }
+# clauses our pairs meet that the judge holds only in part: v2.0's rules stay ours (10 writes and 10 reads in
+# all, in both divisions, as mlpstorage's check_num_runs; the judge: closed's invocation structure)
+CHECKPOINTING_OURS_ONLY = {"checkpoint-write-and-read", "checkpoint-count"}
 
 
 def _ckpt_ours(division: str) -> set[str]:
@@ -141,8 +143,8 @@ def test_each_checkpointing_clause_is_one_rule_for_our_pairs_and_the_reference_l
     for clause, (one, before) in CHECKPOINTING.items():
         assert one in reference and one in held, clause
         assert not held & before, (clause, held & before)
-    assert set(CHECKPOINTING_EVIDENCE) <= held
-    assert not set(CHECKPOINTING_EVIDENCE) & reference
+    assert set(CHECKPOINTING_EVIDENCE) | CHECKPOINTING_OURS_ONLY <= held
+    assert not (set(CHECKPOINTING_EVIDENCE) | CHECKPOINTING_OURS_ONLY) & reference
 
 
 def test_the_checkpointing_rules_dropped_are_v2_rules_the_rest_gone_from_the_files():
