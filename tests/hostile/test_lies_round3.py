@@ -152,6 +152,53 @@ def test_published_recorded_bytes_forged(run_cli, tmp_path):
     assert code == 1
 
 
+def _shrunk_to_two_layers(model: Path, leaf: str) -> float:
+    """The leaf's metadata recording a 2-layer model, its summary claiming that model's checkpoint and GiB/s to
+    match: each figure agrees with the configuration it records. Returns the claimed GiB."""
+    from suite.checkpointing.reference import ckptsize
+
+    meta = next((model / leaf).glob("checkpointing_*_metadata.json"))
+    jedit(meta, lambda d: d["parameters"]["model"].update(num_layers=2))
+    small = ckptsize.config_bytes(json.loads(meta.read_text())["parameters"]["model"], 8) / GIB
+
+    def claim(d):
+        ratio = small / d["metric"]["checkpoint_size_GB"]
+        for k in list(d["metric"]):
+            if k == "checkpoint_size_GB" or k.endswith("_GB_per_second"):
+                d["metric"][k] *= ratio
+    jedit(model / leaf / "summary.json", claim)
+    return small
+
+
+def test_published_size_vouched_for_by_a_smaller_recorded_model(run_cli, tmp_path):
+    """The size is held to the configuration the leaf records (a miniature's to its own), so a forger shrinks
+    the recorded model with the claim: a configuration that is neither the model's nor its miniature's is a
+    mismatch itself, and the claim is held to the round's table."""
+    shutil.copytree(TREE, tmp_path / "t")              # the tree's leaves hold the metadata
+    model = tmp_path / "t" / "closed/Alluxio/results/aws_r5n24xlarge_i3en12xlarge_1c_1s_8h/checkpointing/llama3-8b"
+    small = _shrunk_to_two_layers(model, WRITE)
+    code, doc = checked(run_cli, model)
+    hits = findings(doc, "4.3.3-checkpointSizeMatchesModel")
+    config = [h for h in hits if h["field"].startswith("parameters.model")]
+    assert len(config) == 1 and config[0]["path"].endswith("_metadata.json")
+    assert config[0]["actual"] == f"{small:.4f} GiB" and "104.7045 GiB" in config[0]["expected"]
+    claimed = [h for h in hits if h["field"] == "metric.checkpoint_size_GB"]
+    assert claimed and claimed[0]["expected"] == pytest.approx(LLAMA8B_BYTES / GIB)
+    assert (code, doc["verdict"]) == (1, "invalid")
+
+
+def test_our_miniature_is_held_to_its_own_configuration(ours, run_cli):
+    """Our pair records the 8B miniature's configuration (the workload file's `miniature` block): its size is
+    that configuration's layout, the same judge as the published leaves', no code that knows a miniature."""
+    from suite.checkpointing.reference import ckptsize
+
+    meta = json.loads(next(_leaf(ours, 0).glob("checkpointing_*_metadata.json")).read_text())
+    assert ckptsize.config_bytes(meta["parameters"]["model"], 8) == MINI_BYTES
+    code, doc = checked(run_cli, ours)
+    assert findings(doc, "4.3.3-checkpointSizeMatchesModel") == []
+    assert findings(doc, "4.3.6-checkpointBandwidthMatchesSize") == []
+
+
 # --------------------------------------------------------------------------- 2. a code image with no code
 
 

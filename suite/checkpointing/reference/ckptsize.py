@@ -18,8 +18,10 @@ ranks); DLIO prints per-checkpoint durations to the microsecond (a relative 1e-6
 The model's bytes are those its leaf records: the metadata's `parameters.model` (DLIO's transformer
 block, datatypes and parallelism) laid out at the model's closed process count (suite.checkpointing.model),
 which for the four published configurations is the round's table to the byte; a miniature (our scaled-down
-models) is held to its own configuration the same way. A leaf that records no whole configuration is held to
-the round's `checkpoint_size_bytes` by its model's name.
+models: the workload file's `miniature` block) is held to its own configuration the same way. A recorded
+configuration that is neither is a mismatch itself (a smaller model recorded to vouch for a smaller claim),
+and the leaf is held to the table; a leaf that records no whole configuration is held to the round's
+`checkpoint_size_bytes` by its model's name.
 
 Our own leaves (they keep run-1/ beside: each rank's record is its own shards, not the whole) add each
 rank's records against its shards (suite.checkpointing.size, the judge's `more`); here only their claimed
@@ -73,14 +75,42 @@ def config_bytes(config, world) -> int | None:
     return layout.Checkpoint("", model, shape, world, "default", False).total_bytes
 
 
-def expected_gib(model: str, procs, subset: bool, params: dict, config=None) -> float | None:
-    """The checkpoint the model's layout writes, in GiB: the recorded configuration's at the model's closed
-    process count (the leaf's own where the round has none), else the round's table (None: unsized)."""
+def _miniature_bytes(model: str, world: int) -> int | None:
+    """The bytes one checkpoint of the model's miniature (its workload file's `miniature` block) lays out."""
+    from suite.checkpointing import model as layout
+    from suite.errors import SuiteError
+    from suite.storage import workloads
+
+    try:
+        if model not in workloads.checkpoint_names():
+            return None
+        return layout.from_workload(workloads.load(model), world, "default", True).total_bytes
+    except (SuiteError, KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+
+
+def sized(model: str, procs, params: dict, config=None) -> tuple[int | None, int | None]:
+    """(the bytes the leaf is held to, the bytes of a recorded configuration that is not the model's).
+
+    The recorded configuration laid out at the model's closed process count (the leaf's own where the round
+    has none) when it is the model's (the round's table to the byte) or the model's miniature; a
+    configuration that is neither is the second figure, and the table the first; no whole configuration
+    recorded: the table."""
     closed = (params.get("checkpoint_closed_processes") or {}).get(model)
-    size = config_bytes(config, closed if isinstance(closed, int) else procs)
+    world = closed if isinstance(closed, int) else procs
+    table = (params.get("checkpoint_size_bytes") or {}).get(model)
+    table = table if isinstance(table, int) and table > 0 else None
+    got = config_bytes(config, world)
+    if got is None or table is None or got in (table, _miniature_bytes(model, world)):
+        return (got or table), None
+    return table, got
+
+
+def expected_gib(model: str, procs, subset: bool, params: dict, config=None) -> float | None:
+    """The checkpoint the model's layout writes, in GiB (None: unsized)."""
+    closed = (params.get("checkpoint_closed_processes") or {}).get(model)
+    size = sized(model, procs, params, config)[0]
     if size is None:
-        size = (params.get("checkpoint_size_bytes") or {}).get(model)
-    if not isinstance(size, int) or size <= 0:
         return None
     if subset and isinstance(procs, int) and isinstance(closed, int) and 0 < procs < closed:
         size = size * procs // closed
@@ -99,6 +129,11 @@ def items(leaves: list, model: str, procs, subset: bool, params: dict, config=No
         return []
     note = f"the {model} layout's bytes (suite.checkpointing.model), in GiB (DLIO's 'GB' are 2^30 bytes)"
     out = []
+    other = sized(model, procs, params, config)[1]
+    meta = next((x.meta for x in leaves if x.meta is not None), None)
+    if other is not None and meta is not None:
+        out.append(Item(f"{other / GIB:.4f} GiB", Path(meta.path), "parameters.model (laid out at the closed count)",
+                        f"the {model} configuration ({want:.4f} GiB) or its miniature's", note=note))
     for x in leaves:
         if x.summary is None:
             continue
