@@ -46,6 +46,7 @@ CKPT_PREFIXES = ("save_ckpt", "load_ckpt")
 MAX_LAYERS = 4096
 MAX_WORLD = 8192
 MAX_WIDTH = 1 << 24
+MAX_WORK = 1 << 20           # ranks x layers per pipeline stage walked (the four models: at most 5,120, 70B)
 
 
 def _whole(v, top: int) -> int | None:
@@ -68,7 +69,7 @@ def config_bytes(config, world) -> int | None:
         _whole(par.get("pipeline"), MAX_WORLD)
     types = (config.get("model_datatype"), config.get("optimizer_datatype"))
     if None in (*dims.values(), layers, tp, pp) or any(x not in layout.DTYPE_BYTES for x in types) \
-            or world % (tp * pp) or par.get("zero_stage") not in (1, 3):
+            or world % (tp * pp) or par.get("zero_stage") not in (1, 3) or world * -(-layers // pp) > MAX_WORK:
         return None
     model = layout.Transformer(layers, **dims, model_datatype=types[0], optimizer_datatype=types[1])
     shape = layout.Parallelism(tp, pp, world // (tp * pp), par["zero_stage"])
