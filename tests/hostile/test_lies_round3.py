@@ -199,6 +199,29 @@ def test_our_miniature_is_held_to_its_own_configuration(ours, run_cli):
     assert findings(doc, "4.3.6-checkpointBandwidthMatchesSize") == []
 
 
+def _read_later(root: Path, seconds: float) -> None:
+    """The read leaf's timed section `seconds` later (its summary.json start and end)."""
+    from datetime import datetime, timedelta
+
+    def later(d):
+        for k in ("start", "end"):
+            d[k] = (datetime.fromisoformat(d[k]) + timedelta(seconds=seconds)).isoformat()
+    jedit(_leaf(root, 1) / "summary.json", later)
+
+
+@pytest.mark.parametrize("seconds,caught", [(5, []), (40, ["2.1.24-checkpointingTimestampGap",
+                                                            "4.7.1-checkpointCacheFlushValidation"])])
+def test_ckpt_gap_of_a_miniature_is_held_to_the_flush_window_not_its_second_long_write(ours, run_cli, seconds, caught):
+    """2.1.24 bounds the gap by the write's duration, never below 4.7.1's 30 s (the round's
+    checkpoint_gap_floor_s): the miniature's write lasts a second or two, so a read 5 s after it is no finding,
+    one 40 s after it breaks both clauses."""
+    _read_later(ours, seconds)
+    code, doc = checked(run_cli, ours)
+    gap = {f["rule_id"] for f in findings(doc, "2.1.24-checkpointingTimestampGap")
+           + findings(doc, "4.7.1-checkpointCacheFlushValidation")}
+    assert sorted(gap) == caught
+
+
 # --------------------------------------------------------------------------- 2. a code image with no code
 
 

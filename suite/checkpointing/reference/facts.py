@@ -110,12 +110,16 @@ def _rederived(leaf: v3tree.Leaf):
 
 def _ckpt_shape(c: v3tree.Checkpointing, model: str, phases: dict, procs, params: dict) -> dict:
     """2.1.21/4.3.3 the model, 2.1.23 the leaves, 4.3.1 a combined invocation, 2.1.24 the write's
-    duration, 4.6.2 processes per host, 4.6.4 processes against TP x PP."""
+    duration (the gap it allows: never below the round's checkpoint_gap_floor_s), 4.6.2 processes per host,
+    4.6.4 processes against TP x PP."""
     out = {"checkpoint.workload": c.model, "checkpoint.model": model, "checkpoint.leaves": len(c.leaves),
            "checkpoint.combined": "combined" in phases.values()}
     w = next((x for x in c.leaves if phases[x.ts] == "write" and x.summary is not None), None)
     if w is not None:
         out["checkpoint.write_duration_s"] = w.summary.duration_s
+        floor = params.get("checkpoint_gap_floor_s")
+        floor = floor if isinstance(floor, (int, float)) and not isinstance(floor, bool) else 0
+        out["checkpoint.gap_allowed_s"] = max(w.summary.duration_s, floor)
     per_host = [x.meta.num_processes // x.summary.num_hosts for x in c.leaves if x.meta and x.summary
                 and x.meta.num_processes is not None and x.summary.num_hosts]
     if per_host:
