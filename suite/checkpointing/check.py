@@ -1,7 +1,10 @@
 """`suite check` on checkpointing results (suite run --workload llama3-*): the facts the rules of
 rules/<ruleset>/checkpointing*.yaml name, and the verdicts. The rulesets with checkpointing rules are
-those whose ruleset.yaml `covers` it (v2.0 today); a result is held to the one its results.json
-names, else to the newest.
+those whose ruleset.yaml `covers` it (v2.0, v3.0); a result is held to the one its results.json
+names, else to the newest. Phases in timestamped leaves of a round with the reference leaves' rules
+(v3.0's checkpointing-leaves.yaml) are judged as the reference tool's leaves are, too
+(suite.checkpointing.reference.ours: one rule per Rules.md clause); the round's own files keep the rules on
+what only our runs record.
 
 PATH is one phase's results directory (checkpoint_run_set.json), one of its run-<k> (the phase is
 checked), or a directory holding the write and the read phase's (at any depth the walker reaches). Scopes: tree = PATH (both phases), benchmark =
