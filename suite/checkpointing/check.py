@@ -1,7 +1,10 @@
 """`suite check` on checkpointing results (suite run --workload llama3-*): the facts the rules of
 rules/<ruleset>/checkpointing*.yaml name, and the verdicts. The rulesets with checkpointing rules are
-those whose ruleset.yaml `covers` it (v2.0 today); a result is held to the one its results.json
-names, else to the newest.
+those whose ruleset.yaml `covers` it (v2.0, v3.0); a result is held to the one its results.json
+names, else to the newest. Phases in timestamped leaves of a round with the reference leaves' rules
+(v3.0's checkpointing-leaves.yaml) are judged as the reference tool's leaves are, too
+(suite.checkpointing.reference.ours: one rule per Rules.md clause); the round's own files keep the rules on
+what only our runs record.
 
 PATH is one phase's results directory (checkpoint_run_set.json), one of its run-<k> (the phase is
 checked), or a directory holding the write and the read phase's (at any depth the walker reaches). Scopes: tree = PATH (both phases), benchmark =
@@ -18,6 +21,7 @@ from suite import files
 from suite.check import hostcpu, hostrun, layout
 from suite.checkpointing import cacheclear
 from suite.checkpointing import figures as ckpt_figures
+from suite.checkpointing.reference import ours as reference
 from suite.check.result import BenchmarkResult, CheckResult, evaluate
 from suite.errors import ResultError
 from suite.rules import findings, rulesets
@@ -59,6 +63,7 @@ class Phase:
 
     def __init__(self, path: Path):
         self.path = path
+        self.ruleset = ""                   # the round it is held to (check: --ruleset, else its own)
         self.run_set = _load(path / RUN_SET, "checkpoint-run-set")
         self.runs: list[tuple[Path, dict]] = []
         for k in range(1, self.run_set["runs_requested"] + 1):
@@ -95,18 +100,21 @@ def check(path, ruleset: str = "auto"):
     phases = [Phase(d) for d in phase_dirs(root)]
     if not phases:
         raise ResultError(f"{root}: expected checkpointing results ({RUN_SET}) below, got none")
+    for ph in phases:
+        ph.ruleset = _ruleset_of(ph, ruleset, covering)
+    judged = reference.judged(phases, root)         # our leaves, as the reference tool's are (one rule a clause)
     out = []
     for ph in phases:
         division = ph.run_set["division"]
-        name = _ruleset_of(ph, ruleset, covering)
+        name = ph.ruleset
         rs = rules.load_layers(name, RULE_FILES[division], division)
+        judge = reference.rules(name) if _stamped(ph, name) else None      # the judge's rules held it too
         derived = {doc["run"]: ckpt_figures.run(p.parent, doc) for p, doc in ph.runs if doc["status"] == "complete"}
         set_items, statement = ckpt_figures.run_set(ph.path / RUN_SET, ph.run_set, ph.runs, derived)
         found = evaluate(rs, "benchmark", benchmark_scope(ph, set_items), root)
-        writes = [w for w in phases if w.run_set["phase"] == "write"]
         for p, doc in ph.runs:
-            w = written_by(doc, writes) if doc["phase"] == "read" else None
-            found += evaluate(rs, "run", run_scope(p, doc, derived.get(doc["run"]), _end(w) if w else None), root)
+            found += evaluate(rs, "run", run_scope(p, doc, derived.get(doc["run"])), root)
+        found += judged.get(ph.path, [])
         found += hostcpu.findings([_sampled(p, doc, root) for p, doc in ph.runs], root)   # run-<k>/host_metrics.json
         statement += [s for d in derived.values() for s in d.statement]
         verdict = findings.verdict(found, division)
@@ -116,14 +124,24 @@ def check(path, ruleset: str = "auto"):
                              runs=[layout.Run(p.parent, p.parent.name, []) for p, _ in ph.runs],
                              detected_from={"workload": RUN_SET, "ruleset": f"checkpointing ({name})",
                                             "phase": ph.run_set["phase"]})
-        out.append(BenchmarkResult(b, verdict, found, None, voice.compliant, rs.files, len(rs.rules),
-                                   {**{r.id: r.message for r in rs.rules}, **hostcpu.RULES}, rederived=statement, miniature=voice.miniature))
+        judged_by = judge.rules if judge else []
+        out.append(BenchmarkResult(b, verdict, found, None, voice.compliant, rs.files + (judge.files if judge else []),
+                                   len(rs.rules) + len(judged_by),
+                                   {**{r.id: r.message for r in rs.rules + judged_by}, **hostcpu.RULES},
+                                   rederived=statement, miniature=voice.miniature))
     tree_rules = rules.load_layers(_ruleset_of(phases[0], ruleset, covering), ("checkpointing.yaml",))
     tree_found = evaluate(tree_rules, "tree", tree_scope(root, phases), root)
     verdict = findings.worst([r.verdict for r in out] + [findings.verdict(tree_found)])
     result = CheckResult(root, out, tree_found, verdict, False, {r.id: r.message for r in tree_rules.rules})
     result.compliant = result.voice().compliant          # every phase compliant as asked, the tree's rules closed
     return result
+
+
+def _stamped(ph: Phase, name: str) -> bool:
+    """A phase in a timestamped leaf of a round whose checkpointing judge holds it (suite.checkpointing.reference.ours)."""
+    from suite.harness import leafstamp
+
+    return leafstamp.is_stamp(ph.path.name) and reference.judges(name)
 
 
 def _ruleset_of(ph: Phase, ruleset: str, covering: tuple[str, ...]) -> str:
@@ -215,16 +233,9 @@ def benchmark_scope(ph: Phase, set_items: list | None = None) -> Scope:
         "fsync": all(d["fsync"] for d in docs) if docs else None,
         "run_set.mismatches": list(set_items or []),
         "leaf.missing": leaf_missing(ph.path),
-        "leaf.summary_mismatches": leaf_summary(ph.path),
-        "leaf.size_mismatches": leaf_size(ph.path, rs),
     }
-    same = leaf_same_filesystem(ph.path)
-    if same is not None:
-        facts["leaf.same_filesystem"] = same
     src = ph.path / RUN_SET
     sources = {k: (src, k) for k in facts}
-    sources["leaf.size_mismatches"] = (ph.path / "summary.json", "metric.checkpoint_size_GB, <r>_per_epoch_stats.json")
-    sources["leaf.same_filesystem"] = (ph.path / "fs_separation.json", "separate (same_filesystem)")
     if docs:
         first = ph.runs[0][0]
         sources.update({"fsync": (first, "fsync"), "checkpoints": (first, "num_checkpoints_write/read"),
@@ -232,10 +243,8 @@ def benchmark_scope(ph: Phase, set_items: list | None = None) -> Scope:
     return Scope("benchmark", ph.path, facts, sources)
 
 
-def run_scope(path: Path, doc: dict, derived: "ckpt_figures.Derived | None" = None,
-              write_end: float | None = None) -> Scope:
-    """One run's facts; `write_end`: for a read, the end of the write its written_by names (the
-    handoff's gap is re-derived from it and the read's start, never taken from the record)."""
+def run_scope(path: Path, doc: dict, derived: "ckpt_figures.Derived | None" = None) -> Scope:
+    """One run's facts."""
     enf = doc["enforcement"]
     drop = enf.get("cache_drop") or {}
     resident = enf.get("resident_bytes_before_read")
@@ -244,7 +253,7 @@ def run_scope(path: Path, doc: dict, derived: "ckpt_figures.Derived | None" = No
     facts = {"phase": doc["phase"], "status": doc["status"], "cache_drop.succeeded": bool(drop.get("succeeded")) and every_host,
              "resident_fraction": (resident / total if total else 0.0) if resident is not None else None,
              "figures.rank_records": derived.rank_items if derived else [],
-             "figures.mismatches": derived.items if derived else [], **handoff_facts(doc, write_end),
+             "figures.mismatches": derived.items if derived else [], **handoff_facts(doc),
              "cache_clear.contradictions": cacheclear.contradictions(doc, path)}
     return Scope("run", path, facts, {"cache_drop.succeeded": (path, "enforcement.cache_drop.succeeded (and "
                                                                       "every enforcement.hosts[].cache_drop's)"),
@@ -252,28 +261,17 @@ def run_scope(path: Path, doc: dict, derived: "ckpt_figures.Derived | None" = No
                                       "figures.rank_records": (path.parent / "ranks", "rank-<r>.json"),
                                       "figures.mismatches": (path, "checkpoints, metric"),
                                       "handoff.recorded": (path, "handoff"),
-                                      "handoff.within_window": (path, "start_unix_s - the write's end_unix_s"),
-                                      "handoff.gap_s": (path, "handoff: start_unix_s - the write's end_unix_s (s)"),
                                       "handoff.cleared": (path, "handoff.cache_clear.succeeded")})
 
 
-def handoff_facts(doc: dict, write_end: float | None = None) -> dict:
-    """A v3.0 read's handoff (suite.checkpointing.handoff): recorded, the gap (re-derived: the read
-    run's start - the end of the write this tree holds, else the record's own two times), the clear."""
+def handoff_facts(doc: dict) -> dict:
+    """A v3.0 read's handoff (suite.checkpointing.handoff): recorded, and the cache clear 4.3.1 asks for (the
+    gap 4.7.1 bounds is the checkpointing judge's, from the leaves' own times: suite.checkpointing.reference)."""
     h = doc.get("handoff")
     if not isinstance(h, dict):
-        return {"handoff.recorded": False, "handoff.within_window": None, "handoff.gap_s": None,
-                "handoff.clear_required": None, "handoff.cleared": None}
+        return {"handoff.recorded": False, "handoff.clear_required": None, "handoff.cleared": None}
     clear = h.get("cache_clear") or {}
-    from suite.checkpointing.handoff import WINDOW_S
-
-    end = write_end if write_end is not None else h.get("write_end_unix_s")
-    start = doc["start_unix_s"] if write_end is not None else h.get("read_start_unix_s")
-    ok = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (end, start))
-    gap = start - end if ok else None
-    within = None if gap is None else 0 <= gap <= WINDOW_S        # the rule's 30 s, not the record's window_s
-    return {"handoff.recorded": True, "handoff.within_window": within, "handoff.gap_s": gap,
-            "handoff.clear_required": clear_required(h),
+    return {"handoff.recorded": True, "handoff.clear_required": clear_required(h),
             "handoff.cleared": bool(clear.get("performed") and clear.get("succeeded"))}
 
 
@@ -294,43 +292,10 @@ LEAF_FILES = ("summary.json", "checkpointing_{ts}_metadata.json", "checkpointing
               "dlio_config/hydra.yaml", "dlio_config/overrides.yaml", "0_per_epoch_stats.json")
 
 
-def leaf_same_filesystem(path: Path) -> bool | None:
-    """Whether a v3.0 leaf's checkpoints and results shared a file system (its fs_separation.json: ours
-    `separate`, mlpstorage's `same_filesystem`), as the published-tree check reads it (4.4.2); None where
-    the leaf is not a v3.0 one or records nothing (checkpoint-leaf-files names the missing file)."""
-    from suite.harness import leafstamp
-
-    p = path / "fs_separation.json"
-    if not leafstamp.is_stamp(path.name) or not p.is_file():
-        return None
-    try:
-        doc = files.load_json(_inside(p), error=ResultError)
-    except ResultError:
-        return None
-    doc = doc if isinstance(doc, dict) else {}
-    if isinstance(doc.get("same_filesystem"), bool):
-        return doc["same_filesystem"]
-    return not doc["separate"] if isinstance(doc.get("separate"), bool) else None
 
 
-def leaf_summary(path: Path) -> list:
-    """A v3.0 leaf's summary.json figures against its per-rank records (suite.checkpointing.dlio_ckpt: the
-    same re-derivation the published-tree check makes, so the leaf's verdict does not depend on where it sits)."""
-    from suite.harness import leafstamp
-    from suite.checkpointing import dlio_ckpt
-
-    if not leafstamp.is_stamp(path.name) or not (path / "summary.json").is_file():
-        return []
-    return dlio_ckpt.rederive(path).items
 
 
-def leaf_size(path: Path, run_set: dict) -> list:
-    """A v3.0 leaf's claimed checkpoint size and recorded bytes per checkpoint against the model's layout
-    (suite.checkpointing.size); others: []."""
-    from suite.checkpointing import size
-    from suite.harness import leafstamp
-
-    return size.leaf_items(path, run_set) if leafstamp.is_stamp(path.name) else []
 
 
 def leaf_missing(path: Path) -> list[str]:

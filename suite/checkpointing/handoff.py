@@ -16,7 +16,8 @@ files were in the page cache before and after (mincore).
 is measured as the read run's start (its summary.json `start`, after the clear) minus the write
 run's end (the write's summary.json `end`): later than the rules' own measure (the read
 invocation's process start), so never more lenient. A read that starts later is recorded as
-breaking the rule (`within_window: false`); `suite check` holds it to checkpoint-read-window.
+breaking the rule (`within_window: false`); `suite check` holds the pair to 4.7.1-checkpointCacheFlushValidation
+(the checkpointing judge: the gap from the two leaves' own summary.json times).
 """
 
 from __future__ import annotations

@@ -43,6 +43,8 @@ def decorate(leaf: Path, doc: dict, ranks: list[dict], overrides: dict, argv: li
     ts = leaf.name
     files.write_json(leaf / "summary.json", results.dlio_summary(doc, doc["checkpoints"]), schema="checkpoint-summary")
     key = "save" if doc["phase"] == "write" else "load"
+    totals = results.host_memory_totals(doc)
+    memory, memory_first = dict(zip(doc["hosts"], totals)), totals[0]
     for r in ranks:
         own = {}
         for c in r["checkpoints"]:
@@ -53,7 +55,7 @@ def decorate(leaf: Path, doc: dict, ranks: list[dict], overrides: dict, argv: li
                   "duration": f"{doc['end_unix_s'] - doc['start_unix_s']:.2f}"}
         files.write_json(leaf / f"{r['rank']}_per_epoch_stats.json", {"1": {**window, **own}}, schema="per-epoch-stats")
         files.write_json(leaf / f"{r['rank']}_output.json", {"hostname": r["hostname"], "1": window,
-                                                            "host_memory_GB": doc["host_memory_bytes"] / GIB},
+                                                            "host_memory_GB": memory.get(r["hostname"], memory_first) / GIB},
                          schema="checkpoint-output")
     files.write_json(leaf / METADATA.format(ts=ts), metadata(doc, ts, leaf, overrides, argv), schema="checkpoint-metadata")
     files.write_json(leaf / TIMESERIES.format(ts=ts), sampler.doc(), schema="checkpoint-timeseries", indent=None)
@@ -77,6 +79,8 @@ def reference_files(run_dir: Path, doc: dict, argv: list[str]) -> None:
 
 
 def metadata(doc: dict, ts: str, leaf: Path, overrides: dict, argv: list[str]) -> dict:
+    from suite.checkpointing import results
+
     p = doc["parallelism"]
     return {"benchmark_type": "checkpointing", "model": doc["workload"], "command": "run", "run_datetime": ts,
             "num_processes": doc["processes"], "accelerator": None, "result_dir": str(leaf.resolve()),
@@ -90,7 +94,7 @@ def metadata(doc: dict, ts: str, leaf: Path, overrides: dict, argv: list[str]) -
                                           "num_checkpoints_read": doc["num_checkpoints_read"], "fsync": doc["fsync"]}},
             "override_parameters": overrides,
             "system_info": {"num_hosts": len(doc["hosts"]), "hosts": [{"hostname": h} for h in doc["hosts"]],
-                            "total_memory_bytes": doc["host_memory_bytes"] * len(doc["hosts"])},
+                            "total_memory_bytes": sum(results.host_memory_totals(doc))},
             "suite": {"argv": list(redact.command(argv)), "ruleset": doc["ruleset"], "mode": doc["mode"], "division": doc["division"],
                       "miniature": doc["miniature"], "phase": doc["phase"]}}
 
@@ -143,10 +147,12 @@ def _dlio_config(d: Path, doc: dict, overrides: dict) -> None:
 
 
 def overrides_of(doc: dict) -> dict:
-    """The checkpoint parameters the invocation set (as the published metadata's override_parameters)."""
-    return {"checkpoint.num_checkpoints_read": doc["num_checkpoints_read"],
-            "checkpoint.num_checkpoints_write": doc["num_checkpoints_write"],
-            "checkpoint.checkpoint_folder": doc["checkpoint_dir"]}
+    """The checkpoint parameters the invocation set (as the published metadata's override_parameters; subset
+    mode as mlpstorage records it, checkpoint.mode, which the checkpointing judge reads for 4.3.5 and 4.3.3)."""
+    out = {"checkpoint.num_checkpoints_read": doc["num_checkpoints_read"],
+           "checkpoint.num_checkpoints_write": doc["num_checkpoints_write"],
+           "checkpoint.checkpoint_folder": doc["checkpoint_dir"]}
+    return {**out, "checkpoint.mode": "subset"} if doc.get("mode") == "subset" else out
 
 
 # --------------------------------------------------------------------------- reading (ours and published)

@@ -93,7 +93,20 @@ def dlio_summary(doc: dict, checkpoints: list[dict]) -> dict:
     hosts = len(doc["hosts"])
     return {"model": doc["workload"].replace("-", "_"), "start": _iso(doc["start_unix_s"]), "end": _iso(doc["end_unix_s"]),
             "num_accelerators": doc["processes"], "num_hosts": hosts, "hostname": doc["hosts"][0],
-            "host_memory_GB": [doc["host_memory_bytes"] / GIB] * hosts, "metric": metric, **_dlio_host_keys(doc)}
+            "host_memory_GB": [b / GIB for b in host_memory_totals(doc)], "metric": metric, **_dlio_host_keys(doc)}
+
+
+def host_memory_totals(doc: dict) -> list[int]:
+    """Each host's memory as the reference tool's files record it (DLIO's host_memory_GB, mlpstorage's
+    system_info: the host's MemTotal, which a memory cgroup does not lower): as each host's probe recorded it
+    (enforcement.hosts), this host's where none did. The run's own memory, the cgroup's limit where one was
+    applied, is results.json's host_memory_bytes (what our handoff's 3x test takes)."""
+    from suite.enforce.cache import meminfo_bytes
+
+    probed = {h.get("host"): h.get("mem_total_bytes") for h in (doc.get("enforcement") or {}).get("hosts") or ()
+              if isinstance(h, dict)}
+    here = meminfo_bytes("MemTotal") or doc["host_memory_bytes"]
+    return [int(probed.get(h) or here) for h in doc["hosts"]]
 
 
 def _dlio_host_keys(doc: dict) -> dict:

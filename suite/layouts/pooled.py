@@ -308,6 +308,13 @@ def _checkpointing(mdir: Path, tree: Tree) -> Checkpointing:
     return c
 
 
+def benchmark_of(mdir: Path, leaf_dirs: list[Path]) -> Checkpointing:
+    """The benchmark of the given stamped leaves of `mdir`, read as the tree reads them (a kind's own leaves,
+    which the walk leaves to that kind: `suite run`'s, with its evidence beside)."""
+    tree = Tree(mdir, mdir)
+    return Checkpointing(mdir, mdir.name, sorted((_leaf(d, tree) for d in leaf_dirs), key=lambda x: x.ts))
+
+
 def _leaf(ldir: Path, tree: Tree) -> Leaf:
     """One timestamped leaf: every file it needs read, each failure a problem of the leaf."""
     leaf = Leaf(ldir, ldir.name)

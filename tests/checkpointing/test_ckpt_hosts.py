@@ -90,7 +90,7 @@ def test_check_passes_it_and_catches_a_planted_lie(across, tmp_path, run_cli):
         doc = json.loads(out)
         verdicts[name] = (code, doc["verdict"], sorted({f["rule_id"] for b in doc["benchmarks"] for f in b["findings"]
                                                        if f["effect"] != "closed"}))
-    assert verdicts["R"] == verdicts["S"] and verdicts["R"][2] == ["checkpoint-count", "checkpoint-leaf-filesystem"], verdicts
+    assert verdicts["R"] == verdicts["S"] and verdicts["R"][2] == ["4.4.2-checkpointFilesystemCheck", "checkpoint-count"], verdicts
     lie = tmp_path / "R"
     shutil.copytree(tmp / "R", lie)
     _w, r = _leaves(tmp_path)

@@ -158,3 +158,63 @@ def test_any_layout_files_are_unique_and_sum_to_the_parameter_count(tp, pp, dp, 
     norms = (2 * layers + 1) * hidden * tp
     assert model_bytes == 2 * (m.parameters() - (2 * layers + 1) * hidden + norms)
     assert c.total_bytes - model_bytes == c.processes * (3 * (m.parameters() // c.processes) + 15 * hidden) * 4
+
+
+# ---- a leaf's recorded configuration laid out (suite.checkpointing.reference.ckptsize.config_bytes)
+
+@pytest.mark.parametrize("name", ["llama3-8b", "llama3-70b", "llama3-405b", "llama3-1t"])
+def test_a_recorded_configuration_lays_out_to_the_rounds_table(name):
+    """What a published leaf's metadata records (DLIO's parameters.model) sizes its checkpoint: the four
+    models' configurations at their closed count are rules/v3.0/checkpointing-leaves.yaml's table to the byte."""
+    from suite.checkpointing.reference import ckptsize, judge
+
+    doc = workloads.load(name)
+    p = doc["parallelism"]
+    m = doc["model"]
+    config = {"num_layers": m["num_layers"], "model_datatype": m.get("model_datatype", "fp16"),
+              "optimizer_datatype": m.get("optimizer_datatype", "fp32"),
+              "parallelism": {"tensor": p["tensor"], "pipeline": p["pipeline"], "zero_stage": p["zero_stage"]},
+              "transformer": {k: m[k] for k in ("hidden_size", "ffn_hidden_size", "num_attention_heads",
+                                                "num_kv_heads", "vocab_size")}}
+    params = judge.rules("v3.0").params
+    closed = params["checkpoint_closed_processes"][name]
+    assert ckptsize.config_bytes(config, closed) == params["checkpoint_size_bytes"][name]
+    assert ckptsize.sized(name, closed, params, config) == (params["checkpoint_size_bytes"][name], None)
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats() | st.text(max_size=8),
+                     lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=20), kids, max_size=6),
+                     max_leaves=30)
+_keys = st.fixed_dictionaries({
+    "num_layers": _json | st.integers(-5, 10**9), "model_datatype": st.sampled_from(["fp16", "bf16", "fp32", "x"]),
+    "optimizer_datatype": st.sampled_from(["fp32", "fp16", None]),
+    "parallelism": st.fixed_dictionaries({"tensor": st.integers(-1, 10**6), "pipeline": st.integers(-1, 10**6),
+                                          "zero_stage": st.sampled_from([0, 1, 3, "3"])}) | _json,
+    "transformer": st.dictionaries(st.sampled_from(["hidden_size", "ffn_hidden_size", "num_attention_heads",
+                                                    "num_kv_heads", "vocab_size"]), st.integers(-3, 10**9)) | _json})
+
+
+@settings(max_examples=150, deadline=2000)
+@given(config=_json | _keys, world=st.integers(-2, 10**6) | _json)
+def test_any_recorded_configuration_is_a_size_or_none_within_bounds(config, world):
+    """A leaf's metadata comes from other parties: any document is a whole number of bytes or None, and a
+    layout is bounded (layers, ranks, widths), never a runaway loop."""
+    from suite.checkpointing.reference import ckptsize
+
+    got = ckptsize.config_bytes(config, world)
+    assert got is None or (isinstance(got, int) and got > 0)
+
+
+def test_a_recorded_configuration_too_large_to_lay_out_is_none_at_once():
+    """The most ranks and layers the bounds allow one by one, together: refused before any walk."""
+    import time
+
+    from suite.checkpointing.reference import ckptsize
+
+    config = {"num_layers": ckptsize.MAX_LAYERS, "model_datatype": "fp16", "optimizer_datatype": "fp32",
+              "parallelism": {"tensor": 1, "pipeline": 1, "zero_stage": 3},
+              "transformer": {"hidden_size": 64, "ffn_hidden_size": 64, "num_attention_heads": 8, "num_kv_heads": 8,
+                              "vocab_size": 64}}
+    t0 = time.monotonic()
+    assert ckptsize.config_bytes(config, ckptsize.MAX_WORLD) is None
+    assert time.monotonic() - t0 < 1

@@ -326,7 +326,7 @@ def test_ckpt_forged_leaf_summary_in_place(run_cli, tmp_path):
     code, out, err = run_cli("check", root)
     assert code == 1 and "verdict: INVALID" in out
     assert "metric.save_checkpoint_io_mean_GB_per_second: expected 1.05" in out and "got 99.0" in out
-    assert "(checkpoint-leaf-summary-rederived)" in out
+    assert "(4.3.6-checkpointSummaryRederived)" in out
     code, out, err = run_cli("metrics", root)
     assert code == 0 and "1.053 GiB/s" in out and not re.search(r"(?<![\w/.-])99(\.0+)? GiB/s", out)   # not the path's digits
 
@@ -339,7 +339,7 @@ def test_ckpt_relabelled_to_an_older_round_keeps_the_leaf_rules(run_cli, tmp_pat
     write = sorted((root / "checkpointing" / "llama3-8b").iterdir())[0]
     jedit(write / "summary.json", lambda d: d["metric"].update(save_checkpoint_io_mean_GB_per_second=99.0))
     code, out, err = run_cli("check", root)
-    assert code == 1 and "ruleset: checkpointing (v3.0)" in out and "(checkpoint-leaf-summary-rederived)" in out
+    assert code == 1 and "ruleset: checkpointing (v3.0)" in out and "(4.3.6-checkpointSummaryRederived)" in out
 
 
 def test_ckpt_forged_published_leaf_summary(run_cli, tmp_path):
@@ -364,9 +364,9 @@ def test_ckpt_same_verdict_in_place_and_in_the_published_layout(run_cli, tmp_pat
     shutil.copytree(CKPT, tmp_path / "here")
     shutil.copytree(CKPT / "checkpointing", tmp_path / "t" / "closed" / "Org" / "results" / "sys" / "checkpointing")
     code, out, err = run_cli("check", tmp_path / "here")
-    assert code == 1 and "verdict: INVALID" in out and out.count("(checkpoint-leaf-filesystem)") == 2
+    assert code == 1 and "verdict: INVALID" in out and out.count("(4.4.2-checkpointFilesystemCheck)") == 2
     code, out, err = run_cli("check", tmp_path / "t")
-    assert code == 1 and "verdict: INVALID" in out and out.count("(checkpoint-leaf-filesystem)") == 2
+    assert code == 1 and "verdict: INVALID" in out and out.count("(4.4.2-checkpointFilesystemCheck)") == 2
     assert "runFilesReadable" not in out                   # the suite's fs_separation.json is read, not refused
 
 

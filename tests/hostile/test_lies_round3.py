@@ -71,7 +71,7 @@ def _leaf(root: Path, i: int) -> Path:
 
 def test_ckpt_genuine_miniature_size_is_the_layouts(ours, run_cli):
     code, doc = checked(run_cli, ours)
-    assert findings(doc, "checkpoint-leaf-size-layout") == []
+    assert findings(doc, "4.3.3-checkpointSizeMatchesModel") == []
     summary = json.loads((_leaf(ours, 0) / "summary.json").read_text())
     assert summary["metric"]["checkpoint_size_GB"] * GIB == MINI_BYTES
 
@@ -81,7 +81,7 @@ def test_ckpt_size_and_bandwidth_times_ten_in_summary(ours, run_cli):
     re-derivation, which takes the size as given, agrees): the layout's size catches it."""
     jedit(_leaf(ours, 0) / "summary.json", lambda d: _times_ten(d["metric"]))
     code, doc = checked(run_cli, ours)
-    hit, = findings(doc, "checkpoint-leaf-size-layout")
+    hit, = findings(doc, "4.3.3-checkpointSizeMatchesModel")
     assert hit["field"] == "metric.checkpoint_size_GB" and hit["severity"] == "error"
     assert hit["expected"] == pytest.approx(MINI_BYTES / GIB) and hit["actual"] == pytest.approx(10 * MINI_BYTES / GIB)
     assert hit["path"].endswith("summary.json")
@@ -92,7 +92,7 @@ def test_ckpt_size_in_decimal_gb_is_not_gib(ours, run_cli):
     """GB vs GiB never confused: the same bytes written as decimal GB (7.4 % more) is a mismatch."""
     jedit(_leaf(ours, 1) / "summary.json", lambda d: d["metric"].update(checkpoint_size_GB=MINI_BYTES / 1e9))
     code, doc = checked(run_cli, ours)
-    hit, = findings(doc, "checkpoint-leaf-size-layout")
+    hit, = findings(doc, "4.3.3-checkpointSizeMatchesModel")
     assert hit["actual"] == MINI_BYTES / 1e9 and hit["expected"] == pytest.approx(MINI_BYTES / GIB)
     assert code == 1
 
@@ -105,7 +105,7 @@ def test_ckpt_recorded_bytes_per_rank_forged(ours, run_cli):
                 c["throughput"] *= 2
     jedit(_leaf(ours, 0) / "3_per_epoch_stats.json", double)
     code, doc = checked(run_cli, ours)
-    hits = findings(doc, "checkpoint-leaf-size-layout")
+    hits = findings(doc, "4.3.3-checkpointSizeMatchesModel")
     assert len(hits) == 10 and all(h["path"].endswith("3_per_epoch_stats.json") for h in hits)
     assert hits[0]["expected"] == pytest.approx(MINI_BYTES / 8 / GIB)
     assert hits[0]["actual"] == pytest.approx(2 * MINI_BYTES / 8 / GIB)
@@ -150,6 +150,76 @@ def test_published_recorded_bytes_forged(run_cli, tmp_path):
     assert hits[0]["expected"] == pytest.approx(LLAMA8B_BYTES / GIB)
     assert hits[0]["actual"] == pytest.approx(3 * LLAMA8B_BYTES / GIB, rel=1e-5)
     assert code == 1
+
+
+def _shrunk_to_two_layers(model: Path, leaf: str) -> float:
+    """The leaf's metadata recording a 2-layer model, its summary claiming that model's checkpoint and GiB/s to
+    match: each figure agrees with the configuration it records. Returns the claimed GiB."""
+    from suite.checkpointing.reference import ckptsize
+
+    meta = next((model / leaf).glob("checkpointing_*_metadata.json"))
+    jedit(meta, lambda d: d["parameters"]["model"].update(num_layers=2))
+    small = ckptsize.config_bytes(json.loads(meta.read_text())["parameters"]["model"], 8) / GIB
+
+    def claim(d):
+        ratio = small / d["metric"]["checkpoint_size_GB"]
+        for k in list(d["metric"]):
+            if k == "checkpoint_size_GB" or k.endswith("_GB_per_second"):
+                d["metric"][k] *= ratio
+    jedit(model / leaf / "summary.json", claim)
+    return small
+
+
+def test_published_size_vouched_for_by_a_smaller_recorded_model(run_cli, tmp_path):
+    """The size is held to the configuration the leaf records (a miniature's to its own), so a forger shrinks
+    the recorded model with the claim: a configuration that is neither the model's nor its miniature's is a
+    mismatch itself, and the claim is held to the round's table."""
+    shutil.copytree(TREE, tmp_path / "t")              # the tree's leaves hold the metadata
+    model = tmp_path / "t" / "closed/Alluxio/results/aws_r5n24xlarge_i3en12xlarge_1c_1s_8h/checkpointing/llama3-8b"
+    small = _shrunk_to_two_layers(model, WRITE)
+    code, doc = checked(run_cli, model)
+    hits = findings(doc, "4.3.3-checkpointSizeMatchesModel")
+    config = [h for h in hits if h["field"].startswith("parameters.model")]
+    assert len(config) == 1 and config[0]["path"].endswith("_metadata.json")
+    assert config[0]["actual"] == f"{small:.4f} GiB" and "104.7045 GiB" in config[0]["expected"]
+    claimed = [h for h in hits if h["field"] == "metric.checkpoint_size_GB"]
+    assert claimed and claimed[0]["expected"] == pytest.approx(LLAMA8B_BYTES / GIB)
+    assert (code, doc["verdict"]) == (1, "invalid")
+
+
+def test_our_miniature_is_held_to_its_own_configuration(ours, run_cli):
+    """Our pair records the 8B miniature's configuration (the workload file's `miniature` block): its size is
+    that configuration's layout, the same judge as the published leaves', no code that knows a miniature."""
+    from suite.checkpointing.reference import ckptsize
+
+    meta = json.loads(next(_leaf(ours, 0).glob("checkpointing_*_metadata.json")).read_text())
+    assert ckptsize.config_bytes(meta["parameters"]["model"], 8) == MINI_BYTES
+    code, doc = checked(run_cli, ours)
+    assert findings(doc, "4.3.3-checkpointSizeMatchesModel") == []
+    assert findings(doc, "4.3.6-checkpointBandwidthMatchesSize") == []
+
+
+def _read_later(root: Path, seconds: float) -> None:
+    """The read leaf's timed section `seconds` later (its summary.json start and end)."""
+    from datetime import datetime, timedelta
+
+    def later(d):
+        for k in ("start", "end"):
+            d[k] = (datetime.fromisoformat(d[k]) + timedelta(seconds=seconds)).isoformat()
+    jedit(_leaf(root, 1) / "summary.json", later)
+
+
+@pytest.mark.parametrize("seconds,caught", [(5, []), (40, ["2.1.24-checkpointingTimestampGap",
+                                                            "4.7.1-checkpointCacheFlushValidation"])])
+def test_ckpt_gap_of_a_miniature_is_held_to_the_flush_window_not_its_second_long_write(ours, run_cli, seconds, caught):
+    """2.1.24 bounds the gap by the write's duration, never below 4.7.1's 30 s (the round's
+    checkpoint_gap_floor_s): the miniature's write lasts a second or two, so a read 5 s after it is no finding,
+    one 40 s after it breaks both clauses."""
+    _read_later(ours, seconds)
+    code, doc = checked(run_cli, ours)
+    gap = {f["rule_id"] for f in findings(doc, "2.1.24-checkpointingTimestampGap")
+           + findings(doc, "4.7.1-checkpointCacheFlushValidation")}
+    assert sorted(gap) == caught
 
 
 # --------------------------------------------------------------------------- 2. a code image with no code

@@ -121,3 +121,26 @@ def test_a_pooled_tree_adds_only_its_own_rules_to_our_results(ours, tmp_path, ca
     assert len(handed) == 1 and handed[0]["findings"]
     row = next(r for r in doc["benchmarks"] if r["benchmark"] == "training")
     assert row["verdict"] == handed[0]["verdict"] == "invalid"          # a miniature: never compliant
+
+
+def test_our_checkpointing_pair_is_held_to_the_judges_rule_ids(ours, tmp_path, capsys):
+    """Wherever it sits, our pair's kind-level findings carry the checkpointing judge's ids (one rule per
+    Rules.md clause, rules/v3.0/checkpointing-leaves.yaml) or those of what only our runs record, never an id
+    that held a clause for our pairs before (tests/rules/test_one_rule_per_clause.py)."""
+    from suite.check import hostcpu
+    from suite.checkpointing.reference import judge
+    from tests.rules.test_one_rule_per_clause import (CHECKPOINTING, CHECKPOINTING_EVIDENCE,
+                                                      CHECKPOINTING_OURS_ONLY)
+
+    theirs = {r.id for r in judge.rules("v3.0").rules}
+    ours_only = set(CHECKPOINTING_EVIDENCE) | CHECKPOINTING_OURS_ONLY | set(hostcpu.RULES)   # + the hosts' CPUs
+    before = set().union(*(b for _, b in CHECKPOINTING.values()))
+    sub = tmp_path / "sub"
+    assert cli.main(["submission", "init", str(sub), "--org", "ACME", "--division", "open", "--system", "box1",
+                     "--ruleset", "v3.0", "--data-dir", str(tmp_path)]) == 0
+    _place(ours("checkpointing"), sub, "checkpointing")
+    for where in (ours("checkpointing"), sub / "open/ACME/results/box1/checkpointing"):
+        verdict, code, ids = judged(where, capsys)
+        assert (verdict, code) == ("invalid", 1)
+        assert "4.4.2-checkpointFilesystemCheck" in ids            # made with its checkpoints on the results' fs
+        assert ids <= theirs | ours_only and not ids & before, ids

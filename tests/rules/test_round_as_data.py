@@ -104,7 +104,7 @@ def test_checkpointing_check_and_metrics_take_the_round_the_results_name(rules_p
     checks = both(rules_path, lambda r: ("check", roots[r]))
     same(checks, roots)
     assert "checkpointing (v9.9)" in checks["v9.9"][1]
-    assert checks["v9.9"][0] == 1 and "(checkpoint-leaf-filesystem)" in checks["v9.9"][1]   # made on one file system
+    assert checks["v9.9"][0] == 1 and "(4.4.2-checkpointFilesystemCheck)" in checks["v9.9"][1]   # made on one file system
     assert checks["v9.9"][1].rstrip().endswith("verdict: INVALID MINIATURE NOT PUBLISHABLE (not compliant)")
     same(both(rules_path, lambda r: ("metrics", roots[r])), roots)
 

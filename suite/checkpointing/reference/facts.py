@@ -15,8 +15,6 @@ from suite.checkpointing.reference import ckpttime
 GIB = 1 << 30
 
 
-
-
 def _structure(leaves: list, phases: dict) -> list:
     got = [phases[x.ts] for x in leaves]
     out = []
@@ -53,10 +51,11 @@ def checkpointing(c: v3tree.Checkpointing, org, system, params: dict):
              "checkpoint.subset_allowed": model == "llama3-8b" and procs == 8,
              "checkpoint.summary_mismatches": [i for a in again.values() for i in a.items]}
     closed = (params.get("checkpoint_closed_processes") or {}).get(model)
-    facts["checkpoint.size_mismatches"] = ckptsize.items(writes + reads, model, procs, subset, params)
+    config = (meta.params or {}).get("model") if meta is not None else None     # the model the leaf records
+    facts["checkpoint.size_mismatches"] = ckptsize.items(writes + reads, model, procs, subset, params, config)
     facts.update(_ckpt_ties(leaves, phases, {ts: a.metric or next(x.summary.metric for x in writes + reads if x.ts == ts)
                                              for ts, a in again.items()},
-                            ckptsize.expected_gib(model, procs, subset, params), params))
+                            ckptsize.expected_gib(model, procs, subset, params, config), params))
     facts.update(_ckpt_shape(c, model, phases, procs, params))
     if procs is not None:
         facts["checkpoint.num_processes"] = procs
@@ -111,12 +110,16 @@ def _rederived(leaf: v3tree.Leaf):
 
 def _ckpt_shape(c: v3tree.Checkpointing, model: str, phases: dict, procs, params: dict) -> dict:
     """2.1.21/4.3.3 the model, 2.1.23 the leaves, 4.3.1 a combined invocation, 2.1.24 the write's
-    duration, 4.6.2 processes per host, 4.6.4 processes against TP x PP."""
+    duration (the gap it allows: never below the round's checkpoint_gap_floor_s), 4.6.2 processes per host,
+    4.6.4 processes against TP x PP."""
     out = {"checkpoint.workload": c.model, "checkpoint.model": model, "checkpoint.leaves": len(c.leaves),
            "checkpoint.combined": "combined" in phases.values()}
     w = next((x for x in c.leaves if phases[x.ts] == "write" and x.summary is not None), None)
     if w is not None:
         out["checkpoint.write_duration_s"] = w.summary.duration_s
+        floor = params.get("checkpoint_gap_floor_s")
+        floor = floor if isinstance(floor, (int, float)) and not isinstance(floor, bool) else 0
+        out["checkpoint.gap_allowed_s"] = max(w.summary.duration_s, floor)
     per_host = [x.meta.num_processes // x.summary.num_hosts for x in c.leaves if x.meta and x.summary
                 and x.meta.num_processes is not None and x.summary.num_hosts]
     if per_host:

@@ -22,8 +22,10 @@ def rules(round_name: str):
     return engine.load_layers(round_name, RULE_FILES)
 
 
-def judge(node, org, system, round_name: str, root: Path, rules_too: bool = True) -> tuple[list, dict]:
-    """(findings, row of published figures) of one checkpointing benchmark node."""
+def judge(node, org, system, round_name: str, root: Path, rules_too: bool = True,
+          more: dict | None = None) -> tuple[list, dict]:
+    """(findings, row of published figures) of one checkpointing benchmark node. `more`: items our own
+    evidence adds to a benchmark fact (each rank's records against its shards): the same rule, more evidence."""
     rs = rules(round_name)
     if not rules_too:                    # the row alone: a tree's table of a result its kind checked
         return [], rfacts.checkpointing(node, org, system, rs.params)[2]
@@ -36,5 +38,7 @@ def judge(node, org, system, round_name: str, root: Path, rules_too: bool = True
         f = pooled_facts.leaf_scope(leaf, "checkpointing", phases.get(leaf.ts, "run"), org.division, True)
         f.update(pooled_facts.leaf_facts(leaf))
         run("run", Scope("run", leaf.path, f, pooled_facts.leaf_sources(leaf)))
+    for name, items in (more or {}).items():
+        facts[name] = list(facts.get(name) or []) + list(items)
     run("benchmark", Scope("benchmark", node.path, facts, {k: (node.path, k.split(".", 2)[-1]) for k in facts}))
     return out, row
