@@ -70,6 +70,16 @@ def voiced(tmp_path_factory):
     return once(tmp_path_factory, "voiced", made)
 
 
+@pytest.fixture(scope="session")
+def tiny_diskann(tmp_path_factory):
+    """base: base/R one real DiskANN run of vdb-tiny (tests/vector_database/conftest.py: made_tiny_diskann),
+    made once a session for tests/kinds, tests/history and tests/hostile; copy base/R before changing it and
+    read it inside `tiny_workload(base)`."""
+    from tests.vector_database.conftest import made_tiny_diskann
+
+    return once(tmp_path_factory, "tiny-diskann", made_tiny_diskann)
+
+
 ACCEL = "a100"                 # see closed_results
 
 
