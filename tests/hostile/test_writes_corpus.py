@@ -319,13 +319,28 @@ def test_sigterm_during_package_leaves_the_manifest_and_no_temp_file(packaged, t
     assert old_manifest
 
 
+def _flocked(path: Path) -> bool:
+    """Whether some process holds a flock on `path` (/proc/locks, read only: no lock taken to find out)."""
+    st = os.stat(path)
+    for line in Path("/proc/locks").read_text().splitlines():
+        parts = line.split()
+        if len(parts) > 5 and parts[1] == "FLOCK" and parts[5].count(":") == 2:
+            major, minor, inode = parts[5].split(":")
+            if (int(major, 16), int(minor, 16), int(inode)) == (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino):
+                return True
+    return False
+
+
 def test_a_second_package_at_once_is_one_line(made, tree_copy, tmp_path):
     big = tree_copy / "Open" / "ACME" / "code" / "big.bin"
     big.parent.mkdir(parents=True, exist_ok=True)
     big.write_bytes(os.urandom(1 << 20) * 128)
     first = subprocess.Popen([*PY, "submission", "package", str(tree_copy), "--out", str(tmp_path / "a.tar.gz")],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
-    time.sleep(1.0)
+    deadline = time.monotonic() + 120                # until the first holds the tree's lock, not a fixed 1 s: on
+    while not _flocked(tree_copy) and first.poll() is None and time.monotonic() < deadline:   # a busy machine
+        time.sleep(0.02)                             # the second could otherwise take the lock first
+    assert first.poll() is None, "the first package ended before the second started: make big.bin bigger"
     code, _, err = cli("submission", "package", tree_copy, "--out", tmp_path / "b.tar.gz")
     _, first_err = first.communicate(timeout=300)
     assert first.returncode == 0, first_err
