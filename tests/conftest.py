@@ -70,6 +70,16 @@ def voiced(tmp_path_factory):
     return once(tmp_path_factory, "voiced", made)
 
 
+@pytest.fixture(scope="session")
+def tiny_diskann(tmp_path_factory):
+    """base: base/R one real DiskANN run of vdb-tiny (tests/vector_database/conftest.py: made_tiny_diskann),
+    made once a session for tests/kinds, tests/history and tests/hostile; copy base/R before changing it and
+    read it inside `tiny_workload(base)`."""
+    from tests.vector_database.conftest import made_tiny_diskann
+
+    return once(tmp_path_factory, "tiny-diskann", made_tiny_diskann)
+
+
 ACCEL = "a100"                 # see closed_results
 
 
@@ -195,6 +205,45 @@ def pytest_sessionfinish(session):
     factory = getattr(session.config, "_tmp_path_factory", None)
     if factory is not None:
         _unmount_under(factory.getbasetemp())
+
+
+CPU_TSV = "SUITE_TEST_CPU_TSV"   # a file: each test phase's CPU seconds appended to it (issue 47: rank by CPU)
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and of the children it has waited for (subprocess.run, mpiexec's ranks)."""
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _cpu_of(item, phase: str):
+    """With SUITE_TEST_CPU_TSV set, append `phase<TAB>cpu_s<TAB>nodeid` for this phase of the test (a
+    session fixture's cost lands on the first test that asks for it): the suite's CPU, not its wall time on a
+    busy machine, is what a shared 2-core machine runs out of. One short append per line: workers may share
+    the file."""
+    path = os.environ.get(CPU_TSV)
+    before = _cpu_s() if path else 0.0
+    yield
+    if path:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(f"{phase}\t{_cpu_s() - before:.2f}\t{item.nodeid}\n")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    yield from _cpu_of(item, "setup")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    yield from _cpu_of(item, "call")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item):
+    yield from _cpu_of(item, "teardown")
 
 
 @pytest.fixture

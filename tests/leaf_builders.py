@@ -1,10 +1,10 @@
 """Real `suite run` results of every round and kind the published trees show, made once per session
-(each a miniature: seconds to a minute) for the leaf-file comparisons of tests/test_leaf_kinds.py:
+(each a miniature: seconds to a minute) for the leaf-file comparisons of tests/test_leaf_kinds.py (its
+checkpointing miniature is the session's `voiced` one, tests/conftest.py):
 
     made("v1.0")            # R/: run-1/ (summary.json, per_epoch_stats.json, configs/), mlperf_storage_report.json
     made("v0.5")            # the same, v0.5 (unet3d on v100)
     made("training")        # R/training/unet3d/{datasize,datagen,run}/<ts>/ (v3.0, the embedded miniature)
-    made("checkpointing")   # R/checkpointing/llama3-8b/<ts>/ x 2 (v3.0 write + read)
     made("kv_cache")        # R/kv_cache/<model>/run/<ts>/ (option 1, one 2-s trial)
     made("vector_database") # R/vector_database/diskann/DISKANN/{datagen,run}/<ts>/ (None without the DiskANN engine)
 """
@@ -43,11 +43,6 @@ def _training(tmp: Path) -> tuple[Path, subprocess.CompletedProcess]:
                              *FAST)
 
 
-def _checkpointing(tmp: Path) -> tuple[Path, subprocess.CompletedProcess]:
-    return tmp / "R", _suite(tmp, "run", "--workload", "llama3-8b", "--miniature", "--accelerators", "8",
-                             "--data-dir", str(tmp / "ck"), "--results-dir", str(tmp / "R"))
-
-
 def _kv_cache(tmp: Path) -> tuple[Path, subprocess.CompletedProcess]:
     return tmp / "R", _suite(tmp, "run", "--workload", "kv-cache", "--cache-dir", str(tmp / "cache"), "--results-dir",
                              str(tmp / "R"), "--option", "1", "--trials", "1", "--duration", "2",
@@ -66,7 +61,7 @@ def _vector_database(tmp: Path) -> tuple[Path | None, subprocess.CompletedProces
                              "--query-count", "200", "--division", "open", "--no-history")
 
 
-BUILDERS = {"v0.5": lambda tmp: _numbered(tmp, "v0.5", "v100"), "v1.0": lambda tmp: _numbered(tmp, "v1.0", "h100"), "training": _training, "checkpointing": _checkpointing, "kv_cache": _kv_cache,
+BUILDERS = {"v0.5": lambda tmp: _numbered(tmp, "v0.5", "v100"), "v1.0": lambda tmp: _numbered(tmp, "v1.0", "h100"), "training": _training, "kv_cache": _kv_cache,
             "vector_database": _vector_database}
 
 

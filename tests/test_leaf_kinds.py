@@ -6,7 +6,8 @@ option/trial numbers generalised). For each kind, COVERED says either that our l
 benchmark and phase holds a file of that kind whose keys and JSON types hold every published file's
 (recursively, tests/test_leaf_keys.missing; DIFFERENCES lists the only differences allowed, each with
 its reason), or why our runs do not write it. A kind a fixture brings that COVERED does not name fails.
-Real runs: tests/leaf_builders (each a miniature, made once per session)."""
+Real runs: tests/leaf_builders (each a miniature, made once per session) and the session's `voiced`
+checkpointing miniature."""
 
 from __future__ import annotations
 
@@ -146,9 +147,17 @@ def published() -> dict[tuple[str, str, str, str], list[Path]]:
     return out
 
 
-def ours(which: str) -> dict[tuple[str, str, str, str], list[Path]]:
-    """Our results' leaf files by kind, in leaf order (a results root's own files: no leaf's)."""
-    root = made(which)
+def ours(which: str, request) -> dict[tuple[str, str, str, str], list[Path]]:
+    """Our results' leaf files by kind, in leaf order (a results root's own files: no leaf's). The
+    checkpointing miniature is the session's `voiced` one (tests/conftest.py: the same llama3-8b v3.0 write
+    and read, made once for every file that needs it), read as it is: nothing here writes."""
+    if which == "checkpointing":
+        got = request.getfixturevalue("voiced")[which]
+        if isinstance(got, BaseException):
+            raise got
+        root = got[2]
+    else:
+        root = made(which)
     if root is None:
         pytest.skip("the DiskANN engine is not installed here (`suite engine install diskann`; CI installs it)")
     rnd, out = (which if which in ("v0.5", "v1.0") else "v3.0"), {}
@@ -202,13 +211,13 @@ def _same(theirs: Path, mine: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("which", ["v0.5", "v1.0", "training", "checkpointing", "kv_cache", "vector_database"])
-def test_every_compared_kind_holds_the_published_keys_and_types(which):
+def test_every_compared_kind_holds_the_published_keys_and_types(which, request):
     theirs = {k: v for k, v in published().items() if COVERED.get(k) == COMPARE
               and (k[0] == which if which in ("v0.5", "v1.0") else (k[0], k[1]) == ("v3.0", which))}
     if which in ("v0.5", "v1.0") and not (SHARED / "fixtures").is_dir():
         pytest.skip("../shared/fixtures (the published v0.5 and v1.0 leaves) is not here")
     assert theirs, f"no published {which} leaf files to compare"
-    mine = ours(which)
+    mine = ours(which, request)
     problems = []
     for k, paths in sorted(theirs.items()):
         if k not in mine:

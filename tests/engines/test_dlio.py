@@ -112,31 +112,45 @@ def dlio_data(tmp_path_factory):
     return root
 
 
+@pytest.fixture(scope="module")
+def suite_run_of(dlio_data, tmp_path_factory):
+    """`suite run` (our runner) of one workload on DLIO's data, made once per workload in this module:
+    (exit code, output, results dir). The generation-log test reads the unet3d one (a copy)."""
+    made = {}
+
+    def run(name):
+        if name not in made:
+            results = tmp_path_factory.mktemp(f"run-{name}") / "r"
+            batch = ["--param", "reader.batch_size=2"]                # 4 files: a step of 2, not unet3d's 7
+            code, out = suite_cli("run", "--workload", name, "--accelerators", 1, "--data-dir", dlio_data / name,
+                                  "--division", "open", "--runs", 1, "--memory-limit", "2GiB", "--results-dir",
+                                  results, "--param", "train.epochs=1", *SETS[name], *batch)
+            made[name] = (code, out, results)
+        return made[name]
+
+    return run
+
+
 @pytest.mark.timeout(DLIO_TIMEOUT_S)
 @pytest.mark.parametrize("name", sorted(SETS))
-def test_dlio_generated_data_runs_under_suite(dlio_data, tmp_path, name):
+def test_dlio_generated_data_runs_under_suite(dlio_data, suite_run_of, name):
     data = dlio_data / name
     assert {"datagen", "train", "valid"} <= {p.name for p in data.iterdir()}
     assert not (data / "generation_log.json").exists()
-    batch = ["--param", "reader.batch_size=2"]                    # 4 files: a step of 2, not unet3d's 7
-    code, out = suite_cli("run", "--workload", name, "--accelerators", 1, "--data-dir", data, "--division", "open",
-                          "--runs", 1, "--memory-limit", "2GiB", "--results-dir", tmp_path / "r",
-                          "--param", "train.epochs=1", *SETS[name], *batch)
-    doc = json.loads((tmp_path / "r" / "run-1" / "results.json").read_text())
+    code, out, results = suite_run_of(name)
+    doc = json.loads((results / "run-1" / "results.json").read_text())
     assert code == 1 and doc["status"] == "complete", out        # 1: non-compliant (a tiny dataset)
     assert doc["dataset"]["generator"] == "dlio" and doc["dataset"]["generation_log"] is None
     assert doc["dataset"]["files_scanned"] == 4 and doc["epochs"][0]["bytes_read"] > 0
 
 
 @pytest.mark.timeout(DLIO_TIMEOUT_S)
-def test_suite_check_takes_dlio_datagen_output_as_the_generation_log(dlio_data, tmp_path):
+def test_suite_check_takes_dlio_datagen_output_as_the_generation_log(dlio_data, suite_run_of, tmp_path):
     import shutil
 
-    tree = tmp_path / "results"
-    code, out = suite_cli("run", "--workload", "unet3d", "--accelerators", 1, "--data-dir", dlio_data / "unet3d",
-                          "--division", "open", "--runs", 1, "--memory-limit", "2GiB", "--results-dir", tree,
-                          "--param", "train.epochs=1", "--param", "reader.batch_size=2", *SETS["unet3d"])
+    code, out, results = suite_run_of("unet3d")
     assert code == 1, out
+    tree = Path(shutil.copytree(results, tmp_path / "results", symlinks=True))
     shutil.copytree(dlio_data / "unet3d" / "datagen", tree / "datagen")
     from suite.check import layout
 

@@ -155,13 +155,14 @@ def test_checkpointing_and_kv_cache_runs_record_the_host_as_training_does(tmp_pa
 
 
 @pytest.mark.timeout(600)
-def test_a_vector_database_run_records_the_host_as_training_does(tmp_path_factory, run_cli):
-    """A real DiskANN run of a tiny workload: its entry's system has the host and versions fields a
-    training run's has (hostname, CPUs, memory, kernel; suite, Python)."""
-    from tests.vector_database.conftest import tiny_diskann_run
+def test_a_vector_database_run_records_the_host_as_training_does(tmp_path_factory, run_cli, tiny_diskann):
+    """A real DiskANN run of a tiny workload (the session's, copied): its entry's system has the host and
+    versions fields a training run's has (hostname, CPUs, memory, kernel; suite, Python)."""
+    from tests.vector_database.conftest import tiny_workload
 
     base = tmp_path_factory.mktemp("vdbhost")
-    with tiny_diskann_run(base, runs=1) as results:
+    results = shutil.copytree(tiny_diskann / "R", base / "R")
+    with tiny_workload(tiny_diskann):
         code, out, err = run_cli("history", "import", results, "--history", base / "h.sqlite")
     assert code == 0, err
     with db.open_store(str(base / "h.sqlite")) as s:

@@ -200,12 +200,13 @@ def test_kv_enospc_fails_the_trial_whatever_the_metadata_says(run_cli, tmp_path)
 
 
 @pytest.fixture(scope="module")
-def vdb_run(tmp_path_factory):
-    """One DiskANN run of a tiny workload (vdb-tiny, recall floor 0.9), the workload registered meanwhile."""
-    from tests.vector_database.conftest import tiny_diskann_run
+def vdb_run(tiny_diskann):
+    """One DiskANN run of a tiny workload (vdb-tiny, recall floor 0.9: the session's, each test copies it),
+    the workload registered meanwhile."""
+    from tests.vector_database.conftest import tiny_workload
 
-    with tiny_diskann_run(tmp_path_factory.mktemp("vdb"), runs=1) as results:
-        yield results
+    with tiny_workload(tiny_diskann):
+        yield tiny_diskann / "R"
 
 
 @pytest.fixture

@@ -280,16 +280,26 @@ def test_package_out_inside_the_tree_is_refused(run_cli, tree_copy):
     assert snapshot(tree_copy) == before
 
 
+@pytest.fixture(scope="module")
+def packaged(made, tmp_path_factory):
+    """The tree with a big user file in code/, packaged once (its manifest current): what each SIGTERM case
+    starts from, copied, instead of packaging 96 MiB once more per case."""
+    tree = Path(shutil.copytree(made[3], tmp_path_factory.mktemp("packaged") / "sub", symlinks=True))
+    big = tree / "Open" / "ACME" / "code" / "big.bin"
+    big.parent.mkdir(parents=True, exist_ok=True)
+    big.write_bytes(os.urandom(1 << 20) * 96)
+    assert cli("submission", "package", tree, "--out", tree.parent / "first.tar.gz")[0] == 0
+    return tree
+
+
 @pytest.mark.parametrize("delay_s", [0.05, 0.4, 0.8, 1.5, 2.5])
-def test_sigterm_during_package_leaves_the_manifest_and_no_temp_file(made, tree_copy, tmp_path, delay_s):
+def test_sigterm_during_package_leaves_the_manifest_and_no_temp_file(packaged, tmp_path, delay_s):
     """A big user file in code/ makes the hashing and the tarball slow enough to be stopped part-way."""
     from suite.check import manifest
 
-    big = tree_copy / "Open" / "ACME" / "code" / "big.bin"
-    big.parent.mkdir(parents=True, exist_ok=True)
-    big.write_bytes(os.urandom(1 << 20) * 96)
-    assert cli("submission", "package", tree_copy, "--out", tmp_path / "first.tar.gz")[0] == 0
+    tree_copy = Path(shutil.copytree(packaged, tmp_path / "sub", symlinks=True))
     old_manifest = (tree_copy / "SHA256SUMS").read_bytes()
+    assert manifest.verify(tree_copy) == []                  # the copy starts from a current manifest
     p = subprocess.Popen([*PY, "submission", "package", str(tree_copy), "--out", str(tmp_path / "t.tar.gz")],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     time.sleep(delay_s)
@@ -309,13 +319,28 @@ def test_sigterm_during_package_leaves_the_manifest_and_no_temp_file(made, tree_
     assert old_manifest
 
 
+def _flocked(path: Path) -> bool:
+    """Whether some process holds a flock on `path` (/proc/locks, read only: no lock taken to find out)."""
+    st = os.stat(path)
+    for line in Path("/proc/locks").read_text().splitlines():
+        parts = line.split()
+        if len(parts) > 5 and parts[1] == "FLOCK" and parts[5].count(":") == 2:
+            major, minor, inode = parts[5].split(":")
+            if (int(major, 16), int(minor, 16), int(inode)) == (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino):
+                return True
+    return False
+
+
 def test_a_second_package_at_once_is_one_line(made, tree_copy, tmp_path):
     big = tree_copy / "Open" / "ACME" / "code" / "big.bin"
     big.parent.mkdir(parents=True, exist_ok=True)
     big.write_bytes(os.urandom(1 << 20) * 128)
     first = subprocess.Popen([*PY, "submission", "package", str(tree_copy), "--out", str(tmp_path / "a.tar.gz")],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
-    time.sleep(1.0)
+    deadline = time.monotonic() + 120                # until the first holds the tree's lock, not a fixed 1 s: on
+    while not _flocked(tree_copy) and first.poll() is None and time.monotonic() < deadline:   # a busy machine
+        time.sleep(0.02)                             # the second could otherwise take the lock first
+    assert first.poll() is None, "the first package ended before the second started: make big.bin bigger"
     code, _, err = cli("submission", "package", tree_copy, "--out", tmp_path / "b.tar.gz")
     _, first_err = first.communicate(timeout=300)
     assert first.returncode == 0, first_err
@@ -341,15 +366,17 @@ def test_two_runs_started_together_into_one_new_dir_one_runs(made, tmp_path):
     assert len(doc["runs"]) == 1 and sorted(os.listdir(r)) == ["mlperf_storage_report.json", "run-1", "run_set.json"]
 
 
-@pytest.mark.parametrize("limit", ["1KiB", "1000", "1PiB"])
-def test_a_refused_memory_limit_leaves_nothing_and_the_corrected_run_goes(made, tmp_path, limit):
+def test_a_refused_memory_limit_leaves_nothing_and_the_corrected_run_goes(made, tmp_path):
+    """Each refused limit leaves nothing (no results dir), so one corrected run after all three stands for
+    the run after each: the same command into the same, still absent, dir."""
     _, data, _, _ = made
     r = tmp_path / "R"
     base = ["run", "--workload", "cosmoflow", "--accelerators", "1", "--data-dir", data, "--results-dir", r,
             "--division", "open", "--runs", "1"]
-    code, _, err = cli(*base, "--memory-limit", limit)
-    one_line(code, err, "--memory-limit")
-    assert not r.exists()
+    for limit in ("1KiB", "1000", "1PiB"):
+        code, _, err = cli(*base, "--memory-limit", limit)
+        one_line(code, err, "--memory-limit")
+        assert not r.exists(), limit
     code, _, err = cli(*base)
     assert code in (0, 1) and (r / "run_set.json").is_file(), err
 

@@ -14,7 +14,6 @@ import pytest
 import paths
 from suite import cli
 from tests.training.run.test_v3_series import FAST
-from tests.vector_database.conftest import tiny_diskann_run
 
 V3 = paths.DATA / "v3"
 SYSTEM = "closed/Alluxio/results/aws_c5n18xlarge_i3en24xlarge_8c_10s_8a"
@@ -61,10 +60,9 @@ def runs(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def vdb(tmp_path_factory):
-    """A vector_database results dir of one DiskANN run of a tiny workload."""
-    with tiny_diskann_run(tmp_path_factory.mktemp("vdb"), runs=1) as results:
-        pass
+def vdb(tmp_path_factory, tiny_diskann):
+    """A vector_database results dir of one DiskANN run of a tiny workload (a copy of the session's)."""
+    results = Path(shutil.copytree(tiny_diskann / "R", tmp_path_factory.mktemp("vdb") / "R"))
     assert list((results / "vector_database").glob("*/*/run/*/summary.json"))
     return results
 

@@ -28,22 +28,10 @@ def _suite(base: Path, *argv: str) -> subprocess.CompletedProcess:
 
 
 def _make(bench: str, base: Path) -> Path:
-    """Our own v3.0 result of one kind, made once per session: a retinanet series (R/training/...), a
-    llama3-8b miniature pair (C/checkpointing/...), a kv-cache run (option 1, one 2-s trial) and a vdb-mini
-    run on the DiskANN engine where it is installed."""
+    """Our own v3.0 result of one kind, made once per session: a retinanet series (R/training/...) and a
+    vdb-mini run on the DiskANN engine where it is installed (checkpointing and kv_cache: `_voiced`)."""
     if bench == "training":
         return series(base / "R")
-    if bench == "checkpointing":
-        done = _suite(base, "run", "--workload", "llama3-8b", "--miniature", "--accelerators", "8", "--data-dir",
-                      str(base / "ck"), "--results-dir", str(base / "C"))
-        assert (base / "C" / "checkpointing" / "llama3-8b").is_dir(), done.stderr[-2000:]
-        return base / "C"
-    if bench == "kv_cache":
-        done = _suite(base, "run", "--workload", "kv-cache", "--cache-dir", str(base / "kvc"), "--results-dir",
-                      str(base / "K"), "--option", "1", "--trials", "1", "--duration", "2", "--inter-option-delay",
-                      "0", "--accelerators", "1", "--allow-no-cache-drop", "--division", "open", "--no-history")
-        assert (base / "K" / "kv_cache").is_dir(), done.stderr[-2000:]
-        return base / "K"
     from suite.engines import registry
 
     if registry.installed(registry.DISKANN) is None:
@@ -56,12 +44,28 @@ def _make(bench: str, base: Path) -> Path:
     return base / "V"
 
 
+VOICED = ("checkpointing", "kv_cache")     # the same miniatures as the session's `voiced` runs (tests/conftest.py)
+
+
+def _voiced(voiced: dict, bench: str, base: Path) -> Path:
+    """A copy of the session's own run of that kind (tests/test_one_voice.py: the llama3-8b miniature of
+    8 ranks, a kv-cache run of option 1, one trial), made once for every test file that needs one."""
+    got = voiced[bench]
+    if isinstance(got, BaseException):
+        raise got                                   # its skip, said once for the session
+    results = Path(shutil.copytree(got[2], base / "R", symlinks=True))
+    assert (results / bench).is_dir(), got[1][-2000:]
+    return results
+
+
 @pytest.fixture(scope="module")
-def ours(tmp_path_factory):
-    """ours(bench): the result of that kind, made on first use (each test's time holds one build)."""
+def ours(tmp_path_factory, request):
+    """ours(bench): the result of that kind, made (or copied from the session's) on first use."""
     def get(bench: str) -> Path:
         if bench not in _MADE:
-            _MADE[bench] = _make(bench, tmp_path_factory.mktemp(bench))
+            base = tmp_path_factory.mktemp(bench)
+            _MADE[bench] = (_voiced(request.getfixturevalue("voiced"), bench, base) if bench in VOICED
+                            else _make(bench, base))
         return _MADE[bench]
     return get
 

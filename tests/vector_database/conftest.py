@@ -72,3 +72,26 @@ def tiny_diskann_run(base: Path, runs: int):
         yield base / "R"
     finally:
         workloads.remove_dir(base / "wl")
+
+
+def made_tiny_diskann(tmp_path_factory) -> Path:
+    """base: base/R a real `suite run` of vdb-tiny with DiskANN (one query run), base/wl its workload file
+    (`tiny_workload(base)` registers it while a test reads the result): the session fixture `tiny_diskann`
+    (tests/conftest.py), made once for every file that needs this run."""
+    base = tmp_path_factory.mktemp("tiny-diskann")
+    with tiny_diskann_run(base, runs=1) as results:
+        pass
+    assert list((results / "vector_database").glob("*/*/run/*/summary.json")), results
+    return base
+
+
+@contextlib.contextmanager
+def tiny_workload(base: Path):
+    """vdb-tiny registered (from base/wl, as `tiny_diskann_run` wrote it) while the context holds."""
+    from suite.storage import workloads
+
+    workloads.add_dir(base / "wl")
+    try:
+        yield
+    finally:
+        workloads.remove_dir(base / "wl")
