@@ -165,7 +165,9 @@ def build_page(summary: dict, check):
         run_rows += [{"phase": ph, "path": p["path"], **r} for r in p["runs"]]
         rank_rows += [{"phase": ph, "path": p["path"], **r} for r in p["ranks"]]
     comp = Section("compliance", f"Compliance: {check.verdict.upper()}")
-    comp.blocks.append(Table(["rule", "effect", "message"], [[f.rule_id, f.effect, f.message]
+    from suite.report import rounding
+
+    comp.blocks.append(Table(["rule", "effect", "message"], [[f.rule_id, f.effect, rounding.finding(f)]
                                                              for f in check.all_findings()] or [["-", "-", "no findings"]]))
     sections.append(comp)
     from suite.report.content import Verdict

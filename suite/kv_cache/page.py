@@ -8,6 +8,7 @@ from __future__ import annotations
 from suite.report import content
 from suite.report.content import Figures, Image, Section, Table, Text, Verdict, fmt
 from suite.rules.verdict import headline
+from suite.report import rounding
 
 HEADER = ["option", "tokens/s", "read GiB/s", "write GiB/s", "P95 ms (per request)", "storage tokens/s",
           "trials", "ranks", "suite: device read P95 ms", "suite: device write P95 ms", "suite: read GiB/wall s",
@@ -142,7 +143,7 @@ def build(doc: dict):
         table.blocks.append(Table(HEADER[:8], claimed_rows(doc), "What summary.json claims."))
     if doc["findings"]:
         table.blocks.append(Table(["rule", "effect", "message"],
-                                  [[f["rule_id"], f["effect"], f["message"]] for f in doc["findings"]], numbers_right=False))
+                                  [[f["rule_id"], f["effect"], rounding.finding(f)] for f in doc["findings"]], numbers_right=False))
     if doc.get("p95_split"):
         table.blocks.append(Table(SPLIT_HEADER, split_rows(doc), "P95 split into device and queueing time. " + SPLIT_NOTE))
     if doc.get("break_even"):

@@ -10,6 +10,7 @@ from suite.report.plots import COLORS, _figure, _png
 from suite.report.text import table
 from suite.tpcx_ai import figures as metric
 from suite.tpcx_ai.rederive import natural
+from suite.report import rounding
 
 
 REDERIVED = "rederived"          # the re-derivation section's id: the page's last (kind.report_page keeps it so)
@@ -51,7 +52,7 @@ def _compliance(a) -> Section:
     comp.blocks.append(Text(f"suite check: {a.label()}; {len(a.findings)} finding(s)"))   # the verdict: above, once
     if a.findings:
         comp.blocks.append(Table(["rule", "severity", "effect", "where", "message"],
-                                 [[f.rule_id, f.severity, f.effect, f.path, f.message] for f in a.findings],
+                                 [[f.rule_id, f.severity, f.effect, f.path, rounding.finding(f)] for f in a.findings],
                                  "Effect says what the result still qualifies for when the rule fails."))
     if a.statements:
         counts = {}

@@ -10,6 +10,7 @@ from pathlib import Path
 from suite.numbers import CLAIMED, RECOMPUTED
 from suite.rules.verdict import Voice
 from suite.vector_database import check as vcheck
+from suite.report import rounding
 
 RUN_COLUMNS = ("throughput_qps", "p50_latency_ms", "p95_latency_ms", "p99_latency_ms", "recall",
                "bytes_read_per_query", "read_ops_per_query", "cached_fraction_before", "mean_io_bytes",
@@ -160,7 +161,7 @@ def page(summary: dict):
         c.Verdict(summary["verdict"], f"{summary['verdict_line']}: {len(summary['findings'])} finding(s)"),
         c.Figures(headline_figures(summary)),
         c.Table(["rule", "effect", "path", "message"],
-                [[f["rule_id"], f["effect"], f["path"], f["message"]] for f in summary["findings"][:200]],
+                [[f["rule_id"], f["effect"], f["path"], rounding.finding(f)] for f in summary["findings"][:200]],
                 numbers_right=False)])
     from suite.rules.verdict import headline
 
