@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from suite.enforce.cache import preread
+
 DECODE_DOMINATES_PERCENT = 50.0      # the check's line (rules/v3.0/common.yaml parquet-storage-bound)
 
 
@@ -48,17 +50,6 @@ def _ranks(run_dir: Path, n: int) -> list:
     return [RankSteps.from_dict(files.load_json(p, schema="steps")) for p in found if p.exists()]
 
 
-def _preread(paths: list[str]) -> tuple[int, float]:
-    """Read every file once so it sits in the page cache: (bytes, seconds)."""
-    buf = bytearray(8 << 20)
-    total, t0 = 0, time.monotonic()
-    for p in paths:
-        with open(p, "rb", buffering=0) as f:
-            while n := f.readinto(buf):
-                total += n
-    return total, time.monotonic() - t0
-
-
 def ceiling(prep, plan_for, launch, say) -> dict:
     """The page-cache ceiling of `prep`'s run: its files pre-read, one run of the same plan (`plan_for`
     (run_dir) -> RunPlan) launched by `launch(plan, run_dir) -> (status, error)` in a scratch folder
@@ -70,7 +61,7 @@ def ceiling(prep, plan_for, launch, say) -> dict:
     base = {"source": "page cache: the files pre-read, no cache drop, one run before the series"}
     if is_object(prep):
         return {**base, "au_percentage": None, "why": "object storage: no client page cache to fill"}
-    nbytes, secs = _preread([p for p, _ in prep.files])
+    nbytes, secs = preread([p for p, _ in prep.files])
     say(f"ceiling: {nbytes / 1024**3:.2f} GiB pre-read into the page cache in {secs:.1f} s; one run from memory")
     scratch = Path(tempfile.mkdtemp(prefix="suite-ceiling-"))
     try:

@@ -7,13 +7,11 @@ the storage run's plan.json names, read once here (outside any memory cgroup, so
 not charged to, nor evicted by, the ranks' cgroup).
 """
 
-import time
 from pathlib import Path
 
 from suite import files
 from suite.errors import ResultError
 
-CHUNK_BYTES = 8 << 20
 
 
 def plan_files(results_dir: Path) -> list[str]:
@@ -23,17 +21,6 @@ def plan_files(results_dir: Path) -> list[str]:
     first = next(iter(result.run_dirs(results_dir)), Path(results_dir) / "run-1")
     plan = files.load_json(first / "plan.json", schema="plan", error=ResultError)
     return [f[0] for f in plan["files"]]
-
-
-def preread(paths: list[str]) -> tuple[int, float]:
-    """Read every file once so it sits in the page cache: (bytes read, seconds)."""
-    buf = bytearray(CHUNK_BYTES)
-    total, t0 = 0, time.monotonic()
-    for p in paths:
-        with open(p, "rb", buffering=0) as f:
-            while n := f.readinto(buf):
-                total += n
-    return total, time.monotonic() - t0
 
 
 def resident_fraction(paths: list[str]) -> float | None:

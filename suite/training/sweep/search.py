@@ -186,6 +186,7 @@ class Sweep:
     def measure(self, n: int, kind: str, runs: int) -> dict:
         """One `suite run` at N into N<n>-<kind>[-k]/; its point (with an error when it failed)."""
         from suite.training.run import launch
+        from suite.enforce.cache import preread
         from suite.training.sweep import ceiling as cache
 
         rdir = self.dir / f"N{n}-{kind}"
@@ -195,7 +196,7 @@ class Sweep:
         t0, error, warmed = time.time(), None, None
         if kind == "ceiling":
             paths = cache.plan_files(self.dir / f"N{n}-storage")
-            nbytes, secs = cache.preread(paths)
+            nbytes, secs = preread(paths)
             warmed = {"bytes": nbytes, "duration_s": secs, "resident_fraction": cache.resident_fraction(paths)}
             say(f"sweep: N={n} ceiling: {nbytes / 1024**3:.2f} GiB pre-read into the page cache in {secs:.1f} s")
         say(f"sweep: N={n} {kind}: {runs} run(s) -> {rdir}")
