@@ -29,19 +29,6 @@ SUITE_RUN = paths.DATA / "suite-run" / "unet3d-h100"
 pytestmark = pytest.mark.timeout(900)
 
 
-@pytest.fixture(scope="module")
-def modified(tmp_path_factory) -> dict:
-    """The code record a run made by a modified checkout writes: this package with one line changed."""
-    copy = tmp_path_factory.mktemp("modified") / "suite"
-    for rel, src in provenance.code_files(provenance.package_root()):
-        (copy / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, copy / rel)
-    (copy / "numbers.py").write_text((copy / "numbers.py").read_text() + "\nTAMPERED = True\n")
-    image = provenance.code_image(copy, under=provenance.IMAGE_DIR)
-    assert image["hash"] != provenance.for_run()["hash"]
-    return {"schema_version": 1, **image}
-
-
 def _v3_run(tmp_path: Path, record: dict | None) -> Path:
     """Our real `suite run` dir of the v3.0 round, each run recording `record` as the code that ran."""
     src = tmp_path / "r"

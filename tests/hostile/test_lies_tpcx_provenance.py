@@ -39,19 +39,6 @@ def toy_run(tmp_path_factory) -> Path:
     return tmp / "r"
 
 
-@pytest.fixture(scope="module")
-def modified(tmp_path_factory) -> dict:
-    """The code record a run made by a modified checkout writes: this package with one line changed."""
-    copy = tmp_path_factory.mktemp("modified") / "suite"
-    for rel, src in provenance.code_files(provenance.package_root()):
-        (copy / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, copy / rel)
-    (copy / "numbers.py").write_text((copy / "numbers.py").read_text() + "\nTAMPERED = True\n")
-    image = provenance.code_image(copy, under=provenance.IMAGE_DIR)
-    assert image["hash"] != provenance.for_run()["hash"]
-    return {"schema_version": 1, **image}
-
-
 def _copy(toy_run: Path, tmp_path: Path) -> Path:
     dst = tmp_path / "r"
     shutil.copytree(toy_run, dst, ignore=shutil.ignore_patterns("data"))
