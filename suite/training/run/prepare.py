@@ -138,15 +138,32 @@ def check_inputs(opts: Options) -> None:
         output.outside(opts.results_dir, "--results-dir", [opts.data_dir])
 
 
+def _sized(opts, workload, ruleset, hosts, cluster, miniature: bool, memory_limit, budget, reasons: list):
+    """(the host memory the dataset rule takes, the dataset size it requires): across a cluster's hosts
+    the sum of their memories (a ranks-per-host mismatch is a reason: open only), else this host's."""
+    from suite.training import datasize
+    from suite.training.run.dlio_output import mem_total_bytes
+
+    if cluster is None:
+        host_memory = budget.cache_budget_bytes if budget else (memory_limit or mem_total_bytes())
+        return host_memory, datasize.compute(workload, opts.accelerators, len(hosts), host_memory, ruleset)
+    import dataclasses
+    host_memory = miniature_memory(cluster, memory_limit) if miniature else cluster.total_memory_bytes
+    required = dataclasses.replace(datasize.compute(workload, opts.accelerators, 1, host_memory, ruleset),
+                                   client_hosts=len(hosts))
+    counts = sorted({len(h.ranks) for h in cluster.hosts})
+    if len(counts) > 1:
+        reasons.append(f"ranks per host: expected the same count on every host, got {counts[0]} to "
+                       f"{counts[-1]} (open division only)")
+    return host_memory, required
+
+
 def prepare(opts: Options, cluster=None) -> Prepared:
     """Everything a run needs, checked: the workload, the rules, the hosts, the dataset on disk.
     Across hosts (`cluster`, probed by hosts.connect): the dataset rule uses the sum over the hosts
     of each host's memory (its cgroup limit, else its MemTotal; a miniature's: its cgroup, see
     miniature_memory), as `suite check` sums DLIO's host_memory_GB list. (Past 60 lines: one straight sequence of steps whose order the refusals
     depend on -- resolve, hosts, memory, sizing, dataset -- kept in one place on purpose.)"""
-    from suite.training import datasize
-    from suite.training.run.dlio_output import mem_total_bytes
-
     workload, params, ruleset, reasons = _resolve(opts)
     hosts = parse_hosts(opts)
     data_folder = opts.data_dir or params.get("dataset.data_folder")   # DLIO users pass data_folder
@@ -159,18 +176,7 @@ def prepare(opts: Options, cluster=None) -> Prepared:
         memory_limit = budget.cgroup_limit_bytes
     elif miniature and memory_limit is None:
         memory_limit = workload.miniature_cache_budget_bytes or MINIATURE_MEMORY_BYTES
-    if cluster is not None:
-        import dataclasses
-        host_memory = miniature_memory(cluster, memory_limit) if miniature else cluster.total_memory_bytes
-        required = dataclasses.replace(datasize.compute(workload, opts.accelerators, 1, host_memory, ruleset),
-                                       client_hosts=len(hosts))
-        counts = sorted({len(h.ranks) for h in cluster.hosts})
-        if len(counts) > 1:
-            reasons.append(f"ranks per host: expected the same count on every host, got {counts[0]} to "
-                           f"{counts[-1]} (open division only)")
-    else:
-        host_memory = budget.cache_budget_bytes if budget else (memory_limit or mem_total_bytes())
-        required = datasize.compute(workload, opts.accelerators, len(hosts), host_memory, ruleset)
+    host_memory, required = _sized(opts, workload, ruleset, hosts, cluster, miniature, memory_limit, budget, reasons)
     if miniature:
         required_files = miniature_files(workload, opts.accelerators, required, budget)
         reasons.append(f"miniature: the {required.steps}-step minimum of the dataset-size rule is not applied "
