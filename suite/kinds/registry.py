@@ -42,8 +42,8 @@ LAYOUT_MODULES = (
 LAYOUTS: list[Layout] = [importlib.import_module(m).LAYOUT for m in LAYOUT_MODULES]
 
 
-def _load(module: str) -> Kind:
-    kind = importlib.import_module(module).KIND
+def _hook_up(kind: Kind) -> Kind:
+    """What registering a kind tells the layers below (undone by unregister)."""
     if kind.workloads.dir is not None:               # a kind's own workload files, beside workloads/
         workloads.add_dir(kind.workloads.dir)
     if kind.reference_judge is not None:            # the layouts hand it its nodes of reference leaves
@@ -52,7 +52,7 @@ def _load(module: str) -> Kind:
     return kind
 
 
-KINDS: list[Kind] = [_load(m) for m in KIND_MODULES]
+KINDS: list[Kind] = [_hook_up(importlib.import_module(m).KIND) for m in KIND_MODULES]
 
 
 def register(kind: Kind) -> None:
@@ -60,12 +60,7 @@ def register(kind: Kind) -> None:
     layout has it)."""
     if any(k.name == kind.name for k in [*KINDS, *LAYOUTS]):
         raise ValueError(f"benchmark kind {kind.name!r} is registered already")
-    KINDS.append(kind)
-    if kind.workloads.dir is not None:
-        workloads.add_dir(kind.workloads.dir)
-    if kind.reference_judge is not None:
-        pooled.JUDGES[kind.name] = kind.reference_judge
-    pooled.KIND_FOLDERS.add(kind.name)
+    KINDS.append(_hook_up(kind))
 
 
 def unregister(name: str) -> None:
