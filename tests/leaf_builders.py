@@ -1,21 +1,22 @@
 """Real `suite run` results of every round and kind the published trees show, made once per session
-(each a miniature: seconds to a minute) for the leaf-file comparisons of tests/test_leaf_kinds.py (its
-checkpointing miniature is the session's `voiced` one, tests/conftest.py):
+(each a miniature: seconds to a minute; across pytest-xdist's workers too: tests/conftest.py `once`) for the
+leaf-file comparisons of tests/test_leaf_kinds.py and tests/test_leaf_keys.py and the placements of
+tests/layouts/test_ours_judged_alike.py (their checkpointing miniature is the session's `voiced` one). Read
+them as they are; copy before changing anything:
 
-    made("v1.0")            # R/: run-1/ (summary.json, per_epoch_stats.json, configs/), mlperf_storage_report.json
-    made("v0.5")            # the same, v0.5 (unet3d on v100)
-    made("training")        # R/training/unet3d/{datasize,datagen,run}/<ts>/ (v3.0, the embedded miniature)
-    made("kv_cache")        # R/kv_cache/<model>/run/<ts>/ (option 1, one 2-s trial)
-    made("vector_database") # R/vector_database/diskann/DISKANN/{datagen,run}/<ts>/ (None without the DiskANN engine)
+    made("v1.0", f)         # (f: the tmp_path_factory) R/: run-1/ (summary.json, per_epoch_stats.json, configs/),
+                            # mlperf_storage_report.json
+    made("v0.5", f)         # the same, v0.5 (unet3d on v100)
+    made("training", f)     # R/training/unet3d/{datasize,datagen,run}/<ts>/ (v3.0, the embedded miniature)
+    made("kv_cache", f)     # R/kv_cache/<model>/run/<ts>/ (option 1, one 2-s trial)
+    made("vector_database", f)  # R/vector_database/diskann/DISKANN/{datagen,run}/<ts>/
+                                # (None without the DiskANN engine)
 """
 
 from __future__ import annotations
 
-import atexit
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from tests.ours3_builders import FAST
@@ -65,13 +66,18 @@ BUILDERS = {"v0.5": lambda tmp: _numbered(tmp, "v0.5", "v100"), "v1.0": lambda t
             "vector_database": _vector_database}
 
 
-def made(which: str) -> Path | None:
-    """The session's results of `which` (a key of BUILDERS), made on first use; None where its engine is
-    not installed here."""
+def made(which: str, tmp_path_factory) -> Path | None:
+    """The session's results of `which` (a key of BUILDERS), made on first use by whichever worker asks
+    first (the others wait for it and read the same folder); None where its engine is not installed here."""
+    from tests.conftest import once
+
     if which not in _MADE:
-        tmp = Path(tempfile.mkdtemp(prefix=f"leaves-{which}-"))
-        atexit.register(shutil.rmtree, tmp, True)                 # the session's runs go with the session
-        root, done = BUILDERS[which](tmp)
-        assert root is None or any(root.rglob("summary.json")), (done.stderr or "")[-2000:]
-        _MADE[which] = root
+        _MADE[which] = once(tmp_path_factory, f"leaves-{which}", lambda factory: _build(which, factory))
     return _MADE[which]
+
+
+def _build(which: str, tmp_path_factory) -> Path | None:
+    tmp = tmp_path_factory.mktemp(f"leaves-{which}")
+    root, done = BUILDERS[which](tmp)
+    assert root is None or any(root.rglob("summary.json")), (done.stderr or "")[-2000:]
+    return root

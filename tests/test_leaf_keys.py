@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.leaf_builders import made
 from tests.ours3_builders import FAST
 
 DATA = Path(__file__).resolve().parent / "data" / "v3"
@@ -98,7 +99,9 @@ def _named(leaf: Path, name: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def ours(tmp_path_factory) -> dict[str, Path]:
+def ours(tmp_path_factory, voiced) -> dict[str, Path]:
+    """Our unet3d b200 v3.0 run on a dataset of 8 1-MiB files, and the session's llama3-8b miniature
+    write+read pair (`voiced`, tests/conftest.py: made once for every file that reads it)."""
     base = tmp_path_factory.mktemp("keys")
     subprocess.run([sys.executable, "-m", "suite", "datagen", "--workload", "unet3d", "--accelerator-type", "b200",
                     "--files", "8", "--data-dir", str(base / "data"), *SMALL], cwd=base, capture_output=True,
@@ -109,11 +112,11 @@ def ours(tmp_path_factory) -> dict[str, Path]:
                          cwd=base, capture_output=True, text=True, timeout=600)
     train = base / "R" / "training" / "unet3d"
     assert (train / "run").is_dir(), ran.stderr[-2000:]
-    done = subprocess.run([sys.executable, "-m", "suite", "run", "--workload", "llama3-8b", "--miniature",
-                           "--accelerators", "8", "--data-dir", str(base / "ck"), "--results-dir", str(base / "C")],
-                          cwd=base, capture_output=True, text=True, timeout=600)
-    ckpt = base / "C" / "checkpointing" / "llama3-8b"
-    assert ckpt.is_dir(), done.stderr[-2000:]
+    got = voiced["checkpointing"]
+    if isinstance(got, BaseException):
+        raise got
+    ckpt = got[2] / "checkpointing" / "llama3-8b"
+    assert ckpt.is_dir(), got[1][-2000:]
     return {"training": train, "checkpointing": ckpt}
 
 
@@ -182,16 +185,12 @@ KV = DATA / "kv_cache_FarmGPU/open/FarmGPU/results/potato8-qlc-np6-open-tnf-70b/
 VDB = DATA / "vector_database_TTA/closed/TTA/results/seahorse-storage/vector_database/milvus/DISKANN"
 
 
-def test_every_published_kv_cache_leaf_key_is_in_ours(tmp_path):
-    """A real kv-cache run (option 1, one 2-s trial): its metadata, summary.json and a rank's results hold
-    every key the published FarmGPU leaf has (option 3 there: the same files, another option)."""
-    done = subprocess.run([sys.executable, "-m", "suite", "run", "--workload", "kv-cache", "--cache-dir",
-                           str(tmp_path / "cache"), "--results-dir", str(tmp_path / "R"), "--option", "1", "--trials", "1",
-                           "--duration", "2", "--inter-option-delay", "0", "--accelerators", "1",
-                           "--allow-no-cache-drop", "--division", "open", "--no-history"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    mine = next((tmp_path / "R").glob("kv_cache/*/run/*"), None)
-    assert mine is not None, done.stderr[-2000:]
+def test_every_published_kv_cache_leaf_key_is_in_ours(tmp_path_factory):
+    """A real kv-cache run (option 1, one 2-s trial: tests/leaf_builders.py, made once a session): its
+    metadata, summary.json and a rank's results hold every key the published FarmGPU leaf has (option 3
+    there: the same files, another option)."""
+    mine = next(made("kv_cache", tmp_path_factory).glob("kv_cache/*/run/*"), None)
+    assert mine is not None, "the session's kv-cache run wrote no leaf"
     theirs = next(KV.iterdir())
     pairs = [(next(theirs.glob("kv_cache_*_metadata.json")), next(mine.glob("kv_cache_*_metadata.json"))),
              (theirs / "summary.json", mine / "summary.json"),
@@ -199,22 +198,15 @@ def test_every_published_kv_cache_leaf_key_is_in_ours(tmp_path):
     assert [f"{a.name}: {m}" for a, b in pairs for m in missing(a, b)] == []
 
 
-def test_every_published_vector_database_summary_key_is_in_ours(tmp_path):
-    """A real vdb-mini run on the DiskANN engine (where it is installed): datagen's and the run's
-    summary.json hold every key the published TTA leaves have (the run leaf's vdb_multi_node_summary.json
-    and .mlps-code-image: tests/test_leaf_kinds.py)."""
-    from suite.engines import registry
-
-    if registry.installed(registry.DISKANN) is None:
+def test_every_published_vector_database_summary_key_is_in_ours(tmp_path_factory):
+    """A real vdb-mini run on the DiskANN engine (tests/leaf_builders.py, made once a session, where the
+    engine is installed): datagen's and the run's summary.json hold every key the published TTA leaves have
+    (the run leaf's vdb_multi_node_summary.json and .mlps-code-image: tests/test_leaf_kinds.py)."""
+    root = made("vector_database", tmp_path_factory)
+    if root is None:
         pytest.skip("the DiskANN engine is not installed here (`suite engine install diskann`; CI installs it)")
-    for argv in (["datagen", "--workload", "vdb-mini", "--data-dir", str(tmp_path / "D")],
-                 ["run", "--workload", "vdb-mini", "--index", "diskann", "--engine", "diskann", "--data-dir",
-                  str(tmp_path / "D"), "--results-dir", str(tmp_path / "R"), "--runs", "1", "--query-count", "200",
-                  "--division", "open", "--no-history"]):
-        done = subprocess.run([sys.executable, "-m", "suite", *argv], cwd=tmp_path, capture_output=True, text=True,
-                              timeout=600)
-    mine = next((tmp_path / "R").glob("vector_database/*/DISKANN"), None)
-    assert mine is not None, done.stderr[-2000:]
+    mine = next(root.glob("vector_database/*/DISKANN"), None)
+    assert mine is not None, "the session's vdb-mini run wrote no DISKANN leaf"
     problems = []
     for phase in ("datagen", "run"):
         theirs_leaf, mine_leaf = sorted((VDB / phase).iterdir())[-1], sorted((mine / phase).iterdir())[-1]

@@ -157,7 +157,7 @@ def ours(which: str, request) -> dict[tuple[str, str, str, str], list[Path]]:
             raise got
         root = got[2]
     else:
-        root = made(which)
+        root = made(which, request.getfixturevalue("tmp_path_factory"))
     if root is None:
         pytest.skip("the DiskANN engine is not installed here (`suite engine install diskann`; CI installs it)")
     rnd, out = (which if which in ("v0.5", "v1.0") else "v3.0"), {}

@@ -1,47 +1,37 @@
 """One result, one judgement, for our own runs (issue 44): a real `suite run` v3.0 training series, a
-real checkpointing write+read pair, a kv_cache run and a vector-database run get the same verdict and the same kind-level rule ids where they were
-written, copied alone into another results dir, and inside an (open) pooled v3.0 tree made by `suite
-submission init`; the tree adds only its own findings (its system description, its code pool). These
+real checkpointing write+read pair, a kv_cache run and a vector-database run get the same verdict and
+the same kind-level rule ids where they were written, copied alone into another results dir, and inside
+an (open) pooled v3.0 tree made by `suite submission init`; the tree adds only its own findings (its system description, its code pool). These
 miniatures are INVALID, so `submission add` refuses them (no invalid result enters a tree): they are
 copied to where add puts leaves, results/<system>/<benchmark>/<model>/."""
 
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from suite import cli
 from tests.layouts.test_one_judgement import LAYOUT_IDS, judged
+from tests.leaf_builders import made
 from tests.ours3_builders import series
 
 
 _MADE: dict[str, Path] = {}
 
 
-def _suite(base: Path, *argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "suite", *argv], cwd=base, capture_output=True, text=True,
-                          timeout=600)
-
-
-def _make(bench: str, base: Path) -> Path:
+def _make(bench: str, base: Path, tmp_path_factory) -> Path:
     """Our own v3.0 result of one kind, made once per session: a retinanet series (R/training/...) and a
-    vdb-mini run on the DiskANN engine where it is installed (checkpointing and kv_cache: `_voiced`)."""
+    the session's vdb-mini run on the DiskANN engine where it is installed (tests/leaf_builders.py;
+    checkpointing and kv_cache: `_voiced`)."""
     if bench == "training":
         return series(base / "R")
-    from suite.engines import registry
-
-    if registry.installed(registry.DISKANN) is None:
+    root = made("vector_database", tmp_path_factory)
+    if root is None:
         pytest.skip("the DiskANN engine is not installed here (`suite engine install diskann`; CI installs it)")
-    _suite(base, "datagen", "--workload", "vdb-mini", "--data-dir", str(base / "VD"))
-    done = _suite(base, "run", "--workload", "vdb-mini", "--index", "diskann", "--engine", "diskann", "--data-dir",
-                  str(base / "VD"), "--results-dir", str(base / "V"), "--runs", "1", "--query-count", "200",
-                  "--division", "open", "--no-history")
-    assert (base / "V" / "vector_database").is_dir(), done.stderr[-2000:]
-    return base / "V"
+    assert (root / "vector_database").is_dir()
+    return root                                     # where it was written; the tests only read it or copy it
 
 
 VOICED = ("checkpointing", "kv_cache")     # the same miniatures as the session's `voiced` runs (tests/conftest.py)
@@ -65,7 +55,7 @@ def ours(tmp_path_factory, request):
         if bench not in _MADE:
             base = tmp_path_factory.mktemp(bench)
             _MADE[bench] = (_voiced(request.getfixturevalue("voiced"), bench, base) if bench in VOICED
-                            else _make(bench, base))
+                            else _make(bench, base, tmp_path_factory))
         return _MADE[bench]
     return get
 
