@@ -205,7 +205,7 @@ def test_every_published_vector_database_summary_key_is_in_ours(tmp_path):
     and .mlps-code-image: tests/test_leaf_kinds.py)."""
     from suite.engines import registry
 
-    if registry.installed(registry.DISKANN) is None:
+    if registry.installed(registry.engine("diskann")) is None:
         pytest.skip("the DiskANN engine is not installed here (`suite engine install diskann`; CI installs it)")
     for argv in (["datagen", "--workload", "vdb-mini", "--data-dir", str(tmp_path / "D")],
                  ["run", "--workload", "vdb-mini", "--index", "diskann", "--engine", "diskann", "--data-dir",

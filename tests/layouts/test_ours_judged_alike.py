@@ -34,7 +34,7 @@ def _make(bench: str, base: Path) -> Path:
         return series(base / "R")
     from suite.engines import registry
 
-    if registry.installed(registry.DISKANN) is None:
+    if registry.installed(registry.engine("diskann")) is None:
         pytest.skip("the DiskANN engine is not installed here (`suite engine install diskann`; CI installs it)")
     _suite(base, "datagen", "--workload", "vdb-mini", "--data-dir", str(base / "VD"))
     done = _suite(base, "run", "--workload", "vdb-mini", "--index", "diskann", "--engine", "diskann", "--data-dir",
