@@ -17,7 +17,8 @@ A name declared as `summary.*` is a document: `summary` and every dotted path be
 A fact declared in two files (two kinds, or a kind and the shared file) must be declared alike (type,
 unit, scopes; descriptions may differ): else a RuleError naming both files. The shared file is always
 the package's (suite/data/rules/facts.yaml, under rulesets.root()): rule files in any tree are held to
-the facts the code builds.
+the facts the code builds. A process that loads rules without the command line registers the kinds first
+(`import suite.kinds.registry`, as tests/conftest.py and the __main__ tools do): else a kind's fact is unknown.
 """
 
 from __future__ import annotations
