@@ -17,6 +17,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+import suite.kinds.registry  # noqa: E402,F401  as the CLI: the kinds' facts join the rule vocabulary
 from suite.training.check.checker import check  # noqa: E402
 
 

@@ -149,7 +149,9 @@ class Kind:
     wins (a Claim; True is Claim.OWN), two equal ones are a one-line error; training claims any directory
     at Claim.ANY (the catch-all). datasize set: `suite datasize` offers its workloads; datagen set:
     `suite datagen`; sweeps set: `suite sweep` and `suite sizing`. A new benchmark: a module here with its
-    KIND, listed in registry.py (or registered), its workload files with `benchmark: <name>`, its rule files.
+    KIND, listed in registry.py (or registered), its workload files with `benchmark: <name>`, its rule files;
+    beside its kind module (no field: suite.kinds.registry.folder) the facts its rules name (facts.yaml) and
+    the engines it drives (engines.py's ENGINES).
     """
 
     name: str

@@ -80,7 +80,11 @@ def non_negative_float(text: str) -> float:
 
 
 def engine_arg(p, also=()) -> None:
-    p.add_argument("--engine", choices=["suite", "dlio", "diskann", "milvus", *also], default="suite",
+    """--engine: suite (our runner), the engines the registered kinds brought (suite.engines.registry; the
+    commands register the kinds first), and `also`."""
+    from suite.engines import registry
+
+    p.add_argument("--engine", choices=["suite", *registry.names(), *also], default="suite",
                    help="suite (default: our runner) or dlio (the reference code, installed by "
                         "`suite engine install dlio`), under the same enforcement; vector_database "
                         "workloads: diskann (embedded, the default) or milvus"

@@ -54,7 +54,7 @@ def _kv_cache(tmp: Path) -> tuple[Path, subprocess.CompletedProcess]:
 def _vector_database(tmp: Path) -> tuple[Path | None, subprocess.CompletedProcess | None]:
     from suite.engines import registry
 
-    if registry.installed(registry.DISKANN) is None:
+    if registry.installed(registry.engine("diskann")) is None:
         return None, None
     _suite(tmp, "datagen", "--workload", "vdb-mini", "--data-dir", str(tmp / "D"))
     return tmp / "R", _suite(tmp, "run", "--workload", "vdb-mini", "--index", "diskann", "--engine", "diskann",

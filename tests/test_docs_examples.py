@@ -354,7 +354,7 @@ def test_the_run_examples_end_as_the_docs_say(block, run_cli, tmp_path, monkeypa
     if "dlio" in tags:
         from suite.engines import registry
 
-        if registry.installed(registry.DLIO) is None:
+        if registry.installed(registry.engine("dlio")) is None:
             pytest.skip("the DLIO engine is not installed here (`suite engine install dlio`; CI installs it)")
     bucket_name = request.getfixturevalue("bucket") if "s3" in tags else None
     hosts = request.getfixturevalue("netns_hosts") if "netns" in tags else None

@@ -57,6 +57,9 @@ def test_wheel_carries_the_data_files(wheel_venv):
     schemas = sorted(p.relative_to(paths.REPO).as_posix() for p in (paths.REPO / "suite").rglob("*.schema.json"))
     assert len(schemas) > 40 and "suite/schemas/check-result.schema.json" in schemas   # shared and each kind's own
     assert [s for s in schemas if s not in names] == []
+    facts = sorted(p.relative_to(paths.REPO).as_posix() for p in (paths.REPO / "suite").glob("*/facts.yaml"))
+    assert "suite/training/facts.yaml" in facts and "suite/vector_database/facts.yaml" in facts  # each kind's own
+    assert [f for f in facts if f not in names] == [] and "suite/data/rules/facts.yaml" in names
     assert not [n for n in names if n.startswith(("tests/", "benchmarks/"))]
 
 

@@ -6,6 +6,10 @@ from suite.errors import ExitCode
 
 
 def add_parser(sub) -> None:
+    """The engines offered are those the registered kinds brought (suite.engines.registry.names(): the
+    caller, suite/commands/engine.py, has the kinds registered first)."""
+    from suite.engines import registry
+
     p = sub.add_parser("engine", help="install or list benchmark engines (DLIO, the reference code)",
                        description="`suite engine install dlio` builds DLIO 2.0.0 (TensorFlow-CPU, from PyPI, "
                                    "about 1.7 GB) in a pinned venv of its own, outside this environment (diskann and milvus: "
@@ -13,7 +17,7 @@ def add_parser(sub) -> None:
                                    "`suite engine list` shows where (SUITE_ENGINES_DIR overrides).")
     esub = p.add_subparsers(dest="action", metavar="ACTION")
     esub.required = True
-    esub.add_parser("install", help="build an engine's venv").add_argument("name", choices=["dlio", "diskann", "milvus"])
+    esub.add_parser("install", help="build an engine's venv").add_argument("name", choices=registry.names())
     esub.add_parser("list", help="the engines, their versions and where they are").add_argument(
         "--format", choices=["text", "json"], default="text")
 

@@ -1,4 +1,8 @@
-"""The engines `suite` can drive, each pinned, each in a venv of its own.
+"""The engines `suite` can drive, each pinned, each in a venv of its own: the machinery (the Engine
+record, where an engine lives, install, locate). The entries are the kinds': each kind that drives an
+engine declares it in its folder (suite/<kind>/engines.py, a tuple ENGINES of Engine records), and
+suite.kinds.registry adds them here when it registers the kind, so this module names none of them.
+`suite engine install NAME` and `suite engine list` (suite/engines/cli.py) take whatever was added.
 
 Location: $SUITE_ENGINES_DIR, else $XDG_DATA_HOME/suite/engines, else ~/.local/share/suite/engines;
 the engine's venv is <that>/<name>-<version>/ and holds `suite-engine.json` once complete (an
@@ -28,43 +32,17 @@ class Engine:
     packages: tuple       # then these, pinned (the TensorFlow-CPU path: PyPI alone, no GPU stack)
     executable: str       # the console script in the venv's bin/
     framework: str        # what results.json records as the framework path used
+    download: str = "a few hundred MB"   # what an install fetches from PyPI, as the missing engine's error says
+    shims: tuple = ()     # (name, script text) written to the venv's bin/ after the packages (`{python}`: its python)
 
     @property
     def install_command(self) -> str:
         return f"suite engine install {self.name}"
 
 
-# Pins: what `pip install` resolved on 2026-11-22 for CPython 3.11 (x86_64 manylinux wheels).
-DLIO = Engine(
-    name="dlio", version="2.0.0",
-    description="DLIO, the MLPerf Storage reference benchmark (dlio_benchmark on PyPI), TensorFlow-CPU path",
-    first=("dlio_benchmark==2.0.0",),
-    packages=("mpich==5.0.2", "mpi4py==4.1.2", "hydra-core==1.3.8", "omegaconf==2.3.1", "pandas==3.1.1",
-              "psutil==7.2.2", "h5py==3.14.0", "Pillow==13.0.0", "PyYAML==6.0.3", "numpy==2.4.6",
-              "pydftracer==1.0.2", "tensorflow-cpu==2.21.0"),
-    executable="dlio_benchmark",
-    framework="tensorflow (tensorflow-cpu), reader.data_loader=tensorflow",
-)
-# The vector_database engines (suite/vector_database/worker.py runs in their venv). Pins: what `pip install`
-# resolved on 2026-11-25 for CPython 3.11; diskannpy 0.7.0 pins numpy < 2, pymilvus 2.3.x needs
-# setuptools < 70 and marshmallow < 4 (environs 9), so neither can share our environment.
-DISKANN = Engine(
-    name="diskann", version="0.7.0",
-    description="DiskANN (diskannpy on PyPI): the embedded disk-resident index, no server",
-    first=("diskannpy==0.7.0",), packages=("numpy==1.25.0",),
-    executable="python", framework="diskannpy StaticDiskIndex (libaio reads of the index file)")
-MILVUS = Engine(
-    name="milvus", version="2.3.5",
-    description="Milvus 2.3.5 standalone, embedded (the milvus PyPI package), and its client pymilvus 2.3.8",
-    first=("milvus==2.3.5", "pymilvus==2.3.8"),
-    packages=("setuptools==69.5.1", "marshmallow==3.26.2", "environs==9.5.0", "grpcio==1.60.0",
-              "protobuf==7.36.2", "numpy==2.4.6", "pandas==3.1.1", "ujson==6.1.0", "minio==7.2.20",
-              "requests==2.34.2", "azure-storage-blob==12.31.1", "python-dotenv==1.2.4", "pyarrow==26.0.1"),
-    executable="milvus-server", framework="pymilvus Collection.search against the milvus server")
-ENGINES = {"suite": None, "dlio": DLIO, "diskann": DISKANN, "milvus": MILVUS}   # None: our own runner
-
-
-SIZES = {"dlio": "about 1.7 GB", "diskann": "about 400 MB", "milvus": "about 500 MB"}
+# Our own runner, built in; every other engine is a kind's, declared beside it (suite/<kind>/engines.py's
+# ENGINES) and added here when suite.kinds.registry registers the kind (`add`; `remove` takes it back).
+ENGINES: dict[str, Engine | None] = {"suite": None}
 
 
 def engines_dir() -> Path:
@@ -75,9 +53,29 @@ def engines_dir() -> Path:
     return base / "suite" / "engines"
 
 
-def engine(name: str) -> Engine:
+def add(eng: Engine) -> None:
+    """A kind's engine joins the registry (suite.kinds.registry, when it registers the kind)."""
+    if eng.name in ENGINES:
+        raise ValueError(f"engine {eng.name!r} is registered already")
+    ENGINES[eng.name] = eng
+
+
+def remove(name: str) -> None:
+    if ENGINES.get(name) is not None:
+        del ENGINES[name]
+
+
+def names() -> list[str]:
+    """The engines a kind brought (not our own runner), in the order the kinds were registered."""
+    return [k for k, v in ENGINES.items() if v is not None]
+
+
+def engine(name) -> Engine:
+    """The engine named `name` (or the Engine record itself, as its kind holds it)."""
+    if isinstance(name, Engine):
+        return name
     if name not in ENGINES or ENGINES[name] is None:
-        raise SuiteError(f"engine: expected one of {', '.join(k for k, v in ENGINES.items() if v)}, got {name!r}")
+        raise SuiteError(f"engine: expected one of {', '.join(names())}, got {name!r}")
     return ENGINES[name]
 
 
@@ -99,14 +97,14 @@ def installed(eng: Engine) -> dict | None:
     return doc
 
 
-def require(name: str) -> tuple[Engine, Path]:
-    """(engine, its venv) or a one-line error saying how to install it."""
+def require(name) -> tuple[Engine, Path]:
+    """(engine, its venv) or a one-line error saying how to install it (`name`: a name or the record)."""
     eng = engine(name)
     if installed(eng) is None:
         where = venv_dir(eng)
         state = "an incomplete install" if where.exists() else "nothing"
         raise SuiteError(f"engine {eng.name}: expected {eng.name} {eng.version} installed in {where}, got {state} "
-                         f"(run: {eng.install_command}; {SIZES.get(eng.name, 'a few hundred MB')} from PyPI)")
+                         f"(run: {eng.install_command}; {eng.download} from PyPI)")
     return eng, venv_dir(eng)
 
 
@@ -145,7 +143,7 @@ def install(name: str, python: str | None = None, say=print) -> Path:
         if rc != 0:
             raise SuiteError(f"engine {name}: {' '.join(argv[:4])} ...: expected exit 0, got {rc} "
                              f"(the partial venv in {where} is replaced by the next install)")
-    write_shims(where)
+    write_shims(where, eng)
     doc = {"engine": name, "version": eng.version, "first": list(eng.first), "packages": list(eng.packages),
            "python": python, "installed_unix_s": time.time(), "duration_s": round(time.time() - t0, 1)}
     tmp = where / (MARKER + ".tmp")
@@ -155,30 +153,13 @@ def install(name: str, python: str | None = None, say=print) -> Path:
     return where
 
 
-TFRECORD2IDX = '''#!{python}
-"""tfrecord2idx, as DALI's (which the TensorFlow-CPU path lacks; DLIO 2.0.0 calls it after writing
-each TFRecord file): one line "<offset> <record bytes>" per record. Written by suite engine install."""
-import struct
-import sys
-
-with open(sys.argv[1], "rb") as f, open(sys.argv[2], "w") as out:
-    offset = 0
-    while True:
-        head = f.read(12)
-        if len(head) < 12:
-            break
-        (length,) = struct.unpack("<Q", head[:8])
-        f.seek(length + 4, 1)
-        out.write(f"{{offset}} {{length + 16}}\\n")
-        offset += length + 16
-'''
-
-
-def write_shims(where: Path) -> None:
-    """bin/tfrecord2idx in the engine's venv (DLIO's TFRecord generator needs it; DALI is not installed)."""
-    path = where / "bin" / "tfrecord2idx"
-    path.write_text(TFRECORD2IDX.format(python=where / "bin" / "python"))
-    path.chmod(0o755)
+def write_shims(where: Path, eng: Engine) -> None:
+    """The engine's shims in its venv's bin/ (Engine.shims: what the engine calls that its packages lack),
+    each made executable, `{python}` in its text the venv's interpreter."""
+    for name, text in eng.shims:
+        path = where / "bin" / name
+        path.write_text(text.format(python=where / "bin" / "python"))
+        path.chmod(0o755)
 
 
 def _base_python() -> str:

@@ -12,19 +12,23 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from suite import files
 from suite.benchmark import Claim, Kind, strength
+from suite.engines import registry as engines
 from suite.errors import ResultError, WorkloadError, expected_got
 from suite.layouts import pooled
 from suite.layouts.layout import Layout
+from suite.rules import vocabulary
 from suite.storage import workloads
 
 # The kinds, one module a line (the order decides nothing: claims do). A new kind is its folder
-# suite/<kind>/ (kind.py's KIND) and one line here.
+# suite/<kind>/ (kind.py's KIND; beside it, optional: facts.yaml, the facts its rules name; engines.py,
+# ENGINES, the engines it drives) and one line here.
 KIND_MODULES = (
     "suite.training.kind",
     "suite.checkpointing.kind",
@@ -42,6 +46,29 @@ LAYOUT_MODULES = (
 LAYOUTS: list[Layout] = [importlib.import_module(m).LAYOUT for m in LAYOUT_MODULES]
 
 
+def folder(kind: Kind) -> Path | None:
+    """The kind's folder: where the module that defines its callables lies (suite/<kind>/ for kind.py's
+    KIND; a registered kind's own folder); None where that module has no file."""
+    module = sys.modules.get(getattr(kind.run, "__module__", None) or "")
+    where = getattr(module, "__file__", None)
+    return Path(where).resolve().parent if where else None
+
+
+def facts_file(kind: Kind) -> Path | None:
+    """The kind's facts.yaml beside its kind module (suite.rules.vocabulary), None where it has none."""
+    where = folder(kind)
+    return where / vocabulary.FILE if where is not None and (where / vocabulary.FILE).is_file() else None
+
+
+def kind_engines(kind: Kind) -> tuple:
+    """The engines the kind drives: ENGINES of the engines.py beside its kind module; () where none."""
+    where, module = folder(kind), getattr(kind.run, "__module__", None) or ""
+    package = module.rpartition(".")[0]
+    if where is None or not package or not (where / "engines.py").is_file():
+        return ()
+    return tuple(importlib.import_module(f"{package}.engines").ENGINES)
+
+
 def _hook_up(kind: Kind) -> Kind:
     """What registering a kind tells the layers below (undone by unregister)."""
     if kind.workloads.dir is not None:               # a kind's own workload files, beside workloads/
@@ -49,6 +76,10 @@ def _hook_up(kind: Kind) -> Kind:
     if kind.reference_judge is not None:            # the layouts hand it its nodes of reference leaves
         pooled.JUDGES[kind.name] = kind.reference_judge
     pooled.KIND_FOLDERS.add(kind.name)              # a folder named for it marks a pooled tree
+    if (facts := facts_file(kind)) is not None:     # the facts its rules may name join the vocabulary
+        vocabulary.add(facts)
+    for eng in kind_engines(kind):                  # `suite engine install/list` and --engine know its engines
+        engines.add(eng)
     return kind
 
 
@@ -70,6 +101,10 @@ def unregister(name: str) -> None:
     pooled.KIND_FOLDERS.discard(kind.name)
     if kind.workloads.dir is not None:
         workloads.remove_dir(kind.workloads.dir)
+    if (facts := facts_file(kind)) is not None:
+        vocabulary.remove(facts)
+    for eng in kind_engines(kind):
+        engines.remove(eng.name)
 
 
 def register_layout(layout: Layout) -> None:

@@ -104,6 +104,8 @@ def write(path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import suite.kinds.registry  # noqa: F401  as the CLI: the kinds' facts (suite/<kind>/facts.yaml) join the vocabulary
+
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         print("usage: python -m suite.published.ruledoc docs/checker.md", file=sys.stderr)

@@ -10,7 +10,7 @@ A rule file:
     rules:
       - id: structure-run-count        # stable kebab-case id, unique over the assembled set
         applies_to: benchmark          # tree | benchmark | run | host (or a list of them)
-        field: runs.count              # a fact declared in rules/facts.yaml (built by suite/training/check/facts.py)
+        field: runs.count              # a declared fact (suite/training/facts.yaml; built by suite/training/check/facts.py)
         op: eq                         # from the closed registry OPS below
         value: {param: runs_required}  # literal | {fact: name} | {param: name} | {params: [a, b]}
                                        # (+ rel/abs for op close, of/say for op none_equal)
@@ -22,8 +22,9 @@ A rule file:
         guideline: "3.2 ..."             # optional: the section of the submission guidelines it enforces
         required: true                   # optional: a missing fact fails the rule (default: skips it)
 
-Every fact a rule names (field, when.field, {fact: ...}, explain) must be declared in rules/facts.yaml
-(suite/rules/vocabulary.py) for the rule's scopes; an unknown one is a RuleError at load time.
+Every fact a rule names (field, when.field, {fact: ...}, explain) must be declared in rules/facts.yaml or a
+registered kind's suite/<kind>/facts.yaml (suite/rules/vocabulary.py) for the rule's scopes; an unknown
+one is a RuleError at load time.
 
 Layers for a benchmark: <ruleset>/common.yaml -> <ruleset>/closed.yaml and open.yaml (open.yaml
 only, for results in the open division) -> <ruleset>/<workload>.yaml. A file the round's folder

@@ -1,24 +1,39 @@
-"""The fact vocabulary (rules/facts.yaml): every fact a rule may name, with its type, unit and scopes.
+"""The fact vocabulary: every fact a rule may name, with its type, unit and scopes.
 
-    vocabulary.load()                     -> {name: Fact}
+Two sources, one vocabulary:
+  rules/facts.yaml          the facts the layers below the kinds build: the layouts' tree, organisation,
+                            system and reference-leaf facts (suite/layouts, suite/published), the tree walk's
+                            (problems.*, code.changed, benchmarks.count, incomplete), the system description's;
+  suite/<kind>/facts.yaml   each registered kind's own facts, beside its kind.py: suite.kinds.registry hands
+                            the file over when it registers the kind (`add`) and takes it back (`remove`), so a
+                            new kind brings its facts with no edit outside its folder.
+
+    vocabulary.load()                     -> {name: Fact} (the shared file and every added one)
+    vocabulary.load_file(path)            -> {name: Fact} (one file's own declarations)
     vocabulary.check(name, scopes, where) -> None, or RuleError "<where>: <name>: expected a declared
                                              fact ..., got ..." (the engine calls it for every rule)
 
 A name declared as `summary.*` is a document: `summary` and every dotted path below it are facts.
-Always the package's vocabulary (suite/data/rules/facts.yaml, under rulesets.root()): rule files
-in any tree are held to the facts the code builds.
+A fact declared in two files (two kinds, or a kind and the shared file) must be declared alike (type,
+unit, scopes; descriptions may differ): else a RuleError naming both files. The shared file is always
+the package's (suite/data/rules/facts.yaml, under rulesets.root()): rule files in any tree are held to
+the facts the code builds. A process that loads rules without the command line registers the kinds first
+(`import suite.kinds.registry`, as tests/conftest.py and the __main__ tools do): else a kind's fact is unknown.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from suite import files
 from suite.errors import RuleError
 from suite.rules import rulesets
 
 FILE = "facts.yaml"
+
+_ADDED: list[Path] = []          # the registered kinds' facts files, in the order they were added
 
 
 @dataclass(frozen=True)
@@ -29,12 +44,59 @@ class Fact:
     scope: tuple[str, ...]       # tree | benchmark | run | host
 
 
+def add(path: Path) -> None:
+    """A kind's facts file joins the vocabulary (read at the next load)."""
+    path = Path(path)
+    if path not in _ADDED:
+        _ADDED.append(path)
+
+
+def remove(path: Path) -> None:
+    if Path(path) in _ADDED:
+        _ADDED.remove(Path(path))
+
+
+def sources() -> list[Path]:
+    """The files the vocabulary is made of: the shared one first, then each kind's."""
+    return [rulesets.root() / FILE, *_ADDED]
+
+
 def load() -> dict[str, Fact]:
-    path = rulesets.root() / FILE
-    return _load(str(path), path.stat().st_mtime_ns if path.is_file() else 0)
+    return _merged(tuple((str(p), _stamp(p)) for p in sources()))
 
 
-@lru_cache(maxsize=4)
+def load_file(path) -> dict[str, Fact]:
+    """One facts file's declarations (checked against the facts schema), keyed as written (`summary.*`)."""
+    return _load(str(path), _stamp(Path(path)))
+
+
+def _stamp(path: Path) -> int:
+    return path.stat().st_mtime_ns if path.is_file() else 0
+
+
+@lru_cache(maxsize=8)
+def _merged(stamped: tuple[tuple[str, int], ...]) -> dict[str, Fact]:
+    out: dict[str, Fact] = {}
+    where: dict[str, str] = {}
+    for path, mtime_ns in stamped:
+        for key, fact in _load(path, mtime_ns).items():
+            if key in out and not _alike(out[key], fact):
+                raise RuleError(f"{path}: facts: {key}: expected {_said(out[key])} as {where[key]} declares it, "
+                                f"got {_said(fact)}")
+            out.setdefault(key, fact)
+            where.setdefault(key, path)
+    return out
+
+
+def _alike(a: Fact, b: Fact) -> bool:
+    return (a.type, a.unit, frozenset(a.scope)) == (b.type, b.unit, frozenset(b.scope))
+
+
+def _said(f: Fact) -> str:
+    return f"type {f.type}, unit {f.unit or '(none)'}, scope {', '.join(f.scope)}"
+
+
+@lru_cache(maxsize=16)
 def _load(path: str, mtime_ns: int) -> dict[str, Fact]:
     doc = files.load_yaml(path, schema="facts", error=RuleError)
     out: dict[str, Fact] = {}
@@ -67,7 +129,8 @@ def check(name, scopes: tuple[str, ...], where: str) -> None:
         raise RuleError(f"{where}: expected a fact name, got {name!r}")
     fact = lookup(name)
     if fact is None:
-        raise RuleError(f"{where}: {name}: expected a fact declared in rules/{FILE}, got an unknown fact")
+        raise RuleError(f"{where}: {name}: expected a fact declared in rules/{FILE} or a registered kind's "
+                        f"{FILE}, got an unknown fact")
     outside = [s for s in scopes if s not in fact.scope]
     if outside:
         raise RuleError(f"{where}: {name}: expected a fact of scope {', '.join(outside)}, got a fact of "

@@ -7,7 +7,7 @@
 
 The checks are rules (rules/tpcx-ai/result.yaml) evaluated by the one rule engine
 (suite.rules.evaluate) over the facts `scope` extracts here from the document (declared in
-rules/facts.yaml). Every failure is a suite.rules.findings.Finding (effect invalid):
+suite/tpcx_ai/facts.yaml). Every failure is a suite.rules.findings.Finding (effect invalid):
   tpcxai-run-complete        status complete
   tpcxai-all-use-cases       all ten use cases ran every stage without failing
   tpcxai-ucNN-quality        each quality value meets its threshold (rules/tpcx-ai/thresholds.yaml),

@@ -74,6 +74,7 @@ class VdbRun:
     # ---------------------------------------------------------------- prepare: refusals, nothing written
     def prepare(self) -> enforced.Series:
         from suite.engines import registry
+        from suite.vector_database import engines
 
         o, w = self.o, self.w
         if o.index not in ENGINE_INDEXES[self.engine]:
@@ -90,7 +91,7 @@ class VdbRun:
         if not o.data_dir and w.name == "vdb-mini" and not (self.data_dir / dataset.META).is_file():
             dataset.generate(w, self.data_dir)          # the miniature is made on first use
         self.meta = dataset.verify(w, self.data_dir)
-        self.eng, self.venv = registry.require(self.engine)
+        self.eng, self.venv = registry.require(engines.named(self.engine))
         self.index_dir = self.data_dir / "index" / f"{self.engine}-{o.index}"
         self.reuse = self._index_state()
         clear = None if o.no_cache_drop else enforced.drop_page_cache

@@ -124,3 +124,23 @@ def test_its_leaves_are_judged_alike_in_a_results_dir_alone_and_in_a_pooled_tree
         code, out, err = _suite(copy, "check", where, "--format", "json")
         assert code == 1 and "toyio-rederived" in out, (where, out, err)
         assert ("2.1.7-systemDescriptionPresent" in out) == (where == tree), (where, out)
+
+
+def test_its_facts_and_its_engine_come_from_its_folder(copy):
+    """toyio/facts.yaml joins the fact vocabulary and toyio/engines.py's engine `suite engine`'s list, by the one
+    registry line alone (issue 44: each kind's facts and engine entry in its folder)."""
+    code, out, err = _suite(copy, "engine", "list", "--format", "json")
+    assert code == 0, err
+    rows = {r["engine"]: r for r in json.loads(out)}
+    assert list(rows)[:4] == ["suite", "dlio", "diskann", "milvus"]
+    assert rows["toyio-reader"]["status"] == "not installed (suite engine install toyio-reader)"
+    probe = ("import suite.kinds.registry\n"
+             "from suite.rules import vocabulary\n"
+             "vocabulary.check('toyio.passes', ('run',), 'probe')\n"
+             "print(vocabulary.lookup('toyio.throughput_mib_s').unit)\n")
+    p = subprocess.run([sys.executable, "-c", probe], cwd=copy, env={**os.environ, "PYTHONPATH": str(copy)},
+                       capture_output=True, text=True, timeout=120)
+    assert (p.returncode, p.stdout) == (0, "MiB/s\n"), p.stderr
+    bad = subprocess.run([sys.executable, "-c", probe.replace("toyio.passes", "toyio.nothing")], cwd=copy,
+                         env={**os.environ, "PYTHONPATH": str(copy)}, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 1 and "probe: toyio.nothing: expected a fact declared" in bad.stderr

@@ -235,7 +235,7 @@ def test_words_only_with_none_equal(rule_tree):
 
 @pytest.mark.parametrize("rule,match", [
     ({**GOOD, "field": "no_such.fact"}, r"common.yaml: rule x-one: no_such.fact: expected a fact declared in "
-                                        r"rules/facts.yaml, got an unknown fact"),
+                                        r"rules/facts.yaml or a registered kind's facts.yaml, got an unknown fact"),
     ({**GOOD, "when": {"field": "colour", "op": "eq", "value": 1}}, r"common.yaml: rule x-one: colour: expected a fact"),
     ({**GOOD, "value": {"fact": "recomputed.nothing"}}, r"rule x-one: recomputed.nothing: expected a fact declared"),
     ({**GOOD, "explain": "dataset.size_bassis"}, r"rule x-one: dataset.size_bassis: expected a fact declared"),

@@ -1,5 +1,5 @@
 """The facts of one v3.0 checkpointing result in the reference tool's leaves (rules/v3.0/
-checkpointing-leaves.yaml names them; declared in rules/facts.yaml) and its row of published figures (4.3.6).
+checkpointing-leaves.yaml names them; declared in suite/checkpointing/facts.yaml) and its row of published figures (4.3.6).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The facts `suite check`'s rules name, per scope, from a discovered tree (suite.check.layout).
 
 A scope is {fact name: value or [Item]} with where each fact came from. Every fact is declared in
-rules/facts.yaml (type, unit, scopes; tests/training/check/test_facts.py keeps the two in step), and a rule
+suite/training/facts.yaml, or in rules/facts.yaml for the tree walk's and the system description's (type, unit,
+scopes; tests/training/check/test_facts.py keeps the two in step), and a rule
 naming an undeclared one does not load. Facts the rules can name:
 
 tree       problems.unreadable, problems.links, problems.dir_links, benchmarks.count, incomplete (aborted

@@ -1,5 +1,5 @@
 """The facts of one v3.0 training result in the reference tool's leaves (rules/v3.0/training-leaves.yaml
-names them; declared in rules/facts.yaml) and its row of published figures (Rules.md 3.3.8).
+names them; declared in suite/training/facts.yaml) and its row of published figures (Rules.md 3.3.8).
 """
 
 from __future__ import annotations

@@ -33,8 +33,9 @@ QUIET = ("step", "processed", "Profiling", "Reading workload", "core available")
 def runner(opts):
     """The run_once for --engine dlio, refusing first what no DLIO run can do (engine missing)."""
     from suite.engines import registry
+    from suite.training.engines import DLIO
 
-    eng, venv = registry.require(opts.engine)
+    eng, venv = registry.require(DLIO)
     config = venv_configs(venv) / f"{_dlio_name(opts)}.yaml"
     if not config.is_file():
         have = sorted(p.stem for p in venv_configs(venv).glob("*.yaml") if p.stem != "default")
@@ -154,8 +155,9 @@ def datagen(args, workload, num_files: int) -> int:
     generation log."""
     from suite.engines import registry
     from suite.errors import ExitCode
+    from suite.training.engines import DLIO
 
-    eng, venv = registry.require("dlio")
+    eng, venv = registry.require(DLIO)
     data_dir = Path(args.data_dir).resolve()
     out_dir = data_dir / "datagen"
     ranks = args.processes or 1

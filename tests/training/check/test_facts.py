@@ -1,4 +1,6 @@
-"""suite/training/check/facts.py: every fact it builds is declared in rules/facts.yaml, for its scope and type."""
+"""suite/training/check/facts.py (and checkpointing's check): every fact it builds is declared for its scope and
+type in its kind's own facts.yaml (suite/training/facts.yaml, suite/checkpointing/facts.yaml) or the shared
+rules/facts.yaml (the layers' facts), never only in another kind's."""
 
 import pytest
 
@@ -6,24 +8,33 @@ from check_builders import dlio_benchmark, dlio_run, ours_results, rank_outputs,
 from suite.check import layout
 from suite.training.check import checker
 from suite.training.check import facts
-from suite.rules import vocabulary
+from suite.kinds import registry
+from suite.rules import rulesets, vocabulary
 
 TYPES = {"boolean": (bool,), "integer": (int,), "number": (int, float), "string": (str,), "list": (list, tuple),
          "mapping": (dict,)}
 
 
-def declared(scope) -> list[str]:
-    """Problems: facts of `scope` not declared for its kind, or of another type than declared."""
+def own(kind: str) -> dict:
+    """The facts `kind`'s builders may build: the shared file's and its own facts.yaml's."""
+    return {**vocabulary.load_file(rulesets.root() / vocabulary.FILE),
+            **vocabulary.load_file(registry.facts_file(registry.get(kind)))}
+
+
+def declared(scope, kind: str = "training") -> list[str]:
+    """Problems: facts of `scope` not declared for its scope by `kind` (or the shared file), or of another type
+    than declared."""
     out = []
+    facts = own(kind)
     for name, value in scope.facts.items():
-        fact = vocabulary.lookup(name)
+        fact = vocabulary.lookup(name, facts)
         if fact is None or scope.kind not in fact.scope:
             out.append(f"{scope.kind}: {name}: not declared for this scope")
         elif value is not None and fact.type in TYPES and (
                 not isinstance(value, TYPES[fact.type]) or (isinstance(value, bool) and fact.type != "boolean")):
             out.append(f"{scope.kind}: {name}: declared {fact.type}, got {type(value).__name__}")
     for prefix in scope.docs:
-        fact = vocabulary.lookup(prefix)
+        fact = vocabulary.lookup(prefix, facts)
         if fact is None or fact.type != "document" or scope.kind not in fact.scope:
             out.append(f"{scope.kind}: {prefix}.*: not declared as a document of this scope")
     return out
@@ -67,8 +78,8 @@ def test_every_checkpointing_fact_is_declared(tmp_path):
     checkpoint_builders.checkpoint_tree(tmp_path)
     root = tmp_path / "ck"
     phases = [checkpoint.Phase(d) for d in checkpoint.phase_dirs(root)]
-    problems = declared(checkpoint.tree_scope(root, phases))
+    problems = declared(checkpoint.tree_scope(root, phases), "checkpointing")
     for ph in phases:
-        problems += declared(checkpoint.benchmark_scope(ph))
-        problems += [p for path, doc in ph.runs for p in declared(checkpoint.run_scope(path, doc))]
+        problems += declared(checkpoint.benchmark_scope(ph), "checkpointing")
+        problems += [p for path, doc in ph.runs for p in declared(checkpoint.run_scope(path, doc), "checkpointing")]
     assert phases and sorted(set(problems)) == []
