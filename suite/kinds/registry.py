@@ -191,7 +191,7 @@ class Found:
 
 
 def results_under(path: Path) -> Found:
-    """Every result under `path`, by kind: a tree walk (suite.check.walker: links not followed, code
+    """Every result under `path`, by kind: a tree walk (suite.layouts.walker: links not followed, code
     dirs skipped, bounded) that asks each kind whether a directory it meets holds one of its results
     (its `result_files`); below a claimed directory nothing is asked again. Where several kinds' files
     are there, the most specific claim takes it (`owner_of`). A directory with run output only (the
@@ -199,7 +199,7 @@ def results_under(path: Path) -> Found:
     vector_database leaf has no file of its own; a leaf inside a pooled tree is the layout's); training,
     the catch-all, takes what none claims. A file naming a kind (its `kind` key) that no kind claimed is
     unclassified."""
-    from suite.check.walker import _Walker
+    from suite.layouts.walker import _Walker
 
     root = Path(os.path.realpath(path))
     found = Found(root, {o.name: [] for o in sorted([*KINDS, *LAYOUTS], key=lambda o: o.name)})
