@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -33,10 +34,13 @@ KIND_MODULES = (
     "suite.kv_cache.kind",
 )
 
-# The layouts, one module a line (its LAYOUT: suite.layouts.layout.Layout). The v0.5-v2.0 benchmark dirs
-# and our own results dirs are still read by the kinds' own walks (training's checker, results_under).
+# The layouts, one module a line (its LAYOUT: suite.layouts.layout.Layout): the published v3.0 pooled tree,
+# and the v0.5-v2.0 benchmark dirs (their tree, divisions and organisations; readers and tree-level findings
+# in suite/layouts/benchdirs/, their benchmark nodes checked by the kind claiming them). Our own results
+# dirs are still read by the kinds' own walks (results_under; training's checker through benchdirs' tree).
 LAYOUT_MODULES = (
     "suite.published.layout",
+    "suite.layouts.benchdirs.layout",
 )
 
 LAYOUTS: list[Layout] = [importlib.import_module(m).LAYOUT for m in LAYOUT_MODULES]
@@ -81,6 +85,18 @@ def register_layout(layout: Layout) -> None:
 
 def unregister_layout(name: str) -> None:
     LAYOUTS.remove(owner(name))
+
+
+@contextmanager
+def aside(layout: Layout):
+    """`layout` left out of every claim while inside (a layout whose nodes' kinds check its tree: the
+    partition of PATH as if it were not there)."""
+    at = LAYOUTS.index(layout)
+    LAYOUTS.remove(layout)
+    try:
+        yield
+    finally:
+        LAYOUTS.insert(at, layout)
 
 
 def get(name: str) -> Kind:
