@@ -12,6 +12,9 @@ import paths
 SUITE = paths.REPO / "suite"
 KINDS = sorted(p.name for p in SUITE.iterdir() if (p / "kind.py").is_file())     # a kind: a folder with kind.py
 LAYOUT_PLUGINS = ["published"]     # a layout plugin: a folder with layout.py whose LAYOUT the registry lists
+# a layout plugin inside the layouts layer (suite/layouts/<name>/layout.py): its readers are a layer, read by
+# the kind that checks its nodes (the v0.5-v2.0 benchmark dirs: training's checker); it imports no kind either
+LAYER_LAYOUTS = ["benchdirs"]
 LAYERS = ("harness", "storage", "check", "report", "rules", "enforce", "engines", "compare", "submission", "layouts")
 ABOVE = ("kinds", "commands", "history")   # above the kinds: the registry (the one dispatch), the commands, history
 TOP_ABOVE = ("cli.py",)                # suite/*.py above the kinds; every other suite/*.py is a layer module
@@ -75,13 +78,16 @@ def test_the_kinds_are_the_folders_with_a_kind_py_and_the_registry_holds_each():
 
 
 def test_the_layouts_are_the_folders_with_a_layout_py_and_no_kind_is_one():
-    """A layout plugin (the v3.0 pooled tree: suite/published/layout.py) is registered as a layout
-    (registry.LAYOUTS), never as a kind (issue 44: `mlperf-v3-tree` is a layout)."""
+    """A layout plugin (the v3.0 pooled tree: suite/published/layout.py; the v0.5-v2.0 benchmark dirs:
+    suite/layouts/benchdirs/layout.py) is registered as a layout (registry.LAYOUTS), never as a kind
+    (issue 44: `mlperf-v3-tree` is a layout)."""
     from suite.kinds import registry
 
     assert all((SUITE / x / "layout.py").is_file() for x in LAYOUT_PLUGINS) and not set(LAYOUT_PLUGINS) & set(KINDS)
-    assert {layout.claims.__module__ for layout in registry.LAYOUTS} == {f"suite.{x}.layout" for x in LAYOUT_PLUGINS}
-    assert "mlperf-v3-tree" in {x.name for x in registry.LAYOUTS}
+    assert all((SUITE / "layouts" / x / "layout.py").is_file() for x in LAYER_LAYOUTS)
+    assert {layout.claims.__module__ for layout in registry.LAYOUTS} == \
+        {f"suite.{x}.layout" for x in LAYOUT_PLUGINS} | {f"suite.layouts.{x}.layout" for x in LAYER_LAYOUTS}
+    assert {"mlperf-v3-tree", "mlperf-benchmark-dirs"} <= {x.name for x in registry.LAYOUTS}
     assert "mlperf-v3-tree" not in {k.name for k in registry.KINDS}
 
 

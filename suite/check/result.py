@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.check import layout
+from suite.layouts.benchdirs import tree as layout
 from suite.rules import engine as rules
 from suite.rules.evaluate import evaluate, relative as rel  # noqa: F401 (one evaluator, re-exported)
 from suite.rules import findings as grades

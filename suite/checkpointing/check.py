@@ -18,7 +18,8 @@ import math
 from pathlib import Path
 
 from suite import files
-from suite.check import hostcpu, hostrun, layout
+from suite.check import hostcpu, hostrun
+from suite.layouts.benchdirs import tree as layout
 from suite.checkpointing import cacheclear
 from suite.checkpointing import figures as ckpt_figures
 from suite.checkpointing.reference import ours as reference
@@ -30,7 +31,7 @@ from suite.rules.engine import Scope
 from suite.rules.verdict import Voice
 
 RUN_SET = "checkpoint_run_set.json"
-MAX_DEPTH = 24                          # as deep as suite.check.walker goes
+MAX_DEPTH = 24                          # as deep as suite.layouts.walker goes
 RULE_FILES = {"closed": ("checkpointing-closed.yaml",), "open": ("checkpointing.yaml",)}
 
 

@@ -58,6 +58,9 @@ def parts(path: Path, args=None) -> Parts:
     `args` given: the parts of `suite check` with those arguments."""
     path = Path(path)
     kind = registry.for_result(path)              # the most specific claim; a path that is not there refused
+    if registry.is_layout(kind) and kind.check is None:    # its nodes' kinds check it all: their parts
+        with registry.aside(kind):
+            return parts(path, args)
     if args is not None:
         return _for_check(path, kind, args)
     if not path.is_dir() or path.is_symlink():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -37,10 +38,13 @@ KIND_MODULES = (
     "suite.kv_cache.kind",
 )
 
-# The layouts, one module a line (its LAYOUT: suite.layouts.layout.Layout). The v0.5-v2.0 benchmark dirs
-# and our own results dirs are still read by the kinds' own walks (training's checker, results_under).
+# The layouts, one module a line (its LAYOUT: suite.layouts.layout.Layout): the published v3.0 pooled tree,
+# and the v0.5-v2.0 benchmark dirs (their tree, divisions and organisations; readers and tree-level findings
+# in suite/layouts/benchdirs/, their benchmark nodes checked by the kind claiming them). Our own results
+# dirs are still read by the kinds' own walks (results_under; training's checker through benchdirs' tree).
 LAYOUT_MODULES = (
     "suite.published.layout",
+    "suite.layouts.benchdirs.layout",
 )
 
 LAYOUTS: list[Layout] = [importlib.import_module(m).LAYOUT for m in LAYOUT_MODULES]
@@ -116,6 +120,18 @@ def register_layout(layout: Layout) -> None:
 
 def unregister_layout(name: str) -> None:
     LAYOUTS.remove(owner(name))
+
+
+@contextmanager
+def aside(layout: Layout):
+    """`layout` left out of every claim while inside (a layout whose nodes' kinds check its tree: the
+    partition of PATH as if it were not there)."""
+    at = LAYOUTS.index(layout)
+    LAYOUTS.remove(layout)
+    try:
+        yield
+    finally:
+        LAYOUTS.insert(at, layout)
 
 
 def get(name: str) -> Kind:
@@ -226,7 +242,7 @@ class Found:
 
 
 def results_under(path: Path) -> Found:
-    """Every result under `path`, by kind: a tree walk (suite.check.walker: links not followed, code
+    """Every result under `path`, by kind: a tree walk (suite.layouts.walker: links not followed, code
     dirs skipped, bounded) that asks each kind whether a directory it meets holds one of its results
     (its `result_files`); below a claimed directory nothing is asked again. Where several kinds' files
     are there, the most specific claim takes it (`owner_of`). A directory with run output only (the
@@ -234,7 +250,7 @@ def results_under(path: Path) -> Found:
     vector_database leaf has no file of its own; a leaf inside a pooled tree is the layout's); training,
     the catch-all, takes what none claims. A file naming a kind (its `kind` key) that no kind claimed is
     unclassified."""
-    from suite.check.walker import _Walker
+    from suite.layouts.walker import _Walker
 
     root = Path(os.path.realpath(path))
     found = Found(root, {o.name: [] for o in sorted([*KINDS, *LAYOUTS], key=lambda o: o.name)})

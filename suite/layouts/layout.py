@@ -1,8 +1,8 @@
 """What a layout is: how results sit on disk around the benchmarks (a published v3.0 pooled tree: its
-organisations, systems, code pool and SHA256SUMS), as a plugin the one partitioner asks first
-(suite.kinds.registry.LAYOUT_MODULES, suite.kinds.dispatch). A layout claims a path, checks only what
-is its own (system descriptions, code pool, folder structure, checksums) and hands every benchmark node
-it finds to the kind that claims it; it names no kind.
+organisations, systems, code pool and SHA256SUMS; the v0.5-v2.0 benchmark dirs: suite.layouts.benchdirs),
+as a plugin the one partitioner asks first (suite.kinds.registry.LAYOUT_MODULES, suite.kinds.dispatch). A
+layout claims a path, checks only what is its own (system descriptions, code pool, folder structure,
+checksums) and hands every benchmark node it finds to the kind that claims it; it names no kind.
 
 A claim is a strength (`Claim`): the most specific claim on a path wins, wherever its owner sits in the
 registry; two equal claims are a one-line error (exit 2). A kind's `recognises` answers with one too
@@ -29,13 +29,16 @@ class Layout:
     its page's `args.for_rows(dir)` that kind's results-table rows). check_reads: the tree around PATH
     that a check reads (an output is refused inside it). defers_check(path, args): True where the rules
     asked for hold no such tree (another round's): the catch-all kind checks it. submission: the tree
-    `suite submission` makes in this layout (ruleset.yaml's submission.layout)."""
+    `suite submission` makes in this layout (ruleset.yaml's submission.layout). check None: a layout that
+    holds no check of its own beside its nodes' kinds' (the v0.5-v2.0 benchmark dirs: the kind checking
+    them asks it for the tree's findings): the one partitioner parts PATH among those kinds, as if the
+    layout were not there (suite.kinds.dispatch.parts)."""
 
     name: str
     claims: Callable[[Path], int]
-    check: Callable[[Path, object], Checked]
-    metrics: Callable[[Path, str], int]
-    report_page: Callable[[Path, object], object]
+    check: Callable[[Path, object], Checked] | None = None
+    metrics: Callable[[Path, str], int] | None = None
+    report_page: Callable[[Path, object], object] | None = None
     measured: Callable[[Path], list] | None = None
     check_reads: Callable[[Path], list[Path]] | None = None
     defers_check: Callable[[Path, object], bool] | None = None

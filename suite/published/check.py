@@ -23,9 +23,7 @@ from suite.layouts import pool as v3pool
 
 from suite.layouts import system_doc as v3system
 
-from suite.layouts import pooled as v3tree
-from suite.check import manifest, todo
-from suite.layouts import leaves as layout_leaves
+from suite.layouts import leaves as layout_leaves, manifest, pooled as v3tree, todo
 from suite.errors import ResultError
 from suite.rules import engine, findings, rulesets
 from suite.rules.engine import Scope

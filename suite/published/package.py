@@ -12,8 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from suite import files, output
-from suite.check import manifest
-from suite.layouts import leaf_files as v3load
+from suite.layouts import leaf_files as v3load, manifest
 from suite.errors import ExitCode, SuiteError, expected_got
 from suite.submission import document, place
 from suite.submission.layout import MANIFEST, open_tree

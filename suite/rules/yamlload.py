@@ -1,6 +1,6 @@
 """The bounded YAML loader: suite.files.load_yaml's contract (size limit, UTF-8, one-line
 errors) with libyaml when present, and a nesting limit checked before parsing (deep nesting
-crashes libyaml instead of raising). The rule engine loads rules/ with it and suite.check.walker
+crashes libyaml instead of raising). The rule engine loads rules/ with it and suite.layouts.walker
 loads result trees with it, so it sits here, below both.
 """
 

@@ -14,7 +14,7 @@ import yaml
 
 from suite import files, output
 from suite.errors import SuiteError, expected_got
-from suite.check import manifest
+from suite.layouts import manifest
 from suite.submission import evidence, place, system as sysdesc
 from suite.submission import provenance as ran_code
 from suite.submission.layout import Tree, open_tree

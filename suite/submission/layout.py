@@ -20,7 +20,7 @@ from pathlib import Path
 
 from suite import files
 from suite.errors import SuiteError, expected_got
-from suite.check.manifest import MANIFEST  # noqa: F401  (the tree's files, named in one place)
+from suite.layouts.manifest import MANIFEST  # noqa: F401  (the tree's files, named in one place)
 from suite.rules import rulesets
 
 MARKER = "suite-submission.json"

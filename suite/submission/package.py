@@ -22,7 +22,7 @@ from pathlib import Path
 import suite
 from suite import __version__, files, output
 from suite.errors import ExitCode, SuiteError, expected_got
-from suite.check import manifest
+from suite.layouts import manifest
 from suite.submission import document, place, system as sysdesc
 from suite.submission.layout import MANIFEST, open_tree
 

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from suite.errors import SuiteError, expected_got
-from suite.check import manifest
+from suite.layouts import manifest
 
 
 def aside_root(root: Path) -> Path:

@@ -14,7 +14,7 @@ from suite import files
 from suite.submission import host as hostmod
 from suite.submission.layout import Tree, layout_of
 
-from suite.check.todo import RULE_TODO, RULES, TODO, todo_findings, todos  # noqa: F401  (one place, below check)
+from suite.layouts.todo import RULE_TODO, RULES, TODO, todo_findings, todos  # noqa: F401  (one place, below check)
 
 
 def _t(what: str) -> str:

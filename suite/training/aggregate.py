@@ -1,7 +1,7 @@
 """Storage results as the numbers that get published: per run and over runs.
 
 Here, in report/, because it is the aggregation the reports show and it reads result trees
-through suite.check.layout (storage/ stays below check/). Input: the benchmarks `layout.discover` finds (any published layout, or `suite run` output).
+through suite.layouts.benchdirs.tree (storage/ stays below check/). Input: the benchmarks `layout.discover` finds (any published layout, or `suite run` output).
 Per run: AU mean/stdev (%), samples/s, MiB/s (DLIO labels it "MB/s": samples/s x record length
 / 1024^2), accelerators and hosts, per-epoch AU and samples/s. Over runs: population mean and
 stdev (suite.training.figures), as mlperf_storage_report.json has them. Publication rounding (2 decimals)
@@ -202,7 +202,7 @@ def benchmark_numbers(bench) -> dict:
 
 def summarise(path) -> dict:
     """Every benchmark under `path`, with its runs and overall numbers."""
-    from suite.check import layout
+    from suite.layouts.benchdirs import tree as layout
 
     benches = layout.discover(path)
     if not benches:

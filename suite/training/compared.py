@@ -20,7 +20,7 @@ MAX_SYSTEM_KEYS = 400        # a description's keys shown (a hostile one could h
 def measured(path: Path) -> list[Measured]:
     """Every benchmark under `path` (a run's summary.json, results.json or per_epoch_stats.json
     stands for its directory, as for `suite metrics`)."""
-    from suite.check import layout
+    from suite.layouts.benchdirs import tree as layout
     from suite.training import aggregate
 
     path = Path(path)

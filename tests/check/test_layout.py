@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from check_builders import dlio_benchmark, dlio_run, ours_results, write_yaml
-from suite.check import identify, layout
+from suite.layouts.benchdirs import identify, tree as layout
 from suite.errors import ResultError
 
 import paths

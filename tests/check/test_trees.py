@@ -380,7 +380,7 @@ def test_runs_consecutive_passes_when_another_benchmark_ran_before(tmp_path):
 
 
 def test_code_unchanged_passes_on_the_reference_file_and_names_a_changed_one(tmp_path):
-    from suite.check import code
+    from suite.layouts.benchdirs import code
     ref = code.reference("v1.0")
     tree = submission(tmp_path / "tree")
     src = Path("/nonexistent")
@@ -412,7 +412,7 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 @settings(max_examples=60, deadline=None)
 @given(st.text(max_size=400))
 def test_any_text_log_parses_without_error(tmp_path_factory, text):
-    from suite.check import genlogs
+    from suite.layouts.benchdirs import genlogs
     root = tmp_path_factory.mktemp("log")
     p = root / "generation_logs" / "x.log"
     p.parent.mkdir(exist_ok=True)
@@ -424,7 +424,7 @@ def test_any_text_log_parses_without_error(tmp_path_factory, text):
 @settings(max_examples=100, deadline=None)
 @given(st.text(max_size=60), st.text(max_size=60))
 def test_folder_match_and_name_distance_are_symmetric(a, b):
-    from suite.check import genlogs, systems
+    from suite.layouts.benchdirs import genlogs, systems
     assert genlogs.same_folder(a, b) == genlogs.same_folder(b, a)
     assert systems._edits(a, b, 2) == systems._edits(b, a, 2)
     assert systems._edits(a, a, 2) == 0

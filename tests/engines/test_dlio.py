@@ -157,7 +157,7 @@ def test_suite_check_takes_dlio_datagen_output_as_the_generation_log(dlio_data, 
     assert code == 1, out
     tree = Path(shutil.copytree(results, tmp_path / "results", symlinks=True))
     shutil.copytree(dlio_data / "unet3d" / "datagen", tree / "datagen")
-    from suite.check import layout
+    from suite.layouts.benchdirs import tree as layout
 
     bench = layout.discover_tree(tree).benchmarks[0]
     logs = [(g.path.name, g.model, g.accelerator) for g in bench.generation_logs]
@@ -201,7 +201,7 @@ def test_suite_data_runs_under_dlio_with_two_ranks_enforced(tmp_path):
 
 def test_dlio_datagen_output_run_directly_is_a_generation_log(tmp_path):
     """DLIO run by hand keeps Hydra's default `.hydra/` (not `configs/`): still its benchmark's generation log."""
-    from suite.check import layout
+    from suite.layouts.benchdirs import tree as layout
 
     run = tmp_path / "R" / "run-1" / "configs"
     run.mkdir(parents=True)

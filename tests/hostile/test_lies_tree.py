@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from suite import cli
-from suite.check import manifest
+from suite.layouts import manifest
 from suite.training.check import checker as training_checker
 from tests.ours3_builders import leaves as ours3_leaves, series as ours3_series
 from tests.published.test_published_check import (C, CKPT_META, DATA, READ, RUNS, T, WRITE, _set, edit_json,

@@ -295,7 +295,7 @@ def packaged(made, tmp_path_factory):
 @pytest.mark.parametrize("delay_s", [0.05, 0.4, 0.8, 1.5, 2.5])
 def test_sigterm_during_package_leaves_the_manifest_and_no_temp_file(packaged, tmp_path, delay_s):
     """A big user file in code/ makes the hashing and the tarball slow enough to be stopped part-way."""
-    from suite.check import manifest
+    from suite.layouts import manifest
 
     tree_copy = Path(shutil.copytree(packaged, tmp_path / "sub", symlinks=True))
     old_manifest = (tree_copy / "SHA256SUMS").read_bytes()
@@ -467,7 +467,7 @@ def test_a_63mb_sha256sums_is_one_finding_fast(run_cli, tree_copy):
 
 
 def test_many_missing_lines_are_bounded_findings(run_cli, tree_copy):
-    from suite.check import manifest
+    from suite.layouts import manifest
 
     with open(tree_copy / "SHA256SUMS", "a") as f:
         for k in range(5000):
@@ -478,7 +478,7 @@ def test_many_missing_lines_are_bounded_findings(run_cli, tree_copy):
 
 
 def test_too_many_manifest_lines_is_one_finding(run_cli, tree_copy):
-    from suite.check import manifest
+    from suite.layouts import manifest
 
     (tree_copy / "SHA256SUMS").write_bytes(b"\n" * (manifest.MAX_LINES + 1))
     code, out, _ = run_cli("check", tree_copy, "--format", "json")

@@ -93,7 +93,7 @@ def test_a_new_round_is_a_new_folder_with_extends(new_round):
     rs = rules.load("v9.9", "closed", None)
     assert rs.params["runs_required"] == 6 and "warmup-run" in {x.id for x in rs.rules}
     # and identify takes a warm-up run for the newest round that says so
-    from suite.check import identify
+    from suite.layouts.benchdirs import identify
     run = type("Run", (), {"warmup": True, "summaries": [], "overrides": None, "results": None})()
     assert identify._detected([run]) == ("v9.9", "a warm-up run")
 

@@ -10,7 +10,7 @@ import tarfile
 
 import pytest
 
-from suite.check import manifest
+from suite.layouts import manifest
 from suite.submission import document, system
 
 from submission_helpers import fill_todos, snapshot

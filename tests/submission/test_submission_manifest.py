@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from suite.errors import SuiteError
-from suite.check import manifest
+from suite.layouts import manifest
 
 from submission_helpers import fill_todos, snapshot
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from suite.check import hostcpu, hostrun, layout, manifest, todo
+from suite.check import hostcpu, hostrun
+from suite.layouts.benchdirs import facts as tree_facts, tree as layout
 
 from suite.training.check import evidence
 
@@ -48,16 +49,13 @@ def check(path, ruleset: str = "auto", exclude=(), verify_manifest: bool = True)
         raise ResultError(f"{path}: expected run output (summary.json, configs/overrides.yaml, results.json, "
                           f"...) somewhere below, got none{extra}")
     results = [_check_benchmark(b, tree) for b in tree.benchmarks]
-    tree_ruleset = (tree.benchmarks or tree.incomplete)[0].ruleset
-    tree_rules = rules.load(tree_ruleset, None, None)
-    tree_findings = evaluate(tree_rules, "tree", facts.tree_scope(tree, tree_ruleset), root)
-    tree_findings += (manifest.verify(root) if verify_manifest else []) + todo.todo_findings(root)  # SHA256SUMS, TODOs left by init
+    tree_rules, tree_findings, tree_ids = tree_facts.tree_findings(tree, verify_manifest)   # the layout's own
     verdict = findings.worst([r.verdict for r in results] + [findings.verdict(tree_findings)])
     fix = findings.fix_required(tree_findings) or any(r.fix_required for r in results)
     compliant = all(r.compliant for r in results) and findings.verdict(tree_findings) == "closed" and not fix
     compliant = compliant and not any(r.miniature for r in results)
     return CheckResult(root, results, tree_findings, verdict, compliant,
-                       {**{r.id: described(r) for r in tree_rules.rules}, **manifest.RULES, **todo.RULES}, fix,
+                       {**{r.id: described(r) for r in tree_rules.rules}, **tree_ids}, fix,
                        [rel(b.path, root) for b in tree.incomplete])
 
 

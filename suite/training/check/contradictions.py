@@ -12,7 +12,7 @@ Facts: results.self_verdict, results.zero_reads, results.cache_drop_contradictio
 
 from __future__ import annotations
 
-from suite.check import layout
+from suite.layouts.benchdirs import tree as layout
 from suite.numbers import is_number
 from suite.rules.engine import Item
 

@@ -6,7 +6,7 @@ listing every differing field).
 
 from __future__ import annotations
 
-from suite.check import genlogs, identify, layout, systems as system_files
+from suite.layouts.benchdirs import genlogs, identify, systems as system_files, tree as layout
 from suite.numbers import is_number
 from suite.rules import engine as rules
 from suite.rules.engine import Item

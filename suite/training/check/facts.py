@@ -1,12 +1,11 @@
-"""The facts `suite check`'s rules name, per scope, from a discovered tree (suite.check.layout).
+"""The facts `suite check`'s rules name, per scope, from a discovered tree (suite.layouts.benchdirs.tree).
 
 A scope is {fact name: value or [Item]} with where each fact came from. Every fact is declared in
 suite/training/facts.yaml, or in rules/facts.yaml for the tree walk's and the system description's (type, unit,
 scopes; tests/training/check/test_facts.py keeps the two in step), and a rule
 naming an undeclared one does not load. Facts the rules can name:
 
-tree       problems.unreadable, problems.links, problems.dir_links, benchmarks.count, incomplete (aborted
-           dirs), code.changed / code.changed_open (suite.check.code)
+tree       the layout's (suite.layouts.benchdirs.facts)
 benchmark  runs.count, single_run, warmup.present, submission, system.{file,name,expected_name,doc},
            generation_logs, runs.{model,accelerator,num_accelerators,num_files_train,
            num_samples_per_file,num_hosts} (one item per run/host, for all_equal),
@@ -43,7 +42,8 @@ from pathlib import Path
 
 import json
 
-from suite.check import code as code_facts, identify, layout
+from suite.layouts.benchdirs import identify, tree as layout
+from suite.layouts.benchdirs.facts import problem_facts
 from suite.training.check import contradictions, dataset as dataset_facts, evidence, params as param_facts, recompute, \
     series
 from suite.errors import SuiteError
@@ -54,29 +54,8 @@ from suite.training import workloads
 from suite.training import datasize
 from suite.training import figures as metrics
 
-LINK_KINDS = ("outside", "loop")
-DIR_LINK_KINDS = ("dir-link",)
-
-
-# --------------------------------------------------------------------------- problems
-
-
-def problem_facts(problems: list[layout.Problem]) -> dict:
-    def items(kinds=None, exclude=()):
-        return [Item(p.actual, p.path, p.field, p.expected) for p in problems
-                if (kinds is None or p.kind in kinds) and p.kind not in exclude]
-    return {"problems.unreadable": items(exclude=LINK_KINDS + DIR_LINK_KINDS),
-            "problems.links": items(LINK_KINDS), "problems.dir_links": items(DIR_LINK_KINDS)}
-
-
-def tree_scope(tree: layout.Tree, ruleset: str) -> Scope:
-    facts = problem_facts(tree.problems)
-    facts["benchmarks.count"] = len(tree.benchmarks)
-    changed = code_facts.changed(tree.code_dirs, ruleset, tree.root)
-    facts["code.changed"], facts["code.changed_open"] = changed["closed"], changed["open"]
-    facts["incomplete"] = [Item("no summary.json and no mlperf_storage_report.json", b.path, "(directory)",
-                                "a result (an aborted run left in the tree is not one)") for b in tree.incomplete]
-    return Scope("tree", tree.root, facts)
+# The tree scope's facts (problems.*, benchmarks.count, incomplete, code.changed*) are the layout's:
+# suite.layouts.benchdirs.facts. A benchmark's unusable entries are named the same way (problem_facts).
 
 
 # --------------------------------------------------------------------------- benchmark

@@ -5,7 +5,7 @@ value than the workload file does for the accelerator (closed.yaml holds them to
 
 from __future__ import annotations
 
-from suite.check import identify, layout
+from suite.layouts.benchdirs import identify, tree as layout
 from suite.numbers import is_number
 from suite.rules.engine import Item
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from suite.check import layout
+from suite.layouts.benchdirs import tree as layout
 from suite.numbers import as_int, finite_list
 from suite.rules.engine import Item
 from suite.training import workloads

@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from suite.check import layout
+from suite.layouts.benchdirs import tree as layout
 
 from suite.training.check import recompute
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from suite.check import identify, layout
+from suite.layouts.benchdirs import identify, tree as layout
 from suite.numbers import as_int, is_number
 from suite.rules.engine import Item
 

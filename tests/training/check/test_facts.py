@@ -1,11 +1,12 @@
-"""suite/training/check/facts.py (and checkpointing's check): every fact it builds is declared for its scope and
-type in its kind's own facts.yaml (suite/training/facts.yaml, suite/checkpointing/facts.yaml) or the shared
-rules/facts.yaml (the layers' facts), never only in another kind's."""
+"""suite/training/check/facts.py (and checkpointing's check) and the layout's tree facts
+(suite/layouts/benchdirs/facts.py): every fact built is declared for its scope and type in its kind's own
+facts.yaml (suite/training/facts.yaml, suite/checkpointing/facts.yaml) or the shared rules/facts.yaml (the
+layers' facts), never only in another kind's."""
 
 import pytest
 
 from check_builders import dlio_benchmark, dlio_run, ours_results, rank_outputs, storage_report, submission
-from suite.check import layout
+from suite.layouts.benchdirs import facts as tree_facts, tree as layout
 from suite.training.check import checker
 from suite.training.check import facts
 from suite.kinds import registry
@@ -59,7 +60,7 @@ def with_warmup(tmp):
 def test_every_fact_built_is_declared(tmp_path, build):
     root = build(tmp_path)
     tree = layout.discover_tree(root)
-    problems = declared(facts.tree_scope(tree, tree.benchmarks[0].ruleset))
+    problems = declared(tree_facts.tree_scope(tree, tree.benchmarks[0].ruleset))
     for b in tree.benchmarks:
         rs = checker.rule_set(b.ruleset, b.division, b.workload, b.accelerator)
         _, bscope = facts.benchmark_scope(b, tree, rs.params)

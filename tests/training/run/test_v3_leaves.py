@@ -9,7 +9,7 @@ from pathlib import Path
 
 import paths
 from suite import files
-from suite.check import layout
+from suite.layouts.benchdirs import tree as layout
 from suite.training.data import datagen
 from suite.training import workloads
 from suite.training.run.prepare import miniature_data_dir

@@ -6,7 +6,7 @@
   (truncated, empty, non-UTF-8, wrong top-level type) into a Problem;
 - directories named `code` or `*_code` hold the benchmark's code (DLIO's own tests/test_data has a
   summary.json; build artefacts nest deep): they are never walked for results, only recorded in
-  `code_dirs` (suite.check.code hashes them against the reference release);
+  `code_dirs` (suite.layouts.benchdirs.code hashes them against the reference release);
 - a Problem names the file, the field, what was expected and what was found; the checker
   turns them into findings (rules input-readable, input-symlink-inside, input-symlink-dir).
 """

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from suite.check import identify
-from suite.check.identify import overrides_dict
+from suite.layouts.benchdirs import identify
+from suite.layouts.benchdirs.identify import overrides_dict
 
 GEN_DIR = re.compile(r"^(?:generation[-_]?logs?|datagen|data[-_]?gen)$", re.I)
 GEN_SUFFIX = re.compile(r"[-_]gen$", re.I)          # `unet3d-gen/` beside results/, never under it

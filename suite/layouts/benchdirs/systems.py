@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.check.walker import Problem
+from suite.layouts.walker import Problem
 
 SUFFIXES = (".json", ".yaml", ".yml")
 NEAR_EDITS = 2                       # at most this many edits (after lower-casing) is a near-match

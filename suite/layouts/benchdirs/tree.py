@@ -9,10 +9,10 @@ Real published MLPerf Storage submissions use many layouts; none is demanded her
 - HPE   .../unet3d_h100/run-1/...,  IEI .../unet3d-h100/10hosts@13GPUs/run1/...
 - ours (`suite run`): R/run-<k>/{summary.json, per_epoch_stats.json, configs/, steps/, results.json}
 
-`code/` and `*_code/` are never walked for results (suite.check.walker). A multi-host v1.0 run has
+`code/` and `*_code/` are never walked for results (suite.layouts.walker). A multi-host v1.0 run has
 summary.json on its rank-0 host only (run1/host1/summary.json, host2..N/configs/): one run. A
 benchmark with no summary, no results.json and no report anywhere is `incomplete` (an aborted run
-left in the tree), not a result. Generation logs: suite.check.genlogs; system files: suite.check.systems.
+left in the tree), not a result. Generation logs: suite.layouts.benchdirs.genlogs; system files: suite.layouts.benchdirs.systems.
 
 A "host directory" is any directory holding run output (summary.json, configs/overrides.yaml,
 per_epoch_stats.json, results.json, DLIO <rank>_output.json, steps/). Its parent is the run when
@@ -37,11 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from suite.errors import ResultError
-from suite.check.walker import Problem, _Loader, _Walker
-from suite.check import genlogs, identify, systems as system_files
-from suite.check.genlogs import GenerationLog
-from suite.check.identify import overrides_dict
-from suite.check.systems import SystemFile
+from suite.layouts.walker import Problem, _Loader, _Walker
+from suite.layouts.benchdirs import genlogs, identify, systems as system_files
+from suite.layouts.benchdirs.genlogs import GenerationLog
+from suite.layouts.benchdirs.identify import overrides_dict
+from suite.layouts.benchdirs.systems import SystemFile
 
 RUN_NAME = re.compile(r"^(?:run|iter|iteration)[-_]?\d+$|^warm[-_]?up(?:[-_]?\d+)?$|^run[-_]?warm[-_]?up$", re.I)
 WARMUP_NAME = re.compile(r"warm[-_]?up", re.I)
