@@ -1,5 +1,3 @@
-import sys
+from suite.cli import entry
 
-from suite.cli import main
-
-sys.exit(main())
+entry()

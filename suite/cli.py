@@ -74,5 +74,16 @@ def main(argv=None) -> int:
         return int(ExitCode.BAD_INPUT)
 
 
+def entry() -> None:
+    """The `suite` program (python -m suite, the console script): main()'s exit code. A second stop
+    (SIGTERM or Ctrl-C) that lands while the first is being reported exits 130 as
+    the first did, never as a KeyboardInterrupt escaping the interpreter (exit -2, issue 47's flake)."""
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        code = 130
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -46,7 +46,7 @@ def _checkpointing(base: Path):
 
 
 def _kv_cache(base: Path):
-    return ["--workload", "kv-cache", "--option", 1, "--trials", 1, "--duration", 1, "--inter-option-delay", 0,
+    return ["--workload", "kv-cache", "--option", 1, "--trials", 1, "--duration", 2, "--inter-option-delay", 0,
             "--accelerators", 1, "--allow-no-cache-drop", "--division", "open"]                   # the miniature
 
 
