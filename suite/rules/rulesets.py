@@ -51,6 +51,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from suite import files
+from suite.rules.yamlload import load_yaml_fast
 from suite.errors import RuleError, SuiteError
 
 FILE = "ruleset.yaml"
@@ -282,7 +283,8 @@ def _discover(bases: tuple[str, ...], stamps: tuple) -> dict[str, Ruleset]:
             if name in raw:
                 continue                      # an earlier directory's round wins
             path = Path(base) / name / FILE
-            doc = files.load_yaml(path, schema="ruleset", error=RuleError)
+            doc = load_yaml_fast(path, error=RuleError)            # libyaml: every command reads them all
+            files.validate(doc, "ruleset", path, RuleError)
             if doc["name"] != name:
                 raise RuleError(f"{path}: name: expected the folder's name {name!r}, got {doc['name']!r}")
             raw[name], where[name] = doc, path

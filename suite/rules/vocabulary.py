@@ -28,6 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from suite import files
+from suite.rules.yamlload import load_yaml_fast
 from suite.errors import RuleError
 from suite.rules import rulesets
 
@@ -98,7 +99,8 @@ def _said(f: Fact) -> str:
 
 @lru_cache(maxsize=16)
 def _load(path: str, mtime_ns: int) -> dict[str, Fact]:
-    doc = files.load_yaml(path, schema="facts", error=RuleError)
+    doc = load_yaml_fast(Path(path), error=RuleError)             # libyaml: every command reads them all
+    files.validate(doc, "facts", path, RuleError)
     out: dict[str, Fact] = {}
     for e in doc["facts"]:
         if e["name"] in out:
