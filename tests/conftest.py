@@ -80,6 +80,20 @@ def tiny_diskann(tmp_path_factory):
     return once(tmp_path_factory, "tiny-diskann", made_tiny_diskann)
 
 
+@pytest.fixture(scope="session")
+def v2_checkpoint_pair(tmp_path_factory):
+    """(base, [(exit code, said)] x 2): docs/checkpointing.md's v2.0 write and read lines, the miniature,
+    run once a session in base (base/ck/W, base/ck/R: 5 runs of 10 checkpoints each, 8 ranks): the docs
+    example and the reference tool's reportgen read the same pair. Copy before changing anything."""
+    from tests.docs_hooks import v2_checkpoint_pair as run_pair
+
+    def make(factory):
+        base = factory.mktemp("v2-checkpoint-pair")
+        return base, run_pair(base)
+
+    return once(tmp_path_factory, "v2-checkpoint-pair", make)
+
+
 ACCEL = "a100"                 # see closed_results
 
 

@@ -125,5 +125,56 @@ class V3Submission(Hook):
         assert res.compliant, [f.message for f in res.findings if f.severity == "error"]
 
 
+CHECKPOINT_PAGE = REPO / "docs" / "checkpointing.md"
+V2_PAIR = re.compile(r"suite run --workload llama3-8b .*--ruleset v2\.0 ")
+
+
+def v2_checkpoint_pair(base: Path) -> list[tuple[int, str]]:
+    """docs/checkpointing.md's v2.0 write and read lines as the docs test runs them (small: the miniature;
+    /mnt under `base`), run in `base` (their ck/W and ck/R land there): [(exit code, what each said)].
+    The page's lines are the one source; tests/conftest.py's `v2_checkpoint_pair` runs them once a
+    session for this example and tests/test_reference_tool.py's reportgen alike."""
+    import contextlib
+    import io
+    import os
+
+    from suite import cli
+    from tests.test_docs_examples import small
+
+    lines = [line.split(" #", 1)[0] for line in CHECKPOINT_PAGE.read_text().splitlines() if V2_PAIR.match(line)][:2]
+    assert len(lines) == 2, f"{CHECKPOINT_PAGE}: expected its v2.0 write and read lines"
+    here, out = os.getcwd(), []
+    os.chdir(base)
+    try:
+        for line in lines:
+            said_out, said_err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(said_out), contextlib.redirect_stderr(said_err):
+                code = cli.main(small(shlex.split(line)[1:], base))
+            out.append((code, said_out.getvalue() + said_err.getvalue()))
+    finally:
+        os.chdir(here)
+    return out
+
+
+class V2CheckpointPair(Hook):
+    """docs/checkpointing.md's v2.0 two-phase example: its write and read lines are tests/conftest's
+    `v2_checkpoint_pair`, which runs exactly them once a session (80 rank processes: the reference-tool
+    test reads the same pair); their ck/ is copied here for the check, metrics and report lines."""
+
+    def __init__(self, request):
+        super().__init__(request)
+        self.base, self.ran = request.getfixturevalue("v2_checkpoint_pair")
+
+    def before(self, k, argv, cwd):
+        if k >= len(self.ran):
+            return argv
+        if k == 0:
+            import shutil
+
+            shutil.copytree(self.base / "ck", cwd / "ck", symlinks=True)
+        code, said = self.ran[k]
+        return Ran(code, said.replace(str(self.base), str(cwd)))
+
+
 HOOKS = {"ckpt-claims-a-dir": CheckpointWithoutResultsDir, "closed-submission": ClosedSubmission,
-         "v3-submission": V3Submission}
+         "v3-submission": V3Submission, "v2-checkpoint-pair": V2CheckpointPair}
