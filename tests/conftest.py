@@ -94,6 +94,32 @@ def v2_checkpoint_pair(tmp_path_factory):
     return once(tmp_path_factory, "v2-checkpoint-pair", make)
 
 
+@pytest.fixture(scope="session")
+def kv_two_trials(tmp_path_factory):
+    """base/R: one real open kv-cache run (option 1, two trials of four seconds, one rank), made once a
+    session for tests/compare and tests/kinds: read it as it is, copy before changing anything."""
+    return once(tmp_path_factory, "kv-two-trials", _kv_two_trials)
+
+
+def _kv_two_trials(tmp_path_factory):
+    from suite import cli
+
+    base = tmp_path_factory.mktemp("kv-two-trials")
+    # the cache in memory where it can be (/dev/shm): on a loaded disk no full-size request may complete in
+    # 4 s, and a trial that served none fails the run (issue 36, class 11)
+    shm = Path("/dev/shm")
+    cache = shm / f"suite-kv-{os.getpid()}" if shm.is_dir() and os.access(shm, os.W_OK) else base / "cache"
+    cache.mkdir()
+    try:
+        cli.main([str(a) for a in ("run", "--workload", "kv-cache", "--cache-dir", cache, "--results-dir",
+                                   base / "R", "--option", "1", "--trials", 2, "--duration", 4, "--inter-option-delay",
+                                   0, "--accelerators", 1, "--allow-no-cache-drop", "--division", "open")])
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    assert list((base / "R" / "kv_cache").glob("*/run/*")), "the kv-cache run wrote no leaf"
+    return base
+
+
 ACCEL = "a100"                 # see closed_results
 
 

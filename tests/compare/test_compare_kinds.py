@@ -5,7 +5,6 @@ lowest-level evidence), while changed evidence does; results that are not like f
 run, and real `suite run`s of kv-cache and of the embedded DiskANN vector database."""
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -137,24 +136,12 @@ def test_tpcx_ai_figures_come_from_the_jobs(run_cli, tmp_path):
 # ----------------------------------------------------------------------------- kv_cache (real runs)
 
 @pytest.fixture(scope="module")
-def kv(tmp_path_factory):
-    """One real kv-cache run: option 1, two trials of four seconds (requests complete), one rank."""
-    from suite import cli
-
-    base = tmp_path_factory.mktemp("kv")
-    # the cache in memory where it can be (/dev/shm): on a loaded disk no full-size request may complete in
-    # 4 s, and a trial that served none fails the run (issue 36, class 11)
-    shm = Path("/dev/shm")
-    cache = shm / f"suite-compare-{os.getpid()}" if shm.is_dir() and os.access(shm, os.W_OK) else base / "cache"
-    cache.mkdir()
-    try:
-        cli.main([str(a) for a in ("run", "--workload", "kv-cache", "--cache-dir", cache, "--results-dir",
-                                   base / "R", "--option", "1", "--trials", 2, "--duration", 4, "--inter-option-delay",
-                                   0, "--accelerators", 1, "--allow-no-cache-drop", "--division", "open")])
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
-    (leaf,) = (base / "R" / "kv_cache").glob("*/run/*")
-    return base / "R", leaf
+def kv(kv_two_trials, tmp_path_factory):
+    """A copy of the session's real kv-cache run (tests/conftest.py `kv_two_trials`: option 1, two trials
+    of four seconds, one rank) and its leaf."""
+    r = Path(shutil.copytree(kv_two_trials / "R", tmp_path_factory.mktemp("kv") / "R", symlinks=True))
+    (leaf,) = (r / "kv_cache").glob("*/run/*")
+    return r, leaf
 
 
 def test_kv_cache_figures_come_from_the_rank_files(kv, run_cli, tmp_path):

@@ -4,7 +4,6 @@ name every benchmark with its kind; a path no kind takes is one line and exit 2.
 mpiexec, the embedded DiskANN engine), the committed real results, the CLI as the users call it."""
 
 import json
-import os
 import re
 import shutil
 from pathlib import Path
@@ -24,9 +23,9 @@ def _suite(*argv) -> int:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """{kind: the results dir `suite run` wrote} for training (v3.0), kv_cache and vector_database, made
-    once; checkpointing (v3.0) and TPCx-AI from the committed real `suite run` results."""
+def runs(tmp_path_factory, kv_two_trials):
+    """{kind: the results dir `suite run` wrote} for training (v3.0) and kv_cache (a copy of the session's
+    `kv_two_trials`), made once; checkpointing (v3.0) and TPCx-AI from the committed real `suite run` results."""
     from suite.training.data import datagen
     from suite.training import workloads
 
@@ -38,18 +37,7 @@ def runs(tmp_path_factory):
                   "v3.0", "--data-dir", data, "--results-dir", base / "training", "--division", "open", "--runs", 1,
                   *FAST) == 1                                          # open: data and results share a file system
     out["training"] = base / "training"
-    # the cache in memory where it can be (/dev/shm): on a loaded disk no full-size request completes in
-    # a second or two, and a trial that served none fails the run (issue 36, class 11); 5 s: a 3-s trial
-    # on a CPU-starved machine (4 test workers beside 2 hogs) served none
-    shm = Path("/dev/shm")
-    cache = shm / f"suite-dispatch-{os.getpid()}" if shm.is_dir() and os.access(shm, os.W_OK) else base / "kc"
-    cache.mkdir()
-    try:
-        _suite("run", "--workload", "kv-cache", "--cache-dir", cache, "--results-dir", base / "kv_cache",
-               "--option", "1", "--trials", 1, "--duration", 5, "--inter-option-delay", 0, "--accelerators", 1,
-               "--allow-no-cache-drop", "--division", "open")
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
+    shutil.copytree(kv_two_trials / "R", base / "kv_cache", symlinks=True)     # the session's kv-cache run
     assert list((base / "kv_cache" / "kv_cache").glob("*/run/*"))
     out["kv_cache"] = base / "kv_cache"
     out["checkpointing"] = base / "checkpointing"
