@@ -22,7 +22,7 @@ from suite import files
 from suite.benchmark import Claim, Kind, strength
 from suite.engines import registry as engines
 from suite.errors import ResultError, WorkloadError, expected_got
-from suite.layouts import pooled
+from suite.layouts import marks, pooled
 from suite.layouts.layout import Layout
 from suite.rules import vocabulary
 from suite.storage import workloads
@@ -38,13 +38,16 @@ KIND_MODULES = (
     "suite.kv_cache.kind",
 )
 
-# The layouts, one module a line (its LAYOUT: suite.layouts.layout.Layout): the published v3.0 pooled tree,
-# and the v0.5-v2.0 benchmark dirs (their tree, divisions and organisations; readers and tree-level findings
-# in suite/layouts/benchdirs/, their benchmark nodes checked by the kind claiming them). Our own results
-# dirs are still read by the kinds' own walks (results_under; training's checker through benchdirs' tree).
+# The layouts, one module a line (its LAYOUT: suite.layouts.layout.Layout; the order decides nothing:
+# claims do): the published v3.0 pooled tree; the v0.5-v2.0 benchmark dirs (their tree, divisions and
+# organisations; readers and tree-level findings in suite/layouts/benchdirs/); our own `suite run` results
+# dirs (a results dir's root and the folders in it above the results: suite/layouts/ours/). The benchmark
+# dirs and ours hold no check of their own: their nodes are checked by the kinds claiming them, wherever
+# they sit (results_under finds them; training's checker reads benchmark dirs through benchdirs' tree).
 LAYOUT_MODULES = (
     "suite.published.layout",
     "suite.layouts.benchdirs.layout",
+    "suite.layouts.ours.layout",
 )
 
 LAYOUTS: list[Layout] = [importlib.import_module(m).LAYOUT for m in LAYOUT_MODULES]
@@ -80,6 +83,7 @@ def _hook_up(kind: Kind) -> Kind:
     if kind.reference_judge is not None:            # the layouts hand it its nodes of reference leaves
         pooled.JUDGES[kind.name] = kind.reference_judge
     pooled.KIND_FOLDERS.add(kind.name)              # a folder named for it marks a pooled tree
+    marks.add(kind.name, kind.result_files)         # its result files mark a result (not a results dir's root)
     if (facts := facts_file(kind)) is not None:     # the facts its rules may name join the vocabulary
         vocabulary.add(facts)
     for eng in kind_engines(kind):                  # `suite engine install/list` and --engine know its engines
@@ -103,6 +107,7 @@ def unregister(name: str) -> None:
     KINDS.remove(kind)
     pooled.JUDGES.pop(kind.name, None)
     pooled.KIND_FOLDERS.discard(kind.name)
+    marks.remove(kind.name)
     if kind.workloads.dir is not None:
         workloads.remove_dir(kind.workloads.dir)
     if (facts := facts_file(kind)) is not None:
@@ -263,7 +268,7 @@ def results_under(path: Path) -> Found:
         if any(c == d or c in d.parents for c in claimed):
             continue
         names = set(walker.dirs[d]) | set(walker.subdirs.get(d, ()))
-        marking = [k for k in KINDS if k.result_files and _marks(names, k.result_files)]
+        marking = [k for k in KINDS if k.result_files and marks.marks(names, k.result_files)]
         own = [k for k in marking if not catch_all(k, d)]
         if own:
             kind = own[0] if len(own) == 1 else owner_of(d, own, Claim.NONE)
@@ -302,17 +307,9 @@ def _one_claim(d: Path, kind: Kind) -> None:
     paths = workloads.paths() if isinstance(name, str) else {}
     own = workloads.benchmark_of(paths[name]) if name in paths else None
     if own is not None and own != kind.name:
-        marks = ", ".join(sorted(n for n in os.listdir(d) if _marks({n}, kind.result_files)))[:120]
+        theirs = ", ".join(sorted(n for n in os.listdir(d) if marks.marks({n}, kind.result_files)))[:120]
         raise ResultError(expected_got(d, "(results)", "one kind's results in one directory",
-                                       f"a {own} run (results.json workload {name!r}) and {kind.name}'s {marks}"))
-
-
-def _marks(names: set, patterns) -> bool:
-    """A directory's names include one of a kind's result files (exact names, or fnmatch patterns
-    such as vector_database_*_metadata.json)."""
-    from fnmatch import fnmatchcase
-
-    return bool(names & set(patterns)) or any(fnmatchcase(n, p) for p in patterns if "*" in p for n in names)
+                                       f"a {own} run (results.json workload {name!r}) and {kind.name}'s {theirs}"))
 
 
 def _foreign(p: Path) -> str:

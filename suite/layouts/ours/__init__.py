@@ -1,0 +1,2 @@
+"""Our own `suite run` results dirs as a layout plugin (layout): numbered runs (R/run-<k>/), timestamped
+leaves (R/<kind>/<model>/{run,datagen,datasize}/<ts>/), TPCx-AI runs, several kinds in one results dir."""
