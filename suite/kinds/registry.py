@@ -94,6 +94,18 @@ def _hook_up(kind: Kind) -> Kind:
 KINDS: list[Kind] = [_hook_up(importlib.import_module(m).KIND) for m in KIND_MODULES]
 
 
+def _marked_kind(d: Path, names: set) -> str | None:
+    """The kind a directory holding `names` is a result of, by their result files, as results_under
+    reads it without asking the layouts: a kind's own files outrank the catch-all's run output (a
+    kv_cache leaf's summary.json); several kinds' own files: their names joined by "+"."""
+    marking = [k for k in KINDS if k.result_files and marks.marks(names, k.result_files)]
+    own = [k for k in marking if not catch_all(k, d)]
+    return "+".join(sorted(k.name for k in (own or marking[:1]))) or None
+
+
+marks.READER[:] = [_marked_kind]
+
+
 def register(kind: Kind) -> None:
     """Add a kind (its workloads.dir files become workloads too). Its name must be new (no kind or
     layout has it)."""

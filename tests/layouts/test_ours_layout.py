@@ -67,6 +67,7 @@ def test_it_is_registered_and_claims_a_mixed_results_dir_and_the_folders_above_t
     assert registry.for_result(mixed / "both").name == ours.NAME
     # a kind's own claim outranks it: checkpointing claims any folder above one of its phases
     assert ours.claims(mixed) == Claim.WITHIN and registry.for_result(mixed).name == "checkpointing"
+    assert ours.claims(mixed / "pair") == Claim.NONE and registry.for_result(mixed / "pair").name == "checkpointing"
     shutil.rmtree(mixed / "pair")
     assert registry.for_result(mixed).name == ours.NAME
     # a folder of one kind's results is that kind's, as its own results dir (the catch-all's too)
@@ -75,6 +76,9 @@ def test_it_is_registered_and_claims_a_mixed_results_dir_and_the_folders_above_t
     assert registry.for_result(mixed / "both" / "unet3d").name == "training"
     assert registry.for_result(mixed / "tpcx").name == "tpcx-ai"
     assert registry.for_result(mixed / "kv" / "20260709_215001").name == "kv_cache"
+    # a kv_cache leaf's summary.json is run output, not a second kind; a checkpointing pair's runs are its
+    for one_kind in (mixed / "kv", mixed / "train"):
+        assert ours.claims(one_kind) == Claim.NONE, one_kind
     # a result (a kind's result files in it) is never the layout's
     for d in _dirs(mixed):
         if marks.any_kind(set(os.listdir(d))):

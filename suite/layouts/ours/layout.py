@@ -52,8 +52,8 @@ def _names(d: Path) -> tuple[set[str], list[str]]:
 
 
 def _kinds_below(d: Path, dirs: list[str]) -> set[str]:
-    """The kinds whose result files the folders below `d` hold (links not followed, code dirs skipped,
-    bounded; the walk stops at the second kind)."""
+    """The kinds whose results the folders below `d` are, by their result files (suite.layouts.marks:
+    the registry's reading; links not followed, code dirs skipped, bounded; the walk stops at the second)."""
     todo = [(d / n, 1) for n in sorted(dirs) if not is_code_dir(n)]
     found: set[str] = set()
     seen = 0
@@ -61,8 +61,9 @@ def _kinds_below(d: Path, dirs: list[str]) -> set[str]:
         sub, depth = todo.pop()
         seen += 1
         names, below = _names(sub)
-        found |= marks.kinds_of(names)
-        if depth < MAX_DEPTH:
+        if (kind := marks.kind_of(sub, names)) is not None:
+            found.add(kind)                   # a result: nothing below it is asked (as results_under)
+        elif depth < MAX_DEPTH:
             todo += [(sub / n, depth + 1) for n in sorted(below) if not is_code_dir(n)]
     return found
 
