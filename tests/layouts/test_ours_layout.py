@@ -174,3 +174,12 @@ def test_any_folder_shape_is_claimed_or_not_and_never_raises_past_one_line(shape
         err = capsys.readouterr().err
         assert code in (ExitCode.OK, ExitCode.FAILED, ExitCode.BAD_INPUT)
         assert "Traceback" not in err and (code != ExitCode.BAD_INPUT or err.strip().count("\n") == 0)
+
+
+def test_a_folder_too_long_to_tell_is_never_its(mixed):
+    """A listing past its bound could hide a result file of the folder's own: the layout claims nothing."""
+    shutil.rmtree(mixed / "pair")
+    assert ours.claims(mixed) == Claim.WITHIN
+    for n in range(ours.MAX_NAMES):
+        (mixed / f"f{n:03d}.txt").write_text("")
+    assert ours.claims(mixed) == Claim.NONE and registry.for_result(mixed).name == "training"

@@ -78,8 +78,8 @@ def claims(path: Path) -> int:
     if p.is_symlink() or not p.is_dir():
         return Claim.NONE
     names, dirs = _names(p)
-    if not dirs or marks.any_kind(names):
-        return Claim.NONE
+    if not dirs or len(names) >= MAX_NAMES or marks.any_kind(names):
+        return Claim.NONE                     # a result (or a listing too long to tell): its kind's
     if any(n.lower() in DIVISIONS for n in [*Path(os.path.realpath(p)).parts, *dirs]):
         return Claim.NONE                     # a published tree (its divisions), or inside one: its layout's
     if len(_kinds_below(p, dirs)) < 2 or pooled.looks_v3(p):
