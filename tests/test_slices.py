@@ -13,8 +13,9 @@ SUITE = paths.REPO / "suite"
 KINDS = sorted(p.name for p in SUITE.iterdir() if (p / "kind.py").is_file())     # a kind: a folder with kind.py
 LAYOUT_PLUGINS = ["published"]     # a layout plugin: a folder with layout.py whose LAYOUT the registry lists
 # a layout plugin inside the layouts layer (suite/layouts/<name>/layout.py): its readers are a layer, read by
-# the kind that checks its nodes (the v0.5-v2.0 benchmark dirs: training's checker); it imports no kind either
-LAYER_LAYOUTS = ["benchdirs"]
+# the kind that checks its nodes (the v0.5-v2.0 benchmark dirs: training's checker; our own results dirs:
+# each node's kind); it imports no kind either
+LAYER_LAYOUTS = ["benchdirs", "ours"]
 LAYERS = ("harness", "storage", "check", "report", "rules", "enforce", "engines", "compare", "submission", "layouts")
 ABOVE = ("kinds", "commands", "history")   # above the kinds: the registry (the one dispatch), the commands, history
 TOP_ABOVE = ("cli.py",)                # suite/*.py above the kinds; every other suite/*.py is a layer module
@@ -87,7 +88,7 @@ def test_the_layouts_are_the_folders_with_a_layout_py_and_no_kind_is_one():
     assert all((SUITE / "layouts" / x / "layout.py").is_file() for x in LAYER_LAYOUTS)
     assert {layout.claims.__module__ for layout in registry.LAYOUTS} == \
         {f"suite.{x}.layout" for x in LAYOUT_PLUGINS} | {f"suite.layouts.{x}.layout" for x in LAYER_LAYOUTS}
-    assert {"mlperf-v3-tree", "mlperf-benchmark-dirs"} <= {x.name for x in registry.LAYOUTS}
+    assert {"mlperf-v3-tree", "mlperf-benchmark-dirs", "suite-results-dir"} <= {x.name for x in registry.LAYOUTS}
     assert "mlperf-v3-tree" not in {k.name for k in registry.KINDS}
 
 

@@ -11,10 +11,8 @@ catch-all). Two equal claims are a one-line error, exit 2.
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -22,8 +20,10 @@ from suite import files
 from suite.benchmark import Claim, Kind, strength
 from suite.engines import registry as engines
 from suite.errors import ResultError, WorkloadError, expected_got
-from suite.layouts import pooled
+from suite.layouts import marks, pooled
 from suite.layouts.layout import Layout
+from suite.layouts.ours import nodes
+from suite.layouts.ours.nodes import Found
 from suite.rules import vocabulary
 from suite.storage import workloads
 
@@ -38,13 +38,16 @@ KIND_MODULES = (
     "suite.kv_cache.kind",
 )
 
-# The layouts, one module a line (its LAYOUT: suite.layouts.layout.Layout): the published v3.0 pooled tree,
-# and the v0.5-v2.0 benchmark dirs (their tree, divisions and organisations; readers and tree-level findings
-# in suite/layouts/benchdirs/, their benchmark nodes checked by the kind claiming them). Our own results
-# dirs are still read by the kinds' own walks (results_under; training's checker through benchdirs' tree).
+# The layouts, one module a line (its LAYOUT: suite.layouts.layout.Layout; the order decides nothing:
+# claims do): the published v3.0 pooled tree; the v0.5-v2.0 benchmark dirs (their tree, divisions and
+# organisations; readers and tree-level findings in suite/layouts/benchdirs/); our own `suite run` results
+# dirs (a results dir's root and the folders in it above the results: suite/layouts/ours/). The benchmark
+# dirs and ours hold no check of their own: their nodes are checked by the kinds claiming them, wherever
+# they sit (results_under finds them; training's checker reads benchmark dirs through benchdirs' tree).
 LAYOUT_MODULES = (
     "suite.published.layout",
     "suite.layouts.benchdirs.layout",
+    "suite.layouts.ours.layout",
 )
 
 LAYOUTS: list[Layout] = [importlib.import_module(m).LAYOUT for m in LAYOUT_MODULES]
@@ -80,6 +83,7 @@ def _hook_up(kind: Kind) -> Kind:
     if kind.reference_judge is not None:            # the layouts hand it its nodes of reference leaves
         pooled.JUDGES[kind.name] = kind.reference_judge
     pooled.KIND_FOLDERS.add(kind.name)              # a folder named for it marks a pooled tree
+    marks.add(kind.name, kind.result_files)         # its result files mark a result (not a results dir's root)
     if (facts := facts_file(kind)) is not None:     # the facts its rules may name join the vocabulary
         vocabulary.add(facts)
     for eng in kind_engines(kind):                  # `suite engine install/list` and --engine know its engines
@@ -88,6 +92,18 @@ def _hook_up(kind: Kind) -> Kind:
 
 
 KINDS: list[Kind] = [_hook_up(importlib.import_module(m).KIND) for m in KIND_MODULES]
+
+
+def _marked_kind(d: Path, names: set) -> str | None:
+    """The kind a directory holding `names` is a result of, by their result files, as results_under
+    reads it without asking the layouts: a kind's own files outrank the catch-all's run output (a
+    kv_cache leaf's summary.json); several kinds' own files: their names joined by "+"."""
+    marking = [k for k in KINDS if k.result_files and marks.marks(names, k.result_files)]
+    own = [k for k in marking if not catch_all(k, d)]
+    return "+".join(sorted(k.name for k in (own or marking[:1]))) or None
+
+
+marks.READER[:] = [_marked_kind]
 
 
 def register(kind: Kind) -> None:
@@ -103,6 +119,7 @@ def unregister(name: str) -> None:
     KINDS.remove(kind)
     pooled.JUDGES.pop(kind.name, None)
     pooled.KIND_FOLDERS.discard(kind.name)
+    marks.remove(kind.name)
     if kind.workloads.dir is not None:
         workloads.remove_dir(kind.workloads.dir)
     if (facts := facts_file(kind)) is not None:
@@ -227,111 +244,10 @@ def described(kind: Kind) -> str:
     return f"a {kind.name} workload ({kind.workloads.shown or ', '.join(names)})"
 
 
-@dataclass
-class Found:
-    """What a tree holds: each kind's result directories (real paths), and what no kind could take."""
-
-    root: Path
-    by_kind: dict[str, list[Path]] = field(default_factory=dict)
-    unclassified: list[tuple[Path, str]] = field(default_factory=list)   # (file, why)
-
-    def kinds(self) -> list[str]:
-        """The owners with results here, in the order their results sit (the first result's path, then
-        the name): never the order of registration."""
-        return sorted((k for k, dirs in self.by_kind.items() if dirs), key=lambda k: (str(min(self.by_kind[k])), k))
-
-
 def results_under(path: Path) -> Found:
-    """Every result under `path`, by kind: a tree walk (suite.layouts.walker: links not followed, code
-    dirs skipped, bounded) that asks each kind whether a directory it meets holds one of its results
-    (its `result_files`); below a claimed directory nothing is asked again. Where several kinds' files
-    are there, the most specific claim takes it (`owner_of`). A directory with run output only (the
-    catch-all's files) is first offered to the layouts' and the other kinds' claims (a published
-    vector_database leaf has no file of its own; a leaf inside a pooled tree is the layout's); training,
-    the catch-all, takes what none claims. A file naming a kind (its `kind` key) that no kind claimed is
-    unclassified."""
-    from suite.layouts.walker import _Walker
-
-    root = Path(os.path.realpath(path))
-    found = Found(root, {o.name: [] for o in sorted([*KINDS, *LAYOUTS], key=lambda o: o.name)})
-    if not root.is_dir():
-        return found
-    walker = _Walker(root)
-    walker.walk(root)
-    claimed: list[Path] = []
-    for d in sorted(walker.dirs, key=lambda p: (len(p.parts), str(p))):
-        if any(c == d or c in d.parents for c in claimed):
-            continue
-        names = set(walker.dirs[d]) | set(walker.subdirs.get(d, ()))
-        marking = [k for k in KINDS if k.result_files and _marks(names, k.result_files)]
-        own = [k for k in marking if not catch_all(k, d)]
-        if own:
-            kind = own[0] if len(own) == 1 else owner_of(d, own, Claim.NONE)
-            if "results.json" in names:
-                _one_claim(d, kind)
-        elif marking:                              # run output: another's leaf by its own claim first
-            other = owner_of(d, [o for o in [*LAYOUTS, *KINDS] if o not in marking], Claim.WITHIN)
-            if other is None:
-                found.by_kind[marking[0].name].append(d)
-                continue
-            kind = other
-        else:
-            continue
-        found.by_kind[kind.name].append(d)
-        claimed.append(d)
-    for name, dirs in found.by_kind.items():          # the catch-all's: none inside a claimed directory
-        dirs[:] = [d for d in dirs if not any(c != d and c in d.parents for c in claimed)]
-    for d, names in walker.dirs.items():
-        if not any(c == d or c in d.parents for c in claimed):
-            found.unclassified += [(d / n, why) for n in names if (why := _foreign(d / n))]
-    return found
-
-
-RECORD_BYTES = 1 << 20
-
-
-def _one_claim(d: Path, kind: Kind) -> None:
-    """A directory claimed by `kind`'s result file whose own run record (our results.json, naming its
-    workload) is another kind's: two claims, neither more specific (a stray result file in a run would
-    otherwise hide the run): a one-line error naming both, exit 2."""
-    try:
-        doc = files.load_json(d / "results.json", limit=RECORD_BYTES, error=ResultError)
-    except (ResultError, OSError, RecursionError, ValueError):
-        return
-    name = doc.get("workload") if isinstance(doc, dict) else None
-    paths = workloads.paths() if isinstance(name, str) else {}
-    own = workloads.benchmark_of(paths[name]) if name in paths else None
-    if own is not None and own != kind.name:
-        marks = ", ".join(sorted(n for n in os.listdir(d) if _marks({n}, kind.result_files)))[:120]
-        raise ResultError(expected_got(d, "(results)", "one kind's results in one directory",
-                                       f"a {own} run (results.json workload {name!r}) and {kind.name}'s {marks}"))
-
-
-def _marks(names: set, patterns) -> bool:
-    """A directory's names include one of a kind's result files (exact names, or fnmatch patterns
-    such as vector_database_*_metadata.json)."""
-    from fnmatch import fnmatchcase
-
-    return bool(names & set(patterns)) or any(fnmatchcase(n, p) for p in patterns if "*" in p for n in names)
-
-
-def _foreign(p: Path) -> str:
-    """Why a result file outside every claimed directory is no kind's result ('' when it is not one)."""
-    if not (p.name == "results.json" or (p.suffix == ".json" and "result" in p.name.lower())):
-        return ""
-    try:
-        doc = files.load_json(p, error=ResultError)
-    except (ResultError, RecursionError, ValueError):
-        return ""                                   # unreadable: the training checker reports it
-    named = doc.get("kind") if isinstance(doc, dict) else None
-    if not isinstance(named, str):
-        return ""
-    kind = next((k for k in KINDS if (named == k.name or named.startswith(k.name + "-"))
-                 and not catch_all(k, p.parent)), None)
-    if kind is None:
-        return ""
-    return (f"kind: {named!r}, but no {kind.name} result directory around it (expected "
-            f"{' or '.join(kind.result_files)} beside it or above it)")
+    """Every result under `path`, by owner: the one walk (suite.layouts.ours.nodes.results_under) asking
+    this registry's kinds and layouts; the partitioner parts what it finds (suite.kinds.dispatch)."""
+    return nodes.results_under(path, sys.modules[__name__])
 
 
 def reads_around(path: Path) -> list[Path]:

@@ -1,6 +1,7 @@
 """What a layout is: how results sit on disk around the benchmarks (a published v3.0 pooled tree: its
-organisations, systems, code pool and SHA256SUMS; the v0.5-v2.0 benchmark dirs: suite.layouts.benchdirs),
-as a plugin the one partitioner asks first (suite.kinds.registry.LAYOUT_MODULES, suite.kinds.dispatch). A
+organisations, systems, code pool and SHA256SUMS; the v0.5-v2.0 benchmark dirs: suite.layouts.benchdirs;
+our own `suite run` results dirs: suite.layouts.ours), as a plugin the one partitioner asks first
+(suite.kinds.registry.LAYOUT_MODULES, suite.kinds.dispatch). A
 layout claims a path, checks only what is its own (system descriptions, code pool, folder structure,
 checksums) and hands every benchmark node it finds to the kind that claims it; it names no kind.
 
