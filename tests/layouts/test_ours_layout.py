@@ -183,3 +183,29 @@ def test_a_folder_too_long_to_tell_is_never_its(mixed):
     for n in range(ours.MAX_NAMES):
         (mixed / f"f{n:03d}.txt").write_text("")
     assert ours.claims(mixed) == Claim.NONE and registry.for_result(mixed).name == "training"
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_two_catch_alls_marking_one_run_are_a_one_line_error_whatever_their_order(tmp_path, first):
+    """A run folder marked only by catch-alls' files (training's summary.json) went to the first one
+    registered; with a second catch-all that marks it too, the walk refuses it alike in either order
+    (two equal claims: one line, exit 2), and training takes it again once the rival is gone."""
+    from suite.benchmark import Checked, Kind
+    from suite.errors import ResultError
+
+    run = tmp_path / "R" / "run-1"
+    shutil.copytree(paths.DATA / "suite-run" / "unet3d-h100" / "run-1", run)
+    rival = Kind(name="rival-catch-all", run=lambda args: 0, result_files=("summary.json",),
+                 recognises=lambda p: Claim.ANY if Path(p).is_dir() else Claim.NONE,
+                 check=lambda p, a: Checked("", "", ExitCode.OK, "closed"), metrics=lambda p, f: 0,
+                 report_page=lambda p, a: None)
+    if first:
+        registry.KINDS.insert(0, rival)
+    else:
+        registry.register(rival)
+    try:
+        with pytest.raises(ResultError, match="claim it alike"):
+            registry.results_under(tmp_path / "R")
+    finally:
+        registry.unregister("rival-catch-all")
+    assert registry.results_under(tmp_path / "R").by_kind["training"] == [run.resolve()]

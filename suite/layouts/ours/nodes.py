@@ -62,8 +62,9 @@ def results_under(path: Path, among) -> Found:
                 _one_claim(d, kind)
         elif marking:                              # run output: another's leaf by its own claim first
             other = owner_of(d, [o for o in [*layouts, *kinds] if o not in marking], Claim.WITHIN)
-            if other is None:
-                found.by_kind[marking[0].name].append(d)
+            if other is None:                      # the catch-all's; two catch-alls alike: one line, exit 2
+                alone = marking[0] if len(marking) == 1 else owner_of(d, marking, Claim.NONE)
+                found.by_kind[alone.name].append(d)
                 continue
             kind = other
         else:
