@@ -40,6 +40,24 @@ class Problem:
 
 
 
+def listing(d: Path, limit: int) -> tuple[set[str], list[str]]:
+    """The names in `d` (files and folders) and its sub-folders (links not followed), the first `limit`
+    entries only (a layout's recognition reads a bounded listing); nothing where `d` cannot be listed."""
+    names: set[str] = set()
+    dirs: list[str] = []
+    try:
+        with os.scandir(d) as it:
+            for n, e in enumerate(it):
+                if n >= limit:
+                    break
+                names.add(e.name)
+                if e.is_dir(follow_symlinks=False):
+                    dirs.append(e.name)
+    except OSError:
+        return set(), []
+    return names, dirs
+
+
 def is_code_dir(name: str) -> bool:
     """`code/`, `dlio_code/`, `Storage_code/`: submitted code, never results."""
     low = name.lower()

@@ -14,11 +14,11 @@ layout for the tree's own findings (suite.layouts.benchdirs.facts.tree_findings)
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from suite.benchmark import Claim
 from suite.layouts.layout import Layout
+from suite.layouts.walker import listing
 
 NAME = "mlperf-benchmark-dirs"
 DIVISIONS = ("closed", "open")         # division folders, in any case (v1.0's Closed/, v0.5's closed/)
@@ -27,18 +27,8 @@ MAX_NAMES = 200                         # a listing for recognition is bounded
 
 
 def _dirs(d: Path) -> list[str]:
-    """The sub-folders of `d` (links not followed; at most MAX_NAMES looked at)."""
-    out: list[str] = []
-    try:
-        with os.scandir(d) as it:
-            for n, e in enumerate(it):
-                if n >= MAX_NAMES:
-                    break
-                if e.is_dir(follow_symlinks=False):
-                    out.append(e.name)
-    except OSError:
-        return []
-    return out
+    """The sub-folders of `d` (links not followed; at most MAX_NAMES entries looked at)."""
+    return listing(d, MAX_NAMES)[1]
 
 
 def _is_org(d: Path, in_division: bool = False) -> bool:

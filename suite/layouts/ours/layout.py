@@ -25,7 +25,7 @@ from pathlib import Path
 from suite.benchmark import Claim
 from suite.layouts import marks
 from suite.layouts.layout import Layout
-from suite.layouts.walker import is_code_dir
+from suite.layouts.walker import is_code_dir, listing
 
 NAME = "suite-results-dir"
 DIVISIONS = ("closed", "open")     # a published tree's division folders (its layout's, whatever lies below)
@@ -35,20 +35,8 @@ MAX_DIRS = 2000                    # how many folders below it are looked at
 
 
 def _names(d: Path) -> tuple[set[str], list[str]]:
-    """The names in `d` (files and folders) and its sub-folders (links not followed); bounded."""
-    names: set[str] = set()
-    dirs: list[str] = []
-    try:
-        with os.scandir(d) as it:
-            for n, e in enumerate(it):
-                if n >= MAX_NAMES:
-                    break
-                names.add(e.name)
-                if e.is_dir(follow_symlinks=False):
-                    dirs.append(e.name)
-    except OSError:
-        return set(), []
-    return names, dirs
+    """The names in `d` and its sub-folders (links not followed); bounded (suite.layouts.walker.listing)."""
+    return listing(d, MAX_NAMES)
 
 
 def _kinds_below(d: Path, dirs: list[str]) -> set[str]:
