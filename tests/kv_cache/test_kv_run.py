@@ -1,5 +1,5 @@
 """`suite run --workload kv-cache`: a closed-parameter run of all three options at a reduced duration
-(1 trial of 1 s each, 2 MPI ranks through real mpiexec, real files fsync'd on the cache dir, results
+(1 trial of 2 s each, 2 MPI ranks through real mpiexec, real files fsync'd on the cache dir, results
 on a tmpfs: another file system), its published layout, suite check's verdict (OPEN: the reduced
 duration and trial count noted, nothing invalid), suite metrics per option; then each rule of
 rules/v3.0/kv_cache.yaml failing on a copy of that leaf with one thing broken."""
@@ -16,7 +16,10 @@ from suite import files
 from suite.kv_cache import check
 from suite.kv_cache import leaf as kvleaf
 
-DURATION_S = 1
+DURATION_S = 2          # each trial; a run whose trial served nothing on a starved machine is run again
+RETRY_DURATION_S = 8    # at this duration, once (closed_leaf)
+CACHE_TMPFS = "18g"     # per rank 95 % / 2 = 8.55 GiB: the 70B option's largest entry (25,000 tokens x
+                        # 327,680 B = 8.19 GB) fits, so no allocation is refused; pages only as written
 
 
 @pytest.fixture(scope="module")
@@ -30,27 +33,39 @@ def tmpfs(tmp_path_factory):
     subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
+def _closed_run(cache, results, duration_s: int):
+    """One closed run of options 1-3 (1 trial each, 2 ranks) into `results`: (exit code, its leaf)."""
+    from suite import cli
+
+    code = cli.main(["run", "--workload", "kv-cache", "--cache-dir", str(cache), "--results-dir", str(results),
+                     "--trials", "1", "--duration", str(duration_s), "--inter-option-delay", "0",
+                     "--accelerators", "2", "--allow-no-cache-drop"])
+    assert not [p for p in cache.rglob("*.kv")], "entry files are removed after each trial"
+    leaves = list((results / "kv_cache").glob("*/run/*"))
+    assert len(leaves) == 1
+    return code, leaves[0]
+
+
 @pytest.fixture(scope="module")
 def closed_leaf(tmpfs, tmp_path_factory):
     """One closed run, options 1-3, reduced (module-scoped: ~15 s). The cache dir a tmpfs (pages only as
-    written; what 1 s writes stays far below its size, so nothing is evicted): in 1 s on a disk beside
-    other jobs no full-size request completes, and a trial that served none fails the run (issue 36,
-    class 11); in memory requests complete."""
-    from suite import cli
-
+    written, evicted at the per-rank capacity): on a disk beside other jobs no full-size request completes
+    in seconds. On a machine other jobs starve, option 3's first 70B entries (84 MB-8 GB, four at a time)
+    may not complete in DURATION_S: a trial that served none fails the run (issue 36, class 11), and the
+    run is made again once at RETRY_DURATION_S, saying why (issue 47: a retry that measures and says why)."""
     cache = tmp_path_factory.mktemp("kvcache")
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8g", "tmpfs", str(cache)]).returncode != 0:
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={CACHE_TMPFS}", "tmpfs", str(cache)]).returncode != 0:
         pytest.skip("cannot mount a tmpfs here")
     try:
-        code = cli.main(["run", "--workload", "kv-cache", "--cache-dir", str(cache), "--results-dir", str(tmpfs / "R"),
-                         "--trials", "1", "--duration", str(DURATION_S), "--inter-option-delay", "0",
-                         "--accelerators", "2", "--allow-no-cache-drop"])
-        assert not [p for p in cache.rglob("*.kv")], "entry files are removed after each trial"
+        code, leaf = _closed_run(cache, tmpfs / "R", DURATION_S)
+        unserved = [f for f in check.assess(leaf)["findings"] if f.rule_id == "kvcache-trials-complete"]
+        if unserved:
+            print(f"closed_leaf: {unserved[0].message}; run again at {RETRY_DURATION_S} s a trial")
+            shutil.rmtree(tmpfs / "R")
+            code, leaf = _closed_run(cache, tmpfs / "R", RETRY_DURATION_S)
     finally:
         subprocess.run(["umount", "-l", str(cache)], check=False)
-    leaves = list((tmpfs / "R" / "kv_cache").glob("*/run/*"))
-    assert len(leaves) == 1
-    return code, leaves[0]
+    return code, leaf
 
 
 def test_closed_run_layout_and_verdict(closed_leaf):
