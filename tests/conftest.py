@@ -247,6 +247,25 @@ def pytest_sessionfinish(session):
         _unmount_under(factory.getbasetemp())
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    """Where PYTHONDONTWRITEBYTECODE is set (as on some CI machines), every worker and every `python -m suite`
+    or MPI rank a test starts compiled each module from source again, and pytest rewrote every test module
+    per worker: 8 CPU s of collection per worker alone (issue 47: the suite on a busy machine). The session
+    compiles each once instead, into one bytecode cache in its own temp dir (PYTHONPYCACHEPREFIX), never
+    beside the checkout's sources; the workers and the processes they start inherit it."""
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or hasattr(config, "workerinput"):
+        return
+    factory = getattr(config, "_tmp_path_factory", None)
+    if factory is None:
+        return
+    prefix = factory.getbasetemp() / "pycache"
+    prefix.mkdir(exist_ok=True)
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
+    sys.dont_write_bytecode, sys.pycache_prefix = False, str(prefix)
+
+
 CPU_TSV = "SUITE_TEST_CPU_TSV"   # a file: each test phase's CPU seconds appended to it (issue 47: rank by CPU)
 
 
