@@ -37,6 +37,8 @@ class Checked:
     code: int
     verdict: str = ""            # closed | open | invalid | valid (TPCx-AI); "" where a kind does not say
     voice: object = None         # suite.rules.verdict.Voice: what the verdict line says (None: made from verdict, code)
+    result: object = None        # the structured result behind the report, where the kind has one (a
+                                 # suite.check.result.CheckResult): what a layout combines its nodes' checks from
 
     def said(self):
         """The Voice of this check: the kind's own, else one read from its verdict and exit code."""
