@@ -41,6 +41,15 @@ def check(path: Path, args) -> Checked:
                                             for p in rest], args)
 
 
+def result_of(path: Path):
+    """`suite check PATH`'s structured result (a suite.check.result.CheckResult: a benchmark-dir tree's
+    own findings, by its layout, beside its nodes' kinds' results), for a kind's page that shows the verdict
+    (suite report); None where PATH is parted among several owners (each its own)."""
+    from suite.report.findings import RESULT
+
+    return check(Path(path), argparse.Namespace(format=RESULT, ruleset="auto")).result
+
+
 def _handed(part, args):
     """The arguments a part's owner is called with: the directories it leaves to others; a layout's,
     the handovers of the folders and the benchmark nodes it does not judge itself to their kinds."""

@@ -160,7 +160,9 @@ def report_page(path: Path, args):
 
     path = storage_dir(path)
     summary = aggregate.summarise(path)
-    built = page.build(summary, check(path, ruleset="auto"))
+    whole = getattr(args, "for_check", None)       # suite check's own result (its tree findings the layout's)
+    result = whole(path) if whole is not None else None
+    built = page.build(summary, result if result is not None else check(path, ruleset="auto"))
     built.sections += page.host_sections(summary)
     return built
 
