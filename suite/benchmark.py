@@ -159,7 +159,9 @@ class Kind:
     name: str
     run: Callable[[object], int]                     # suite run (args) -> exit code
     recognises: Callable[[Path], int]                # is this file or directory one of its results? (a Claim)
-    check: Callable[[Path, object], Checked]         # suite check (path, args)
+    check: Callable[[Path, object], Checked]         # suite check (path, args); a layout handing it the benchmark
+                                                     # nodes its walk found: args.nodes (that tree, its nodes only)
+                                                     # and args.format "result" (Checked.result, no report)
     metrics: Callable[[Path, str], int]              # suite metrics (path, "text" | "json"): prints (its JSON's
                                                      # benchmarks: suite.kinds.combine's docstring)
     report_page: Callable[[Path, object], object]    # suite report (path, args) -> suite.report.content.Page

@@ -64,7 +64,7 @@ def _what(b) -> str:
 def text(result, rule_messages: dict | None = None, headline=None) -> str:
     """Human-readable report: per benchmark the verdict, what was detected, the numbers, the findings.
     `headline(aggregate) -> str`: a benchmark's numbers in one line, by the kind that aggregated them
-    (none shown without it)."""
+    (a benchmark result's own `headline`, where its kind gave one, first; none shown without either)."""
     lines = [f"suite check {result.root}"]
     for br in result.benchmarks:
         b = br.benchmark
