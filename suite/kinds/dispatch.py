@@ -89,14 +89,14 @@ def parts(path: Path, args=None) -> Parts:
 
 
 def walked(split: Parts) -> Parts:
-    """`suite check`'s parts with every part of the catch-all kind's given to the layout whose walk reads
-    them (`walks_catch_all`: the v0.5-v2.0 benchmark dirs'): it checks what is its own there and hands the
-    benchmark nodes it finds to the kinds that claim them."""
+    """`suite check`'s parts with every directory of the catch-all kind's given to the layout whose walk
+    reads them (`walks_catch_all`: the v0.5-v2.0 benchmark dirs'): it checks what is its own there and
+    hands the benchmark nodes it finds to the kinds that claim them. A file stays its owner's."""
     walker = next((x for x in registry.LAYOUTS if x.walks_catch_all), None)
     if walker is None:
         return split
-    out = [Part(walker, p.path, p.exclude, p.kind.name) if registry.catch_all(p.kind, p.path) else p
-           for p in split.parts]
+    out = [Part(walker, p.path, p.exclude, p.kind.name) if p.path.is_dir() and registry.catch_all(p.kind, p.path)
+           else p for p in split.parts]
     return replace(split, parts=out)
 
 

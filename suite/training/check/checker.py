@@ -46,7 +46,7 @@ def check(path, ruleset: str = "auto", exclude=(), nodes: layout.Tree | None = N
     again). The result holds the nodes' results only: no finding of the tree's own."""
     rulesets.refuse_unknown(ruleset)
     tree = nodes if nodes is not None else layout.discover_tree(path, ruleset, exclude)
-    if not tree.benchmarks and nodes is None:
+    if not tree.benchmarks and not tree.incomplete and nodes is None:   # an aborted dir: the layout says so
         extra = f" ({len(tree.problems)} unusable entries, e.g. {tree.problems[0].path}: " \
                 f"{tree.problems[0].actual})" if tree.problems else ""
         raise ResultError(f"{path}: expected run output (summary.json, configs/overrides.yaml, results.json, "
