@@ -37,6 +37,8 @@ class Checked:
     code: int
     verdict: str = ""            # closed | open | invalid | valid (TPCx-AI); "" where a kind does not say
     voice: object = None         # suite.rules.verdict.Voice: what the verdict line says (None: made from verdict, code)
+    result: object = None        # the structured result behind the report, where the kind has one (a
+                                 # suite.check.result.CheckResult): what a layout combines its nodes' checks from
 
     def said(self):
         """The Voice of this check: the kind's own, else one read from its verdict and exit code."""
@@ -157,7 +159,9 @@ class Kind:
     name: str
     run: Callable[[object], int]                     # suite run (args) -> exit code
     recognises: Callable[[Path], int]                # is this file or directory one of its results? (a Claim)
-    check: Callable[[Path, object], Checked]         # suite check (path, args)
+    check: Callable[[Path, object], Checked]         # suite check (path, args); a layout handing it the benchmark
+                                                     # nodes its walk found: args.nodes (that tree, its nodes only)
+                                                     # and args.format "result" (Checked.result, no report)
     metrics: Callable[[Path, str], int]              # suite metrics (path, "text" | "json"): prints (its JSON's
                                                      # benchmarks: suite.kinds.combine's docstring)
     report_page: Callable[[Path, object], object]    # suite report (path, args) -> suite.report.content.Page

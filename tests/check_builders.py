@@ -306,3 +306,15 @@ def whole_tree(root: Path) -> dict:
     expect["F/results/f1/bench"] = "INVALID, fix required"      # no report either
     (root / "closed").rmdir()
     return expect
+
+
+def whole_check(path: Path, ruleset: str = "auto"):
+    """`suite check PATH` as the command runs it (the one partitioner, suite.kinds.tree: a benchmark-dir
+    tree's layout, its own findings beside its nodes' kind's results): its CheckResult. The kind's own
+    judgement of the nodes alone is suite.training.check.checker.check."""
+    import argparse
+
+    from suite.kinds import tree
+    from suite.report.findings import RESULT
+
+    return tree.check(Path(path), argparse.Namespace(format=RESULT, ruleset=ruleset)).result

@@ -1,13 +1,13 @@
 """What `suite check` returns: per benchmark and for the whole tree, the verdict and the findings
 (records); `evaluate` (suite.rules.evaluate) applies one rule set to one scope -> findings.
-Used by suite.training.check.checker (training trees) and suite.checkpointing.check (checkpointing results)."""
+Used by suite.training.check.checker (the benchmark nodes it judges), suite.layouts.benchdirs.check (a
+benchmark-dir tree: its kinds' node results and its own findings) and suite.checkpointing.check."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.layouts.benchdirs import tree as layout
 from suite.rules import engine as rules
 from suite.rules.evaluate import evaluate, relative as rel  # noqa: F401 (one evaluator, re-exported)
 from suite.rules import findings as grades
@@ -17,7 +17,7 @@ from suite.rules.verdict import Voice, worst
 
 @dataclass
 class BenchmarkResult:
-    benchmark: layout.Benchmark
+    benchmark: object                # the node judged (suite.layouts.benchdirs.tree.Benchmark)
     verdict: str
     findings: list[Finding]
     aggregate: dict | None
@@ -30,6 +30,7 @@ class BenchmarkResult:
     # mismatch, claimed, derived, path, field}] (suite.training.check.rederive; any kind may fill it)
     rederived: list[dict] = field(default_factory=list)
     miniature: bool = False          # a scaled-down run: never compliant (suite.rules.verdict)
+    headline: str | None = None      # its numbers in one line, by the kind that judged it (text report only)
 
     def voice(self) -> Voice:
         return Voice(self.verdict, self.miniature, self.benchmark.division or "closed", self.fix_required)

@@ -24,13 +24,15 @@ def add_parser(sub) -> None:
 
 def _layout_args(kind, args):
     """A layout (a published v3.0 tree) hands the folders it does not check to the kinds that claim
-    them, as `suite check` does, and asks them for their results tables' rows."""
+    them, as `suite check` does, and asks them for their results tables' rows; a kind's page shows suite
+    check's result of its folder (`for_check`: the one partitioner's, a benchmark-dir tree's own findings
+    by its layout included)."""
     import argparse
 
     from suite.kinds import registry, tree
 
     if not registry.is_layout(kind):
-        return args
+        return argparse.Namespace(**{**vars(args), "for_check": tree.result_of})
 
     plain = argparse.Namespace(**{"format": "json", "ruleset": "auto", **vars(args)})
     return argparse.Namespace(**{**vars(plain), "for_result": tree.handover(kind, plain), "for_rows": tree.table_rows})

@@ -18,12 +18,15 @@ is still the layout's: its systems and code pool). The commands combine the part
 over PATH with the other owners' directories left out (`Part.exclude`), a kind whose check takes a tree
 once over PATH, the others once per result; a layout keeps PATH (its check hands each folder it does not
 read to its kind) and what lies beside its divisions is checked apart (suite.kinds.tree runs the checks).
+Every part of the catch-all kind's is checked by the layout whose walk reads them (`walked`: the v0.5-v2.0
+benchmark dirs' layout, a tree of them or loose): its own findings, and its benchmark nodes handed to the
+kinds that claim them.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from suite.benchmark import Claim, Kind
@@ -36,6 +39,7 @@ class Part:
     kind: Kind | Layout            # its owner: a kind, or a layout (it hands its nodes to their kinds)
     path: Path                     # what the owner's callable is given
     exclude: tuple | None = None   # suite check: the directories the catch-all leaves to the other owners
+    of: str | None = None          # suite check: the kind whose results a layout's part holds (its name said)
 
 
 @dataclass
@@ -58,11 +62,12 @@ def parts(path: Path, args=None) -> Parts:
     `args` given: the parts of `suite check` with those arguments."""
     path = Path(path)
     kind = registry.for_result(path)              # the most specific claim; a path that is not there refused
-    if registry.is_layout(kind) and kind.check is None:    # its nodes' kinds check it all: their parts
+    if registry.is_layout(kind) and (kind.check is None or kind.walks_catch_all):   # its nodes' kinds' parts
         with registry.aside(kind):
-            return parts(path, args)
+            split = parts(path, args)
+        return split if args is None else walked(split)
     if args is not None:
-        return _for_check(path, kind, args)
+        return walked(_for_check(path, kind, args))
     if not path.is_dir() or path.is_symlink():
         return Parts(path, [Part(kind, path)], single=True)
     found = registry.results_under(path)
@@ -81,6 +86,18 @@ def parts(path: Path, args=None) -> Parts:
         return Parts(path, [Part(sole, path)], single=True)
     return Parts(found.root, [Part(registry.owner(n), d) for n in found.kinds() for d in _tops(found, n)],
                  found.unclassified)
+
+
+def walked(split: Parts) -> Parts:
+    """`suite check`'s parts with every directory of the catch-all kind's given to the layout whose walk
+    reads them (`walks_catch_all`: the v0.5-v2.0 benchmark dirs'): it checks what is its own there and
+    hands the benchmark nodes it finds to the kinds that claim them. A file stays its owner's."""
+    walker = next((x for x in registry.LAYOUTS if x.walks_catch_all), None)
+    if walker is None:
+        return split
+    out = [Part(walker, p.path, p.exclude, p.kind.name) if p.path.is_dir() and registry.catch_all(p.kind, p.path)
+           else p for p in split.parts]
+    return replace(split, parts=out)
 
 
 def taker(kind: Kind, found: registry.Found) -> Kind | None:

@@ -40,10 +40,10 @@ KIND_MODULES = (
 
 # The layouts, one module a line (its LAYOUT: suite.layouts.layout.Layout; the order decides nothing:
 # claims do): the published v3.0 pooled tree; the v0.5-v2.0 benchmark dirs (their tree, divisions and
-# organisations; readers and tree-level findings in suite/layouts/benchdirs/); our own `suite run` results
-# dirs (a results dir's root and the folders in it above the results: suite/layouts/ours/). The benchmark
-# dirs and ours hold no check of their own: their nodes are checked by the kinds claiming them, wherever
-# they sit (results_under finds them; training's checker reads benchmark dirs through benchdirs' tree).
+# organisations; readers, tree-level findings and its check in suite/layouts/benchdirs/: it walks the tree
+# once and hands each benchmark node to the kind that claims it); our own `suite run` results dirs (a
+# results dir's root and the folders in it above the results: suite/layouts/ours/), which holds no check of
+# its own: its nodes are checked by the kinds claiming them, wherever they sit (results_under finds them).
 LAYOUT_MODULES = (
     "suite.published.layout",
     "suite.layouts.benchdirs.layout",

@@ -4,9 +4,11 @@ verdict is the worst of all; what no kind could take is listed and keeps the che
 
 A PATH that is one result, or holds one kind's results only (a training submission tree, a
 checkpointing write+read pair), is checked by that kind as before; a layout's tree by the layout, which
-hands each folder it does not read to the kind that claims it (`handover`). A mixed tree is checked part
-by part: the kinds whose check takes a tree (training, checkpointing) once over PATH, training with the
-other kinds' directories left out; the others (TPCx-AI) once per result directory.
+hands each folder it does not read to the kind that claims it (`handover`) and each benchmark node its walk
+found to the kind that claims it (`node_handover`: a benchmark-dir tree's, or loose benchmark dirs'). A mixed
+tree is checked part by part: the kinds whose check takes a tree (checkpointing) once over PATH, the
+catch-all's results by the benchmark-dir layout with the other kinds' directories left out; the others
+(TPCx-AI) once per result directory.
 """
 
 from __future__ import annotations
@@ -29,24 +31,66 @@ def check(path: Path, args) -> Checked:
     its owner; one part is its owner's check as it is, several are combined (the worst verdict)."""
     split = dispatch.parts(Path(path), args)
     first = split.parts[0]
-    if registry.is_layout(first.kind):         # a published v3.0 tree: the layout walks it and hands over the rest
-        handed = argparse.Namespace(**{**vars(args), "for_result": handover(first.kind, args)})
-        whole = first.kind.check(first.path, handed)
-        if split.single:
-            return whole
-        checked = [(first.kind.name, first.path, whole)]
-        return _combine(split.found, checked + [(p.kind.name, p.path, _part(p.kind, p.path, args))
-                                                for p in split.parts[1:]], args)
     if split.single:
-        return first.kind.check(first.path, args)
-    return _combine(split.found, [(p.kind.name, p.path, _part(p.kind, p.path, _excluding(args, p.exclude)))
-                                  for p in split.parts], args)
+        return first.kind.check(first.path, _handed(first, args))
+    rest, checked = split.parts, []
+    if registry.is_layout(first.kind) and not first.kind.walks_catch_all:
+        # a published v3.0 tree: the layout walks it and hands over the rest
+        rest, checked = split.parts[1:], [(first.kind.name, first.path, first.kind.check(first.path, _handed(first, args)))]
+    return _combine(split.found, checked + [(p.of or p.kind.name, p.path, _part(p.kind, p.path, _handed(p, args)))
+                                            for p in rest], args)
+
+
+def result_of(path: Path):
+    """`suite check PATH`'s structured result (a suite.check.result.CheckResult: a benchmark-dir tree's
+    own findings, by its layout, beside its nodes' kinds' results), for a kind's page that shows the verdict
+    (suite report); None where PATH is parted among several owners (each its own)."""
+    from suite.report.findings import RESULT
+
+    return check(Path(path), argparse.Namespace(format=RESULT, ruleset="auto")).result
+
+
+def _handed(part, args):
+    """The arguments a part's owner is called with: the directories it leaves to others; a layout's,
+    the handovers of the folders and the benchmark nodes it does not judge itself to their kinds."""
+    args = _excluding(args, part.exclude)
+    if not registry.is_layout(part.kind):
+        return args
+    return argparse.Namespace(**{**vars(args), "for_result": handover(part.kind, args),
+                                 "for_nodes": node_handover(args)})
 
 
 def _excluding(args, exclude):
     if exclude is None:
         return args
     return argparse.Namespace(**{**vars(args), "exclude_dirs": exclude})
+
+
+def node_handover(args):
+    """What a layout calls with the benchmark nodes its walk found (suite.layouts.benchdirs.check): each
+    node judged by the kind that claims it (suite.kinds.registry.owner_of: the most specific claim), all of
+    one kind's in one call of its check with `args.nodes` (the tree with only those nodes: the walk is not
+    done again) and the format "result"; their results (suite.check.result.BenchmarkResult)."""
+    from suite.errors import ResultError
+    from suite.report.findings import RESULT
+
+    def take(tree) -> list:
+        mine: dict[str, tuple] = {}
+        for b in tree.benchmarks:
+            kind = registry.owner_of(b.path, registry.KINDS)
+            if kind is None:
+                raise ResultError(f"{b.path}: (benchmark): expected a kind claiming it, got none")
+            mine.setdefault(kind.name, (kind, []))[1].append(b)
+        out = []
+        for kind, nodes in mine.values():
+            c = kind.check(tree.root, argparse.Namespace(**{**vars(args), "nodes": replace(tree, benchmarks=nodes),
+                                                             "format": RESULT}))
+            if not isinstance(getattr(c.result, "benchmarks", None), list):
+                raise ResultError(f"{nodes[0].path}: (check): expected {kind.name}'s results of its benchmark "
+                                  f"nodes, got none")
+            out += c.result.benchmarks
+        return out
+    return take
 
 
 def handover(whole, args):

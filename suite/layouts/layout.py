@@ -31,9 +31,13 @@ class Layout:
     that a check reads (an output is refused inside it). defers_check(path, args): True where the rules
     asked for hold no such tree (another round's): the catch-all kind checks it. submission: the tree
     `suite submission` makes in this layout (ruleset.yaml's submission.layout). check None: a layout that
-    holds no check of its own beside its nodes' kinds' (the v0.5-v2.0 benchmark dirs: the kind checking
-    them asks it for the tree's findings): the one partitioner parts PATH among those kinds, as if the
-    layout were not there (suite.kinds.dispatch.parts)."""
+    holds no check of its own beside its nodes' kinds' (our results dirs): the one partitioner parts PATH
+    among those kinds, as if the layout were not there (suite.kinds.dispatch.parts). walks_catch_all: its
+    walk reads the catch-all kind's results wherever they sit, in its tree or loose (the v0.5-v2.0
+    benchmark dirs' walk: a tree, a system, a benchmark dir, our numbered results dirs): the partitioner
+    parts PATH as if it were not there and gives it every part of the catch-all kind's to check (its check
+    hands the nodes it finds to their kinds: `args.for_nodes(tree)`, suite.kinds.tree.node_handover); for
+    the other commands (no figures of its own) PATH is its nodes' kinds'."""
 
     name: str
     claims: Callable[[Path], int]
@@ -44,6 +48,7 @@ class Layout:
     check_reads: Callable[[Path], list[Path]] | None = None
     defers_check: Callable[[Path, object], bool] | None = None
     submission: Submission | None = None
+    walks_catch_all: bool = False
 
     def recognises(self, path: Path) -> int:
         return self.claims(path)

@@ -39,6 +39,23 @@ class Problem:
     actual: str
 
 
+LINK_KINDS = ("outside", "loop")
+DIR_LINK_KINDS = ("dir-link",)
+
+
+def problem_facts(problems: list[Problem]) -> dict:
+    """What a walk could not use, as the rules name it (facts problems.unreadable, problems.links,
+    problems.dir_links): unreadable entries, links out or looping, linked directories. The layout's
+    tree scope and a kind's benchmark and host scopes name theirs the same way."""
+    from suite.rules.engine import Item
+
+    def items(kinds=None, exclude=()):
+        return [Item(p.actual, p.path, p.field, p.expected) for p in problems
+                if (kinds is None or p.kind in kinds) and p.kind not in exclude]
+    return {"problems.unreadable": items(exclude=LINK_KINDS + DIR_LINK_KINDS),
+            "problems.links": items(LINK_KINDS), "problems.dir_links": items(DIR_LINK_KINDS)}
+
+
 
 def listing(d: Path, limit: int) -> tuple[set[str], list[str]]:
     """The names in `d` (files and folders) and its sub-folders (links not followed), the first `limit`

@@ -64,7 +64,7 @@ def _what(b) -> str:
 def text(result, rule_messages: dict | None = None, headline=None) -> str:
     """Human-readable report: per benchmark the verdict, what was detected, the numbers, the findings.
     `headline(aggregate) -> str`: a benchmark's numbers in one line, by the kind that aggregated them
-    (none shown without it)."""
+    (a benchmark result's own `headline`, where its kind gave one, first; none shown without either)."""
     lines = [f"suite check {result.root}"]
     for br in result.benchmarks:
         b = br.benchmark
@@ -74,8 +74,9 @@ def text(result, rule_messages: dict | None = None, headline=None) -> str:
         lines.append(f"{_label(br.verdict, getattr(br, 'fix_required', False)):<8} {rel}{status}")
         lines.append(f"         {_what(b)}; detected from " +
                      ", ".join(f"{k}: {v}" for k, v in sorted(b.detected_from.items())))
-        if br.aggregate and headline is not None:
-            lines.append(f"         {headline(br.aggregate)}")
+        said = getattr(br, "headline", None) or (headline(br.aggregate) if br.aggregate and headline else None)
+        if said:
+            lines.append(f"         {said}")
         lines += rederived_lines(getattr(br, "rederived", None) or [])
         lines += finding_lines(br.findings)
     if result.findings:
@@ -187,16 +188,21 @@ def summary_line(result) -> str:
             f"{ok} of {len(result.benchmarks)} benchmarks compliant; {len(every)} findings")
 
 
+RESULT = "result"      # the form a layout asks its nodes' kinds for: the structured result only, no report
+
+
 def checked(result, form: str, headline=None):
-    """A CheckResult as `suite check` shows it: the report (text or JSON), its summary line, its exit code."""
+    """A CheckResult as `suite check` shows it: the report (text or JSON; none for RESULT, the form a
+    layout combining its nodes' checks asks for), its summary line, its exit code, the result itself."""
     from suite.benchmark import Checked
     from suite.errors import ExitCode
 
-    out = json_text(result) if form == "json" else text(result, result.rule_messages(), headline)
+    out = "" if form == RESULT else json_text(result) if form == "json" else text(result, result.rule_messages(), headline)
     voice = result.voice() if hasattr(result, "voice") else None
     if voice is not None and voice.compliant != result.compliant:     # the checker decides; the line says the same
         voice = replace(voice, failed=not result.compliant)
-    return Checked(out, summary_line(result), ExitCode.OK if result.compliant else ExitCode.FAILED, result.verdict, voice)
+    return Checked(out, summary_line(result), ExitCode.OK if result.compliant else ExitCode.FAILED, result.verdict,
+                   voice, result)
 
 
 def json_text(result) -> str:

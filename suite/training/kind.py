@@ -94,15 +94,15 @@ def datasize(args) -> int:
 
 
 def check_storage(path, args) -> Checked:
-    """suite.training.check over a run, a results dir or a submission tree; `args.exclude_dirs`: other
-    kinds' folders in a mixed tree (suite.kinds.tree), `args.verify_manifest` False: SHA256SUMS left out
-    (suite submission package, about to write a new one)."""
+    """suite.training.check over the benchmark nodes under a run, a results dir or a tree, or over
+    `args.nodes`: the tree a layout discovered, whose benchmark nodes it hands over (suite.kinds.tree:
+    suite.layouts.benchdirs.check; args.format "result": the structured result for the layout to combine,
+    no report). `args.exclude_dirs`: other kinds' folders in a mixed tree, never walked."""
     from suite.training.check.checker import check
     from suite.report import findings as report
-    from suite.training.figures import check_headline
 
-    result = check(path, args.ruleset, getattr(args, "exclude_dirs", ()), getattr(args, "verify_manifest", True))
-    return report.checked(result, args.format, check_headline)
+    result = check(path, args.ruleset, getattr(args, "exclude_dirs", ()), getattr(args, "nodes", None))
+    return report.checked(result, args.format)
 
 
 def metrics(path: Path, form: str) -> int:
@@ -160,7 +160,9 @@ def report_page(path: Path, args):
 
     path = storage_dir(path)
     summary = aggregate.summarise(path)
-    built = page.build(summary, check(path, ruleset="auto"))
+    whole = getattr(args, "for_check", None)       # suite check's own result (its tree findings the layout's)
+    result = whole(path) if whole is not None else None
+    built = page.build(summary, result if result is not None else check(path, ruleset="auto"))
     built.sections += page.host_sections(summary)
     return built
 

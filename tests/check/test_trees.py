@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from check_builders import PDF, SYSTEM_V1, dlio_benchmark, dlio_run, edit_json, run_start, storage_report, \
-    submission, write_json, write_yaml
+    submission, whole_check, write_json, write_yaml
 from suite.training.check import checker
 from suite.rules.findings import label
 
@@ -132,7 +132,8 @@ def aborted(tree: Path) -> Path:
 def test_aborted_run_dir_is_one_warning_not_a_result(tmp_path):
     tree = submission(tmp_path / "tree")
     aborted(tree)
-    result = checker.check(tree)
+    assert checker.check(tree).all_findings() == []          # the kind's judgement of the nodes: none
+    result = whole_check(tree)                                # the layout's finding: the aborted dir
     assert [f.rule_id for f in result.all_findings()] == ["structure-incomplete"]
     assert result.findings[0].severity == "warning" and result.compliant
     assert result.incomplete == [f"{ORG}/results/sys1/resnet50-h100"] and len(result.benchmarks) == 1
@@ -390,9 +391,9 @@ def test_code_unchanged_passes_on_the_reference_file_and_names_a_changed_one(tmp
     target.parent.mkdir(parents=True)
     if shared.is_file():
         shutil.copy(shared, target)
-        assert "code-unchanged" not in ids(checker.check(tree))
+        assert "code-unchanged" not in ids(whole_check(tree))
     target.write_text("print('tuned')\n")
-    (f,) = [f for f in checker.check(tree).all_findings() if f.rule_id == "code-unchanged"]
+    (f,) = [f for f in whole_check(tree).all_findings() if f.rule_id == "code-unchanged"]
     assert f.path == f"{ORG}/code/{rel}" and ref["files"][rel][:16] in f.expected and f.severity == "warning"
     assert not src.exists()
 
@@ -436,7 +437,7 @@ def test_folder_match_and_name_distance_are_symmetric(a, b):
 def test_synthetic_whole_tree_verdicts(tmp_path, run_cli):
     from check_builders import whole_tree
     expect = whole_tree(tmp_path / "repo")
-    result = checker.check(tmp_path / "repo")
+    result = whole_check(tmp_path / "repo")
     got = {str(br.benchmark.path.relative_to(tmp_path / "repo" / "Closed")): label(br.verdict, br.fix_required)
            for br in result.benchmarks}
     assert got == expect

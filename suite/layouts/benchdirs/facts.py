@@ -14,24 +14,11 @@ from pathlib import Path
 from suite.layouts import manifest, todo
 from suite.layouts.benchdirs import code as code_facts
 from suite.layouts.benchdirs.tree import Tree
-from suite.layouts.walker import Problem
+from suite.layouts.walker import problem_facts
 from suite.rules import engine as rules
 from suite.rules.engine import Item, Scope
 from suite.rules.evaluate import evaluate
 from suite.rules.findings import Finding
-
-LINK_KINDS = ("outside", "loop")
-DIR_LINK_KINDS = ("dir-link",)
-
-
-def problem_facts(problems: list[Problem]) -> dict:
-    """What the walk could not use, as the rules name it: unreadable entries, links out or looping,
-    linked directories."""
-    def items(kinds=None, exclude=()):
-        return [Item(p.actual, p.path, p.field, p.expected) for p in problems
-                if (kinds is None or p.kind in kinds) and p.kind not in exclude]
-    return {"problems.unreadable": items(exclude=LINK_KINDS + DIR_LINK_KINDS),
-            "problems.links": items(LINK_KINDS), "problems.dir_links": items(DIR_LINK_KINDS)}
 
 
 def tree_scope(tree: Tree, ruleset: str) -> Scope:

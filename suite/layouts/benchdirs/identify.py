@@ -16,17 +16,25 @@ from suite.storage import workloads
 SHORT_NAMES = {"unet": "unet3d", "resnet": "resnet50"}     # short model names seen in published trees
 
 
+def _models() -> dict[str, list[str]]:
+    """The models a benchmark dir may hold: every registered kind's workload file that runs on
+    accelerators (a top-level `accelerators:` block), with its accelerator types. The layout names no
+    kind: the files say what their workloads run on (suite.storage.workloads.paths: workloads/ and each
+    registered kind's own folder of them)."""
+    found = workloads.paths()
+    return {name: types for name in sorted(found) if (types := workloads.accelerator_types(found[name]))}
+
+
 @lru_cache(maxsize=1)
 def accelerators() -> frozenset[str]:
-    """Every accelerator a training workload file defines (a new round's b200, mi355 come with its files)."""
-    found = workloads.paths()
-    return frozenset(a for name in workloads.names("training") for a in workloads.accelerator_types(found[name]))
+    """Every accelerator a workload file defines (a new round's b200, mi355 come with its files)."""
+    return frozenset(a for types in _models().values() for a in types)
 
 
 @lru_cache(maxsize=1)
 def model_aliases() -> dict[str, str]:
-    """A model name as a tree spells it -> the training workload's name (from the workload files)."""
-    return {**{name: name for name in workloads.names("training")}, **SHORT_NAMES}
+    """A model name as a tree spells it -> the workload's name (from the workload files)."""
+    return {**{name: name for name in _models()}, **SHORT_NAMES}
 
 
 def ruleset_in_name() -> re.Pattern:

@@ -5,11 +5,12 @@ makes in that layout). Its readers are this package's (tree, identify, systems, 
 findings, the tree's (facts: unusable entries, aborted benchmark dirs, the code dirs, SHA256SUMS, TODOs).
 
 It claims the tree, a division and an organisation (Claim.TREE), never what lies below them (a system, a
-benchmark, a run: the kind that claims it, as anywhere). Its benchmark nodes are its kinds': it holds no
-check of its own beside theirs (`check` None), so the one partitioner (suite.kinds.dispatch.parts) parts
-PATH among the kinds that claim its nodes, each judging its nodes where they sit (the round of a node comes
-from its leaves or --ruleset, never from this layout); the kind that checks the benchmark dirs asks this
-layout for the tree's own findings (suite.layouts.benchdirs.facts.tree_findings).
+benchmark, a run: the kind that claims it, as anywhere). Its check (check: the walk once, each benchmark
+node handed to the kind that claims it, its own findings beside theirs) reads the catch-all kind's results
+wherever they sit (`walks_catch_all`): `suite check` of its tree, of a system or a benchmark dir in it, or of
+loose benchmark dirs and our numbered results dirs is this layout's check, the nodes judged by their kind
+(the round of a node comes from its leaves or --ruleset, never from this layout). It has no figures of its
+own: `suite metrics`, `report`, `compare` take its nodes' kinds' (suite.kinds.dispatch.parts).
 """
 
 from __future__ import annotations
@@ -56,4 +57,10 @@ def claims(path: Path) -> int:
     return Claim.TREE
 
 
-LAYOUT = Layout(name=NAME, claims=claims)
+def check(path: Path, args):
+    from suite.layouts.benchdirs import check as tree_check
+
+    return tree_check.check(path, args)
+
+
+LAYOUT = Layout(name=NAME, claims=claims, check=check, walks_catch_all=True)

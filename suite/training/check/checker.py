@@ -1,8 +1,11 @@
-"""`suite check`: walk a tree, recognise its layout (layout, walker), name its facts (facts),
-apply the rules (suite.rules) -> findings, verdicts and recomputed aggregates.
+"""`suite check` of training's benchmark nodes: each node's facts (facts), rules (suite.rules) ->
+findings, verdicts and recomputed aggregates.
 
-`check(path, ruleset="auto") -> CheckResult`. Every rule runs on every scope it applies to and
-every finding is kept (no stop at the first error).
+`check(path, ruleset="auto") -> CheckResult`: the benchmark nodes under PATH (the node model of
+suite.layouts.benchdirs.tree), or those a layout found and hands over (`nodes`), each judged where it sits.
+Every rule runs on every scope it applies to and every finding is kept (no stop at the first error). What
+is the tree's own (unusable entries outside any node, aborted benchmark dirs, the code dirs, SHA256SUMS,
+TODOs) is the layout's check, not this one (suite.layouts.benchdirs.check).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import dataclasses
 from pathlib import Path
 
 from suite.check import hostcpu, hostrun
-from suite.layouts.benchdirs import facts as tree_facts, tree as layout
+from suite.layouts.benchdirs import tree as layout
 
 from suite.training.check import evidence
 
@@ -29,6 +32,7 @@ from suite.rules import engine as rules
 from suite.rules.findings import Finding
 from suite.rules.verdict import Voice
 from suite.training import workloads
+from suite.training.figures import check_headline
 
 __all__ = ["BenchmarkResult", "CheckResult", "check", "rule_set"]
 
@@ -36,27 +40,22 @@ __all__ = ["BenchmarkResult", "CheckResult", "check", "rule_set"]
 # --------------------------------------------------------------------------- entry point
 
 
-def check(path, ruleset: str = "auto", exclude=(), verify_manifest: bool = True) -> CheckResult:
-    """`exclude`: directories holding other kinds' results (a mixed tree, suite.kinds.tree): not walked.
-    verify_manifest=False: SHA256SUMS is left out (suite submission package checks the tree it is
-    about to write a new one for)."""
+def check(path, ruleset: str = "auto", exclude=(), nodes: layout.Tree | None = None) -> CheckResult:
+    """The benchmark nodes under `path` judged (`exclude`: directories holding other kinds' results,
+    not walked), or `nodes`: the tree a layout discovered, its benchmark nodes the ones to judge (no walk
+    again). The result holds the nodes' results only: no finding of the tree's own."""
     rulesets.refuse_unknown(ruleset)
-    tree = layout.discover_tree(path, ruleset, exclude)
-    root = tree.root
-    if not tree.benchmarks and not tree.incomplete:
+    tree = nodes if nodes is not None else layout.discover_tree(path, ruleset, exclude)
+    if not tree.benchmarks and not tree.incomplete and nodes is None:   # an aborted dir: the layout says so
         extra = f" ({len(tree.problems)} unusable entries, e.g. {tree.problems[0].path}: " \
                 f"{tree.problems[0].actual})" if tree.problems else ""
         raise ResultError(f"{path}: expected run output (summary.json, configs/overrides.yaml, results.json, "
                           f"...) somewhere below, got none{extra}")
     results = [_check_benchmark(b, tree) for b in tree.benchmarks]
-    tree_rules, tree_findings, tree_ids = tree_facts.tree_findings(tree, verify_manifest)   # the layout's own
-    verdict = findings.worst([r.verdict for r in results] + [findings.verdict(tree_findings)])
-    fix = findings.fix_required(tree_findings) or any(r.fix_required for r in results)
-    compliant = all(r.compliant for r in results) and findings.verdict(tree_findings) == "closed" and not fix
-    compliant = compliant and not any(r.miniature for r in results)
-    return CheckResult(root, results, tree_findings, verdict, compliant,
-                       {**{r.id: described(r) for r in tree_rules.rules}, **tree_ids}, fix,
-                       [rel(b.path, root) for b in tree.incomplete])
+    verdict = findings.worst([r.verdict for r in results])
+    fix = any(r.fix_required for r in results)
+    compliant = all(r.compliant for r in results) and not fix and not any(r.miniature for r in results)
+    return CheckResult(tree.root, results, [], verdict, compliant, {}, fix, [])
 
 
 def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
@@ -91,7 +90,7 @@ def _check_benchmark(b: layout.Benchmark, tree: layout.Tree) -> BenchmarkResult:
     files = rs.files + (reference.rules(b.ruleset).files if series else [])
     return BenchmarkResult(b, verdict, found, agg, voice.compliant, files, len(rs.rules) + len(judged_by),
                            {**{r.id: described(r) for r in rs.rules + judged_by}, **hostcpu.RULES}, fix, records,
-                           miniature)
+                           miniature, check_headline(agg) if agg else None)
 
 
 def _sampled(run: layout.Run, root: Path) -> hostrun.Run:

@@ -43,7 +43,7 @@ from pathlib import Path
 import json
 
 from suite.layouts.benchdirs import identify, tree as layout
-from suite.layouts.benchdirs.facts import problem_facts
+from suite.layouts.walker import problem_facts
 from suite.training.check import contradictions, dataset as dataset_facts, evidence, params as param_facts, recompute, \
     series
 from suite.errors import SuiteError
@@ -55,7 +55,8 @@ from suite.training import datasize
 from suite.training import figures as metrics
 
 # The tree scope's facts (problems.*, benchmarks.count, incomplete, code.changed*) are the layout's:
-# suite.layouts.benchdirs.facts. A benchmark's unusable entries are named the same way (problem_facts).
+# suite.layouts.benchdirs.facts. A benchmark's unusable entries are named the same way
+# (suite.layouts.walker.problem_facts).
 
 
 # --------------------------------------------------------------------------- benchmark

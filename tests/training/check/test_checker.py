@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from check_builders import (dlio_benchmark, dlio_run, edit_json, edit_overrides, ours_results, rank_outputs,
-                            run_start, storage_report, submission, write_yaml)
+                            run_start, storage_report, submission, whole_check, write_yaml)
 from suite.checkpointing import check as checkpoint
 from suite.training.check import checker
 from suite.training.check import facts
@@ -379,7 +379,9 @@ def test_every_rule_id_has_a_passing_and_a_failing_case():
 def test_rule_case(tmp_path, rule_id):
     base, mutate = CASES[rule_id]
     build, ruleset = BASES[base]
-    check = checkpoint.check if base in ("ckpt", "ckpt3") else checker.check   # each kind its own checker
+    check = checkpoint.check if base in ("ckpt", "ckpt3") else checker.check   # each kind its own checker,
+    if rule_id in _layout_rules():                   # a benchmark-dir tree's own rules: its layout's check
+        check = whole_check
     build(tmp_path)
     root = tmp_path / ROOTS[base]
     assert rule_id not in ids(check(root, ruleset)), "passing case"
@@ -396,6 +398,13 @@ def test_rule_case(tmp_path, rule_id):
     assert miniature or rule_id not in ("checkpoint-miniature", "ours-not-miniature")   # the rule and the label agree
     assert result.verdict in ("closed" if effect == "fix-required" else effect, "invalid")
     assert result.fix_required is (effect == "fix-required" or result.fix_required)
+
+
+def _layout_rules() -> set[str]:
+    """The rules only a tree scope holds (the benchmark-dir layout's own: suite.layouts.benchdirs.facts),
+    training's ruleset's: judged by `suite check` of the tree, not by the kind's checker of its nodes."""
+    found = rules.all_rule_ids()
+    return {rid for rid, r in found.items() if set(r.applies_to) == {"tree"} and not rid.startswith("checkpoint")}
 
 
 def _render(v):
@@ -511,7 +520,7 @@ def fixture_result():
     from tests.conftest import FIXTURES
     if not FIXTURES.is_dir():
         pytest.skip("../shared/fixtures is not present")
-    return checker.check(FIXTURES)
+    return whole_check(FIXTURES)                  # the tree's findings too: suite check's, the layout's
 
 
 def test_fixtures_reproduce_every_report_to_1e9(fixture_result):
