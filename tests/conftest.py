@@ -333,3 +333,11 @@ def mpiexec() -> str:
     """The mpiexec of the mpich wheel installed beside this Python."""
     exe = Path(sys.executable).parent / "mpiexec"
     return str(exe) if exe.exists() else (shutil.which("mpiexec") or "mpiexec")
+
+
+def pytest_configure(config):
+    """Idle OpenMP threads sleep for the whole test process (suite.tpcx_ai.tables.retail.quiet_openmp, as
+    the use cases' own processes do): libgomp reads OMP_WAIT_POLICY once, when the first test to import
+    sklearn or xgboost loads it, and spinning threads made tests/tpcx_ai/test_retail.py's XGBoost 15x the
+    CPU in an xdist worker where another test had loaded it first (issue 47: the suite's CPU)."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

@@ -129,17 +129,22 @@ CHECKPOINT_PAGE = REPO / "docs" / "checkpointing.md"
 V2_PAIR = re.compile(r"suite run --workload llama3-8b .*--ruleset v2\.0 ")
 
 
+PAIR_MEMORY_LIMIT = ["--memory-limit", "1GiB"]
+
+
 def v2_checkpoint_pair(base: Path) -> list[tuple[int, str]]:
     """docs/checkpointing.md's v2.0 write and read lines as the docs test runs them (small: the miniature;
-    /mnt under `base`), run in `base` (their ck/W and ck/R land there): [(exit code, what each said)].
-    The page's lines are the one source; tests/conftest.py's `v2_checkpoint_pair` runs them once a
-    session for this example and tests/test_reference_tool.py's reportgen alike."""
+    /mnt under `base`), in a 1 GiB memory cgroup (PAIR_MEMORY_LIMIT: what tests/checkpointing/test_run.py
+    asserts of the pair's enforcement), run in `base` (their ck/W and ck/R land there): [(exit code, what
+    each said)]. The page's lines are the one source; tests/conftest.py's `v2_checkpoint_pair` runs them
+    once a session for this example, tests/checkpointing/test_run.py and tests/test_reference_tool.py's
+    reportgen alike."""
     import contextlib
     import io
     import os
 
     from suite import cli
-    from tests.test_docs_examples import small
+    from tests.test_docs_examples import given_or, small
 
     lines = [line.split(" #", 1)[0] for line in CHECKPOINT_PAGE.read_text().splitlines() if V2_PAIR.match(line)][:2]
     assert len(lines) == 2, f"{CHECKPOINT_PAGE}: expected its v2.0 write and read lines"
@@ -149,7 +154,8 @@ def v2_checkpoint_pair(base: Path) -> list[tuple[int, str]]:
         for line in lines:
             said_out, said_err = io.StringIO(), io.StringIO()
             with contextlib.redirect_stdout(said_out), contextlib.redirect_stderr(said_err):
-                code = cli.main(small(shlex.split(line)[1:], base))
+                argv = small(shlex.split(line)[1:], base)
+                code = cli.main([*argv, *given_or(PAIR_MEMORY_LIMIT, argv)])
             out.append((code, said_out.getvalue() + said_err.getvalue()))
     finally:
         os.chdir(here)
@@ -159,7 +165,8 @@ def v2_checkpoint_pair(base: Path) -> list[tuple[int, str]]:
 class V2CheckpointPair(Hook):
     """docs/checkpointing.md's v2.0 two-phase example: its write and read lines are tests/conftest's
     `v2_checkpoint_pair`, which runs exactly them once a session (80 rank processes: the reference-tool
-    test reads the same pair); their ck/ is copied here for the check, metrics and report lines."""
+    test and tests/checkpointing/test_run.py read the same pair); their ck/ is copied here for the check,
+    metrics and report lines."""
 
     def __init__(self, request):
         super().__init__(request)

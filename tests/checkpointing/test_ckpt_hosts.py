@@ -34,15 +34,22 @@ def _run(tmp, name: str, *extra) -> tuple[int, str, str]:
 
 
 @pytest.fixture(scope="module")
-def across(netns_hosts, tmp_path_factory):  # noqa: F811 - the fixture
+def across(request, tmp_path_factory):
     """The run over the two namespace hosts (tmp/R) and the same on this host alone (tmp/S, what check's
-    verdict is compared with): (hosts, tmp, exit, stdout, stderr) of the multi-host one."""
-    tmp = tmp_path_factory.mktemp("ckhosts")
-    h1, h2 = netns_hosts
-    code, out, err = _run(tmp, "R", "--hosts", f"{h1},{h2}", "--launcher", str(LAUNCHER))
-    single = _run(tmp, "S")
-    assert single[0] == code, single[1][-2000:] + single[2]
-    return (h1, h2), tmp, code, out, err
+    verdict is compared with): (hosts, tmp, exit, stdout, stderr) of the multi-host one. Made once a
+    session across xdist's workers (tests/conftest.py `once`: 32 rank processes, not 32 per worker whose
+    share of this module's tests asks); read it, copy before changing anything."""
+    from tests.conftest import once
+
+    def make(factory):
+        tmp = factory.mktemp("ckhosts")
+        h1, h2 = request.getfixturevalue("netns_hosts")
+        code, out, err = _run(tmp, "R", "--hosts", f"{h1},{h2}", "--launcher", str(LAUNCHER))
+        single = _run(tmp, "S")
+        assert single[0] == code, single[1][-2000:] + single[2]
+        return (h1, h2), tmp, code, out, err
+
+    return once(tmp_path_factory, "checkpoint-across-hosts", make)
 
 
 def _leaves(tmp, name: str = "R"):

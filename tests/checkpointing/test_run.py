@@ -1,11 +1,13 @@
 """`suite run --workload llama3-8b` for real: 8 MPI ranks write a miniature checkpoint (fsync'd)
 five times ten, in a memory cgroup; a second invocation drops the page cache and reads it back;
-`suite check` accepts the pair and refuses what breaks the rules. Slow (~1 min on 2 busy cores)."""
+`suite check` accepts the pair and refuses what breaks the rules. The pair is docs/checkpointing.md's
+two v2.0 lines, run once a session (tests/conftest.py `v2_checkpoint_pair`, in a 1 GiB cgroup): the
+docs example and the reference tool read the same 80 rank processes' work. Tests that run more copy
+it first. Slow (~1 min on 2 busy cores)."""
 
 import json
 import os
-import subprocess
-import sys
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,36 +19,46 @@ from suite.checkpointing import model
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: a real cache drop and memory cgroup")
 
 
-def suite(cwd, *argv):
-    p = subprocess.run([sys.executable, "-m", "suite", *map(str, argv)], cwd=cwd, capture_output=True, text=True,
-                       timeout=600)
-    return p.returncode, p.stdout, p.stderr
+RUN = ["run", "--workload", "llama3-8b", "--ruleset", "v2.0", "--memory-limit", "1GiB"]
 
 
-def run(cwd, *argv):
-    return suite(cwd, "run", "--workload", "llama3-8b", "--ruleset", "v2.0", "--memory-limit", "1GiB", *argv)
+@pytest.fixture
+def here(run_cli, monkeypatch):
+    """`suite ARGV` in-process (cli.main, as a user's invocation but without a new interpreter) in `cwd`."""
+    def call(cwd, *argv):
+        monkeypatch.chdir(cwd)
+        return run_cli(*argv)
+
+    return call
 
 
 MINIATURE_LINE = "verdict: CLOSED MINIATURE NOT PUBLISHABLE (not compliant)"
 
 
 @pytest.fixture(scope="module")
-def pair(tmp_path_factory):
-    """tmp/W (write phase) and tmp/R (read phase) of the miniature, as a user runs them."""
-    tmp = tmp_path_factory.mktemp("ckpt")
-    w = run(tmp, "--accelerators", 8, "--checkpoints-read", 0, "--results-dir", "W")
-    r = run(tmp, "--accelerators", 8, "--checkpoints-write", 0, "--results-dir", "R")
-    return tmp, w, r
+def pair(v2_checkpoint_pair):
+    """(ck, data, (exit, said) of W, (exit, said) of R): ck/W (write phase) and ck/R (read phase) of the
+    miniature at data (--data-dir), as a user runs them; shared by the session: read, never change."""
+    base, ran = v2_checkpoint_pair
+    return base / "ck", base / "mnt" / "ckpt", *ran
+
+
+def private(pair, into: Path) -> Path:
+    """A copy of the pair to change: into/W, into/R, and the checkpoints at into's default miniature folder
+    (results/checkpoint-data/llama3-8b-miniature, hard links: the runs here only read them)."""
+    ck, data, *_ = pair
+    shutil.copytree(ck, into, symlinks=True, dirs_exist_ok=True)
+    shutil.copytree(data, into / "results" / "checkpoint-data" / "llama3-8b-miniature", copy_function=os.link)
+    return into
 
 
 def test_write_then_read_runs_eight_ranks_in_a_cgroup_with_a_real_drop(pair):
-    tmp, (wc, wout, werr), (rc, rout, rerr) = pair
+    tmp, folder, (wc, wout), (rc, rout) = pair
     # the miniature: complete, never compliant (suite.rules.verdict); the last line says so
-    assert wc == 1 and "MINIATURE" in wout.splitlines()[-1], werr     # W alone: suite check W's line (no read yet)
-    assert rc == 1 and "MINIATURE" in rout.splitlines()[-1], rerr     # R alone: its write is in W (checked together below)
+    assert wc == 1 and "MINIATURE" in wout.splitlines()[-1], wout     # W alone: suite check W's line (no read yet)
+    assert rc == 1 and "MINIATURE" in rout.splitlines()[-1], rout     # R alone: its write is in W (checked together below)
     assert "MINIATURE" in wout and "8 processes" in wout
     ck = model.from_workload(workloads.load("llama3-8b"), 8, miniature=True)
-    folder = tmp / "results" / "checkpoint-data" / "llama3-8b-miniature"
     for k in range(1, 11):
         for r in range(8):
             for s in ck.rank_shards(r):
@@ -92,31 +104,32 @@ def test_dlio_shaped_summary_and_the_mean_over_five_runs(pair):
     assert len(per_run) == 5 and rs["overall"]["write_throughput_mean_gib_s"] == pytest.approx(sum(per_run) / 5)
 
 
-def test_check_accepts_the_pair(pair):
+def test_check_accepts_the_pair(pair, run_cli):
     tmp = pair[0]
-    code, out, err = suite(tmp, "check", tmp)
+    code, out, err = run_cli("check", tmp)
     assert code == 1 and out.splitlines()[-1] == MINIATURE_LINE, out + err
     assert "CLOSED   R" in out and "CLOSED   W" in out and "checkpoint-miniature" in out
 
 
-def test_metrics_show_bandwidth_per_run_and_per_rank(pair):
+def test_metrics_show_bandwidth_per_run_and_per_rank(pair, run_cli):
     tmp = pair[0]
-    code, out, err = suite(tmp, "metrics", tmp / "R")
+    code, out, err = run_cli("metrics", tmp / "R")
     assert code == 0, err
     assert "read" in out and "GiB/s" in out and "run-5" in out and "rank 7" in out
-    code, out, err = suite(tmp, "metrics", tmp / "W", "--format", "json")
+    code, out, err = run_cli("metrics", tmp / "W", "--format", "json")
     doc = json.loads(out)
     assert len(doc["runs"]) == 5 and len(doc["ranks"]) == 8 and doc["overall"]["write_throughput_mean_gib_s"] > 0
 
 
-def test_a_read_without_a_drop_is_refused_in_closed_and_flagged_in_open(pair):
-    tmp = pair[0]
-    code, _, err = run(tmp, "--accelerators", 8, "--checkpoints-write", 0, "--no-cache-drop", "--results-dir", "R1")
+def test_a_read_without_a_drop_is_refused_in_closed_and_flagged_in_open(pair, here, tmp_path):
+    tmp = private(pair, tmp_path / "ck")       # the reads here find the checkpoints without --data-dir
+    code, _, err = here(tmp, *RUN, "--accelerators", 8, "--checkpoints-write", 0, "--no-cache-drop",
+                        "--results-dir", "R1")
     assert code == 2 and "--no-cache-drop: expected --division open" in err
-    code, out, err = run(tmp, "--accelerators", 8, "--checkpoints-write", 0, "--checkpoints-read", 2, "--runs", 1,
-                         "--no-cache-drop", "--division", "open", "--results-dir", "open-read")
+    code, out, err = here(tmp, *RUN, "--accelerators", 8, "--checkpoints-write", 0, "--checkpoints-read", 2, "--runs", 1,
+                          "--no-cache-drop", "--division", "open", "--results-dir", "open-read")
     assert code == 1 and "MINIATURE" in out.splitlines()[-1], err
-    code, out, err = suite(tmp, "check", tmp, "--format", "json")
+    code, out, err = here(tmp, "check", tmp, "--format", "json")
     assert code == 1
     found = {f["rule_id"]: f for b in json.loads(out)["benchmarks"] for f in b["findings"]
              if b["path"] == "open-read"}
@@ -135,24 +148,23 @@ def test_a_read_without_a_drop_is_refused_in_closed_and_flagged_in_open(pair):
                                                                         "a checkpoint write made"),
     (["--accelerators", 8, "--checkpoints-read", 0, "--data-dir", "/dev/shm/x"], "expected a checkpoint directory"),
 ])
-def test_refusals_are_one_line_and_exit_2(pair, argv, message):
-    tmp = pair[0]
-    code, out, err = run(tmp, *argv, "--results-dir", "refused")
+def test_refusals_are_one_line_and_exit_2(pair, argv, message, here, tmp_path):
+    tmp = private(pair, tmp_path)       # W, R and the checkpoints where a read without --data-dir looks
+    code, out, err = here(tmp, *RUN, *argv, "--results-dir", "refused")
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp / "refused").exists()
 
 
-def test_subset_mode_is_refused_for_70b(tmp_path):
-    code, out, err = suite(tmp_path, "run", "--workload", "llama3-70b", "--accelerators", 8, "--mode", "subset",
+def test_subset_mode_is_refused_for_70b(tmp_path, here):
+    code, out, err = here(tmp_path, "run", "--workload", "llama3-70b", "--accelerators", 8, "--mode", "subset",
                            "--checkpoints-read", 0)
     # v3.0 (the default round) names its rule; v2.0's message says "llama3-8b only"
     assert code == 2 and "llama3-8b" in err and "llama3-70b" in err and len(err.strip().splitlines()) == 1, err
 
 
-def test_a_read_where_the_cache_cannot_be_dropped_is_refused_in_closed(tmp_path):
+def test_a_read_where_the_cache_cannot_be_dropped_is_refused_in_closed(tmp_path, here):
     """As uid 65534 /proc/sys/vm/drop_caches is really not writable: the closed read refuses before
     anything starts; --allow-no-cache-drop reads, and `suite check` then refuses the result."""
-    import shutil
     import tempfile
 
     from tests.training.run.test_runner import as_nobody
@@ -160,9 +172,14 @@ def test_a_read_where_the_cache_cannot_be_dropped_is_refused_in_closed(tmp_path)
     tmp = Path(tempfile.mkdtemp(prefix="suite-nobody-"))
     try:
         os.chmod(tmp, 0o777)
-        code, out, err = run(tmp, "--accelerators", 8, "--checkpoints-read", 0, "--checkpoints-write", 2, "--runs", 1,
-                             "--results-dir", "W")
+        code, out, err = here(tmp, *RUN, "--accelerators", 8, "--checkpoints-read", 0, "--checkpoints-write", 2,
+                              "--runs", 1, "--results-dir", "W")
         assert code == 1 and "MINIATURE" in out.splitlines()[-1], err          # the miniature: never compliant
+        # without --data-dir the miniature goes to ./results/checkpoint-data/<workload>-miniature
+        ck = model.from_workload(workloads.load("llama3-8b"), 8, miniature=True)
+        folder = tmp / "results" / "checkpoint-data" / "llama3-8b-miniature"
+        assert [(folder / f"global_epoch1_step{k}" / s.name).stat().st_size for k in (1, 2) for r in range(8)
+                for s in ck.rank_shards(r)] == [s.nbytes for k in (1, 2) for r in range(8) for s in ck.rank_shards(r)]
         for p in [tmp, *tmp.rglob("*")]:
             os.chmod(p, 0o777 if p.is_dir() else 0o644)
         base = ["run", "--workload", "llama3-8b", "--ruleset", "v2.0", "--accelerators", 8, "--checkpoints-write", 0,
@@ -174,7 +191,7 @@ def test_a_read_where_the_cache_cannot_be_dropped_is_refused_in_closed(tmp_path)
         assert allowed.returncode == 1 and "MINIATURE" in allowed.stdout.splitlines()[-1], allowed.stderr
         doc = files.load_json(tmp / "R" / "run-1" / "results.json", schema="checkpoint-results")
         assert doc["enforcement"]["cache_drop"]["succeeded"] is False
-        code, out, _ = suite(tmp, "check", tmp, "--format", "json")
+        code, out, _ = here(tmp, "check", tmp, "--format", "json")
         ids = {f["rule_id"] for b in json.loads(out)["benchmarks"] for f in b["findings"]}
         assert code == 1 and "checkpoint-read-cache-drop" in ids
     finally:

@@ -7,7 +7,6 @@ mlcommons/storage_results_v3.0 reads the same way; the refusals come before anyt
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -26,9 +25,17 @@ root_only = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: a real cac
 
 
 def suite(cwd, *argv):
-    p = subprocess.run([sys.executable, "-m", "suite", *map(str, argv)], cwd=cwd, capture_output=True, text=True,
-                       timeout=600)
-    return p.returncode, p.stdout, p.stderr
+    """`suite ARGV` in `cwd`, in-process (cli.main: a user's invocation without a new interpreter):
+    (exit, stdout, stderr)."""
+    import contextlib
+    import io
+
+    from suite import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

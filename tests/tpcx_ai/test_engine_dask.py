@@ -98,7 +98,7 @@ def test_a_bad_or_unreachable_scheduler_is_one_line_exit_2(run_cli, monkeypatch,
     assert not (tmp_path / "r").exists()
 
 
-def test_every_host_of_the_dask_run_is_sampled_on_the_host_itself(runs):
+def test_every_host_of_the_dask_run_is_sampled_on_the_host_itself(runs, run_cli):
     """host_metrics.json of the dask run: the launcher's series and one per namespace host, each taken
     inside its host's network namespace (its own interfaces, not the launcher's bridge and veths)."""
     import socket
@@ -116,13 +116,9 @@ def test_every_host_of_the_dask_run_is_sampled_on_the_host_itself(runs):
         assert h.net_interfaces and set(h.net_interfaces) != set(launcher.net_interfaces), h.net_interfaces
     local = hostmetrics.load(runs[0][1].parent / hostmetrics.FILE)
     assert [h.host for h in local.hosts] == [socket.gethostname()]
-    import subprocess
-    import sys
-
     out = runs[3] / "page"
-    rep = subprocess.run([sys.executable, "-m", "suite", "report", str(path.parent), "--out", str(out)],
-                         capture_output=True, text=True, timeout=120)
-    assert rep.returncode == 0, rep.stderr
+    code, _, err = run_cli("report", path.parent, "--out", out)
+    assert code == 0, err
     html = (out / "index.html").read_text()
     for h in got.hosts:                  # the page plots every host's series
         assert f"host {h.host}: CPU and disk over time" in html, h.host

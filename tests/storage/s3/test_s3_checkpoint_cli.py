@@ -1,13 +1,15 @@
 """`suite run` of a v3.0 checkpoint to s3:// from the command line: the miniature layout (--miniature)
-written and read back in one invocation against the real local server, then checked and reported."""
+written and read back in one invocation against the real local server, then checked and reported. Four
+ranks in the open division (the least one host may run; the closed 8 ranks on s3:// are docs/object-storage.md's
+example)."""
 
 import json
 
 
 def test_v3_checkpoint_write_then_read_on_s3_from_the_cli(bucket, s3_server, tmp_path, run_cli):
     res = tmp_path / "R"
-    code, out, err = run_cli("run", "--workload", "llama3-8b", "--accelerators", 8, "--ruleset", "v3.0",
-                             "--data-dir", f"s3://{bucket}/ck", "--results-dir", res, "--miniature")
+    code, out, err = run_cli("run", "--workload", "llama3-8b", "--accelerators", 4, "--division", "open",
+                             "--ruleset", "v3.0", "--data-dir", f"s3://{bucket}/ck", "--results-dir", res, "--miniature")
     assert code == 1 and "MINIATURE" in out.strip().splitlines()[-1], out + err    # a miniature: never compliant
     leaves = sorted((res / "checkpointing" / "llama3-8b").iterdir())
     assert len(leaves) == 2, leaves

@@ -147,20 +147,21 @@ def test_the_server_stopped_mid_run_fails_the_run_with_one_line(tmp_path):
 
 
 def test_a_checkpoint_write_and_read_on_s3(bucket, s3_server, tmp_path, run_cli):
-    """The miniature llama3-8b layout (8 ranks, real MPI) written to s3:// and read back in a second
-    invocation; the manifest goes through the backend; the checker reads both results."""
+    """The miniature llama3-8b layout (4 ranks, real MPI: the least a host may run; the
+    closed 8 on s3:// are docs/object-storage.md's) written to s3:// and read back in a second invocation;
+    the manifest goes through the backend; the checker reads both results."""
     from suite.checkpointing import run as checkpoint_run
 
     url = f"s3://{bucket}/ckpt"
     for phase, res in (("write", tmp_path / "w"), ("read", tmp_path / "r")):
-        opts = checkpoint_run.Options(workload="llama3-8b", accelerators=8, checkpoints_write=int(phase == "write"),
+        opts = checkpoint_run.Options(workload="llama3-8b", accelerators=4, checkpoints_write=int(phase == "write"),
                                       checkpoints_read=int(phase == "read"), data_dir=url, results_dir=str(res),
                                       runs=1, division="open", miniature=True)
         assert checkpoint_run.run(opts) == 0
         doc = json.loads((res / "run-1" / "results.json").read_text())
         ev = doc["object_storage"]
         kind = "PUT" if phase == "write" else "GET"
-        assert doc["status"] == "complete" and ev["bucket"] == bucket and ev["ranks_reporting"] == 8
+        assert doc["status"] == "complete" and ev["bucket"] == bucket and ev["ranks_reporting"] == 4
         assert ev["requests"]["requests"][kind] == doc["files_per_checkpoint"] and kind in ev["requests"]["latency"]
         code, out, err = run_cli("check", res)
         assert code in (0, 1) and "verdict:" in out, err
