@@ -65,13 +65,14 @@ def made(tmp_path_factory):
 
 
 def _made(tmp_path_factory):
+    """The dataset and run are tests/submission's `two_runs` h100 ones (the same datagen and 1-run open run
+    this made), shared through `once`; the tree is made here."""
+    from tests.submission.conftest import make_two_runs
+
     base = tmp_path_factory.mktemp("writes")
-    data, run = base / "data", base / "run"
-    assert cli("datagen", "--workload", "cosmoflow", "--accelerator-type", "h100", "--files", "16",
-               "--data-dir", data, "--processes", "1")[0] == 0
-    code, out, err = cli("run", "--workload", "cosmoflow", "--accelerators", "1", "--data-dir", data,
-                         "--results-dir", run, "--division", "open", "--runs", "1")
-    assert code in (0, 1) and (run / "run_set.json").is_file(), err
+    shared, (run, _) = once(tmp_path_factory, "two-runs", make_two_runs)
+    data = shared / "data-h100"
+    assert (run / "run_set.json").is_file() and (data / "train").is_dir()
     tree = base / "sub"
     assert cli("submission", "init", tree, "--org", "ACME", "--division", "open", "--system", "box1",
                "--data-dir", data)[0] == 0
