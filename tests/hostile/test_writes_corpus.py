@@ -285,9 +285,9 @@ def test_add_of_results_inside_or_holding_the_tree_is_refused(run_cli, made, tre
     assert snapshot(tree_copy) == before and not (tmp_path / "sub.replaced").exists()
 
 
-def test_datagen_never_echoes_a_raw_escape_sequence(tmp_path):
+def test_datagen_never_echoes_a_raw_escape_sequence(run_cli, tmp_path):
     d = tmp_path / "d\x1b]0;owned\x07"
-    code, out, err = cli("datagen", "--workload", "cosmoflow", "--accelerator-type", "h100", "--files", "2",
+    code, out, err = run_cli("datagen", "--workload", "cosmoflow", "--accelerator-type", "h100", "--files", "2",
                          "--data-dir", d, "--processes", "1")
     assert code == 0, err
     assert "\x1b" not in out and "\x07" not in out and "\\x1b" in out
@@ -411,10 +411,10 @@ def test_a_refused_memory_limit_leaves_nothing_and_the_corrected_run_goes(made, 
 
 
 @pytest.mark.parametrize("rel", ["train/results", "results", "valid/../r"])
-def test_a_results_dir_inside_the_dataset_is_refused(made, tmp_path, rel):
+def test_a_results_dir_inside_the_dataset_is_refused(run_cli, made, tmp_path, rel):
     data = Path(shutil.copytree(made[1], tmp_path / "data"))
     before = snapshot(data)
-    code, _, err = cli("run", "--workload", "cosmoflow", "--accelerators", "1", "--data-dir", data,
+    code, _, err = run_cli("run", "--workload", "cosmoflow", "--accelerators", "1", "--data-dir", data,
                        "--results-dir", data / rel, "--division", "open", "--runs", "1")
     one_line(code, err, "--results-dir")
     assert snapshot(data) == before
@@ -644,14 +644,14 @@ def test_check_output_never_echoes_a_raw_escape_sequence(run_cli, run_copy, tmp_
     assert "\x1b" not in out + err and "\x07" not in out + err and "\\x1b" in out
 
 
-def test_a_resumed_datagen_rate_counts_only_what_it_wrote(tmp_path):
+def test_a_resumed_datagen_rate_counts_only_what_it_wrote(run_cli, tmp_path):
     d = tmp_path / "d"
     argv = ["datagen", "--workload", "cosmoflow", "--accelerator-type", "h100", "--files", "16", "--data-dir", d,
             "--processes", "1"]
-    assert cli(*argv)[0] == 0
+    assert run_cli(*argv)[0] == 0
     victim = sorted((d / "train").rglob("*.tfrecord"))[0]
     victim.unlink()
-    code, out, err = cli(*argv)
+    code, out, err = run_cli(*argv)
     assert code == 0, err
     progress = [l for l in err.splitlines() if l.startswith("datagen: ") and "files" in l]
     assert progress and "(15 kept)" in progress[-1] and "MB/s written" in progress[-1]
