@@ -321,8 +321,8 @@ def _leaf(ldir: Path, tree: Tree) -> Leaf:
     _, names = _split(ldir, tree.problems)
     leaf.names = set(names)
     root = tree.root
-    for n in names:
-        if (ldir / n).stat().st_size <= 64 and v3load.is_pruned(ldir / n, root):
+    for n in names:          # read only what is the placeholder's size (an empty file is none: no read)
+        if len(v3load.PRUNED) <= (ldir / n).stat().st_size <= 64 and v3load.is_pruned(ldir / n, root):
             leaf.pruned.append(n)
     meta = [n for n in names if leafstamp.metadata_re().fullmatch(n)]
     steps = [("summary.json", v3load.summary, "summary"),

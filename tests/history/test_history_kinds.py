@@ -126,15 +126,17 @@ HOST_KEYS = {"host.hostname", "host.cpu_count", "host.mem_total_bytes", "host.ke
 
 @pytest.mark.timeout(600)
 def test_checkpointing_and_kv_cache_runs_record_the_host_as_training_does(tmp_path):
-    """Real runs recording themselves: a miniature checkpoint write (8 ranks) and a kv-cache option (one
-    rank, one trial); each entry's system has training's host and versions fields."""
+    """Real runs recording themselves: a miniature checkpoint write (4 ranks: the open division's least on
+    one host; 8 cost twice the CPU to say the same) and a kv-cache option (one rank, one trial); each
+    entry's system has training's host and versions fields."""
     import os
 
     from suite import cli
 
     store = tmp_path / "h.sqlite"
     assert cli.main([str(a) for a in ("run", "--workload", "llama3-8b", "--ruleset", "v2.0", "--memory-limit", "1GiB",
-                                      "--accelerators", 8, "--checkpoints-read", 0, "--runs", 1, "--results-dir",
+                                      "--accelerators", 4, "--division", "open", "--checkpoints-read", 0, "--runs", 1,
+                                      "--results-dir",
                                       tmp_path / "W", "--allow-no-cache-drop", "--history", store)]) in (0, 1)
     shm = Path("/dev/shm")
     cache = shm / f"suite-hist-{os.getpid()}" if shm.is_dir() and os.access(shm, os.W_OK) else tmp_path / "cache"

@@ -51,7 +51,14 @@ def metrics(run_cli, path) -> dict:
 
 @pytest.fixture(scope="module")
 def kv_leaf(tmp_path_factory):
-    """One open run, 2 ranks, 3 s, its cache dir on /dev/shm (another file system than the results)."""
+    """One open run, 2 ranks, 3 s, its cache dir on /dev/shm (another file system than the results), made
+    once a session for every xdist worker (tests/conftest.py `once`); tests copy it (`kv`)."""
+    from tests.conftest import once
+
+    return once(tmp_path_factory, "hostile-kv-leaf", _kv_leaf)
+
+
+def _kv_leaf(tmp_path_factory):
     from suite import cli
 
     if not Path("/dev/shm").is_dir() or os.stat("/dev/shm").st_dev == os.stat(tmp_path_factory.getbasetemp()).st_dev:

@@ -30,7 +30,14 @@ RULE = "tpcxai-code-that-ran"
 @pytest.fixture(scope="module")
 def toy_run(tmp_path_factory) -> Path:
     """A real `suite run --workload tpcx-ai` of two toy use cases (a subset: INVALID for other reasons,
-    exit 1, which is not what these tests look at)."""
+    exit 1, which is not what these tests look at), made once a session for every xdist worker
+    (tests/conftest.py `once`); tests copy it (`_copy`)."""
+    from tests.conftest import once
+
+    return once(tmp_path_factory, "hostile-tpcx-toy-run", _toy_run)
+
+
+def _toy_run(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("tpcx-prov")
     p = subprocess.run([sys.executable, str(TOY), str(tmp), "--scale-factor", "0.01", "--use-cases", "2,3",
                         "--results-dir", str(tmp / "r"), "--data-dir", str(tmp / "d"), "--processes", "1",

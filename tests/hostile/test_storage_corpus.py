@@ -13,6 +13,7 @@ import shutil
 import pytest
 
 import paths
+from tests.conftest import once
 
 from check_builders import edit_json, ours_results, submission, write_yaml
 from suite.training.check import checker
@@ -24,7 +25,12 @@ RUN = ["run", "--workload", "cosmoflow", "--accelerators", "1", "--memory-limit"
 
 @pytest.fixture(scope="module")
 def real_run(tmp_path_factory):
-    """A real `suite run` results dir (the miniature: made here, ~20 s) and what the run printed."""
+    """A real `suite run` results dir (the miniature: made here, ~20 s) and what the run printed, made once a
+    session for every xdist worker (tests/conftest.py `once`); tests copy it before they edit."""
+    return once(tmp_path_factory, "hostile-storage-real-run", _real_run)
+
+
+def _real_run(tmp_path_factory):
     from suite import cli
 
     root = tmp_path_factory.mktemp("real-run")

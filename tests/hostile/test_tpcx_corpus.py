@@ -23,12 +23,19 @@ from suite.tpcx_ai import driver
 from suite.tpcx_ai import rederive
 
 from suite.tpcx_ai import leaf as result  # noqa: E402
+from tests.conftest import once  # noqa: E402
 
 SF = 0.01
 
 
 @pytest.fixture(scope="module")
 def real_run(tmp_path_factory):
+    """The real run's tpcxai-result.json document, made once a session for every xdist worker (tests/conftest.py
+    `once`); tests deep-copy it before they edit."""
+    return once(tmp_path_factory, "hostile-tpcx-real-run", _real_run)
+
+
+def _real_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("tpcx-real")
     reg = tpcx_toy.registry(tmp)
     opts = driver.Options(scale_factor=SF, data_dir=tmp / "res" / "data", results_dir=tmp / "res", streams=2,

@@ -28,6 +28,8 @@ from pathlib import Path
 import paths
 import pytest
 
+from tests.conftest import once
+
 SECRET = "0" * 64 + "  SECRET-LINE-FROM-OUTSIDE-THE-TREE"
 PY = [sys.executable, "-m", "suite"]
 ENV = {**os.environ, "PYTHONPATH": str(paths.REPO)}
@@ -57,14 +59,20 @@ def cli(*argv, timeout=300, **kw):
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
-    """A tiny real dataset, a real 1-run open results dir and a real open submission tree holding it."""
+    """A tiny real dataset, a real 1-run open results dir and a real open submission tree holding it, made
+    once a session for every xdist worker (tests/conftest.py `once`): tests copy before they change anything."""
+    return once(tmp_path_factory, "writes-made", _made)
+
+
+def _made(tmp_path_factory):
+    """The dataset and run are tests/submission's `two_runs` h100 ones (the same datagen and 1-run open run
+    this made), shared through `once`; the tree is made here."""
+    from tests.submission.conftest import make_two_runs
+
     base = tmp_path_factory.mktemp("writes")
-    data, run = base / "data", base / "run"
-    assert cli("datagen", "--workload", "cosmoflow", "--accelerator-type", "h100", "--files", "16",
-               "--data-dir", data, "--processes", "1")[0] == 0
-    code, out, err = cli("run", "--workload", "cosmoflow", "--accelerators", "1", "--data-dir", data,
-                         "--results-dir", run, "--division", "open", "--runs", "1")
-    assert code in (0, 1) and (run / "run_set.json").is_file(), err
+    shared, (run, _) = once(tmp_path_factory, "two-runs", make_two_runs)
+    data = shared / "data-h100"
+    assert (run / "run_set.json").is_file() and (data / "train").is_dir()
     tree = base / "sub"
     assert cli("submission", "init", tree, "--org", "ACME", "--division", "open", "--system", "box1",
                "--data-dir", data)[0] == 0
@@ -132,8 +140,8 @@ def test_check_output_on_a_run_file_given_as_path_is_refused(run_cli, run_copy):
     assert snapshot(run_copy) == before
 
 
-def test_check_output_inside_a_tpcxai_result_is_refused(run_cli, tmp_path):
-    tpcx = _tpcx_run(tmp_path)
+def test_check_output_inside_a_tpcxai_result_is_refused(run_cli, tmp_path, tpcx_made):
+    tpcx = _tpcx_run(tmp_path, tpcx_made)
     before = snapshot(tpcx)
     for target in (tpcx / "tpcxai-result.json", tpcx / "report.txt"):
         code, _, err = run_cli("check", tpcx, "--output", target)
@@ -141,27 +149,39 @@ def test_check_output_inside_a_tpcxai_result_is_refused(run_cli, tmp_path):
     assert snapshot(tpcx) == before
 
 
-def test_check_output_of_a_tpcxai_result_to_a_read_only_fs_is_one_line(run_cli, tmp_path):
-    tpcx = _tpcx_run(tmp_path)
+def test_check_output_of_a_tpcxai_result_to_a_read_only_fs_is_one_line(run_cli, tmp_path, tpcx_made):
+    tpcx = _tpcx_run(tmp_path, tpcx_made)
     with _tmpfs(tmp_path / "ro", "size=64k,ro") as ro:
         code, _, err = run_cli("check", tpcx, "--output", ro / "c.txt")
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert "c.txt" in err
 
 
-def _tpcx_run(tmp_path) -> Path:
-    """A TPCx-AI run of the toy kit (tests/tpcx_ai/tpcx_toy.py: a real driver run, small use cases)."""
+@pytest.fixture(scope="session")
+def tpcx_made(tmp_path_factory) -> Path:
+    """A TPCx-AI run of the toy kit (tests/tpcx_ai/tpcx_toy.py: a real driver run, small use cases), made
+    once a session for every xdist worker; each test takes a copy (`_tpcx_run`)."""
+    return once(tmp_path_factory, "writes-tpcx", _tpcx_made)
+
+
+def _tpcx_made(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("writes-tpcx")
     toy = paths.TESTS / "tpcx_ai" / "tpcx_toy.py"
-    r = tmp_path / "tpcx"
-    done = subprocess.run([sys.executable, str(toy), str(tmp_path / "kit"), "--scale-factor", "0.01", "--use-cases",
-                           "2", "--results-dir", str(r), "--data-dir", str(tmp_path / "d"), "--processes", "1"],
+    r = base / "tpcx"
+    done = subprocess.run([sys.executable, str(toy), str(base / "kit"), "--scale-factor", "0.01", "--use-cases",
+                           "2", "--results-dir", str(r), "--data-dir", str(base / "d"), "--processes", "1"],
                           capture_output=True, text=True, env=ENV, timeout=300)
     assert (r / "tpcxai-result.json").is_file(), done.stderr
     return r
 
 
-def test_tpcxai_run_into_a_dir_holding_a_complete_result_is_refused(tmp_path):
-    tpcx = _tpcx_run(tmp_path)
+def _tpcx_run(tmp_path, tpcx_made) -> Path:
+    """This test's own copy of the session's real TPCx-AI run of the toy kit."""
+    return Path(shutil.copytree(tpcx_made, tmp_path / "tpcx", symlinks=True))
+
+
+def test_tpcxai_run_into_a_dir_holding_a_complete_result_is_refused(tmp_path, tpcx_made):
+    tpcx = _tpcx_run(tmp_path, tpcx_made)
     before = snapshot(tpcx)
     toy = paths.TESTS / "tpcx_ai" / "tpcx_toy.py"
     done = subprocess.run([sys.executable, str(toy), str(tmp_path / "kit"), "--scale-factor", "0.01", "--use-cases",
@@ -265,9 +285,9 @@ def test_add_of_results_inside_or_holding_the_tree_is_refused(run_cli, made, tre
     assert snapshot(tree_copy) == before and not (tmp_path / "sub.replaced").exists()
 
 
-def test_datagen_never_echoes_a_raw_escape_sequence(tmp_path):
+def test_datagen_never_echoes_a_raw_escape_sequence(run_cli, tmp_path):
     d = tmp_path / "d\x1b]0;owned\x07"
-    code, out, err = cli("datagen", "--workload", "cosmoflow", "--accelerator-type", "h100", "--files", "2",
+    code, out, err = run_cli("datagen", "--workload", "cosmoflow", "--accelerator-type", "h100", "--files", "2",
                          "--data-dir", d, "--processes", "1")
     assert code == 0, err
     assert "\x1b" not in out and "\x07" not in out and "\\x1b" in out
@@ -282,8 +302,12 @@ def test_package_out_inside_the_tree_is_refused(run_cli, tree_copy):
 
 @pytest.fixture(scope="module")
 def packaged(made, tmp_path_factory):
-    """The tree with a big user file in code/, packaged once (its manifest current): what each SIGTERM case
-    starts from, copied, instead of packaging 96 MiB once more per case."""
+    """The tree with a big user file in code/, packaged once a session (its manifest current): what each
+    SIGTERM case starts from, copied, instead of packaging 96 MiB once more per case (or per worker)."""
+    return once(tmp_path_factory, "writes-packaged", lambda factory: _packaged(made, factory))
+
+
+def _packaged(made, tmp_path_factory):
     tree = Path(shutil.copytree(made[3], tmp_path_factory.mktemp("packaged") / "sub", symlinks=True))
     big = tree / "Open" / "ACME" / "code" / "big.bin"
     big.parent.mkdir(parents=True, exist_ok=True)
@@ -334,14 +358,19 @@ def _flocked(path: Path) -> bool:
 def test_a_second_package_at_once_is_one_line(made, tree_copy, tmp_path):
     big = tree_copy / "Open" / "ACME" / "code" / "big.bin"
     big.parent.mkdir(parents=True, exist_ok=True)
-    big.write_bytes(os.urandom(1 << 20) * 128)
+    big.write_bytes(os.urandom(1 << 20) * 32)
     first = subprocess.Popen([*PY, "submission", "package", str(tree_copy), "--out", str(tmp_path / "a.tar.gz")],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     deadline = time.monotonic() + 120                # until the first holds the tree's lock, not a fixed 1 s: on
     while not _flocked(tree_copy) and first.poll() is None and time.monotonic() < deadline:   # a busy machine
         time.sleep(0.02)                             # the second could otherwise take the lock first
-    assert first.poll() is None, "the first package ended before the second started: make big.bin bigger"
-    code, _, err = cli("submission", "package", tree_copy, "--out", tmp_path / "b.tar.gz")
+    first.send_signal(signal.SIGSTOP)                # the first stays under way, holding the lock, while the
+    try:                                             # second runs (instead of hashing and packing 128 MiB)
+        assert first.poll() is None and _flocked(tree_copy), \
+            "the first package ended before the second started: make big.bin bigger"
+        code, _, err = cli("submission", "package", tree_copy, "--out", tmp_path / "b.tar.gz")
+    finally:
+        first.send_signal(signal.SIGCONT)
     _, first_err = first.communicate(timeout=300)
     assert first.returncode == 0, first_err
     one_line(code, err, "one under way")
@@ -382,10 +411,10 @@ def test_a_refused_memory_limit_leaves_nothing_and_the_corrected_run_goes(made, 
 
 
 @pytest.mark.parametrize("rel", ["train/results", "results", "valid/../r"])
-def test_a_results_dir_inside_the_dataset_is_refused(made, tmp_path, rel):
+def test_a_results_dir_inside_the_dataset_is_refused(run_cli, made, tmp_path, rel):
     data = Path(shutil.copytree(made[1], tmp_path / "data"))
     before = snapshot(data)
-    code, _, err = cli("run", "--workload", "cosmoflow", "--accelerators", "1", "--data-dir", data,
+    code, _, err = run_cli("run", "--workload", "cosmoflow", "--accelerators", "1", "--data-dir", data,
                        "--results-dir", data / rel, "--division", "open", "--runs", "1")
     one_line(code, err, "--results-dir")
     assert snapshot(data) == before
@@ -442,8 +471,8 @@ def test_a_linked_marker_is_never_read(run_cli, tree_copy, tmp_path):
     one_line(code, err, "outside")
 
 
-def test_a_linked_tpcxai_result_is_never_read(run_cli, tmp_path):
-    tpcx = _tpcx_run(tmp_path)
+def test_a_linked_tpcxai_result_is_never_read(run_cli, tmp_path, tpcx_made):
+    tpcx = _tpcx_run(tmp_path, tpcx_made)
     outside = tmp_path / "outside"
     outside.mkdir()
     shutil.move(tpcx / "tpcxai-result.json", outside / "tpcxai-result.json")
@@ -615,14 +644,14 @@ def test_check_output_never_echoes_a_raw_escape_sequence(run_cli, run_copy, tmp_
     assert "\x1b" not in out + err and "\x07" not in out + err and "\\x1b" in out
 
 
-def test_a_resumed_datagen_rate_counts_only_what_it_wrote(tmp_path):
+def test_a_resumed_datagen_rate_counts_only_what_it_wrote(run_cli, tmp_path):
     d = tmp_path / "d"
     argv = ["datagen", "--workload", "cosmoflow", "--accelerator-type", "h100", "--files", "16", "--data-dir", d,
             "--processes", "1"]
-    assert cli(*argv)[0] == 0
+    assert run_cli(*argv)[0] == 0
     victim = sorted((d / "train").rglob("*.tfrecord"))[0]
     victim.unlink()
-    code, out, err = cli(*argv)
+    code, out, err = run_cli(*argv)
     assert code == 0, err
     progress = [l for l in err.splitlines() if l.startswith("datagen: ") and "files" in l]
     assert progress and "(15 kept)" in progress[-1] and "MB/s written" in progress[-1]

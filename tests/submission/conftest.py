@@ -7,7 +7,15 @@ import pytest
 @pytest.fixture(scope="session")
 def two_runs(tmp_path_factory):
     """Two real 1-run open results dirs of two benchmarks (cosmoflow on h100 and on a100), 16 files of
-    data each: (base, [h100 run, a100 run]). Seconds, not minutes; no cgroup needed."""
+    data each: (base, [h100 run, a100 run]). Seconds, not minutes; no cgroup needed. Made once a session
+    for every xdist worker (tests/conftest.py `once`; tests/hostile/test_writes_corpus.py shares it too):
+    read it as it is, copy before changing anything."""
+    from tests.conftest import once
+
+    return once(tmp_path_factory, "two-runs", make_two_runs)
+
+
+def make_two_runs(tmp_path_factory):
     import os
     import subprocess
     import sys
