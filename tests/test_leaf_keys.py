@@ -198,15 +198,12 @@ def test_every_published_kv_cache_leaf_key_is_in_ours(tmp_path_factory):
     assert [f"{a.name}: {m}" for a, b in pairs for m in missing(a, b)] == []
 
 
-def test_every_published_vector_database_summary_key_is_in_ours(tmp_path_factory):
-    """A real vdb-mini run on the DiskANN engine (tests/leaf_builders.py, made once a session, where the
-    engine is installed): datagen's and the run's summary.json hold every key the published TTA leaves have
-    (the run leaf's vdb_multi_node_summary.json and .mlps-code-image: tests/test_leaf_kinds.py)."""
-    root = made("vector_database", tmp_path_factory)
-    if root is None:
-        pytest.skip("the DiskANN engine is not installed here (`suite engine install diskann`; CI installs it)")
-    mine = next(root.glob("vector_database/*/DISKANN"), None)
-    assert mine is not None, "the session's vdb-mini run wrote no DISKANN leaf"
+def test_every_published_vector_database_summary_key_is_in_ours(tiny_diskann):
+    """A real vdb-tiny run on the DiskANN engine (the session's `tiny_diskann`, tests/conftest.py: made once
+    for every file that reads it): datagen's and the run's summary.json hold every key the published TTA
+    leaves have (the run leaf's vdb_multi_node_summary.json and .mlps-code-image: tests/test_leaf_kinds.py)."""
+    mine = next((tiny_diskann / "R").glob("vector_database/*/DISKANN"), None)
+    assert mine is not None, "the session's vdb-tiny run wrote no DISKANN leaf"
     problems = []
     for phase in ("datagen", "run"):
         theirs_leaf, mine_leaf = sorted((VDB / phase).iterdir())[-1], sorted((mine / phase).iterdir())[-1]
@@ -214,14 +211,14 @@ def test_every_published_vector_database_summary_key_is_in_ours(tmp_path_factory
     assert problems == []
 
 
-def test_every_published_training_leaf_key_is_in_our_parquet_leaves(tmp_path):
+def test_every_published_training_leaf_key_is_in_our_parquet_leaves(tmp_path, tmp_path_factory):
     """flux-mini's v3.0 leaves (Parquet: the reads and the ceiling added) have every key of the published
     unet3d leaves' datasize and run files, as unet3d's own do, but the parameters unet3d's workload config
     sets and flux's staged config (mlcommons/storage flux_b200.yaml: model name only, no checkpoint
     section, no resize) does not."""
     import parquet_builders
 
-    mine = parquet_builders.series(tmp_path / "R", "flux-mini") / "training" / "flux-mini"
+    mine = parquet_builders.series(tmp_path / "R", "flux-mini", tmp_path_factory) / "training" / "flux-mini"
     problems, pairs = [], [(t, m) for t, m in _pairs(TRAIN, mine, _training_leaf) if t.name != "0_output.json"]
     assert len(pairs) >= 8, "the published leaves' files to compare"
     for theirs, leaf_file in pairs:
