@@ -7,7 +7,7 @@ benchmark and phase holds a file of that kind whose keys and JSON types hold eve
 (recursively, tests/test_leaf_keys.missing; DIFFERENCES lists the only differences allowed, each with
 its reason), or why our runs do not write it. A kind a fixture brings that COVERED does not name fails.
 Real runs: tests/leaf_builders (each a miniature, made once per session), the session's `voiced`
-checkpointing miniature and its `tiny_diskann` vector-database run (tests/conftest.py)."""
+checkpointing and kv_cache miniatures and its `tiny_diskann` vector-database run (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -149,11 +149,12 @@ def published() -> dict[tuple[str, str, str, str], list[Path]]:
 
 def ours(which: str, request) -> dict[tuple[str, str, str, str], list[Path]]:
     """Our results' leaf files by kind, in leaf order (a results root's own files: no leaf's). The
-    checkpointing miniature is the session's `voiced` one (tests/conftest.py: the same llama3-8b v3.0 write
-    and read, made once for every file that needs it), the vector-database run its `tiny_diskann` one (a
+    checkpointing and kv_cache miniatures are the session's `voiced` ones (tests/conftest.py: the llama3-8b
+    v3.0 write and read, a kv-cache run of option 1, one 2-s trial, made once for every file that needs
+    them), the vector-database run its `tiny_diskann` one (a
     real DiskANN run of vdb-tiny, which tests/kinds, tests/history and tests/hostile read too), read as they
     are: nothing here writes."""
-    if which == "checkpointing":
+    if which in ("checkpointing", "kv_cache"):
         got = request.getfixturevalue("voiced")[which]
         if isinstance(got, BaseException):
             raise got
