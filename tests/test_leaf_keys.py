@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.leaf_builders import made
 from tests.ours3_builders import FAST
 
 DATA = Path(__file__).resolve().parent / "data" / "v3"
@@ -100,8 +99,21 @@ def _named(leaf: Path, name: str) -> Path:
 
 @pytest.fixture(scope="module")
 def ours(tmp_path_factory, voiced) -> dict[str, Path]:
-    """Our unet3d b200 v3.0 run on a dataset of 8 1-MiB files, and the session's llama3-8b miniature
-    write+read pair (`voiced`, tests/conftest.py: made once for every file that reads it)."""
+    """Our unet3d b200 v3.0 run on a dataset of 8 1-MiB files (made once a session across xdist's workers:
+    tests/conftest.py `once`), and the session's llama3-8b miniature write+read pair (`voiced`, made once
+    for every file that reads it)."""
+    from tests.conftest import once
+
+    train = once(tmp_path_factory, "leaf-keys-unet3d", _unet3d)
+    got = voiced["checkpointing"]
+    if isinstance(got, BaseException):
+        raise got
+    ckpt = got[2] / "checkpointing" / "llama3-8b"
+    assert ckpt.is_dir(), got[1][-2000:]
+    return {"training": train, "checkpointing": ckpt}
+
+
+def _unet3d(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("keys")
     subprocess.run([sys.executable, "-m", "suite", "datagen", "--workload", "unet3d", "--accelerator-type", "b200",
                     "--files", "8", "--data-dir", str(base / "data"), *SMALL], cwd=base, capture_output=True,
@@ -112,12 +124,7 @@ def ours(tmp_path_factory, voiced) -> dict[str, Path]:
                          cwd=base, capture_output=True, text=True, timeout=600)
     train = base / "R" / "training" / "unet3d"
     assert (train / "run").is_dir(), ran.stderr[-2000:]
-    got = voiced["checkpointing"]
-    if isinstance(got, BaseException):
-        raise got
-    ckpt = got[2] / "checkpointing" / "llama3-8b"
-    assert ckpt.is_dir(), got[1][-2000:]
-    return {"training": train, "checkpointing": ckpt}
+    return train
 
 
 def _pairs(published: Path, mine: Path, phase_of) -> list[tuple[Path, Path]]:
@@ -185,11 +192,14 @@ KV = DATA / "kv_cache_FarmGPU/open/FarmGPU/results/potato8-qlc-np6-open-tnf-70b/
 VDB = DATA / "vector_database_TTA/closed/TTA/results/seahorse-storage/vector_database/milvus/DISKANN"
 
 
-def test_every_published_kv_cache_leaf_key_is_in_ours(tmp_path_factory):
-    """A real kv-cache run (option 1, one 2-s trial: tests/leaf_builders.py, made once a session): its
-    metadata, summary.json and a rank's results hold every key the published FarmGPU leaf has (option 3
-    there: the same files, another option)."""
-    mine = next(made("kv_cache", tmp_path_factory).glob("kv_cache/*/run/*"), None)
+def test_every_published_kv_cache_leaf_key_is_in_ours(voiced):
+    """A real kv-cache run (option 1, one 2-s trial: the session's `voiced` one, tests/conftest.py, made once
+    for every file that reads it): its metadata, summary.json and a rank's results hold every key the
+    published FarmGPU leaf has (option 3 there: the same files, another option)."""
+    got = voiced["kv_cache"]
+    if isinstance(got, BaseException):
+        raise got
+    mine = next(got[2].glob("kv_cache/*/run/*"), None)
     assert mine is not None, "the session's kv-cache run wrote no leaf"
     theirs = next(KV.iterdir())
     pairs = [(next(theirs.glob("kv_cache_*_metadata.json")), next(mine.glob("kv_cache_*_metadata.json"))),
@@ -198,15 +208,12 @@ def test_every_published_kv_cache_leaf_key_is_in_ours(tmp_path_factory):
     assert [f"{a.name}: {m}" for a, b in pairs for m in missing(a, b)] == []
 
 
-def test_every_published_vector_database_summary_key_is_in_ours(tmp_path_factory):
-    """A real vdb-mini run on the DiskANN engine (tests/leaf_builders.py, made once a session, where the
-    engine is installed): datagen's and the run's summary.json hold every key the published TTA leaves have
-    (the run leaf's vdb_multi_node_summary.json and .mlps-code-image: tests/test_leaf_kinds.py)."""
-    root = made("vector_database", tmp_path_factory)
-    if root is None:
-        pytest.skip("the DiskANN engine is not installed here (`suite engine install diskann`; CI installs it)")
-    mine = next(root.glob("vector_database/*/DISKANN"), None)
-    assert mine is not None, "the session's vdb-mini run wrote no DISKANN leaf"
+def test_every_published_vector_database_summary_key_is_in_ours(tiny_diskann):
+    """A real vdb-tiny run on the DiskANN engine (the session's `tiny_diskann`, tests/conftest.py: made once
+    for every file that reads it): datagen's and the run's summary.json hold every key the published TTA
+    leaves have (the run leaf's vdb_multi_node_summary.json and .mlps-code-image: tests/test_leaf_kinds.py)."""
+    mine = next((tiny_diskann / "R").glob("vector_database/*/DISKANN"), None)
+    assert mine is not None, "the session's vdb-tiny run wrote no DISKANN leaf"
     problems = []
     for phase in ("datagen", "run"):
         theirs_leaf, mine_leaf = sorted((VDB / phase).iterdir())[-1], sorted((mine / phase).iterdir())[-1]
@@ -214,14 +221,14 @@ def test_every_published_vector_database_summary_key_is_in_ours(tmp_path_factory
     assert problems == []
 
 
-def test_every_published_training_leaf_key_is_in_our_parquet_leaves(tmp_path):
+def test_every_published_training_leaf_key_is_in_our_parquet_leaves(tmp_path, tmp_path_factory):
     """flux-mini's v3.0 leaves (Parquet: the reads and the ceiling added) have every key of the published
     unet3d leaves' datasize and run files, as unet3d's own do, but the parameters unet3d's workload config
     sets and flux's staged config (mlcommons/storage flux_b200.yaml: model name only, no checkpoint
     section, no resize) does not."""
     import parquet_builders
 
-    mine = parquet_builders.series(tmp_path / "R", "flux-mini") / "training" / "flux-mini"
+    mine = parquet_builders.series(tmp_path / "R", "flux-mini", tmp_path_factory) / "training" / "flux-mini"
     problems, pairs = [], [(t, m) for t, m in _pairs(TRAIN, mine, _training_leaf) if t.name != "0_output.json"]
     assert len(pairs) >= 8, "the published leaves' files to compare"
     for theirs, leaf_file in pairs:

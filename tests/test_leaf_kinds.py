@@ -6,8 +6,8 @@ option/trial numbers generalised). For each kind, COVERED says either that our l
 benchmark and phase holds a file of that kind whose keys and JSON types hold every published file's
 (recursively, tests/test_leaf_keys.missing; DIFFERENCES lists the only differences allowed, each with
 its reason), or why our runs do not write it. A kind a fixture brings that COVERED does not name fails.
-Real runs: tests/leaf_builders (each a miniature, made once per session) and the session's `voiced`
-checkpointing miniature."""
+Real runs: tests/leaf_builders (each a miniature, made once per session), the session's `voiced`
+checkpointing and kv_cache miniatures and its `tiny_diskann` vector-database run (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -149,17 +149,20 @@ def published() -> dict[tuple[str, str, str, str], list[Path]]:
 
 def ours(which: str, request) -> dict[tuple[str, str, str, str], list[Path]]:
     """Our results' leaf files by kind, in leaf order (a results root's own files: no leaf's). The
-    checkpointing miniature is the session's `voiced` one (tests/conftest.py: the same llama3-8b v3.0 write
-    and read, made once for every file that needs it), read as it is: nothing here writes."""
-    if which == "checkpointing":
+    checkpointing and kv_cache miniatures are the session's `voiced` ones (tests/conftest.py: the llama3-8b
+    v3.0 write and read, a kv-cache run of option 1, one 2-s trial, made once for every file that needs
+    them), the vector-database run its `tiny_diskann` one (a
+    real DiskANN run of vdb-tiny, which tests/kinds, tests/history and tests/hostile read too), read as they
+    are: nothing here writes."""
+    if which in ("checkpointing", "kv_cache"):
         got = request.getfixturevalue("voiced")[which]
         if isinstance(got, BaseException):
             raise got
         root = got[2]
+    elif which == "vector_database":
+        root = request.getfixturevalue("tiny_diskann") / "R"     # the session's vdb-tiny DiskANN run
     else:
         root = made(which, request.getfixturevalue("tmp_path_factory"))
-    if root is None:
-        pytest.skip("the DiskANN engine is not installed here (`suite engine install diskann`; CI installs it)")
     rnd, out = (which if which in ("v0.5", "v1.0") else "v3.0"), {}
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root).parts

@@ -107,8 +107,15 @@ def suite_cli(*argv) -> tuple[int, str]:
 
 @pytest.fixture(scope="module")
 def dlio_data(tmp_path_factory):
-    """DLIO's own generator (`suite datagen --engine dlio`, 1 rank: start-up is the cost) for the three workloads."""
+    """DLIO's own generator (`suite datagen --engine dlio`, 1 rank: start-up is the cost) for the three
+    workloads, made once a session across xdist's workers (tests/conftest.py `once`)."""
+    from tests.conftest import once
+
     dlio_or_skip()
+    return once(tmp_path_factory, "dlio-data", _dlio_data)
+
+
+def _dlio_data(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("dlio-data")
     for name, params in SETS.items():
         code, out = suite_cli("datagen", "--engine", "dlio", "--workload", name, "--files", 4, "--processes", 1,
@@ -119,18 +126,24 @@ def dlio_data(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def suite_run_of(dlio_data, tmp_path_factory):
-    """`suite run` (our runner) of one workload on DLIO's data, made once per workload in this module:
-    (exit code, output, results dir). The generation-log test reads the unet3d one (a copy)."""
+    """`suite run` (our runner) of one workload on DLIO's data, made once per workload a session (across
+    xdist's workers too): (exit code, output, results dir). The generation-log test reads the unet3d one (a
+    copy)."""
+    from tests.conftest import once
+
     made = {}
+
+    def make(name, factory):
+        results = factory.mktemp(f"run-{name}") / "r"
+        batch = ["--param", "reader.batch_size=2"]                # 4 files: a step of 2, not unet3d's 7
+        code, out = suite_cli("run", "--workload", name, "--accelerators", 1, "--data-dir", dlio_data / name,
+                              "--division", "open", "--runs", 1, "--memory-limit", "2GiB", "--results-dir",
+                              results, "--param", "train.epochs=1", *SETS[name], *batch)
+        return code, out, results
 
     def run(name):
         if name not in made:
-            results = tmp_path_factory.mktemp(f"run-{name}") / "r"
-            batch = ["--param", "reader.batch_size=2"]                # 4 files: a step of 2, not unet3d's 7
-            code, out = suite_cli("run", "--workload", name, "--accelerators", 1, "--data-dir", dlio_data / name,
-                                  "--division", "open", "--runs", 1, "--memory-limit", "2GiB", "--results-dir",
-                                  results, "--param", "train.epochs=1", *SETS[name], *batch)
-            made[name] = (code, out, results)
+            made[name] = once(tmp_path_factory, f"dlio-suite-run-{name}", lambda factory: make(name, factory))
         return made[name]
 
     return run
@@ -150,7 +163,7 @@ def test_dlio_generated_data_runs_under_suite(dlio_data, suite_run_of, name):
 
 
 @pytest.mark.timeout(DLIO_TIMEOUT_S)
-def test_suite_check_takes_dlio_datagen_output_as_the_generation_log(dlio_data, suite_run_of, tmp_path):
+def test_suite_check_takes_dlio_datagen_output_as_the_generation_log(dlio_data, suite_run_of, tmp_path, run_cli):
     import shutil
 
     code, out, results = suite_run_of("unet3d")
@@ -162,12 +175,12 @@ def test_suite_check_takes_dlio_datagen_output_as_the_generation_log(dlio_data, 
     bench = layout.discover_tree(tree).benchmarks[0]
     logs = [(g.path.name, g.model, g.accelerator) for g in bench.generation_logs]
     assert logs == [("datagen", "unet3d", "h100")] and len(bench.runs) == 1
-    code, out = suite_cli("check", tree)
-    assert code == 1, out
+    code, out, err = run_cli("check", tree)
+    assert code == 1, out + err
 
 
 @pytest.mark.timeout(DLIO_TIMEOUT_S)
-def test_suite_data_runs_under_dlio_with_two_ranks_enforced(tmp_path):
+def test_suite_data_runs_under_dlio_with_two_ranks_enforced(tmp_path, run_cli):
     dlio_or_skip()
     data, results = tmp_path / "ours", tmp_path / "r"
     code, out = suite_cli("datagen", "--workload", "unet3d", "--files", 8, "--data-dir", data, *SETS["unet3d"])
@@ -190,13 +203,13 @@ def test_suite_data_runs_under_dlio_with_two_ranks_enforced(tmp_path):
     assert (run / "0_output.json").is_file() and (run / "1_output.json").is_file()
     assert "- workload=unet3d_h100" in (run / "configs" / "overrides.yaml").read_text()
     assert doc["dataset"]["generator"] == "suite" and (data / "train").is_dir()   # DLIO kept our files
-    code, out = suite_cli("check", results, "--format", "json")
-    findings = json.loads(out[out.index("{"):])["benchmarks"][0]["findings"]
+    code, out, err = run_cli("check", results, "--format", "json")
+    findings = json.loads(out)["benchmarks"][0]["findings"]
     rules = {f["rule_id"] for f in findings}
     assert code == 1 and "ours-steps-present" not in rules and not any("unreadable" in r for r in rules), rules
     assert {"structure-run-count", "dataset-size"} <= rules
-    code, out = suite_cli("metrics", results)
-    assert code == 0 and "run-1" in out
+    code, out, err = run_cli("metrics", results)
+    assert code == 0 and "run-1" in out, out + err
 
 
 def test_dlio_datagen_output_run_directly_is_a_generation_log(tmp_path):

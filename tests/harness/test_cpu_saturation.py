@@ -8,6 +8,8 @@ busy stretch shorter than MIN_SPAN_S, or one where the CPUs also waited on I/O g
 real kv_cache run under a real CPU hog (a busy loop on every core) gives it with nothing edited.
 """
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -73,10 +75,12 @@ def _balance(s: dict, steal: float | None = None) -> None:
 
 
 def _warnings(root: Path, rule: str = hostcpu.RULE) -> list[dict]:
-    """The `rule` (host-cpu-saturated) findings of `suite check ROOT --format json` (every kind's JSON)."""
-    out = subprocess.run([sys.executable, "-m", "suite", "check", str(root), "--format", "json"],
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode in (0, 1), out.stderr[-2000:]
+    """The `rule` (host-cpu-saturated) findings of `suite check ROOT --format json` (every kind's JSON), run
+    in this process (`cli.main`, its output taken as the console script prints it)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(["check", str(root), "--format", "json"])
+    assert code in (0, 1), err.getvalue()[-2000:]
     found = []
 
     def walk(node):
@@ -88,7 +92,7 @@ def _warnings(root: Path, rule: str = hostcpu.RULE) -> list[dict]:
         elif isinstance(node, list):
             for v in node:
                 walk(v)
-    walk(json.loads(out.stdout))
+    walk(json.loads(out.getvalue()))
     return found
 
 

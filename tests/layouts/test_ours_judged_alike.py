@@ -7,6 +7,7 @@ copied to where add puts leaves, results/<system>/<benchmark>/<model>/."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
 
@@ -14,24 +15,34 @@ import pytest
 
 from suite import cli
 from tests.layouts.test_one_judgement import LAYOUT_IDS, judged
-from tests.leaf_builders import made
 from tests.ours3_builders import series
 
 
 _MADE: dict[str, Path] = {}
 
 
-def _make(bench: str, base: Path, tmp_path_factory) -> Path:
-    """Our own v3.0 result of one kind, made once per session: a retinanet series (R/training/...) and a
-    the session's vdb-mini run on the DiskANN engine where it is installed (tests/leaf_builders.py;
-    checkpointing and kv_cache: `_voiced`)."""
+def _make(bench: str, base: Path, request) -> Path:
+    """Our own v3.0 result of one kind, made once per session: a retinanet series (R/training/...) and the
+    session's `tiny_diskann` run (tests/conftest.py: a real DiskANN run of vdb-tiny, which tests/kinds,
+    tests/history and tests/hostile read too; its workload is registered while a test judges it:
+    `registered`; checkpointing and kv_cache: `_voiced`)."""
     if bench == "training":
         return series(base / "R")
-    root = made("vector_database", tmp_path_factory)
-    if root is None:
-        pytest.skip("the DiskANN engine is not installed here (`suite engine install diskann`; CI installs it)")
+    root = request.getfixturevalue("tiny_diskann") / "R"
     assert (root / "vector_database").is_dir()
     return root                                     # where it was written; the tests only read it or copy it
+
+
+@contextlib.contextmanager
+def registered(bench: str, request):
+    """vector_database: the session run's workload (vdb-tiny, a test's) registered while the context holds."""
+    if bench != "vector_database":
+        yield
+        return
+    from tests.vector_database.conftest import tiny_workload
+
+    with tiny_workload(request.getfixturevalue("tiny_diskann")):
+        yield
 
 
 VOICED = ("checkpointing", "kv_cache")     # the same miniatures as the session's `voiced` runs (tests/conftest.py)
@@ -55,7 +66,7 @@ def ours(tmp_path_factory, request):
         if bench not in _MADE:
             base = tmp_path_factory.mktemp(bench)
             _MADE[bench] = (_voiced(request.getfixturevalue("voiced"), bench, base) if bench in VOICED
-                            else _make(bench, base, tmp_path_factory))
+                            else _make(bench, base, request))
         return _MADE[bench]
     return get
 
@@ -84,16 +95,17 @@ def test_submission_add_refuses_our_invalid_results_of_either_kind(ours, tmp_pat
 
 @pytest.mark.parametrize("bench", ["training", "checkpointing", "kv_cache", "vector_database"])
 def test_our_results_are_judged_alike_in_their_results_dir_alone_and_in_a_pooled_tree(ours, bench, tmp_path,
-                                                                                      capsys):
-    where_written = judged(ours(bench), capsys)
-    copy = tmp_path / "copy"
-    shutil.copytree(ours(bench), copy)
-    alone = judged(copy, capsys)
-    sub = tmp_path / "sub"
-    assert cli.main(["submission", "init", str(sub), "--org", "ACME", "--division", "open", "--system", "box1",
-                     "--ruleset", "v3.0", "--data-dir", str(tmp_path)]) == 0
-    _place(ours(bench), sub, bench)
-    in_tree = judged(sub / "open/ACME/results/box1" / bench, capsys)
+                                                                                      capsys, request):
+    with registered(bench, request):
+        where_written = judged(ours(bench), capsys)
+        copy = tmp_path / "copy"
+        shutil.copytree(ours(bench), copy)
+        alone = judged(copy, capsys)
+        sub = tmp_path / "sub"
+        assert cli.main(["submission", "init", str(sub), "--org", "ACME", "--division", "open", "--system", "box1",
+                         "--ruleset", "v3.0", "--data-dir", str(tmp_path)]) == 0
+        _place(ours(bench), sub, bench)
+        in_tree = judged(sub / "open/ACME/results/box1" / bench, capsys)
     assert where_written[2], "our miniature results have kind-level findings to compare"
     assert alone == where_written
     assert (in_tree[0], in_tree[2]) == (where_written[0], where_written[2])

@@ -46,8 +46,16 @@ def _dev_reads(name: str) -> tuple[int, int]:
 
 @pytest.fixture(scope="module")
 def on_loop(tmp_path_factory):
+    """(summaries, device, the device's (reads, bytes) around the runs, the pid the runs ran in): made once a
+    session across xdist's workers (tests/conftest.py `once`), the loop device gone once it is made."""
+    from tests.conftest import once
+
+    return once(tmp_path_factory, "vdb-on-loop", _on_loop)
+
+
+def _on_loop(tmp_path_factory):
     """One real `suite run` of vdb-tiny with DiskANN, two query runs, its dataset and index on a loop device;
-    the device's read counters read by this test around the runs (the index built by a first run)."""
+    the device's read counters read around the runs (the index built by a first run)."""
     from suite import cli
     from suite.storage import workloads
     from suite.vector_database import dataset, workload
@@ -67,7 +75,7 @@ def on_loop(tmp_path_factory):
             cli.main(argv + ["--results-dir", str(base / "R"), "--runs", "2"])
             after = _dev_reads(name)
             docs = [json.loads(Path(p).read_text()) for p in sorted(glob.glob(str(base / "R/vector_database/*/*/run/*/summary.json")))]
-            yield docs, dev, (after[0] - before[0], after[1] - before[1])
+            return docs, dev, (after[0] - before[0], after[1] - before[1]), os.getpid()
     finally:
         workloads.remove_dir(base / "wl")
 
@@ -78,7 +86,7 @@ def _close(a, b, rel=0.10):
 
 @pytest.mark.parametrize("phase", ["cold", "warm"])
 def test_bytes_and_ios_per_query_agree_with_the_devices_counters(on_loop, phase):
-    docs, dev, _ = on_loop
+    docs, dev, _, _ = on_loop
     assert len(docs) == 2
     for d in docs:
         io = d["io"]
@@ -96,7 +104,7 @@ def test_bytes_and_ios_per_query_agree_with_the_devices_counters(on_loop, phase)
 def test_the_headline_figures_are_the_cold_pass_and_the_device_read_them(on_loop):
     """summary.json's bytes/I-Os per query are the cold pass's (after the cache clear), the cgroup's; the
     device's own counters, read by this test around the two runs, hold at least every phase's reads."""
-    docs, _, (dev_ios, dev_bytes) = on_loop
+    docs, _, (dev_ios, dev_bytes), _ = on_loop
     phase_bytes = phase_ios = 0
     for d in docs:
         io = d["io"]
@@ -112,6 +120,6 @@ def test_the_headline_figures_are_the_cold_pass_and_the_device_read_them(on_loop
 
 
 def test_no_io_cgroup_left_behind(on_loop):
-    """The runs' I/O cgroups (named vdb-<this pid>-<run>: the runs ran in this process) are removed."""
-    mine = f"vdb-{os.getpid()}-*"
+    """The runs' I/O cgroups (named vdb-<pid>-<run>: the pid of the process the runs ran in) are removed."""
+    mine = f"vdb-{on_loop[3]}-*"
     assert not glob.glob(f"/sys/fs/cgroup/blkio/suite-io-{mine}") and not glob.glob(f"/sys/fs/cgroup/suite-io/{mine}")

@@ -336,7 +336,7 @@ CASES.update({rule_id: ("ckpt3", edit) for rule_id, edit in checkpoint_builders.
 # our own v3.0 series (rules/v3.0/common.yaml's evidence rules): a real `suite run --ruleset v3.0` miniature, made once
 BASES["ours3"] = (lambda tmp: ours3_builders.series(tmp / "ours3"), "auto")
 ROOTS["ours3"] = "ours3"
-BASES["parquet"] = (lambda tmp: parquet_builders.series(tmp / "pq", "flux-mini"), "auto")
+BASES["parquet"] = (lambda tmp, factory: parquet_builders.series(tmp / "pq", "flux-mini", factory), "auto")
 ROOTS["parquet"] = "pq"
 
 
@@ -376,13 +376,16 @@ def test_every_rule_id_has_a_passing_and_a_failing_case():
 
 
 @pytest.mark.parametrize("rule_id", sorted(CASES))
-def test_rule_case(tmp_path, rule_id):
+def test_rule_case(tmp_path, tmp_path_factory, rule_id):
     base, mutate = CASES[rule_id]
     build, ruleset = BASES[base]
     check = checkpoint.check if base in ("ckpt", "ckpt3") else checker.check   # each kind its own checker,
     if rule_id in _layout_rules():                   # a benchmark-dir tree's own rules: its layout's check
         check = whole_check
-    build(tmp_path)
+    if base == "parquet":
+        build(tmp_path, tmp_path_factory)          # a real series, made once a session (tests/parquet_builders.py)
+    else:
+        build(tmp_path)
     root = tmp_path / ROOTS[base]
     assert rule_id not in ids(check(root, ruleset)), "passing case"
     mutate(root if base != "sub" else root)

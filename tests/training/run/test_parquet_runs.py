@@ -16,8 +16,8 @@ def results_of(root, name):
     return [json.loads((leaf / "results.json").read_text()) for leaf in parquet_builders.leaves(root, name)]
 
 
-def end_to_end(tmp_path, run_cli, name):
-    root = parquet_builders.series(tmp_path / "R", name)
+def end_to_end(tmp_path, factory, run_cli, name):
+    root = parquet_builders.series(tmp_path / "R", name, factory)
     docs = results_of(root, name)
     assert len(docs) == 6 and all(d["status"] == "complete" for d in docs)
     run_set = json.loads((root / "run_set.json").read_text())
@@ -40,8 +40,8 @@ def end_to_end(tmp_path, run_cli, name):
     return root, docs
 
 
-def test_flux_mini_end_to_end(tmp_path, run_cli):
-    root, docs = end_to_end(tmp_path, run_cli, "flux-mini")
+def test_flux_mini_end_to_end(tmp_path, tmp_path_factory, run_cli):
+    root, docs = end_to_end(tmp_path, tmp_path_factory, run_cli, "flux-mini")
     for d in docs:
         reads = d["reads"]
         assert reads["columns_read"] == ["t5_encodings", "clip_encodings", "mean", "logvar", "timestamp"]
@@ -54,11 +54,11 @@ def test_flux_mini_end_to_end(tmp_path, run_cli):
     assert sum(epoch["step_bytes_read"]) == epoch["bytes_read"] == docs[3]["reads"]["bytes_read"]
 
 
-def test_dlrm_mini_reads_its_40_columns_end_to_end(tmp_path, run_cli):
+def test_dlrm_mini_reads_its_40_columns_end_to_end(tmp_path, tmp_path_factory, run_cli):
     import pyarrow.parquet as pq
 
-    root, docs = end_to_end(tmp_path, run_cli, "dlrm-mini")
-    files = sorted((parquet_builders.data("dlrm-mini") / "train").glob("*.parquet"))
+    root, docs = end_to_end(tmp_path, tmp_path_factory, run_cli, "dlrm-mini")
+    files = sorted((parquet_builders.data("dlrm-mini", tmp_path_factory) / "train").glob("*.parquet"))
     chunks = 0
     for path in files:
         meta = pq.read_metadata(path)
@@ -71,8 +71,8 @@ def test_dlrm_mini_reads_its_40_columns_end_to_end(tmp_path, run_cli):
         assert d["reads"]["bytes_read"] < 0.3 * sum(p.stat().st_size for p in files)
 
 
-def test_a_planted_slow_decode_is_not_storage_bound(tmp_path, run_cli):
-    root = parquet_builders.series(tmp_path / "R", "flux-mini", slow=True)
+def test_a_planted_slow_decode_is_not_storage_bound(tmp_path, tmp_path_factory, run_cli):
+    root = parquet_builders.series(tmp_path / "R", "flux-mini", tmp_path_factory, slow=True)
     docs = results_of(root, "flux-mini")
     assert all(d["reads"]["decode_share_percent"] > 50 for d in docs)
     code, out, err = run_cli("check", root)

@@ -134,13 +134,12 @@ def test_unet3d_b200_miniature_series_six_runs(run_cli, tmp_path, monkeypatch):
 def test_suite_check_reads_a_v3_series_warmup_recognised_structure_clean(run_cli, tmp_path):
     """Our checker on a v3.0 series: the ruleset from results.json, five runs after the warm-up, no
     structure finding (retinanet_b200 is a known <model>_<accelerator>); the findings left are the
-    measurement's own (dataset size, AU, the --param overrides)."""
-    wl = workloads.resolve("retinanet", "b200")
-    data = tmp_path / "data"
-    datagen.generate(wl, data, 24, processes=1)
-    res = tmp_path / "res"
-    run_cli("run", "--workload", "retinanet", "--accelerator-type", "b200", "--accelerators", 1, "--ruleset", "v3.0",
-            "--data-dir", data, "--results-dir", res, "--division", "open", *FAST)
+    measurement's own (dataset size, AU, the --param overrides). The series: a copy of the session's (a
+    24-file retinanet b200 dataset, `suite run --ruleset v3.0 --division open` with these FAST params, made
+    once: tests/ours3_builders.py)."""
+    from tests.ours3_builders import series
+
+    res = series(tmp_path / "res")
     code, out, err = run_cli("check", res, "--format", "json")
     (bench,) = json.loads(out)["benchmarks"]
     assert bench["ruleset"] == "v3.0" and bench["workload"] == "retinanet" and bench["accelerator"] == "b200"
