@@ -63,11 +63,7 @@ def worker(plan_path: str) -> int:
 
     comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
-    # the plan's schema was enforced by its one writer a moment ago (suite.checkpointing.run writes it with
-    # files.write_json), and each rank's record is enforced where it is read (suite.checkpointing.results
-    # .load_ranks): N ranks importing jsonschema to re-validate one file cost each rank ~0.15 s of CPU, about
-    # 40% of a miniature rank's (issue 47)
-    plan = files.load_json(Path(plan_path))
+    plan = files.load_json(Path(plan_path), schema=PLAN_SCHEMA)
     run_dir = Path(plan["run_dir"])
     host = socket.gethostname()
     started(run_dir, rank)
@@ -75,7 +71,7 @@ def worker(plan_path: str) -> int:
         if comm.Get_size() != plan["processes"]:
             raise RunError(f"mpiexec: expected {plan['processes']} ranks, got {comm.Get_size()}")
         record = _run(comm, plan, rank, host, barrier)
-        files.write_atomic(run_dir / "ranks" / f"rank-{rank}.json", files.dump_json(record, indent=None))
+        files.write_json(run_dir / "ranks" / f"rank-{rank}.json", record, schema=RANK_SCHEMA, indent=None)
         if str(plan["checkpoint_dir"]).startswith("s3://"):       # object storage: this rank's requests
             from suite.storage.objectstore import write_rank
             write_rank(run_dir, rank)
