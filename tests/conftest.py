@@ -253,7 +253,9 @@ def pytest_configure(config):
     or MPI rank a test starts compiled each module from source again, and pytest rewrote every test module
     per worker: 8 CPU s of collection per worker alone (issue 47: the suite on a busy machine). The session
     compiles each once instead, into one bytecode cache in its own temp dir (PYTHONPYCACHEPREFIX), never
-    beside the checkout's sources; the workers and the processes they start inherit it."""
+    beside the checkout's sources; the workers and the processes they start inherit it. In every process
+    (controller and workers), OpenMP's idle threads sleep (_quiet_openmp)."""
+    _quiet_openmp()
     if not os.environ.get("PYTHONDONTWRITEBYTECODE") or hasattr(config, "workerinput"):
         return
     factory = getattr(config, "_tmp_path_factory", None)
@@ -335,7 +337,7 @@ def mpiexec() -> str:
     return str(exe) if exe.exists() else (shutil.which("mpiexec") or "mpiexec")
 
 
-def pytest_configure(config):
+def _quiet_openmp():
     """Idle OpenMP threads sleep for the whole test process (suite.tpcx_ai.tables.retail.quiet_openmp, as
     the use cases' own processes do): libgomp reads OMP_WAIT_POLICY once, when the first test to import
     sklearn or xgboost loads it, and spinning threads made tests/tpcx_ai/test_retail.py's XGBoost 15x the
