@@ -83,8 +83,26 @@ def test_sizing_from_a_sweep_uses_its_ceiling_and_parameters(run_cli):
     doc = result.load(SWEEP)
     ceiling = sizing.ceiling_per_accelerator_mib_s(doc)
     assert f"{ceiling:,.1f} MiB/s" in out and f"{4 * ceiling:,.1f} MiB/s" in out
-    assert "with the sweep's parameters: dataset.num_samples_per_file=20" in out
+    assert "with the sweep's parameters: dataset.num_samples_per_file=20" in " ".join(out.split())
     assert f"{doc['demand_mib_per_second_per_accelerator']:,.1f} MiB/s" in out     # analytic, same params
+
+
+def test_sizing_with_many_sweep_parameters_stays_within_100_columns(run_cli, tmp_path):
+    """The headline names every parameter of the sweep, wrapped (issue 47: no line over 100 columns)."""
+    import json
+
+    copy = tmp_path / "sweep"
+    shutil.copytree(SWEEP, copy)
+    doc = json.loads((copy / "sweep.json").read_text())
+    params = doc["params"] + ["reader.read_threads=8", "reader.prefetch_size=4", "reader.computation_threads=2",
+                              "reader.transfer_size=262144", "dataset.num_subfolders_train=0"]
+    doc["params"] = params
+    (copy / "sweep.json").write_text(json.dumps(doc))
+    code, out, err = run_cli("sizing", "--workload", "resnet50", "--accelerators", 4, "--from", copy)
+    assert code == 0, err
+    assert max(len(line) for line in (out + err).splitlines()) <= 100, out
+    joined = " ".join(line.strip() for line in out.split("\n\n")[0].splitlines())
+    assert all(p in joined for p in params), joined
 
 
 def test_sizing_refuses_another_workloads_sweep(run_cli):

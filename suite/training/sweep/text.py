@@ -35,10 +35,13 @@ def sizing(s: dict, memory_defaulted: bool = False) -> str:
         ["host memory used for the dataset rule", f"{ds['host_memory_bytes'] / GIB:,.1f} GiB x {ds['client_hosts']} host(s)",
          "this host's MemTotal (--host-memory to change)" if memory_defaulted else "--host-memory"],
     ]
+    from suite.report.escape import terminal
+    from suite.terminal import wrap
+
     head = f"suite sizing: {s['workload']} on {s['accelerator']}, {n} accelerator(s)"
     if s.get("params"):
-        head += f" (with the sweep's parameters: {', '.join(s['params'])})"
-    return head + "\n\n" + table(rows, ["what", "value", "note"])
+        head += f" (with the sweep's parameters: {', '.join(map(str, s['params']))})"
+    return "\n".join(wrap(terminal(head), hang=4)) + "\n\n" + table(rows, ["what", "value", "note"])
 
 
 def findings(found: list[dict], source) -> str:
