@@ -57,7 +57,7 @@ def _handed(part, args):
     if not registry.is_layout(part.kind):
         return args
     return argparse.Namespace(**{**vars(args), "for_result": handover(part.kind, args),
-                                 "for_nodes": node_handover(args)})
+                                 "for_nodes": node_handover(args, part.of)})
 
 
 def _excluding(args, exclude):
@@ -66,18 +66,20 @@ def _excluding(args, exclude):
     return argparse.Namespace(**{**vars(args), "exclude_dirs": exclude})
 
 
-def node_handover(args):
+def node_handover(args, of: str | None = None):
     """What a layout calls with the benchmark nodes its walk found (suite.layouts.benchdirs.check): each
-    node judged by the kind that claims it (suite.kinds.registry.owner_of: the most specific claim), all of
-    one kind's in one call of its check with `args.nodes` (the tree with only those nodes: the walk is not
-    done again) and the format "result"; their results (suite.check.result.BenchmarkResult)."""
+    node judged by the kind that claims it, all of one kind's in one call of its check with `args.nodes`
+    (the tree with only those nodes: the walk is not done again) and the format "result"; their results
+    (suite.check.result.BenchmarkResult). `of`: the kind the partitioner gave the layout's part to (its walk
+    left the other owners' results out: every node there is that kind's); else each node's most specific
+    claim (suite.kinds.registry.owner_of)."""
     from suite.errors import ResultError
     from suite.report.findings import RESULT
 
     def take(tree) -> list:
         mine: dict[str, tuple] = {}
         for b in tree.benchmarks:
-            kind = registry.owner_of(b.path, registry.KINDS)
+            kind = _registered(of) if of else registry.owner_of(b.path, registry.KINDS)
             if kind is None:
                 raise ResultError(f"{b.path}: (benchmark): expected a kind claiming it, got none")
             mine.setdefault(kind.name, (kind, []))[1].append(b)
