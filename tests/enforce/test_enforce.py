@@ -391,7 +391,10 @@ def test_drop_caches_evicts_a_file_from_the_page_cache(tmp_path):
     assert isinstance(drop, CacheDrop)
     assert drop.succeeded and drop.attempted and drop.error is None
     assert drop.duration_s >= drop.sync_duration_s >= 0
-    assert drop.cached_bytes_after < drop.cached_bytes_before
+    # /proc/meminfo's Cached is the machine's: other tests' writes and tmpfs pages (Shmem) can raise it
+    # between the two readings, so the drop is proven by this file's own pages below, not by that sum
+    assert isinstance(drop.cached_bytes_before, int) and isinstance(drop.cached_bytes_after, int)
+    assert drop.cached_bytes_before > 0 and drop.cached_bytes_after >= 0
     after, _ = page_cache_residency(data)
     assert after <= 0.1 * size, f"{after} of {size} bytes still cached after the drop"
     d = drop.to_dict()
