@@ -1,7 +1,7 @@
 """A history series is one kind + identity (workload, accelerator, dataset, round, division) + system,
 the identity `suite compare` refuses to mix (issue 47 item 2). Real runs: two datasets made by
 `suite datagen --files 12` and `--files 24`, ten short `suite run`s recorded in a real SQLite store,
-interleaved in time, the runner's hidden read delay planted on the 12-file runs from their 4th on.
+interleaved in time, the runner's hidden read delay planted on the 12-file runs from their 6th on.
 Also: `compare --baseline history` names exactly the entries it used and why others were left out;
 an older (schema 3) store is migrated; every line of output fits in 100 columns."""
 
@@ -13,10 +13,14 @@ import pytest
 from suite.history import db, series
 from tests.compare.test_compare import TINY, run_args
 
-DELAY_S = 0.08
-# (dataset, delay planted): 7 runs on 12 files (slowed from the 4th), 3 on 24 files between them
-ORDER = [(12, False), (12, False), (24, False), (12, False), (12, True), (24, False), (12, True), (12, True),
-         (24, False), (12, True)]
+DELAY_S = 0.25          # a sleep per read: the slowed level is ~1/3 of the other, however busy the CPU is
+# (dataset, delay planted): 9 runs on 12 files (slowed from the 6th), 3 on 24 files between them. Five
+# before the change: one run a busy machine stalls (an epoch at 40 % AU) leaves four steady ones, where three
+# (a t of 2 degrees of freedom) could not carry the change past the detector's 0.999 level
+ORDER = [(12, False), (12, False), (24, False), (12, False), (12, False), (12, False), (12, True), (24, False),
+         (12, True), (12, True), (24, False), (12, True)]
+BEFORE = sum(1 for n, slowed in ORDER if n == 12 and not slowed)      # 12-file entries before the change
+TWELVE = sum(1 for n, _ in ORDER if n == 12)
 DATA_KEYS = ("dataset.num_samples_per_file", "dataset.record_length", "dataset.record_length_stdev")
 
 
@@ -50,21 +54,21 @@ def narrow(text: str) -> None:
 
 @pytest.mark.timeout(600)
 def test_two_datasets_are_two_series_and_the_slowdown_is_a_regression_of_one(two, run_cli):
-    assert [len(two["ids"][12]), len(two["ids"][24])] == [7, 3]
+    assert [len(two["ids"][12]), len(two["ids"][24])] == [TWELVE, 3]
     code, out, err = run_cli("history", "trend", "--history", two["store"], "--figure", "samples_per_second",
                              "--format", "json")
     assert code == 0, err
     found = {len(s["points"]): s for s in json.loads(out)["series"]}
-    assert sorted(found) == [3, 7]                          # one series per dataset, not one of ten entries
-    assert "12 files x 20 samples" in found[7]["series"] and "24 files x 20 samples" in found[3]["series"]
-    assert [p["id"] for p in found[7]["points"]] == two["ids"][12] and found[3]["changes"] == []
+    assert sorted(found) == [3, TWELVE]                     # one series per dataset, not one of all entries
+    assert "12 files x 20 samples" in found[TWELVE]["series"] and "24 files x 20 samples" in found[3]["series"]
+    assert [p["id"] for p in found[TWELVE]["points"]] == two["ids"][12] and found[3]["changes"] == []
     code, out, err = run_cli("history", "regressions", "--history", two["store"], "--format", "json")
     assert code == 1, err
     docs = json.loads(out)
     by_figure = {d["figure"]: d for d in docs if d["verdict"] == "regression"}
     for figure in ("samples_per_second", "mib_per_second"):          # both drops said, not only AU's
         d = by_figure[figure]
-        assert d["entry_id"] == two["ids"][12][3] and d["position"] == 4 and d["change_percent"] < -20
+        assert d["entry_id"] == two["ids"][12][BEFORE] and d["position"] == BEFORE + 1 and d["change_percent"] < -20
         assert d["identity"]["dataset_size"] == "12 files x 20 samples" and d["identity"]["record_size"] == "1000 B"
     assert not [d for d in docs if d["identity"].get("dataset_size", "").startswith("24 files")]
     for argv in (("trend",), ("regressions",), ("list",), ("show", str(two["ids"][12][0]))):
@@ -93,8 +97,8 @@ def test_compare_with_the_history_names_the_entries_it_used_and_why_others_not(t
     code, out, err = run_cli("compare", slowed, "--baseline", "history", "--history", two["store"], "--format", "json")
     assert code == 0, err
     base = json.loads(out)["results"][0]
-    assert all(f"#{i}" in base["label"] for i in a[3:6]) and f"#{a[6]}: the result itself" in base["notes"]
-    assert f"{series.ids(a[:3])}: before the last change point of samples/s (at #{a[3]})" in base["notes"]
+    assert all(f"#{i}" in base["label"] for i in a[BEFORE:-1]) and f"#{a[-1]}: the result itself" in base["notes"]
+    assert f"{series.ids(a[:BEFORE])}: before the last change point of samples/s (at #{a[BEFORE]})" in base["notes"]
 
 
 @pytest.mark.timeout(300)
