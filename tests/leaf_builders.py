@@ -1,16 +1,14 @@
 """Real `suite run` results of every round and kind the published trees show, made once per session
 (each a miniature: seconds to a minute; across pytest-xdist's workers too: tests/conftest.py `once`) for the
-leaf-file comparisons of tests/test_leaf_kinds.py and tests/test_leaf_keys.py and the placements of
-tests/layouts/test_ours_judged_alike.py (their checkpointing miniature is the session's `voiced` one). Read
-them as they are; copy before changing anything:
+leaf-file comparisons of tests/test_leaf_kinds.py. Read them as they are; copy before changing anything:
 
     made("v1.0", f)         # (f: the tmp_path_factory) R/: run-1/ (summary.json, per_epoch_stats.json, configs/),
                             # mlperf_storage_report.json
     made("v0.5", f)         # the same, v0.5 (unet3d on v100)
     made("training", f)     # R/training/unet3d/{datasize,datagen,run}/<ts>/ (v3.0, the embedded miniature)
-    made("kv_cache", f)     # R/kv_cache/<model>/run/<ts>/ (option 1, one 2-s trial)
-    made("vector_database", f)  # R/vector_database/diskann/DISKANN/{datagen,run}/<ts>/
-                                # (None without the DiskANN engine)
+
+The kv_cache, checkpointing and vector_database leaves those tests read are the session's `voiced` and
+`tiny_diskann` runs (tests/conftest.py), not runs of their own.
 """
 
 from __future__ import annotations
@@ -46,26 +44,8 @@ def _training(tmp: Path) -> tuple[Path, subprocess.CompletedProcess]:
                              "--memory-limit", "48MiB", *SMALL, *FAST)
 
 
-def _kv_cache(tmp: Path) -> tuple[Path, subprocess.CompletedProcess]:
-    return tmp / "R", _suite(tmp, "run", "--workload", "kv-cache", "--cache-dir", str(tmp / "cache"), "--results-dir",
-                             str(tmp / "R"), "--option", "1", "--trials", "1", "--duration", "2",
-                             "--inter-option-delay", "0", "--accelerators", "1", "--allow-no-cache-drop",
-                             "--division", "open", "--no-history")
-
-
-def _vector_database(tmp: Path) -> tuple[Path | None, subprocess.CompletedProcess | None]:
-    from suite.engines import registry
-
-    if registry.installed(registry.engine("diskann")) is None:
-        return None, None
-    _suite(tmp, "datagen", "--workload", "vdb-mini", "--data-dir", str(tmp / "D"))
-    return tmp / "R", _suite(tmp, "run", "--workload", "vdb-mini", "--index", "diskann", "--engine", "diskann",
-                             "--data-dir", str(tmp / "D"), "--results-dir", str(tmp / "R"), "--runs", "1",
-                             "--query-count", "200", "--division", "open", "--no-history")
-
-
-BUILDERS = {"v0.5": lambda tmp: _numbered(tmp, "v0.5", "v100"), "v1.0": lambda tmp: _numbered(tmp, "v1.0", "h100"), "training": _training, "kv_cache": _kv_cache,
-            "vector_database": _vector_database}
+BUILDERS = {"v0.5": lambda tmp: _numbered(tmp, "v0.5", "v100"), "v1.0": lambda tmp: _numbered(tmp, "v1.0", "h100"),
+            "training": _training}
 
 
 def made(which: str, tmp_path_factory) -> Path | None:
