@@ -3,6 +3,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -280,16 +281,19 @@ def _cpu_s() -> float:
 
 
 def _cpu_of(item, phase: str):
-    """With SUITE_TEST_CPU_TSV set, append `phase<TAB>cpu_s<TAB>nodeid` for this phase of the test (a
-    session fixture's cost lands on the first test that asks for it): the suite's CPU, not its wall time on a
-    busy machine, is what a shared 2-core machine runs out of. One short append per line: workers may share
-    the file."""
+    """With SUITE_TEST_CPU_TSV set, append `phase<TAB>cpu_s<TAB>nodeid<TAB>wall_s<TAB>started_unix_s<TAB>worker`
+    for this phase of the test (a session fixture's cost lands on the first test that asks for it): the suite's
+    CPU, not its wall time on a busy machine, is what a shared 2-core machine runs out of; the wall times and
+    workers show where a worker waited (a fixture made once) and which tests end the run. One short append per
+    line: workers may share the file."""
     path = os.environ.get(CPU_TSV)
-    before = _cpu_s() if path else 0.0
+    before, started = (_cpu_s(), time.time()) if path else (0.0, 0.0)
     yield
     if path:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         with open(path, "a", encoding="utf-8") as out:
-            out.write(f"{phase}\t{_cpu_s() - before:.2f}\t{item.nodeid}\n")
+            out.write(f"{phase}\t{_cpu_s() - before:.2f}\t{item.nodeid}\t{time.time() - started:.2f}\t"
+                      f"{started:.2f}\t{worker}\n")
 
 
 @pytest.hookimpl(hookwrapper=True)
