@@ -347,3 +347,30 @@ def _quiet_openmp():
     sklearn or xgboost loads it, and spinning threads made tests/tpcx_ai/test_retail.py's XGBoost 15x the
     CPU in an xdist worker where another test had loaded it first (issue 47: the suite's CPU)."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+# The test files that cost the most CPU (SUITE_TEST_CPU_TSV over a whole run, 2026-12-07), heaviest first.
+# setup.cfg's `--dist loadfile --no-loadscope-reorder` hands each xdist worker one whole file at a time, in
+# collection order: these go first, so a run does not end with one worker inside a heavy file while the
+# others sit idle, and a file's module fixtures are made once, not once per worker that got a share of it
+# (issue 47: the suite on a busy machine). The files not listed follow in pytest's own order.
+HEAVY_FIRST = (
+    "tests/test_docs_examples.py", "tests/engines/test_dlio.py", "tests/checkpointing/test_run.py",
+    "tests/hostile/test_writes_corpus.py", "tests/hostile/test_lies_provenance.py",
+    "tests/hostile/test_lies_hostmetrics.py", "tests/training/run/test_parquet_runs.py",
+    "tests/training/check/test_checker.py", "tests/hostile/test_ckpt_corpus.py", "tests/training/run/test_runner.py",
+    "tests/vector_database/test_vdb_run.py", "tests/storage/s3/test_s3_commands.py",
+    "tests/vector_database/test_vdb_sweep.py", "tests/kv_cache/test_kv_run.py", "tests/test_end_to_end.py",
+    "tests/tpcx_ai/test_engine_dask.py", "tests/training/run/test_hosts.py", "tests/hostile/test_lies_io.py",
+    "tests/training/run/test_v3_series.py", "tests/report/test_report.py", "tests/checkpointing/test_ckpt_hosts.py",
+    "tests/report/test_report_scale.py", "tests/training/sweep/test_search.py", "tests/compare/test_compare_kinds.py",
+    "tests/rules/test_round_as_data.py", "tests/published/test_rules_v3.py", "tests/kinds/test_dispatch.py",
+    "tests/hostile/test_lies_tree.py", "tests/hostile/test_storage_corpus.py", "tests/hostile/test_lies_kv_vdb_ckpt.py",
+)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """HEAVY_FIRST's files first, in its order; each file's tests and every other file as collected (a stable
+    sort: every xdist worker orders its identical collection identically)."""
+    rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
