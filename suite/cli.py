@@ -77,9 +77,18 @@ def main(argv=None) -> int:
 def entry() -> None:
     """The `suite` program (python -m suite, the console script): main()'s exit code. A second stop
     (SIGTERM or Ctrl-C) that lands while the first is being reported exits 130 as
-    the first did, never as a KeyboardInterrupt escaping the interpreter (exit -2, issue 47's flake)."""
+    the first did, never as a KeyboardInterrupt escaping the interpreter (exit -2, issue 47's flake: seen
+    again after `suite submission: interrupted` was printed). Once main() has returned or raised, the
+    process ignores SIGINT and SIGTERM: a stop landing in the handler or in sys.exit's unwinding raised
+    past this function."""
+    import signal
+
     try:
-        code = main()
+        try:
+            code = main()
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(signum, signal.SIG_IGN)
     except KeyboardInterrupt:
         code = 130
     sys.exit(code)
