@@ -209,8 +209,8 @@ def as_nobody(argv, cwd):
     kwargs = dict(cwd=cwd, env=env, user=NOBODY, group=NOBODY, extra_groups=[], capture_output=True, text=True)
     key = (python, *paths)
     if key not in _NOBODY_IMPORTS:      # once a process: the same checkout and venv whoever asks
-        probe = subprocess.run([python, "-c", "import suite.training.run.rank, mpi4py, numpy, yaml, jsonschema, crc32c"],
-                               timeout=60, **kwargs)
+        imports = "import suite.training.run.rank, mpi4py, numpy, yaml, jsonschema, crc32c"
+        probe = subprocess.run([python, "-c", imports], timeout=60, **kwargs)
         _NOBODY_IMPORTS[key] = (probe.returncode, probe.stderr)
     code, said = _NOBODY_IMPORTS[key]
     if code != 0:   # e.g. a checkout or venv under a 0700 directory
