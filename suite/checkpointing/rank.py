@@ -56,6 +56,15 @@ def read_shard(backend, name: str, nbytes: int, buf: memoryview) -> int:
     return got
 
 
+def io_buffer(chunk_bytes: int, sizes: list[int], write: bool) -> memoryview:
+    """The one buffer a rank writes from or reads into: chunk_bytes (one write(2) / read(2) each), or
+    this rank's largest file where that is smaller (a miniature's files are ~1 MiB: the same calls, and
+    not 16 MiB of random bytes made per rank). Random bytes to write (nothing compresses or dedups
+    them, as the reference's); zeros to read into."""
+    n = max(1, min(chunk_bytes, max(sizes, default=1)))
+    return memoryview(bytearray(os.urandom(n)) if write else bytearray(n))
+
+
 def worker(plan_path: str) -> int:
     from mpi4py import MPI
 
@@ -89,7 +98,7 @@ def _run(comm, plan: dict, rank: int, host: str, barrier) -> dict:
         raise RunError(f"{plan['run_dir']}/plan.json: rank_shards: expected plain file names, got {shards[0][0]!r}")
     from suite.storage.backend.select import backend_for
 
-    chunk = memoryview(bytearray(os.urandom(plan["chunk_bytes"])))
+    chunk = io_buffer(plan["chunk_bytes"], [size for _, size in shards], plan["num_checkpoints_write"] > 0)
     backend = backend_for(plan.get("storage_type"), plan["checkpoint_dir"])
     steps = [("write", k) for k in range(1, plan["num_checkpoints_write"] + 1)]
     steps += [("read", k) for k in range(1, plan["num_checkpoints_read"] + 1)]

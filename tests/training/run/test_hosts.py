@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -108,13 +107,31 @@ def two_host_run(netns_hosts, unet_data, tmp_path_factory):
     res = tmp_path / "res"
     hostfile = tmp_path / "hostfile"
     hostfile.write_text(f"{h1}:2\n{h2}:2\n")
-    proc = subprocess.run([sys.executable, "-m", "suite", "run", "--workload", "unet3d", "--accelerators", "4",
-                           "--data-dir", str(unet_data), "--results-dir", str(res), "--runs", "2",
-                           "--division", "open", "--memory-limit", "256MiB", "--hostfile", str(hostfile),
-                           "--launcher", str(LAUNCHER), *params(UNET, tmp_path)],
-                          cwd=REPO, capture_output=True, text=True, timeout=240,
-                          env=dict(os.environ, SUITE_HOST_METRICS_INTERVAL_S="0.2"))
+    proc = in_process(["run", "--workload", "unet3d", "--accelerators", "4", "--data-dir", str(unet_data),
+                       "--results-dir", str(res), "--runs", "2", "--division", "open", "--memory-limit", "256MiB",
+                       "--hostfile", str(hostfile), "--launcher", str(LAUNCHER), *params(UNET, tmp_path)],
+                      SUITE_HOST_METRICS_INTERVAL_S="0.2")
     return res, proc
+
+
+def in_process(argv, **env) -> subprocess.CompletedProcess:
+    """`suite ARGV` in this process (cli.main, as the console script calls it, without a new interpreter
+    importing the suite again), `env` set for its duration (module scope: no monkeypatch): what it said."""
+    import contextlib
+    import io
+
+    from suite import cli
+
+    old = {k: os.environ.get(k) for k in env}
+    out, err = io.StringIO(), io.StringIO()
+    os.environ.update(env)
+    try:
+        with contextlib.chdir(REPO), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main([str(a) for a in argv])
+    finally:
+        for k, v in old.items():
+            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
 def test_two_hosts_two_ranks_each_then_suite_check_reproduces_the_numbers(netns_hosts, two_host_run):
@@ -152,8 +169,7 @@ def test_two_hosts_two_ranks_each_then_suite_check_reproduces_the_numbers(netns_
     from suite.submission import evidence          # `suite submission add` finds each run's results.json
     assert [r.path for r in evidence.load(res).runs] == [res / "run-1" / h1, res / "run-2" / h1]
     # suite check reads the rank-0-only layout and recomputes the same numbers
-    chk = subprocess.run([sys.executable, "-m", "suite", "check", "--format", "json", str(res)],
-                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    chk = in_process(["check", "--format", "json", res])
     report = json.loads(chk.stdout)
     (bench,) = report["benchmarks"]
     rules_hit = {f["rule_id"] for f in bench["findings"]}
@@ -192,8 +208,7 @@ def test_every_host_is_sampled_through_the_launcher_and_the_page_plots_each(netn
         for hm in rec.hosts:          # each sampler ran in its host's namespace: that host's interfaces only
             assert hm.net_interfaces and bridge not in hm.net_interfaces, hm.net_interfaces
     out = tmp_path / "page"
-    chk = subprocess.run([sys.executable, "-m", "suite", "report", str(res), "--out", str(out)],
-                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    chk = in_process(["report", res, "--out", out])
     assert chk.returncode == 0, chk.stderr
     html = (out / "index.html").read_text()
     for k in (1, 2):

@@ -207,12 +207,19 @@ def as_nobody(argv, cwd):
                PATH=venv_bin + os.pathsep + os.environ.get("PATH", ""),
                LD_LIBRARY_PATH=str(Path(sys.executable).parent.parent / "lib"))
     kwargs = dict(cwd=cwd, env=env, user=NOBODY, group=NOBODY, extra_groups=[], capture_output=True, text=True)
-    probe = subprocess.run([python, "-c", "import suite.training.run.rank, mpi4py, numpy, yaml, jsonschema, crc32c"],
-                           timeout=60, **kwargs)
-    if probe.returncode != 0:   # e.g. a checkout or venv under a 0700 directory
+    key = (python, *paths)
+    if key not in _NOBODY_IMPORTS:      # once a process: the same checkout and venv whoever asks
+        imports = "import suite.training.run.rank, mpi4py, numpy, yaml, jsonschema, crc32c"
+        probe = subprocess.run([python, "-c", imports], timeout=60, **kwargs)
+        _NOBODY_IMPORTS[key] = (probe.returncode, probe.stderr)
+    code, said = _NOBODY_IMPORTS[key]
+    if code != 0:   # e.g. a checkout or venv under a 0700 directory
         pytest.skip(f"uid 65534 cannot import suite from {REPO} / {venv_bin}: "
-                    f"{probe.stderr.strip().splitlines()[-1:]} (needs a world-readable checkout and venv)")
+                    f"{said.strip().splitlines()[-1:]} (needs a world-readable checkout and venv)")
     return subprocess.run([python, "-m", "suite", *map(str, argv)], timeout=120, **kwargs)
+
+
+_NOBODY_IMPORTS: dict = {}     # as_nobody's probe, by interpreter and import paths: (exit code, stderr)
 
 
 @pytest.fixture
