@@ -304,7 +304,7 @@ def test_a_non_dask_server_as_scheduler_is_one_line_within_the_bound(run_cli, mo
     assert not (tmp_path / "r").exists()
 
 
-def test_sigterm_while_reaching_the_scheduler_leaves_no_claim(tmp_path):
+def test_sigterm_while_reaching_the_scheduler_leaves_no_claim(run_cli, tmp_path):
     """SIGTERM while the run waits on a silent server given as --scheduler: the claim is released, the
     dir marked interrupted (its result says so, as the storage kinds' results.json do), and `suite
     check` says interrupted; the dir is not reused, and not blocked as claimed."""
@@ -340,9 +340,9 @@ def test_sigterm_while_reaching_the_scheduler_leaves_no_claim(tmp_path):
 
     with db.open_store(str(tmp_path / "history.sqlite")) as store:
         assert [e.status for e in store.entries()] == ["interrupted"]
-    code, out, _ = cli("check", res)
+    code, out, _ = run_cli("check", res)              # what comes after the signal: in process
     assert code == 1 and "interrupted" in out, out
-    code, _, err = cli("run", "--workload", "tpcx-ai", "--scale-factor", "0.01", "--use-cases", "1", "--streams", "1",
+    code, _, err = run_cli("run", "--workload", "tpcx-ai", "--scale-factor", "0.01", "--use-cases", "1", "--streams", "1",
                        "--engine", "dask", "--scheduler", server.address, "--results-dir", res)
     one_line(code, err, "an earlier run's results are never overwritten")
 

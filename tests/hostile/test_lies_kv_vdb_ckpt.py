@@ -136,11 +136,13 @@ def test_kv_fs_separation_deleted(kv, run_cli):
     assert (code, doc["verdict"]) == (1, "invalid")
 
 
-def test_kv_relabelled_miniature(run_cli, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)                            # the miniature's cache dir: ./results/kvcache-data/
-    run_cli("run", "--workload", "kv-cache", "--results-dir", tmp_path / "R", "--option", "1", "--accelerators", 1,
-            "--allow-no-cache-drop", "--division", "open")
-    leaf, = (tmp_path / "R").glob("kv_cache/*/run/*")
+def test_kv_relabelled_miniature(run_cli, tmp_path, voiced):
+    """The session's real kv-cache miniature (`voiced`: its cache dir ./results/kvcache-data/, a run of 1
+    rank), copied, relabelled as no miniature everywhere a flag says so."""
+    from host_builders import copied_results
+
+    root, _ = copied_results(voiced, "kv_cache", tmp_path / "R")
+    leaf, = root.glob("kv_cache/*/run/*")
     jedit(_meta(leaf), lambda d: d["suite"].update(miniature=False, reduced=[]))
     for p in leaf.glob("option_*/trial_*/rank_*/kvcache_results_*.json"):
         jedit(p, lambda d: d["suite_figures"].update(miniature=False))

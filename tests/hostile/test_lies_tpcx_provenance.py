@@ -15,35 +15,20 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from suite.harness import provenance
 
-TOY = Path(__file__).resolve().parents[1] / "tpcx_ai" / "tpcx_toy.py"
 RULE = "tpcxai-code-that-ran"
 
 
-@pytest.fixture(scope="module")
-def toy_run(tmp_path_factory) -> Path:
-    """A real `suite run --workload tpcx-ai` of two toy use cases (a subset: INVALID for other reasons,
-    exit 1, which is not what these tests look at), made once a session for every xdist worker
-    (tests/conftest.py `once`); tests copy it (`_copy`)."""
-    from tests.conftest import once
-
-    return once(tmp_path_factory, "hostile-tpcx-toy-run", _toy_run)
-
-
-def _toy_run(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("tpcx-prov")
-    p = subprocess.run([sys.executable, str(TOY), str(tmp), "--scale-factor", "0.01", "--use-cases", "2,3",
-                        "--results-dir", str(tmp / "r"), "--data-dir", str(tmp / "d"), "--processes", "1",
-                        "--seed", "5"], capture_output=True, text=True, timeout=300)
-    assert p.returncode == 1 and (tmp / "r" / "tpcxai-result.json").is_file(), p.stderr[-2000:]
-    return tmp / "r"
+@pytest.fixture
+def toy_run(tpcx_toy_run) -> Path:
+    """The session's real `suite run --workload tpcx-ai` of two toy use cases (tests/hostile/conftest.py
+    `tpcx_toy_run`, shared with test_writes_corpus); tests copy it (`_copy`)."""
+    return tpcx_toy_run
 
 
 def _copy(toy_run: Path, tmp_path: Path) -> Path:

@@ -190,3 +190,22 @@ def test_any_memory_and_throughput_lists_give_a_verdict(tmp_path_factory, memory
     assert result.verdict in ("closed", "open", "invalid")
     bad = not all(math.isfinite(x) for x in memory + tps)
     assert not bad or "input-finite-numbers" in {f.rule_id for f in result.all_findings()}
+
+
+_SCHEMA_NAMES = ["checkpoint-results", "checkpoint-run-set", "fdr", "steps", "check-result"]
+_near_valid = st.fixed_dictionaries({"schema_version": st.sampled_from([1, 1.0, True, "1", 2]),
+                                     "rank": st.one_of(st.integers(-2, 3), st.floats(allow_nan=True), st.booleans()),
+                                     "hostname": st.one_of(st.text(max_size=4), st.none(), st.integers(0, 1))},
+                                    optional={"epochs": st.lists(json_docs, max_size=2)})
+
+
+@FAST
+@given(st.sampled_from(_SCHEMA_NAMES), st.lists(st.one_of(json_docs, _near_valid), min_size=1, max_size=4))
+def test_a_document_found_valid_once_hides_no_error_of_another(schema, docs):
+    """files.schema_errors remembers the documents it found valid (report validated each twice): whatever
+    came before, each document gets exactly the errors jsonschema's own walk finds in it, every time."""
+    from suite import files
+
+    for doc in docs + docs:
+        fresh = sorted(files._validator(schema).iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+        assert files.schema_errors(doc, schema) == [files._describe(e) for e in fresh]

@@ -51,8 +51,24 @@ def snapshot(root: Path) -> dict:
 
 
 def cli(*argv, timeout=300, **kw):
+    """`python -m suite ...` in a process of its own: for what a process is the point of (a signal, a
+    resource limit, two at once)."""
     done = subprocess.run([*PY, *map(str, argv)], capture_output=True, text=True, env=ENV, timeout=timeout, **kw)
     return done.returncode, done.stdout, done.stderr
+
+
+def in_process(*argv):
+    """cli.main(argv) here, its output captured: (exit code, stdout, stderr), for a session fixture's
+    making (no capsys there)."""
+    import contextlib
+    import io
+
+    from suite import cli as suite_cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = suite_cli.main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
 
 
 # --------------------------------------------------------------------------- real results, made here
@@ -74,13 +90,13 @@ def _made(tmp_path_factory):
     data = shared / "data-h100"
     assert (run / "run_set.json").is_file() and (data / "train").is_dir()
     tree = base / "sub"
-    assert cli("submission", "init", tree, "--org", "ACME", "--division", "open", "--system", "box1",
-               "--data-dir", data)[0] == 0
-    assert cli("submission", "add", tree, run, "--system", "box1")[0] == 0
+    assert in_process("submission", "init", tree, "--org", "ACME", "--division", "open", "--system", "box1",
+                      "--data-dir", data)[0] == 0
+    assert in_process("submission", "add", tree, run, "--system", "box1")[0] == 0
     desc = tree / "Open" / "ACME" / "systems" / "box1.json"
     doc = json.loads(desc.read_text())
     desc.write_text(json.dumps(_filled(doc), indent=2))
-    assert cli("submission", "describe", tree, "--system", "box1")[0] == 0   # current documents: package keeps them
+    assert in_process("submission", "describe", tree, "--system", "box1")[0] == 0   # current documents: package keeps them
     return base, data, run, tree
 
 
@@ -157,22 +173,11 @@ def test_check_output_of_a_tpcxai_result_to_a_read_only_fs_is_one_line(run_cli, 
     assert "c.txt" in err
 
 
-@pytest.fixture(scope="session")
-def tpcx_made(tmp_path_factory) -> Path:
-    """A TPCx-AI run of the toy kit (tests/tpcx_ai/tpcx_toy.py: a real driver run, small use cases), made
-    once a session for every xdist worker; each test takes a copy (`_tpcx_run`)."""
-    return once(tmp_path_factory, "writes-tpcx", _tpcx_made)
-
-
-def _tpcx_made(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("writes-tpcx")
-    toy = paths.TESTS / "tpcx_ai" / "tpcx_toy.py"
-    r = base / "tpcx"
-    done = subprocess.run([sys.executable, str(toy), str(base / "kit"), "--scale-factor", "0.01", "--use-cases",
-                           "2", "--results-dir", str(r), "--data-dir", str(base / "d"), "--processes", "1"],
-                          capture_output=True, text=True, env=ENV, timeout=300)
-    assert (r / "tpcxai-result.json").is_file(), done.stderr
-    return r
+@pytest.fixture
+def tpcx_made(tpcx_toy_run) -> Path:
+    """A real TPCx-AI run of the toy kit (tests/hostile/conftest.py `tpcx_toy_run`: made once a session,
+    shared with test_lies_tpcx_provenance); each test takes a copy (`_tpcx_run`)."""
+    return tpcx_toy_run
 
 
 def _tpcx_run(tmp_path, tpcx_made) -> Path:
@@ -312,7 +317,7 @@ def _packaged(made, tmp_path_factory):
     big = tree / "Open" / "ACME" / "code" / "big.bin"
     big.parent.mkdir(parents=True, exist_ok=True)
     big.write_bytes(os.urandom(1 << 20) * 96)
-    assert cli("submission", "package", tree, "--out", tree.parent / "first.tar.gz")[0] == 0
+    assert in_process("submission", "package", tree, "--out", tree.parent / "first.tar.gz")[0] == 0
     return tree
 
 
@@ -355,7 +360,7 @@ def _flocked(path: Path) -> bool:
     return False
 
 
-def test_a_second_package_at_once_is_one_line(made, tree_copy, tmp_path):
+def test_a_second_package_at_once_is_one_line(run_cli, made, tree_copy, tmp_path):
     big = tree_copy / "Open" / "ACME" / "code" / "big.bin"
     big.parent.mkdir(parents=True, exist_ok=True)
     big.write_bytes(os.urandom(1 << 20) * 32)
@@ -368,7 +373,7 @@ def test_a_second_package_at_once_is_one_line(made, tree_copy, tmp_path):
     try:                                             # second runs (instead of hashing and packing 128 MiB)
         assert first.poll() is None and _flocked(tree_copy), \
             "the first package ended before the second started: make big.bin bigger"
-        code, _, err = cli("submission", "package", tree_copy, "--out", tmp_path / "b.tar.gz")
+        code, _, err = run_cli("submission", "package", tree_copy, "--out", tmp_path / "b.tar.gz")
     finally:
         first.send_signal(signal.SIGCONT)
     _, first_err = first.communicate(timeout=300)
@@ -395,7 +400,7 @@ def test_two_runs_started_together_into_one_new_dir_one_runs(made, tmp_path):
     assert len(doc["runs"]) == 1 and sorted(os.listdir(r)) == ["mlperf_storage_report.json", "run-1", "run_set.json"]
 
 
-def test_a_refused_memory_limit_leaves_nothing_and_the_corrected_run_goes(made, tmp_path):
+def test_a_refused_memory_limit_leaves_nothing_and_the_corrected_run_goes(run_cli, made, tmp_path):
     """Each refused limit leaves nothing (no results dir), so one corrected run after all three stands for
     the run after each: the same command into the same, still absent, dir."""
     _, data, _, _ = made
@@ -403,10 +408,10 @@ def test_a_refused_memory_limit_leaves_nothing_and_the_corrected_run_goes(made, 
     base = ["run", "--workload", "cosmoflow", "--accelerators", "1", "--data-dir", data, "--results-dir", r,
             "--division", "open", "--runs", "1"]
     for limit in ("1KiB", "1000", "1PiB"):
-        code, _, err = cli(*base, "--memory-limit", limit)
+        code, _, err = run_cli(*base, "--memory-limit", limit)
         one_line(code, err, "--memory-limit")
         assert not r.exists(), limit
-    code, _, err = cli(*base)
+    code, _, err = run_cli(*base)
     assert code in (0, 1) and (r / "run_set.json").is_file(), err
 
 
@@ -599,18 +604,18 @@ def test_package_onto_a_real_full_tmpfs_is_one_line(run_cli, tree_copy, tmp_path
     assert (tree_copy / "SHA256SUMS").is_file()
 
 
-def test_a_run_onto_a_real_full_tmpfs_is_one_line_and_failed(made, tmp_path):
+def test_a_run_onto_a_real_full_tmpfs_is_one_line_and_failed(run_cli, made, tmp_path):
     _, data, _, _ = made
     with _tmpfs(tmp_path / "full", "size=64k") as full:
-        code, _, err = cli("run", "--workload", "cosmoflow", "--accelerators", "1", "--data-dir", data,
+        code, _, err = run_cli("run", "--workload", "cosmoflow", "--accelerators", "1", "--data-dir", data,
                            "--results-dir", full / "r", "--division", "open", "--runs", "3")
         one_line(code, err, "ENOSPC", exit_code=1)
         assert "the run failed" in err or "incomplete" in err
 
 
-def test_datagen_onto_a_real_full_tmpfs_is_one_line(tmp_path):
+def test_datagen_onto_a_real_full_tmpfs_is_one_line(run_cli, tmp_path):
     with _tmpfs(tmp_path / "full", "size=1m") as full:
-        code, _, err = cli("datagen", "--workload", "cosmoflow", "--accelerator-type", "h100", "--files", "4",
+        code, _, err = run_cli("datagen", "--workload", "cosmoflow", "--accelerator-type", "h100", "--files", "4",
                            "--data-dir", full / "d", "--processes", "1")
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
 
