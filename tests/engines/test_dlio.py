@@ -89,6 +89,16 @@ def test_tfrecord2idx_shim_indexes_every_record(tmp_path):
     assert sum(r[1] for r in rows) == data.stat().st_size
 
 
+def test_dlio_ranks_nap_between_idle_mpi_polls_unless_the_user_says(monkeypatch):
+    """MPICH busy-polls in DLIO's blocking MPI calls; its ranks get the progress throttle (a user's value wins)."""
+    from suite.training.run import dlio
+
+    monkeypatch.delenv("MPIR_CVAR_CH4_PROGRESS_THROTTLE", raising=False)
+    assert dlio.environment(Path("/venv"))["MPIR_CVAR_CH4_PROGRESS_THROTTLE"] == "1"
+    monkeypatch.setenv("MPIR_CVAR_CH4_PROGRESS_THROTTLE", "0")
+    assert dlio.environment(Path("/venv"))["MPIR_CVAR_CH4_PROGRESS_THROTTLE"] == "0"
+
+
 # --------------------------------------------------------------------------- with DLIO
 
 SETS = {   # small: a few files, short records; batch and epochs cut (open division, non-compliant by size)
