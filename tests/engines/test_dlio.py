@@ -109,10 +109,20 @@ SETS = {   # small: a few files, short records; batch and epochs cut (open divis
 
 
 def suite_cli(*argv) -> tuple[int, str]:
-    """`python -m suite ...` in a child (DLIO's output is large; the test reads the files it wrote)."""
-    proc = subprocess.run([sys.executable, "-m", "suite", *map(str, argv)], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parents[2], timeout=DLIO_TIMEOUT_S)
-    return proc.returncode, proc.stdout + proc.stderr
+    """`suite ...` (cli.main) in this process, what it says captured (DLIO's own output goes to its log; the
+    test reads the files it wrote): (exit code, stdout + stderr). DLIO runs in its own processes either way;
+    a child `python -m suite` per call only added its start-up (usable inside a session fixture, unlike
+    run_cli's capsys)."""
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main([str(a) for a in argv])
+        except SystemExit as exc:       # argparse usage errors
+            code = exc.code
+    return code, out.getvalue() + err.getvalue()
 
 
 @pytest.fixture(scope="module")
