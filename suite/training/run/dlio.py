@@ -93,6 +93,11 @@ def environment(venv: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     env["PATH"] = os.pathsep.join([str(venv / "bin"), env.get("PATH", "/usr/bin:/bin")])
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    # DLIO's ranks wait in blocking MPI calls (its barriers, the start-up while another rank still imports
+    # TensorFlow): MPICH busy-polls there, and on a host with fewer cores than ranks and reader threads the
+    # spinning rank takes the others' CPU (suite.harness.ranks.barrier avoids it for our own ranks). The
+    # throttle naps (usleep) between polls that found nothing; a user's own setting wins.
+    env.setdefault("MPIR_CVAR_CH4_PROGRESS_THROTTLE", "1")
     env["VIRTUAL_ENV"] = str(venv)
     return env
 

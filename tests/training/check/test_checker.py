@@ -325,7 +325,20 @@ ROOTS = {"dlio": "bench", "sub": "tree", "ours": "R", "ranks": "bench", "report"
          "v2": "bench"}
 
 # checkpointing (llama3-*): rules/v2.0/checkpointing*.yaml, cases in tests/checkpoint_builders.py
-BASES["ckpt"] = (checkpoint_builders.checkpoint_tree, "auto")
+_CKPT: dict[str, Path] = {}
+
+
+def _checkpoint_tree(tmp, factory):
+    """tmp/ck: checkpoint_builders.checkpoint_tree (two phases of five runs of eight ranks, each file schema-checked
+    and written through the runner's results code), written once a process and copied for each case: its read
+    phase names its write by a path relative to it (suite.checkpointing.manifest.reference), so a copy is the tree."""
+    if "ck" not in _CKPT:
+        _CKPT["ck"] = checkpoint_builders.checkpoint_tree(factory.mktemp("ckpt-tree"))
+    shutil.copytree(_CKPT["ck"], tmp / "ck", symlinks=True)
+    return tmp / "ck"
+
+
+BASES["ckpt"] = (_checkpoint_tree, "auto")
 ROOTS["ckpt"] = "ck"
 CASES.update({rule_id: ("ckpt", edit) for rule_id, edit in checkpoint_builders.CASES.items()})
 BASES["ckpt3"] = (checkpoint_builders.checkpoint_tree_v3, "v3.0")      # rules/v3.0/checkpointing*.yaml
@@ -382,8 +395,8 @@ def test_rule_case(tmp_path, tmp_path_factory, rule_id):
     check = checkpoint.check if base in ("ckpt", "ckpt3") else checker.check   # each kind its own checker,
     if rule_id in _layout_rules():                   # a benchmark-dir tree's own rules: its layout's check
         check = whole_check
-    if base == "parquet":
-        build(tmp_path, tmp_path_factory)          # a real series, made once a session (tests/parquet_builders.py)
+    if base in ("parquet", "ckpt"):
+        build(tmp_path, tmp_path_factory)          # made once (a real series: tests/parquet_builders.py), copied
     else:
         build(tmp_path)
     root = tmp_path / ROOTS[base]
