@@ -22,17 +22,6 @@ CACHE_TMPFS = "18g"     # per rank 95 % / 2 = 8.55 GiB: the 70B option's largest
                         # 327,680 B = 8.19 GB) fits, so no allocation is refused; pages only as written
 
 
-@pytest.fixture(scope="module")
-def tmpfs(tmp_path_factory):
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mnt = tmp_path_factory.mktemp("kvres")
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mnt)]).returncode != 0:
-        pytest.skip("cannot mount a tmpfs here")
-    yield mnt
-    subprocess.run(["umount", "-l", str(mnt)], check=False)
-
-
 def _closed_run(cache, results, duration_s: int):
     """One closed run of options 1-3 (1 trial each, 2 ranks) into `results`: (exit code, its leaf)."""
     from suite import cli
@@ -47,22 +36,38 @@ def _closed_run(cache, results, duration_s: int):
 
 
 @pytest.fixture(scope="module")
-def closed_leaf(tmpfs, tmp_path_factory):
-    """One closed run, options 1-3, reduced (module-scoped: ~15 s). The cache dir a tmpfs (pages only as
-    written, evicted at the per-rank capacity): on a disk beside other jobs no full-size request completes
-    in seconds. On a machine other jobs starve, option 3's first 70B entries (84 MB-8 GB, four at a time)
-    may not complete in DURATION_S: a trial that served none fails the run (issue 36, class 11), and the
-    run is made again once at RETRY_DURATION_S, saying why (issue 47: a retry that measures and says why)."""
+def closed_leaf(tmp_path_factory):
+    """One closed run, options 1-3, reduced (~15 s), made once a session for every xdist worker that runs
+    tests of this file (tests/conftest.py `once`; a module fixture was made by each): read it as it is,
+    copy before changing anything."""
+    from tests.conftest import once
+
+    return once(tmp_path_factory, "kv-closed-leaf", _closed_leaf)
+
+
+def _closed_leaf(tmp_path_factory):
+    """The results on a tmpfs of their own (another file system than the cache's), mounted until the
+    session's end (tests/conftest.py pytest_sessionfinish unmounts what lies under the session's temp dir:
+    the other workers read the leaf). The cache dir a tmpfs (pages only as written, evicted at the per-rank
+    capacity): on a disk beside other jobs no full-size request completes in seconds. On a machine other
+    jobs starve, option 3's first 70B entries (84 MB-8 GB, four at a time) may not complete in DURATION_S:
+    a trial that served none fails the run (issue 36, class 11), and the run is made again once at
+    RETRY_DURATION_S, saying why (issue 47: a retry that measures and says why)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    results = tmp_path_factory.mktemp("kvres")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(results)]).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
     cache = tmp_path_factory.mktemp("kvcache")
     if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={CACHE_TMPFS}", "tmpfs", str(cache)]).returncode != 0:
         pytest.skip("cannot mount a tmpfs here")
     try:
-        code, leaf = _closed_run(cache, tmpfs / "R", DURATION_S)
+        code, leaf = _closed_run(cache, results / "R", DURATION_S)
         unserved = [f for f in check.assess(leaf)["findings"] if f.rule_id == "kvcache-trials-complete"]
         if unserved:
             print(f"closed_leaf: {unserved[0].message}; run again at {RETRY_DURATION_S} s a trial")
-            shutil.rmtree(tmpfs / "R")
-            code, leaf = _closed_run(cache, tmpfs / "R", RETRY_DURATION_S)
+            shutil.rmtree(results / "R")
+            code, leaf = _closed_run(cache, results / "R", RETRY_DURATION_S)
     finally:
         subprocess.run(["umount", "-l", str(cache)], check=False)
     return code, leaf
