@@ -203,8 +203,8 @@ def chromium_render(page: Path, tmp_path: Path):
     if not (shutil.which("chromium") or shutil.which("chromium-browser")):
         pytest.skip("chromium is not installed (tools/install-debian-packages.sh)")
     shot = tmp_path / "shot.png"
-    subprocess.run([str(REPO / "tools" / "render-page.sh"), str(probe_page(page)), str(shot), str(tmp_path / "dom.html")],
-                   check=True, timeout=180)
+    subprocess.run([str(REPO / "tools" / "render-page.sh"), str(probe_page(page)), str(shot),
+                    str(tmp_path / "dom.html")], check=True, timeout=180)
     return shot, (Path(str(shot) + ".log")).read_text(), (tmp_path / "dom.html").read_text()
 
 

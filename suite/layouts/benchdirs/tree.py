@@ -227,7 +227,8 @@ def discover_tree(path, ruleset: str = "auto", exclude=()) -> Tree:
         raise ResultError(f"{root_in}: expected a directory (a run, a benchmark, a results dir or a "
                           f"submission tree), got a file")
     # one walk per command that holds suite.memo (suite report: its page's figures and its check's)
-    return memo.kept(("benchdirs.discover_tree", root, ruleset, tuple(exclude)), lambda: _discovered(root, ruleset, exclude))
+    return memo.kept(("benchdirs.discover_tree", root, ruleset, tuple(exclude)),
+                     lambda: _discovered(root, ruleset, exclude))
 
 
 def _discovered(root: Path, ruleset: str, exclude) -> Tree:
