@@ -14,9 +14,11 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from suite import memo
     from suite.kinds import combine, dispatch
 
-    found = dispatch.parts(args.path)
-    if found.single:
-        return found.parts[0].kind.metrics(args.path, args.format)
-    return combine.metrics(found, args.format)
+    with memo.held():            # PATH is read, never written: walked once for the figures and the check
+        found = dispatch.parts(args.path)
+        if found.single:
+            return found.parts[0].kind.metrics(args.path, args.format)
+        return combine.metrics(found, args.format)

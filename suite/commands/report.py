@@ -39,6 +39,13 @@ def _layout_args(kind, args):
 
 
 def run(args) -> int:
+    from suite import memo
+
+    with memo.held():      # PATH is read, never written (--out lies outside it): each tree walked once,
+        return _report(args)   # each directory's owner worked out once, for the page and its check alike
+
+
+def _report(args) -> int:
     import sys
     from datetime import datetime, timezone
 

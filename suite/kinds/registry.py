@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
-from suite import files
+from suite import files, memo
 from suite.benchmark import Claim, Kind, strength
 from suite.engines import registry as engines
 from suite.errors import ResultError, WorkloadError, expected_got
@@ -193,8 +193,9 @@ def is_layout(owner) -> bool:
 
 
 def claim(owner, path: Path) -> int:
-    """How specifically `owner` (a kind or a layout) claims `path` (suite.benchmark.Claim)."""
-    return strength(owner.recognises(path))
+    """How specifically `owner` (a kind or a layout) claims `path` (suite.benchmark.Claim); worked out
+    once per command that holds suite.memo (the partitioner asks again with a layout set aside)."""
+    return memo.kept(("registry.claim", owner.name, id(owner), str(path)), lambda: strength(owner.recognises(path)))
 
 
 def catch_all(kind, path: Path) -> bool:

@@ -19,7 +19,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from suite import files
+from suite import files, memo
 from suite.errors import ResultError
 from suite.layouts import leaves
 from suite.rules.yamlload import load_yaml_fast
@@ -79,6 +79,16 @@ def is_code_dir(name: str) -> bool:
     """`code/`, `dlio_code/`, `Storage_code/`: submitted code, never results."""
     low = name.lower()
     return low == "code" or low.endswith("_code")
+
+
+def walked(root: Path, skip=()) -> "_Walker":
+    """`root` walked (`skip` left out), once per command that holds suite.memo (suite report walks its
+    input for its results by owner, then for its benchmark dirs)."""
+    def make() -> _Walker:
+        walker = _Walker(root, skip)
+        walker.walk(root)
+        return walker
+    return memo.kept(("walker.walked", Path(root), tuple(sorted(str(p) for p in skip))), make)
 
 
 class _Walker:

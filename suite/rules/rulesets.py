@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from suite import files
+from suite import files, memo
 from suite.rules.yamlload import load_yaml_fast
 from suite.errors import RuleError, SuiteError
 
@@ -166,8 +166,13 @@ def discover(rules_root: Path | None = None) -> dict[str, Ruleset]:
     """Every ruleset under `rules_root` (default: roots()), by name, in round order (v0.5 < v1.0 <
     v2.0 < v10.0)."""
     bases = (Path(rules_root),) if rules_root is not None else roots()
-    stamps = tuple(tuple(sorted((p.parent.name, p.stat().st_mtime_ns) for p in b.glob(f"*/{FILE}"))) for b in bases)
-    return _discover(tuple(str(b) for b in bases), stamps)
+    return memo.kept(("rulesets.discover", bases), lambda: _discover(tuple(str(b) for b in bases), _stamps(bases)))
+
+
+def _stamps(bases: tuple[Path, ...]) -> tuple:
+    """Each base's rounds and their files' times: a changed rules file is read again (outside a
+    command that holds suite.memo: within one, the rules are read once)."""
+    return tuple(tuple(sorted((p.parent.name, p.stat().st_mtime_ns) for p in b.glob(f"*/{FILE}"))) for b in bases)
 
 
 def for_kind(kind: str, named: str | None = None, where: str = "--ruleset", error=SuiteError) -> Ruleset:

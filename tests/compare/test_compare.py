@@ -27,7 +27,14 @@ def run_args(tmp, data, out, runs, *extra):
 @pytest.fixture(scope="module")
 def three(tmp_path_factory):
     """Three result dirs of 3 runs each, one rank: A and A2 the same setting, SLOW with a 0.1 s read
-    delay per file (one reader thread: 1.2 s more per epoch)."""
+    delay per file (one reader thread: 1.2 s more per epoch). Made once a session across xdist's workers
+    (tests/conftest.py `once`: this module's two tests on two workers made them twice); read only."""
+    from tests.conftest import once
+
+    return once(tmp_path_factory, "compare-three", _three)
+
+
+def _three(tmp_path_factory):
     from suite import cli
 
     tmp = tmp_path_factory.mktemp("compare")

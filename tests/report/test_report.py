@@ -168,26 +168,43 @@ def test_bad_fdr_field_named(run_cli, tmp_path):
 # --------------------------------------------------------------------------- real headless browser
 
 
+PROBE = ("addEventListener('load', () => {"
+         "const imgs=[...document.images];"
+         "document.body.dataset.images=imgs.length;"
+         "document.body.dataset.broken=imgs.filter(i=>!(i.complete&&i.naturalWidth>0)).length;"
+         "document.body.dataset.sections=document.querySelectorAll('section').length;"
+         "document.body.dataset.overflow=document.documentElement.scrollWidth"
+         "-document.documentElement.clientWidth;"
+         "});")
+CSP = re.compile(r'(<meta http-equiv="Content-Security-Policy" content=")([^"]*)(">)')
+
+
+def probe_page(page: Path) -> Path:
+    """A probe copy of the page: the page itself has no script (and a CSP forbidding one); the copy keeps
+    the page's CSP whole and lets exactly one script more run, PROBE (by its hash), which marks in the DOM
+    whether every image decoded, how many sections there are and how far the page overflows. Whatever
+    else the page holds is judged by its own CSP as before: a violation is a console message."""
+    import base64
+    import hashlib
+
+    text = page.read_text()
+    digest = base64.b64encode(hashlib.sha256(PROBE.encode()).digest()).decode()
+    text, n = CSP.subn(lambda m: f"{m.group(1)}{m.group(2)}; script-src 'sha256-{digest}'{m.group(3)}", text, count=1)
+    assert n == 1, f"{page}: no Content-Security-Policy meta tag"
+    probe = page.with_name("probe.html")
+    probe.write_text(text.replace("</body>", f"<script>{PROBE}</script></body>"))
+    return probe
+
+
 def chromium_render(page: Path, tmp_path: Path):
+    """The page in headless Chromium: (its screenshot, chromium's log: console messages are its CONSOLE
+    lines, the DOM after load). One render-page.sh of the probe copy (probe_page): its screenshot is the
+    page's (the probe's script sets data attributes only) and its log holds both of chromium's runs."""
     if not (shutil.which("chromium") or shutil.which("chromium-browser")):
         pytest.skip("chromium is not installed (tools/install-debian-packages.sh)")
     shot = tmp_path / "shot.png"
-    # a probe copy: the page itself has no script (and a CSP forbidding one); the copy drops the CSP and
-    # marks in the DOM whether every image decoded and how many sections there are
-    probe = page.with_name("probe.html")
-    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
-    probe.write_text(text.replace("</body>", "<script>addEventListener('load', () => {"
-                                             "const imgs=[...document.images];"
-                                             "document.body.dataset.images=imgs.length;"
-                                             "document.body.dataset.broken=imgs.filter(i=>!(i.complete&&i.naturalWidth>0)).length;"
-                                             "document.body.dataset.sections=document.querySelectorAll('section').length;"
-                                             "document.body.dataset.overflow=document.documentElement.scrollWidth"
-                                             "-document.documentElement.clientWidth;"
-                                             "});</script></body>"))
-    subprocess.run([str(REPO / "tools" / "render-page.sh"), str(page), str(shot)], check=True, timeout=180)
-    dom_shot = tmp_path / "probe.png"
-    subprocess.run([str(REPO / "tools" / "render-page.sh"), str(probe), str(dom_shot), str(tmp_path / "dom.html")],
-                   check=True, timeout=180)
+    subprocess.run([str(REPO / "tools" / "render-page.sh"), str(probe_page(page)), str(shot),
+                    str(tmp_path / "dom.html")], check=True, timeout=180)
     return shot, (Path(str(shot) + ".log")).read_text(), (tmp_path / "dom.html").read_text()
 
 

@@ -36,8 +36,9 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from suite import memo
 from suite.errors import ResultError
-from suite.layouts.walker import Problem, _Loader, _Walker
+from suite.layouts.walker import Problem, _Loader, _Walker, walked
 from suite.layouts.benchdirs import genlogs, identify, systems as system_files
 from suite.layouts.benchdirs.genlogs import GenerationLog
 from suite.layouts.benchdirs.identify import overrides_dict
@@ -225,8 +226,13 @@ def discover_tree(path, ruleset: str = "auto", exclude=()) -> Tree:
     if not stat.S_ISDIR(mode):
         raise ResultError(f"{root_in}: expected a directory (a run, a benchmark, a results dir or a "
                           f"submission tree), got a file")
-    walker = _Walker(root, exclude)
-    walker.walk(root)
+    # one walk per command that holds suite.memo (suite report: its page's figures and its check's)
+    return memo.kept(("benchdirs.discover_tree", root, ruleset, tuple(exclude)),
+                     lambda: _discovered(root, ruleset, exclude))
+
+
+def _discovered(root: Path, ruleset: str, exclude) -> Tree:
+    walker = walked(root, exclude)
     loader = _Loader()
     hosts = {d: _load_host(d, walker, loader) for d in sorted(d for d in walker.dirs if _has_run_output(walker, d))}
     runs, gen_hosts = _runs(hosts, root)

@@ -40,15 +40,14 @@ def results_under(path: Path, among) -> Found:
     vector_database leaf has no file of its own; a leaf inside a pooled tree is the layout's); training,
     the catch-all, takes what none claims. A file naming a kind (its `kind` key) that no kind claimed is
     unclassified."""
-    from suite.layouts.walker import _Walker
+    from suite.layouts.walker import walked
 
     kinds, layouts, owner_of, catch_all = among.KINDS, among.LAYOUTS, among.owner_of, among.catch_all
     root = Path(os.path.realpath(path))
     found = Found(root, {o.name: [] for o in sorted([*kinds, *layouts], key=lambda o: o.name)})
     if not root.is_dir():
         return found
-    walker = _Walker(root)
-    walker.walk(root)
+    walker = walked(root)
     claimed: list[Path] = []
     for d in sorted(walker.dirs, key=lambda p: (len(p.parts), str(p))):
         if any(c == d or c in d.parents for c in claimed):
