@@ -40,7 +40,7 @@ class CheckpointWithoutResultsDir(Hook):
     """docs/object-storage.md: the v3.0 checkpoint without --results-dir goes to a fresh claimed dir."""
 
     def finish(self, cwd: Path) -> None:
-        leaves = sorted(cwd.glob("results/llama3-8b-4p-*/checkpointing/llama3-8b/*"))
+        leaves = sorted(cwd.glob("results/llama3-8b-8p-*/checkpointing/llama3-8b/*"))
         assert len(leaves) == 2 and not (cwd / "results" / "checkpointing").exists(), leaves
         assert not list(cwd.glob("results/*/.suite-claim"))
 
