@@ -165,11 +165,16 @@ def _schema_files() -> dict[str, Path]:
 
 
 @lru_cache(maxsize=None)
+def _schema_doc(schema: str) -> dict:
+    with open(schema_path(schema), encoding="utf-8") as f:
+        return json.load(f)
+
+
+@lru_cache(maxsize=None)
 def _validator(schema: str):
     import jsonschema
 
-    with open(schema_path(schema), encoding="utf-8") as f:
-        doc = json.load(f)
+    doc = _schema_doc(schema)
     cls = jsonschema.validators.validator_for(doc)
     cls.check_schema(doc)
     return cls(doc)
@@ -184,6 +189,10 @@ def schema_errors(doc, schema: str) -> list[str]:
     is not walked again in this process (`report` validated each file twice, once for its check and
     once for its pages; a `run` validates what it writes, then its check what it reads): jsonschema's
     walk is most of a check's CPU."""
+    from suite import schemafast
+
+    if schemafast.valid(doc, _schema_doc(schema)) is True:       # the common case, without jsonschema
+        return []
     key = _doc_key(doc, schema)
     if key is not None and key in _VALID:
         return []
