@@ -178,11 +178,14 @@ def cpu_state() -> dict:
 
 
 def cpu_delta(a: dict, b: dict) -> dict:
-    """One client's pass: CPU user/sys seconds, seconds on a CPU, on the run queue, and asleep (waiting for its reads)."""
+    """One client's pass: its own seconds (pass_s: from the moment it began, which a busy host delays past the
+    common start, to its last query), CPU user/sys seconds, and of pass_s the seconds on a CPU, on the run
+    queue, and asleep (waiting for its reads)."""
     out = {k: b[k] - a[k] for k in ("user_s", "sys_s", "run_s", "runqueue_s")}
+    pass_s = b["t_s"] - a["t_s"]
     if a["run_s"] < 0:
-        return {"user_s": out["user_s"], "sys_s": out["sys_s"]}
-    return {**out, "asleep_s": max(0.0, (b["t_s"] - a["t_s"]) - out["run_s"] - out["runqueue_s"])}
+        return {"pass_s": pass_s, "user_s": out["user_s"], "sys_s": out["sys_s"]}
+    return {"pass_s": pass_s, **out, "asleep_s": max(0.0, pass_s - out["run_s"] - out["runqueue_s"])}
 
 
 def _say(*words) -> None:

@@ -87,8 +87,10 @@ def test_diskann_beam_width_and_the_clients_cpu_figures(tiny, run_cli, tmp_path)
     cold = json.loads((s.parent / "vectordb/engine/result.json").read_text())["io_phases"]["cold"]
     cpu = cold["clients_cpu"]
     assert cpu["processes"] == 3 and cpu["user_s"] + cpu["sys_s"] > 0 and cpu["run_s"] > 0
-    accounted = cpu["run_s"] + cpu["runqueue_s"] + cpu["asleep_s"]   # each client's pass, whole: 3 x the wall time
-    assert 0.8 * 3 * cold["wall_s"] <= accounted <= 1.2 * 3 * cold["wall_s"] + 0.05, (cpu, cold["wall_s"])
+    accounted = cpu["run_s"] + cpu["runqueue_s"] + cpu["asleep_s"]   # each client's own pass, whole
+    assert cpu["pass_s"] - 0.01 <= accounted <= 1.05 * cpu["pass_s"] + 0.01, cpu
+    # each pass lies within the phase (a busy host starts a client late, a client ends before the slowest)
+    assert 0 < cpu["pass_s"] <= 1.2 * 3 * cold["wall_s"] + 0.05, (cpu, cold["wall_s"])
     code, out, err = run_cli("run", "--workload", name, "--index", "hnsw", "--data-dir", data, "--results-dir",
                              tmp_path / "R2", "--beam-width", "4", "--allow-no-cache-drop")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "--beam-width" in err
