@@ -180,40 +180,16 @@ def _validator(schema: str):
     return cls(doc)
 
 
-_VALID: dict[tuple[str, bytes], bool] = {}   # (schema, digest of a document) this process found valid
-_VALID_MAX = 1 << 16                          # entries kept (~5 MiB), then forgotten all at once
-
-
 def schema_errors(doc, schema: str) -> list[str]:
-    """Every schema violation of `doc` as `field: expected X, got Y` strings. A document found valid
-    is not walked again in this process (`report` validated each file twice, once for its check and
-    once for its pages; a `run` validates what it writes, then its check what it reads): jsonschema's
-    walk is most of a check's CPU."""
+    """Every schema violation of `doc` as `field: expected X, got Y` strings. A valid document is
+    judged by suite.schemafast (no jsonschema import, no error objects: most documents read are valid);
+    jsonschema answers the rest and words their errors."""
     from suite import schemafast
 
-    if schemafast.valid(doc, _schema_doc(schema)) is True:       # the common case, without jsonschema
-        return []
-    key = _doc_key(doc, schema)
-    if key is not None and key in _VALID:
+    if schemafast.valid(doc, _schema_doc(schema)) is True:
         return []
     errors = sorted(_validator(schema).iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
-    if not errors and key is not None:
-        if len(_VALID) >= _VALID_MAX:
-            _VALID.clear()
-        _VALID[key] = True
     return [_describe(e) for e in errors]
-
-
-def _doc_key(doc, schema: str) -> tuple[str, bytes] | None:
-    """(schema, sha256 of repr(doc)) for a document of JSON's types only (json.dumps takes it: no date,
-    set or other object whose repr could stand for two values), else None: not remembered. repr tells
-    1 from 1.0, True and "1", and an int key from a str one, as the schema does."""
-    try:
-        json.dumps(doc)
-        text = repr(doc)
-    except (TypeError, ValueError, RecursionError):
-        return None
-    return schema, hashlib.sha256(text.encode("utf-8", "backslashreplace")).digest()
 
 
 def validate(doc, schema: str, path, error=SuiteError) -> None:

@@ -202,8 +202,8 @@ _near_valid = st.fixed_dictionaries({"schema_version": st.sampled_from([1, 1.0, 
 @FAST
 @given(st.sampled_from(_SCHEMA_NAMES), st.lists(st.one_of(json_docs, _near_valid), min_size=1, max_size=4))
 def test_a_document_found_valid_once_hides_no_error_of_another(schema, docs):
-    """files.schema_errors remembers the documents it found valid (report validated each twice): whatever
-    came before, each document gets exactly the errors jsonschema's own walk finds in it, every time."""
+    """files.schema_errors answers a valid document without jsonschema (suite.schemafast): whatever came
+    before, each document gets exactly the errors jsonschema's own walk finds in it, every time."""
     from suite import files
 
     for doc in docs + docs:
