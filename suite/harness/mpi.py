@@ -173,7 +173,10 @@ class DeathWatch(threading.Thread):
                 for r, pid in self._new_ranks(seen, here):
                     try:
                         fd = os.pidfd_open(pid)
-                    except OSError:          # gone already (or no pidfds here): the order is unknown
+                    except ProcessLookupError:   # reaped before this thread looked (it was starved on a busy
+                        self.exits.append((r, "?"))   # host): it died before any rank still to be seen dying
+                        continue
+                    except OSError:          # no pidfds here: the order is unknown
                         continue
                     fds[fd] = (r, pid)
                     poller.register(fd, select.EPOLLIN)

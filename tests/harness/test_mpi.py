@@ -155,3 +155,35 @@ def test_a_killed_runs_shared_memory_segments_are_removed(tmp_path):
     finally:
         planted.unlink()
         meanwhile.unlink(missing_ok=True)
+
+
+def test_death_watch_puts_a_rank_reaped_before_it_looked_first(tmp_path):
+    """A starved watch thread (a busy host) can look only after a killed rank was reaped: that rank died before
+    any the watch still sees dying, so it is listed first, its status unknown ("?"), not left out (which named
+    the rank mpiexec killed next)."""
+    import socket
+    import subprocess
+
+    ranks = tmp_path / "ranks"
+    ranks.mkdir()
+    gone = subprocess.Popen(["true"])
+    gone.wait()                                   # reaped: no pidfd can be opened on it
+    alive = subprocess.Popen(["sleep", "30"])
+    here = socket.gethostname()
+    (ranks / "rank-1.pid").write_text(f"{here} {gone.pid}\n")
+    (ranks / "rank-0.pid").write_text(f"{here} {alive.pid}\n")
+    watch = mpi.DeathWatch(tmp_path)
+    watch.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not watch.exits and time.monotonic() < deadline:
+            time.sleep(0.01)
+        alive.kill()
+        alive.wait()
+        while len(watch.exits) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        alive.kill()
+        watch.finish(write=True)
+    assert (ranks / "exits.txt").read_text().splitlines()[0] == "1 ?"
+    assert [r for r, _ in watch.exits] == [1, 0]
