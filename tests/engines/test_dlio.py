@@ -203,7 +203,8 @@ def test_suite_check_takes_dlio_datagen_output_as_the_generation_log(dlio_data, 
 def test_suite_data_runs_under_dlio_with_two_ranks_enforced(tmp_path, run_cli):
     dlio_or_skip()
     data, results = tmp_path / "ours", tmp_path / "r"
-    code, out = suite_cli("datagen", "--workload", "unet3d", "--files", 8, "--data-dir", data, *SETS["unet3d"])
+    code, out = suite_cli("datagen", "--workload", "unet3d", "--files", 8, "--processes", 1, "--data-dir", data,
+                          *SETS["unet3d"])     # 8 small files: one generator, not one a core
     assert code == 0 and (data / "valid").is_dir(), out
     code, out = suite_cli("run", "--engine", "dlio", "--workload", "unet3d", "--accelerators", 2, "--data-dir", data,
                           "--division", "open", "--runs", 1, "--memory-limit", "8GiB", "--results-dir", results,
