@@ -60,8 +60,8 @@ def test_milvus_embedded_hnsw(tiny, run_cli, tmp_path):
     name, data = tiny
     r = tmp_path / "R"
     code, out, err = run_cli("run", "--workload", name, "--index", "hnsw", "--engine", "milvus", "--data-dir", data,
-                             "--results-dir", r, "--runs", 1, "--allow-no-cache-drop")
-    assert code == 1 and "vdb.run_count: expected 5, got 1" in out, out + err
+                             "--results-dir", r, "--runs", 1, "--query-count", 50, "--allow-no-cache-drop")
+    assert code == 1 and "vdb.run_count: expected 5, got 1" in out, out + err     # 50 queries: each of vdb-tiny's once
     (s,) = _runs(r)
     doc = json.loads(s.read_text())
     assert doc["engine"] == "milvus" and doc["index_type"] == "HNSW" and doc["recall"] >= 0.9
