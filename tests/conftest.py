@@ -412,3 +412,13 @@ def pytest_collection_modifyitems(session, config, items):
     sort: every xdist worker orders its identical collection identically)."""
     rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
+@pytest.fixture(scope="session")
+def tiny_diskann_two(tmp_path_factory):
+    """{base, code, out, err}: one real DiskANN run of vdb-tiny as the workload says (two query runs) and its
+    dataset with the index built (tests/vector_database/conftest.py: made_tiny_diskann_two), made once a
+    session for tests/vector_database and tests/compare; copy before changing anything."""
+    from tests.vector_database.conftest import made_tiny_diskann_two
+
+    return once(tmp_path_factory, "tiny-diskann-two", made_tiny_diskann_two)

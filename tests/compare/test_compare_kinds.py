@@ -169,13 +169,10 @@ def test_kv_cache_figures_come_from_the_rank_files(kv, run_cli, tmp_path):
 # ----------------------------------------------------------------------------- vector_database (real runs)
 
 @pytest.fixture(scope="module")
-def vdb(tmp_path_factory):
-    """A real DiskANN run of a tiny workload: two query runs."""
-    from tests.vector_database.conftest import tiny_diskann_run
-
-    with tiny_diskann_run(tmp_path_factory.mktemp("vdb"), runs=2) as results:
-        pass
-    return results
+def vdb(tiny_diskann_two):
+    """A real DiskANN run of a tiny workload: two query runs (the session's, tests/conftest.py
+    `tiny_diskann_two`; read as it is)."""
+    return tiny_diskann_two["base"] / "R"
 
 
 def test_vector_database_figures_come_from_the_worker_evidence(vdb, run_cli, tmp_path):

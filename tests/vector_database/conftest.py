@@ -54,10 +54,9 @@ def engine_or_skip(name: str):
 
 
 @contextlib.contextmanager
-def tiny_diskann_run(base: Path, runs: int):
-    """A real `suite run` of vdb-tiny (16 dimensions) with DiskANN into base/R, `runs` query runs; the
-    workload is registered while the context holds (a test reading the result needs its recall floor)."""
-    from suite import cli
+def tiny_dataset(base: Path):
+    """vdb-tiny (16 dimensions) registered from base/wl and its dataset written in base/D while the context
+    holds (a test reading a result needs the workload's recall floor)."""
     from suite.storage import workloads
     from suite.vector_database import dataset, workload
 
@@ -67,11 +66,27 @@ def tiny_diskann_run(base: Path, runs: int):
     workloads.add_dir(base / "wl")
     try:
         dataset.generate(workload.load("vdb-tiny"), base / "D", processes=1, say=lambda *a: None)
-        cli.main([str(a) for a in ("run", "--workload", "vdb-tiny", "--index", "diskann", "--data-dir", base / "D",
-                                   "--results-dir", base / "R", "--runs", runs, "--allow-no-cache-drop")])
-        yield base / "R"
+        yield base / "D"
     finally:
         workloads.remove_dir(base / "wl")
+
+
+def _run_tiny(base: Path, runs: int | None) -> int:
+    """`suite run` of vdb-tiny with DiskANN on base/D into base/R (`runs` query runs; None: the workload's)."""
+    from suite import cli
+
+    return cli.main([str(a) for a in ("run", "--workload", "vdb-tiny", "--index", "diskann", "--data-dir",
+                                      base / "D", "--results-dir", base / "R", "--allow-no-cache-drop",
+                                      *(("--runs", runs) if runs else ()))])
+
+
+@contextlib.contextmanager
+def tiny_diskann_run(base: Path, runs: int):
+    """A real `suite run` of vdb-tiny (16 dimensions) with DiskANN into base/R, `runs` query runs; the
+    workload is registered while the context holds (a test reading the result needs its recall floor)."""
+    with tiny_dataset(base):
+        _run_tiny(base, runs)
+        yield base / "R"
 
 
 def made_tiny_diskann(tmp_path_factory) -> Path:
@@ -95,3 +110,19 @@ def tiny_workload(base: Path):
         yield
     finally:
         workloads.remove_dir(base / "wl")
+
+
+def made_tiny_diskann_two(tmp_path_factory) -> dict:
+    """{base, code, out, err}: base/R a real `suite run` of vdb-tiny with DiskANN as the workload says (two
+    query runs, the index built first), its exit code and what it printed; base/D the dataset with the index
+    that run built (a test runs on a copy of it: the index is not built again); base/wl the workload file
+    (`tiny_workload(base)` registers it). The session fixture `tiny_diskann_two` (tests/conftest.py), made
+    once for tests/vector_database and tests/compare (issue 47: the suite's CPU)."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    base = tmp_path_factory.mktemp("tiny-diskann-two")
+    out, err = io.StringIO(), io.StringIO()
+    with tiny_dataset(base), redirect_stdout(out), redirect_stderr(err):
+        code = _run_tiny(base, None)
+    return {"base": base, "code": code, "out": out.getvalue(), "err": err.getvalue()}

@@ -4,6 +4,7 @@ giving different I/O figures; real DiskANN runs of vdb-tiny, one run per point t
 
 import glob
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from suite.enforce import iocount
 from suite.errors import SuiteError
 from suite.vector_database import dram, sweep
-from tests.vector_database.conftest import TINY, engine_or_skip
+from tests.vector_database.conftest import tiny_workload
 
 
 # --------------------------------------------------------------------------- the front and the headline
@@ -88,29 +89,25 @@ def test_io_counter_parsers_read_the_kernels_formats():
 # --------------------------------------------------------------------------- real runs
 
 @pytest.fixture(scope="module")
-def tiny_data(tmp_path_factory):
-    from suite.storage import workloads
-    from suite.vector_database import dataset, workload
-
-    engine_or_skip("diskann")
+def tiny_data(tmp_path_factory, tiny_diskann_two):
+    """base: base/D a copy of the session's vdb-tiny dataset with its DiskANN index built (tests/conftest.py
+    `tiny_diskann_two`), vdb-tiny registered while the module's tests run."""
     base = tmp_path_factory.mktemp("sweep")
-    (base / "wl").mkdir()
-    (base / "wl" / "vdb-tiny.yaml").write_text(TINY.format(name="vdb-tiny", dim=16))
-    workloads.add_dir(base / "wl")
-    try:
-        dataset.generate(workload.load("vdb-tiny"), base / "D", processes=1, say=lambda *a: None)
+    shutil.copytree(tiny_diskann_two["base"] / "D", base / "D")
+    with tiny_workload(tiny_diskann_two["base"]):
         yield base
-    finally:
-        workloads.remove_dir(base / "wl")
 
 
 def _suite(run_cli, base: Path, *extra):
+    """A sweep of one run per point, 50 queries a run (each of vdb-tiny's 50 queries once: the workload's 200
+    cycle them, which moves no figure a test reads but costs CPU)."""
     return run_cli("run", "--workload", "vdb-tiny", "--index", "diskann", "--data-dir", base / "D", "--runs", "1",
-                   "--allow-no-cache-drop", *extra)
+                   "--query-count", "50", "--allow-no-cache-drop", *extra)
 
 
 def test_sweep_finds_qps_at_the_floor_and_draws_the_front(tiny_data, run_cli, tmp_path):
-    code, out, err = _suite(run_cli, tiny_data, "--sweep", "--results-dir", tmp_path / "S")
+    # one client process a point (two read the same queries): the ladder, not the load, is the point here
+    code, out, err = _suite(run_cli, tiny_data, "--sweep", "--clients", "1", "--results-dir", tmp_path / "S")
     assert code == 0, out + err
     doc = json.loads((tmp_path / "S" / "vdb_sweep.json").read_text())
     pts = doc["points"]
