@@ -313,11 +313,18 @@ def packaged(made, tmp_path_factory):
 
 
 def _packaged(made, tmp_path_factory):
+    """Packaged for real before big.bin is put in (its code/, documents and SHA256SUMS), then SHA256SUMS made
+    current with big.bin as package makes it (manifest.text, written atomically): the tree a package of it
+    leaves, without gzipping 96 MiB of random bytes (~3 CPU s) into a tarball no case reads."""
+    from suite import files
+    from suite.layouts import manifest
+
     tree = Path(shutil.copytree(made[3], tmp_path_factory.mktemp("packaged") / "sub", symlinks=True))
-    big = tree / "Open" / "ACME" / "code" / "big.bin"
-    big.parent.mkdir(parents=True, exist_ok=True)
-    big.write_bytes(os.urandom(1 << 20) * 96)
     assert in_process("submission", "package", tree, "--out", tree.parent / "first.tar.gz")[0] == 0
+    big = tree / "Open" / "ACME" / "code" / "big.bin"
+    big.write_bytes(os.urandom(1 << 20) * 96)
+    files.write_atomic(tree / "SHA256SUMS", manifest.text(tree))
+    assert manifest.verify(tree) == [] and "Open/ACME/code/big.bin" in (tree / "SHA256SUMS").read_text()
     return tree
 
 
