@@ -53,10 +53,24 @@ def source_files(pkg: Path) -> list[tuple[str, Path]]:
     return out
 
 
+_MADE: dict = {}       # the last archive made in this process, by what its files' stat said then
+
+
 def source_archive() -> tuple[bytes, int]:
-    """A .tar.gz of the installed package, byte-for-byte the same for the same source."""
+    """A .tar.gz of the installed package, byte-for-byte the same for the same source. Made again only when
+    a file was added, removed or touched since this process last made it (its name, size, inode, mtime and
+    ctime): gzipping the source is most of a package's CPU, and a process packaging twice (a test session,
+    a `package --replace` loop) would make the same bytes again."""
     pkg = Path(suite.__file__).resolve().parent
     names = source_files(pkg)
+    stamp = tuple((name, (st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns))
+                  for name, st in ((name, path.stat()) for name, path in names))
+    if _MADE.get("stamp") != stamp:
+        _MADE.update(stamp=stamp, made=_archive(names))
+    return _MADE["made"]
+
+
+def _archive(names: list[tuple[str, Path]]) -> tuple[bytes, int]:
     raw = io.BytesIO()
     with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz:
         with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:

@@ -276,6 +276,36 @@ def test_package_refuses_a_user_file_where_its_archive_goes(run_cli, tree_copy, 
     assert (code_dir / f"suite-{__version__}-src.tar.gz").read_bytes() == b"the user's own"
 
 
+def test_the_code_archive_is_made_again_when_the_source_changes(tmp_path, monkeypatch):
+    """package keeps the last source archive it made in a process (gzipping the source is most of its CPU):
+    a source file changed or added since makes it again, so code/ never ships stale code."""
+    import io
+    import tarfile
+
+    import suite
+    from suite.submission import package
+
+    copy = tmp_path / "suite"
+    for name, src in package.source_files(Path(suite.__file__).resolve().parent):
+        dest = copy / name.split("/suite/", 1)[1]
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
+    monkeypatch.setattr(suite, "__file__", str(copy / "__init__.py"))
+
+    def member(data: bytes, rel: str) -> bytes:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            return tar.extractfile(next(m for m in tar.getmembers() if m.name.endswith("/suite/" + rel))).read()
+
+    first, count = package.source_archive()
+    assert package.source_archive() == (first, count)
+    (copy / "numbers.py").write_text((copy / "numbers.py").read_text() + "\nCHANGED = True\n")
+    changed, same_count = package.source_archive()
+    assert same_count == count and member(changed, "numbers.py").endswith(b"CHANGED = True\n")
+    (copy / "added.py").write_text("ADDED = 1\n")
+    added, more = package.source_archive()
+    assert more == count + 1 and member(added, "added.py") == b"ADDED = 1\n"
+
+
 @pytest.mark.parametrize("where", ["its-own-target", "elsewhere-in-the-tree", "holding-the-tree"])
 def test_add_of_results_inside_or_holding_the_tree_is_refused(run_cli, made, tree_copy, tmp_path, where):
     bench = tree_copy / "Open" / "ACME" / "results" / "box1" / "cosmoflow-h100"
@@ -313,11 +343,18 @@ def packaged(made, tmp_path_factory):
 
 
 def _packaged(made, tmp_path_factory):
+    """Packaged for real before big.bin is put in (its code/, documents and SHA256SUMS), then SHA256SUMS made
+    current with big.bin as package makes it (manifest.text, written atomically): the tree a package of it
+    leaves, without gzipping 96 MiB of random bytes (~3 CPU s) into a tarball no case reads."""
+    from suite import files
+    from suite.layouts import manifest
+
     tree = Path(shutil.copytree(made[3], tmp_path_factory.mktemp("packaged") / "sub", symlinks=True))
-    big = tree / "Open" / "ACME" / "code" / "big.bin"
-    big.parent.mkdir(parents=True, exist_ok=True)
-    big.write_bytes(os.urandom(1 << 20) * 96)
     assert in_process("submission", "package", tree, "--out", tree.parent / "first.tar.gz")[0] == 0
+    big = tree / "Open" / "ACME" / "code" / "big.bin"
+    big.write_bytes(os.urandom(1 << 20) * 96)
+    files.write_atomic(tree / "SHA256SUMS", manifest.text(tree))
+    assert manifest.verify(tree) == [] and "Open/ACME/code/big.bin" in (tree / "SHA256SUMS").read_text()
     return tree
 
 
