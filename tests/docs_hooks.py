@@ -183,5 +183,83 @@ class V2CheckpointPair(Hook):
         return Ran(code, said.replace(str(self.base), str(cwd)))
 
 
+TPCX_PAGE = REPO / "docs" / "tpcx-ai.md"
+_TPCX_MADE: dict = {}      # one process's value, for a session without xdist (where `once` makes it again)
+
+
+def tpcx_ai_run(base: Path) -> tuple[list[str], int, str, str]:
+    """docs/tpcx-ai.md's `suite run` line as the docs test runs it (small: use case 1 on 1 process; its
+    T under `base`), run in `base` as a reader would, recorded in the history: (argv, exit code, stdout,
+    stderr). The page's line is the one source: change it and this follows."""
+    import contextlib
+    import io
+    import os
+
+    from suite import cli
+    from tests.test_docs_examples import small
+
+    lines = [line.split(" #", 1)[0] for line in TPCX_PAGE.read_text().splitlines()
+             if line.startswith("suite run --workload tpcx-ai ")][:1]
+    assert len(lines) == 1, f"{TPCX_PAGE}: expected its `suite run` line"
+    argv = small(shlex.split(lines[0])[1:], base)
+    here, said_out, said_err = os.getcwd(), io.StringIO(), io.StringIO()
+    os.chdir(base)
+    try:
+        with contextlib.redirect_stdout(said_out), contextlib.redirect_stderr(said_err):
+            code = cli.main(argv)
+    finally:
+        os.chdir(here)
+    return argv, code, said_out.getvalue(), said_err.getvalue()
+
+
+def shared_tpcx_ai(tmp_path_factory) -> tuple[Path, list[str], int, str, str]:
+    """(base, argv, exit code, stdout, stderr) of `tpcx_ai_run`, made once a session (across xdist's
+    workers: tests/conftest.py `once`): the docs example and tests/test_one_voice.py's TPCx-AI run are
+    this one run (the same command: ~20 CPU s each before). Copy base/T before changing anything."""
+    from tests.conftest import once
+
+    def make(factory):
+        base = factory.mktemp("docs-tpcx-ai")
+        return (base, *tpcx_ai_run(base))
+
+    if "value" not in _TPCX_MADE:
+        _TPCX_MADE["value"] = once(tmp_path_factory, "docs-tpcx-ai", make)
+    return _TPCX_MADE["value"]
+
+
+def linked_copy(src: Path, dst: Path) -> None:
+    """src's tree at dst, its files hard links where the file system allows (what only reads them, as
+    `suite check` and `suite report` do, needs no copy of a 70 MB results dir)."""
+    import os
+    import shutil
+
+    def link(a, b):
+        try:
+            os.link(a, b)
+        except OSError:
+            shutil.copy2(a, b)
+
+    shutil.copytree(src, dst, symlinks=True, copy_function=link)
+
+
+class TpcxAiRun(Hook):
+    """docs/tpcx-ai.md's example: its `suite run` line is `shared_tpcx_ai`'s, which runs exactly that line
+    once a session (tests/test_one_voice.py's TPCx-AI run reads the same); its T is linked here for the
+    check and report lines, which run here as the page has them."""
+
+    def __init__(self, request):
+        super().__init__(request)
+        self.base, self.argv, self.code, out, err = shared_tpcx_ai(request.getfixturevalue("tmp_path_factory"))
+        self.said = out + err
+
+    def before(self, k, argv, cwd):
+        if k != 0:
+            return argv
+        here = [a.replace(str(self.base), str(cwd)) for a in self.argv]
+        assert here == argv, f"the shared run ran {self.argv}, the page's line is {argv}"
+        linked_copy(self.base / "T", cwd / "T")
+        return Ran(self.code, self.said.replace(str(self.base), str(cwd)))
+
+
 HOOKS = {"ckpt-claims-a-dir": CheckpointWithoutResultsDir, "closed-submission": ClosedSubmission,
-         "v3-submission": V3Submission, "v2-checkpoint-pair": V2CheckpointPair}
+         "v3-submission": V3Submission, "v2-checkpoint-pair": V2CheckpointPair, "tpcx-ai-run": TpcxAiRun}
