@@ -100,8 +100,9 @@ def made(tmp_path_factory):
             if name in SHARED:          # the same command as a docs example's line: its one run serves both
                 from tests.docs_hooks import SHARED_LINES, shared_docs_line
 
-                ran, argv, code, text, _ = shared_docs_line(tmp_path_factory, SHARED[name])
+                ran, argv, code, text, err = shared_docs_line(tmp_path_factory, SHARED[name])
                 assert {str(a) for a in extra} <= set(argv), (extra, argv)      # this kind's run, as given here
+                assert code in (0, 1), (argv, code, err)
                 results = ran / SHARED_LINES[SHARED[name]][2]
             else:
                 code, text = _suite("run", *extra, "--results-dir", where / "R", "--no-history")
