@@ -183,5 +183,107 @@ class V2CheckpointPair(Hook):
         return Ran(code, said.replace(str(self.base), str(cwd)))
 
 
+# A page's first `suite run` line that another test's session run is too: run once a session, here
+# and for tests/test_one_voice.py's run of that kind (the same command, the same size): name -> (page,
+# the line's start, its results dir)
+SHARED_LINES = {"docs-tpcx-ai": (REPO / "docs" / "tpcx-ai.md", "suite run --workload tpcx-ai ", "T"),
+                "docs-v3-miniature": (CHECKPOINT_PAGE, "suite run --workload llama3-8b --accelerators 8 --ruleset v3.0 "
+                                      "--results-dir R ", "R")}
+_SHARED_MADE: dict = {}      # this process's values, for a session without xdist (where `once` makes them again)
+
+
+def docs_line_run(base: Path, name: str) -> tuple[list[str], int, str, str]:
+    """SHARED_LINES[name]'s line as the docs test runs it (`small`: TPCx-AI use case 1 on 1 process, a
+    checkpointing run the miniature; its results dir under `base`), run in `base` as a reader would,
+    recorded in the history: (argv, exit code, stdout, stderr). The page's line is the one source."""
+    import contextlib
+    import io
+    import os
+
+    from suite import cli
+    from tests.test_docs_examples import small
+
+    page, start, _ = SHARED_LINES[name]
+    lines = [line.split(" #", 1)[0] for line in page.read_text().splitlines() if line.startswith(start)]
+    assert len(lines) == 1, f"{page}: expected one line starting {start!r}, found {len(lines)}"
+    argv = small(shlex.split(lines[0])[1:], base)
+    here, said_out, said_err = os.getcwd(), io.StringIO(), io.StringIO()
+    os.chdir(base)
+    try:
+        with contextlib.redirect_stdout(said_out), contextlib.redirect_stderr(said_err):
+            code = cli.main(argv)
+    finally:
+        os.chdir(here)
+    return argv, code, said_out.getvalue(), said_err.getvalue()
+
+
+def shared_docs_line(tmp_path_factory, name: str) -> tuple[Path, list[str], int, str, str]:
+    """(base, argv, exit code, stdout, stderr) of `docs_line_run(base, name)`, made once a session
+    (across xdist's workers: tests/conftest.py `once`): the docs example and tests/test_one_voice.py's
+    run of that kind are this one run (the same command: TPCx-AI's ~17 CPU s, the v3.0 miniature's ~4,
+    each made twice before). Its results dir is base/SHARED_LINES[name][2]: copy before changing it."""
+    from tests.conftest import once
+
+    def make(factory):
+        base = factory.mktemp(name)
+        return (base, *docs_line_run(base, name))
+
+    if name not in _SHARED_MADE:
+        _SHARED_MADE[name] = once(tmp_path_factory, name, make)
+    return _SHARED_MADE[name]
+
+
+def linked_copy(src: Path, dst: Path) -> None:
+    """src's tree at dst, its files hard links where the file system allows (what only reads them, as
+    `suite check` and `suite report` do, needs no copy of a 70 MB TPCx-AI results dir)."""
+    import os
+    import shutil
+
+    def link(a, b):
+        try:
+            os.link(a, b)
+        except OSError:
+            shutil.copy2(a, b)
+
+    shutil.copytree(src, dst, symlinks=True, copy_function=link)
+
+
+class SharedFirstLine(Hook):
+    """A block whose first line is SHARED_LINES[name]'s: `shared_docs_line` runs exactly that line once
+    a session (tests/test_one_voice.py's run of that kind reads the same); its exit code and output are
+    checked here as any line's, its results dir linked here for the block's other lines, which run here
+    as the page has them."""
+
+    name = ""
+
+    def __init__(self, request):
+        super().__init__(request)
+        self.base, self.argv, self.code, out, err = shared_docs_line(request.getfixturevalue("tmp_path_factory"),
+                                                                     self.name)
+        self.said = out + err
+
+    def before(self, k, argv, cwd):
+        if k != 0:
+            return argv
+        here = [a.replace(str(self.base), str(cwd)) for a in self.argv]
+        assert here == argv, f"the shared run ran {self.argv}, the page's line is {argv}"
+        results = SHARED_LINES[self.name][2]
+        linked_copy(self.base / results, cwd / results)
+        return Ran(self.code, self.said.replace(str(self.base), str(cwd)))
+
+
+class TpcxAiRun(SharedFirstLine):
+    """docs/tpcx-ai.md's example: its run is the session's TPCx-AI run."""
+
+    name = "docs-tpcx-ai"
+
+
+class V3MiniatureRun(SharedFirstLine):
+    """docs/checkpointing.md's v3.0 example: its run is the session's llama3-8b v3.0 miniature."""
+
+    name = "docs-v3-miniature"
+
+
 HOOKS = {"ckpt-claims-a-dir": CheckpointWithoutResultsDir, "closed-submission": ClosedSubmission,
-         "v3-submission": V3Submission, "v2-checkpoint-pair": V2CheckpointPair}
+         "v3-submission": V3Submission, "v2-checkpoint-pair": V2CheckpointPair, "tpcx-ai-run": TpcxAiRun,
+         "v3-miniature-run": V3MiniatureRun}

@@ -52,6 +52,7 @@ RUN_SMALL = ["--division", "open", "--param", "train.epochs=2", "--param", "trai
 MINIATURE_SMALL = ["--memory-limit", "32MiB"]      # without --data-dir: a 32 MiB cache budget sizes the data
 DATA_SMALL = ["--memory-limit", "256MiB"]          # with --data-dir: the ranks' cgroup
 TPCX_SMALL = ["--use-cases", "1", "--processes", "1"]     # a subset: no AIUCpm, so INVALID (the page's `small:`)
+# 4 s a trial: a 2-s trial of its 200 users served no request on a busy machine (a failed trial)
 KV_SMALL = ["--option", "1", "--trials", "1", "--duration", "4", "--inter-option-delay", "0"]
 CHECKOUT = ("tools/", "submissions/")             # paths in the checkout, as a reader runs them from it
 LOCAL_PATH = re.compile(r"/(?:mnt|data)(?:/|$)")   # an example's /mnt/ckpt, /data/cf: under the working dir

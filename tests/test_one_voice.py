@@ -76,6 +76,10 @@ def test_every_kind_is_walked():
     assert {k.name for k in registry.KINDS} == set(RUNS) | RUNS_NOTHING
 
 
+# kinds whose run here is a docs example's line (tests/docs_hooks.py SHARED_LINES: made once for both)
+SHARED = {"tpcx-ai": "docs-tpcx-ai", "checkpointing": "docs-v3-miniature"}
+
+
 def made(tmp_path_factory):
     """{kind: (run's exit code, its stdout, its results dir, check's code and text, report's HTML, Markdown)}:
     the session fixture `voiced` (tests/conftest.py: made once, shared with tests/harness/test_cpu_saturation.py)."""
@@ -93,10 +97,19 @@ def made(tmp_path_factory):
             except pytest.skip.Exception as exc:
                 out[name] = exc
                 continue
-            code, text = _suite("run", *extra, "--results-dir", where / "R", "--no-history")
-            ccode, ctext = _suite("check", where / "R")
-            _suite("report", where / "R", "--out", where / "rep")
-            out[name] = (code, text, where / "R", ccode, ctext, (where / "rep" / "index.html").read_text(),
+            if name in SHARED:          # the same command as a docs example's line: its one run serves both
+                from tests.docs_hooks import SHARED_LINES, shared_docs_line
+
+                ran, argv, code, text, err = shared_docs_line(tmp_path_factory, SHARED[name])
+                assert {str(a) for a in extra} <= set(argv), (extra, argv)      # this kind's run, as given here
+                assert code in (0, 1), (argv, code, err)
+                results = ran / SHARED_LINES[SHARED[name]][2]
+            else:
+                code, text = _suite("run", *extra, "--results-dir", where / "R", "--no-history")
+                results = where / "R"
+            ccode, ctext = _suite("check", results)
+            _suite("report", results, "--out", where / "rep")
+            out[name] = (code, text, results, ccode, ctext, (where / "rep" / "index.html").read_text(),
                          (where / "rep" / "report.md").read_text())
     finally:
         os.chdir(here)
