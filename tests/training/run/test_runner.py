@@ -356,13 +356,13 @@ def test_file_truncated_mid_run_is_named(tmp_path):
 
 def test_miniature_default_generates_once_and_is_labelled(run_cli, tmp_path, monkeypatch):
     """No --data-dir: datasize (memory rule only) -> datagen -> cache drop -> cgroup -> run -> [METRIC].
-    cosmoflow with a 64 MiB limit keeps it small (118 real 2.8 MB TFRecord files); the second invocation
+    cosmoflow with a 32 MiB limit keeps it small (59 real 2.8 MB TFRecord files); the second invocation
     (open, one epoch: what it proves is the reuse) reads them once."""
     monkeypatch.chdir(tmp_path)
-    argv = ["run", "--workload", "cosmoflow", "--accelerators", 1, "--memory-limit", "64MiB", "--runs", 1,
+    argv = ["run", "--workload", "cosmoflow", "--accelerators", 1, "--memory-limit", "32MiB", "--runs", 1,
             "--param", "reader.read_threads=2"]
     code, out, err = run_cli(*argv, "--results-dir", "r1")
-    assert "miniature dataset: generating 118 tfrecord files" in out
+    assert "miniature dataset: generating 59 tfrecord files" in out
     assert "MINIATURE" in out and "[METRIC] Number of Simulated Accelerators: 1" in out
     doc = files.load_json(tmp_path / "r1" / "run-1" / "results.json", schema="results")
     assert doc["miniature"] is True and doc["division"] == "closed" and doc["status"] == "complete"
@@ -370,10 +370,10 @@ def test_miniature_default_generates_once_and_is_labelled(run_cli, tmp_path, mon
     assert any(r.startswith("miniature:") for r in doc["compliance"]["reasons"])
     assert doc["enforcement"]["cache_drop"]["succeeded"] is True
     budget = doc["enforcement"]["memory_budget"]     # the cache budget sizes the data; the cgroup adds the ranks'
-    assert budget["cache_budget_bytes"] == 64 * 1024**2 == doc["enforcement"]["host_memory_bytes"]
-    assert doc["enforcement"]["memory_limit"]["applied_bytes"] == budget["cgroup_limit_bytes"] > 64 * 1024**2
-    assert doc["enforcement"]["required_files"] == 118
-    assert doc["dataset"]["num_files_train"] == 118
+    assert budget["cache_budget_bytes"] == 32 * 1024**2 == doc["enforcement"]["host_memory_bytes"]
+    assert doc["enforcement"]["memory_limit"]["applied_bytes"] == budget["cgroup_limit_bytes"] > 32 * 1024**2
+    assert doc["enforcement"]["required_files"] == 59
+    assert doc["dataset"]["num_files_train"] == 59
     assert code == 1      # a miniature is never compliant
     code, out, err = run_cli(*argv, "--results-dir", "r2", "--division", "open", "--param", "train.epochs=1")
     assert "miniature dataset: reusing" in out and "generating" not in out
