@@ -18,13 +18,43 @@ RUN = DATA / "suite-run" / "unet3d-h100"
 SIMPLYBLOCK = DATA / "storage" / "simplyblock"
 
 
+def _report(source: Path, out: Path) -> tuple[int, str, str, Path]:
+    """`suite report SOURCE --out OUT` in this process, as run_cli calls it: (exit code, stdout, stderr, OUT)."""
+    import contextlib
+    import io
+
+    from suite import cli
+
+    said, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(err):
+        code = cli.main(["report", str(source), "--out", str(out)])
+    return code, said.getvalue(), err.getvalue(), out
+
+
+@pytest.fixture(scope="session")
+def run_page(tmp_path_factory):
+    """`suite report` of RUN, made once a session (tests/conftest.py `once`): read it as it is, copy it before
+    changing anything. Its --out is as long as a test's own tmp_path/out (the width of its "wrote" line)."""
+    from tests.conftest import once
+
+    return once(tmp_path_factory, "report-run-page",
+                lambda f: _report(RUN, f.mktemp("test_the_runs_own_verdict_is_", numbered=True) / "out"))
+
+
+@pytest.fixture(scope="session")
+def dell_page(tmp_path_factory):
+    """`suite report` of the DELL FDR, made once a session, as run_page."""
+    from tests.conftest import once
+
+    return once(tmp_path_factory, "report-dell-page", lambda f: _report(DELL, f.mktemp("dell-page") / "out"))
+
+
 def snapshot(root: Path) -> dict:
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
 
 
-def test_storage_report_of_a_suite_run_result(run_cli, tmp_path):
-    out = tmp_path / "out"
-    code, stdout, err = run_cli("report", RUN, "--out", out)
+def test_storage_report_of_a_suite_run_result(run_page):
+    code, stdout, err, out = run_page
     assert code == 0 and err == "" and "index.html" in stdout
     assert sorted(p.name for p in out.iterdir()) == [".suite-report", "index.html", "plots", "report.md", "runs.csv", "runs.parquet"]
     page = (out / "index.html").read_text()
@@ -74,8 +104,8 @@ def test_exports_agree_with_each_other_and_the_metrics(run_cli, tmp_path):
     assert list(rows[0]) == list(aggregate.RUN_TABLE_COLUMNS)
 
 
-def test_tpcxai_report_of_the_dell_fdr(run_cli, tmp_path):
-    code, _, err = run_cli("report", DELL, "--out", tmp_path)
+def test_tpcxai_report_of_the_dell_fdr(dell_page):
+    code, _, err, tmp_path = dell_page
     page = (tmp_path / "index.html").read_text()
     assert code == 0 and err == ""
     assert "425.30" in page and "113.83 USD/AIUCpm" in page and "Recomputed − published = -0.01" in page
@@ -221,30 +251,42 @@ def assert_real_screenshot(shot: Path):
 def rendered_dom(run_cli, source, tmp_path: Path) -> str:
     """`suite report SOURCE` rendered in headless Chromium: a real screenshot, no console message; the DOM."""
     run_cli("report", source, "--out", tmp_path / "out")
-    shot, log, dom = chromium_render(tmp_path / "out" / "index.html", tmp_path)
+    return _rendered(tmp_path / "out", tmp_path)
+
+
+def rendered_shared(page, tmp_path: Path) -> str:
+    """rendered_dom of a page made once (run_page, dell_page), copied here first (the probe lands beside it)."""
+    code, _, err, out = page
+    assert code == 0, err
+    shutil.copytree(out, tmp_path / "out")
+    return _rendered(tmp_path / "out", tmp_path)
+
+
+def _rendered(out: Path, tmp_path: Path) -> str:
+    shot, log, dom = chromium_render(out / "index.html", tmp_path)
     assert_real_screenshot(shot)
     assert "CONSOLE" not in log                 # no console message of any kind (CSP violations included)
     return dom
 
 
 @pytest.mark.timeout(300)
-def test_storage_page_renders_in_headless_chromium(run_cli, tmp_path):
-    dom = rendered_dom(run_cli, RUN, tmp_path)
+def test_storage_page_renders_in_headless_chromium(run_page, tmp_path):
+    dom = rendered_shared(run_page, tmp_path)
     assert 'data-images="2"' in dom and 'data-broken="0"' in dom and 'data-sections="4"' in dom
     assert "Host and enforcement evidence" in dom
 
 
 @pytest.mark.timeout(300)
-def test_tpcxai_page_renders_in_headless_chromium(run_cli, tmp_path):
-    dom = rendered_dom(run_cli, DELL, tmp_path)
+def test_tpcxai_page_renders_in_headless_chromium(dell_page, tmp_path):
+    dom = rendered_shared(dell_page, tmp_path)
     assert 'data-images="2"' in dom and 'data-broken="0"' in dom and "AIUCpm@10" in dom
 
 
-def test_the_runs_own_verdict_is_said_once_and_shortly(run_cli, tmp_path):
+def test_the_runs_own_verdict_is_said_once_and_shortly(run_page):
     """Issue 47: `ours-self-verdict` repeated a ~1,000-character reason per run; now one finding line for
     the runs (its reasons are counted: each is its own finding, and the page's compliance table lists them)."""
-    code, out, _ = run_cli("report", RUN, "--out", tmp_path / "out")
-    md = (tmp_path / "out" / "report.md").read_text()
+    code, out, _, page = run_page
+    md = (page / "report.md").read_text()
     said = [item for item in md.split("\n- ") if item.startswith("**ours-self-verdict**")]
     assert code == 0 and len(said) == 1 and len(said[0]) < 500 and "reason(s)" in said[0], said
     assert "same in 1 more" in said[0]

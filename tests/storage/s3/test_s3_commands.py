@@ -114,8 +114,9 @@ def test_throttling_is_retried_and_counted(bucket, s3_server, run_cli, tmp_path,
     assert proxy.throttled >= 3 and retries >= proxy.throttled - 1   # the log's own PUT is after the count
 
 
-def test_the_server_stopped_mid_run_fails_the_run_with_one_line(tmp_path):
-    """A server of its own (stopping the session's would stop the other tests)."""
+def test_the_server_stopped_mid_run_fails_the_run_with_one_line(tmp_path, run_cli):
+    """A server of its own (stopping the session's would stop the other tests). Its data written in this
+    process; the run, stopped under it, a process of its own."""
     folder = tmp_path / "srv"
     env = start(folder)
     use_env(env)
@@ -124,9 +125,8 @@ def test_the_server_stopped_mid_run_fails_the_run_with_one_line(tmp_path):
         boto3.session.Session().client("s3").create_bucket(Bucket="mid")
         base = {**os.environ, **env, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
         cmd = [sys.executable, "-m", "suite"]
-        done = subprocess.run([*cmd, "datagen", "--workload", "unet3d", "--files", "14", "--data-dir", "s3://mid/u3",
-                               "--processes", "2", *SMALL], env=base, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
+        code, _, err = datagen(run_cli, "s3://mid/u3")
+        assert code == 0, err
         res = tmp_path / "res"
         run = [*cmd, "run", "--workload", "unet3d", "--accelerators", "2", "--data-dir", "s3://mid/u3",
                "--results-dir", str(res), *SMALL, "--param", "train.epochs=6", "--param", "train.computation_time=0.3",
