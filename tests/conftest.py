@@ -17,6 +17,15 @@ DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(scope="session", autouse=True)
+def shared_tmp(tmp_path_factory):
+    """SUITE_TEST_SHARED_TMP: the temp dir pytest-xdist's workers share (their basetemps' parent, which pytest
+    removes in its turn), for builders that make a thing once a session without a tmp_path_factory
+    (tests/ours3_builders.py: it left a /tmp/ours3-<run uid> of 8 MB after every run)."""
+    os.environ["SUITE_TEST_SHARED_TMP"] = str(tmp_path_factory.getbasetemp().parent)
+    return tmp_path_factory.getbasetemp().parent
+
+
+@pytest.fixture(scope="session", autouse=True)
 def history_store(tmp_path_factory):
     """Every `suite run` a test makes records itself in the history: into a store of this session
     (SUITE_HISTORY, which subprocesses inherit), never the user's $XDG_DATA_HOME."""

@@ -32,7 +32,8 @@ def _made_once() -> Path:
     uid = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     if uid is None or not uid.isalnum():
         return _make(Path(tempfile.mkdtemp(prefix="ours3-")))
-    tmp = Path(tempfile.gettempdir()) / f"ours3-{uid}"
+    shared = os.environ.get("SUITE_TEST_SHARED_TMP")     # the workers' common temp dir (tests/conftest.py)
+    tmp = Path(shared or tempfile.gettempdir()) / f"ours3-{uid}"
     tmp.mkdir(exist_ok=True)
     with open(tmp / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
