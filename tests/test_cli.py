@@ -127,3 +127,29 @@ def test_the_docs_list_the_rulesets_the_cli_takes():
     assert found >= 3
     help_text = _subparser(parser, ["check"]).format_help()
     assert "--ruleset auto|" in help_text and "v3.0" in help_text
+
+
+def test_an_interrupt_caught_inside_an_import_still_exits_130_under_python_m(tmp_path):
+    """A stop that lands while code runs from a string (a module imported lazily, a namedtuple or a dataclass
+    being made) is caught and reported, and the process exits 130: CPython marked such an interrupt as
+    unhandled and, under `python -m`, ended the process by SIGINT (-2) after `suite ...: interrupted`
+    (issue 47: test_sigterm_during_package's flake). Here main() meets the interrupt inside an exec'd string,
+    as a real command does when SIGTERM lands mid-import, and reports it as main() does."""
+    (tmp_path / "stopped_mid_import.py").write_text(
+        "import os, signal, sys\n"
+        "from suite import cli\n"
+        "def main():\n"
+        "    try:\n"
+        "        exec('import os, signal, time\\nos.kill(os.getpid(), signal.SIGINT)\\ntime.sleep(1)')\n"
+        "    except KeyboardInterrupt:\n"
+        "        print('suite x: interrupted', file=sys.stderr)\n"
+        "        return 130\n"
+        "    return 0\n"
+        "cli.main = main\n"
+        "cli.entry()\n")
+    import os
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "stopped_mid_import"], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert (done.returncode, done.stderr.strip()) == (130, "suite x: interrupted")

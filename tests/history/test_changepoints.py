@@ -68,9 +68,9 @@ def test_ten_thousand_values_take_well_under_a_second():
     import time
 
     values = noisy(1, 10_000, 0.01, 6000, 0.9)
-    t0 = time.perf_counter()
+    t0 = time.process_time()      # CPU seconds: another job on the cores stretches the wall clock (1.38 s seen)
     found = changepoints.find(values)
-    assert time.perf_counter() - t0 < 1.0 and found == [6000]
+    assert time.process_time() - t0 < 1.0 and found == [6000]
 
 
 # --- issue 46: the false-alarm rate on each noise shape of benchmarks/changepoint_false_alarms.py, seeded ---
