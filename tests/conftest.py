@@ -277,6 +277,28 @@ def pytest_configure(config):
     del os.environ["PYTHONDONTWRITEBYTECODE"]
     os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
     sys.dont_write_bytecode, sys.pycache_prefix = False, str(prefix)
+    _compile_imported()
+
+
+def _compile_imported() -> None:
+    """The modules this process imported before the prefix was set (pytest, xdist, execnet, the suite's
+    modules this conftest imports), compiled into it here, once: every worker imports them first thing, and
+    six workers compiling the same modules at once is five times too many (issue 47)."""
+    import importlib.util
+    import py_compile
+
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or not path.endswith(".py"):
+            continue
+        compiled = importlib.util.cache_from_source(path)
+        if os.path.exists(compiled):
+            continue
+        try:
+            py_compile.compile(path, cfile=compiled, doraise=True,
+                               invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+        except (py_compile.PyCompileError, OSError):
+            continue        # compiled on use instead
 
 
 def _compiled_roots() -> list[Path]:

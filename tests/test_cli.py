@@ -137,6 +137,7 @@ def test_an_interrupt_caught_inside_an_import_still_exits_130_under_python_m(tmp
     as a real command does when SIGTERM lands mid-import, and reports it as main() does."""
     (tmp_path / "stopped_mid_import.py").write_text(
         "import os, signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)   # a CI job started in the background ignores it\n"
         "from suite import cli\n"
         "def main():\n"
         "    try:\n"
