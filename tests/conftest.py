@@ -39,17 +39,39 @@ def history_store(tmp_path_factory):
         os.environ["SUITE_HISTORY"] = old
 
 
+_ONCE: dict = {}      # name -> (outcome, value) of what `once` made or read in this process
+
+
 def once(tmp_path_factory, name: str, make):
     """make(tmp_path_factory) once for the whole test session, across pytest-xdist's workers too: the first
     worker to ask makes it under an flock in the workers' common temp dir and pickles the value there; the
     others wait on the lock and read it (xdist's loadgroup cannot put tests of several files on one worker
     with this pytest). A skip or a failure is pickled too and repeated to whoever asks next, so a fixture of
-    minutes that failed is not made again by every worker (issue 47: the busy machine's 25 failures)."""
+    minutes that failed is not made again by every worker (issue 47: the busy machine's 25 failures). Each
+    process remembers the outcome, so a caller outside a fixture's cache (a module fixture, a helper) asks
+    as often as it likes, with or without xdist."""
+    if name not in _ONCE:
+        _ONCE[name] = _made_once(tmp_path_factory, name, make)
+    outcome, value = _ONCE[name]
+    if outcome == "raise":
+        raise value
+    if outcome == "skip":
+        pytest.skip(value)
+    if outcome == "fail":
+        pytest.fail(f"{name}, made once this session, failed: {value}")
+    return value
+
+
+def _made_once(tmp_path_factory, name: str, make) -> tuple[str, object]:
+    """(outcome, value): made here, or under the workers' lock, or read from the worker that made it."""
     import fcntl
     import pickle
 
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
-        return make(tmp_path_factory)
+        try:
+            return "value", make(tmp_path_factory)
+        except (pytest.skip.Exception, pytest.fail.Exception, Exception) as exc:   # as it was raised
+            return "raise", exc
     common = tmp_path_factory.getbasetemp().parent
     done = common / f"{name}.pickle"
     with open(common / f"{name}.lock", "w") as lock:
@@ -62,12 +84,7 @@ def once(tmp_path_factory, name: str, make):
             except (pytest.fail.Exception, Exception) as exc:
                 value = ("fail", f"{type(exc).__name__}: {exc}")
             done.write_bytes(pickle.dumps(value))
-        outcome, value = pickle.loads(done.read_bytes())
-    if outcome == "skip":
-        pytest.skip(value)
-    if outcome == "fail":
-        pytest.fail(f"{name}, made once this session, failed: {value}")
-    return value
+        return pickle.loads(done.read_bytes())
 
 
 @pytest.fixture(scope="session")

@@ -189,7 +189,6 @@ class V2CheckpointPair(Hook):
 SHARED_LINES = {"docs-tpcx-ai": (REPO / "docs" / "tpcx-ai.md", "suite run --workload tpcx-ai ", "T"),
                 "docs-v3-miniature": (CHECKPOINT_PAGE, "suite run --workload llama3-8b --accelerators 8 --ruleset v3.0 "
                                       "--results-dir R ", "R")}
-_SHARED_MADE: dict = {}      # this process's values, for a session without xdist (where `once` makes them again)
 
 
 def docs_line_run(base: Path, name: str) -> tuple[list[str], int, str, str]:
@@ -228,9 +227,7 @@ def shared_docs_line(tmp_path_factory, name: str) -> tuple[Path, list[str], int,
         base = factory.mktemp(name)
         return (base, *docs_line_run(base, name))
 
-    if name not in _SHARED_MADE:
-        _SHARED_MADE[name] = once(tmp_path_factory, name, make)
-    return _SHARED_MADE[name]
+    return once(tmp_path_factory, name, make)
 
 
 def linked_copy(src: Path, dst: Path) -> None:
